@@ -1,0 +1,46 @@
+// The Lambda functions' environment, parsed once when a function first runs, failing with the
+// variable's name and what was expected. Nothing else in the deployed code reads process.env.
+import { z } from 'zod';
+
+const list = z
+  .string()
+  .default('')
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+export const FunctionEnvironment = z.object({
+  EXECUTIONS_TABLE: z.string().min(1),
+  /** JWT claim naming the agent. */
+  AGENT_CLAIM: z.string().min(1).default('sub'),
+  /** JWT claim listing the agent's groups. */
+  GROUPS_CLAIM: z.string().min(1).default('groups'),
+  /** JWT claim naming the customer an outside agent acts for. */
+  CUSTOMER_CLAIM: z.string().min(1).default('customer_id'),
+  /** Public base URL (e.g. a custom domain); derived from the request when absent. */
+  PUBLIC_URL: z.url().optional(),
+  /** Host names accepted on MCP requests; empty accepts the API's own domains only (routed by API Gateway). */
+  ALLOWED_HOSTS: list,
+  /** Browser origins (host names) accepted on MCP requests. */
+  ALLOWED_ORIGINS: list,
+  /** OAuth authorization servers advertised in the protected-resource metadata. */
+  AUTHORIZATION_SERVERS: list,
+});
+export type FunctionEnvironment = z.infer<typeof FunctionEnvironment>;
+
+export const parseEnvironment = (env: Readonly<Record<string, string | undefined>>): FunctionEnvironment => {
+  const parsed = FunctionEnvironment.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  throw new Error(`The function's environment is invalid: ${problems.join('; ')}`);
+};
+
+/** Reads the process environment once and caches the answer. */
+let cached: FunctionEnvironment | undefined;
+export const processEnvironment = (): FunctionEnvironment => {
+  cached ??= parseEnvironment(process.env);
+  return cached;
+};

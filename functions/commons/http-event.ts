@@ -1,0 +1,57 @@
+// API Gateway HTTP API (payload 2.0) events turned into web-standard Requests and Responses back
+// into results, so handlers can use fetch-shaped libraries such as the MCP SDK's entry.
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { HttpResult } from './middleware.js';
+
+/** The event's body as bytes (API Gateway base64-encodes bodies it does not treat as text). */
+export const eventBody = (event: APIGatewayProxyEventV2): Buffer | undefined => {
+  if (event.body === undefined || event.body === null) return undefined;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+};
+
+/** The public origin the request came in on, as the client used it. */
+export const requestOrigin = (event: APIGatewayProxyEventV2): string => {
+  const forwarded = event.headers['x-forwarded-proto'];
+  const scheme = forwarded === 'http' ? 'http' : 'https';
+  const host = event.headers.host ?? event.requestContext.domainName;
+  return `${scheme}://${host}`;
+};
+
+export const toWebRequest = (
+  event: APIGatewayProxyEventV2,
+  body: Buffer | undefined,
+  signal?: AbortSignal,
+): Request => {
+  const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(event.headers)) if (value !== undefined) headers.set(name, value);
+  if (event.cookies && event.cookies.length > 0) headers.set('cookie', event.cookies.join('; '));
+  const method = event.requestContext.http.method.toUpperCase();
+  return new Request(`${requestOrigin(event)}${event.rawPath}${query}`, {
+    method,
+    headers,
+    ...(body === undefined || method === 'GET' || method === 'HEAD' ? {} : { body: new Uint8Array(body) }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+};
+
+const textTypes = /^(application\/(json|xml|[\w.+-]*\+json)|text\/)/i;
+
+export const fromWebResponse = async (response: Response): Promise<HttpResult> => {
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  response.headers.forEach((value, name) => {
+    if (name === 'set-cookie') cookies.push(value);
+    else headers[name] = value;
+  });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const contentType = response.headers.get('content-type') ?? '';
+  const asText = bytes.length === 0 || textTypes.test(contentType);
+  return {
+    statusCode: response.status,
+    headers,
+    ...(cookies.length > 0 ? { cookies } : {}),
+    body: asText ? bytes.toString('utf8') : bytes.toString('base64'),
+    isBase64Encoded: !asText,
+  };
+};

@@ -1,0 +1,79 @@
+// POST /mcp: the agents' MCP endpoint. The request is authenticated by the edge (API Gateway's
+// JWT authorizer in AWS, the local front locally); this handler maps the claims to an agent and
+// hands the request to the MCP endpoint.
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { z } from 'zod';
+import { agentFromClaims, type ClaimNames } from '../shared/auth/agent.js';
+import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
+import { bodyTooLargeResponse, createMcpEndpoint, type McpEndpoint, maxRequestBodyBytes } from '../shared/mcp/endpoint.js';
+import type { McpServices } from '../shared/mcp/server.js';
+import { executionStoreFor, serviceLogger } from './commons/aws.js';
+import { processEnvironment } from './commons/environment.js';
+import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
+import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
+
+export interface McpFunctionDeps {
+  readonly services: McpServices;
+  readonly logger: Logger;
+  readonly claimNames: ClaimNames;
+  readonly allowedHostnames: readonly string[] | null;
+  readonly allowedOrigins: readonly string[];
+  /** Public base URL; derived from the request when null. */
+  readonly publicUrl: string | null;
+}
+
+const Claims = z.record(z.string(), z.unknown()).default({});
+const claimsOf = (event: APIGatewayProxyEventV2): Record<string, unknown> => {
+  const context: unknown = event.requestContext;
+  const parsed = z.object({ authorizer: z.object({ jwt: z.object({ claims: Claims }) }) }).safeParse(context);
+  return parsed.success ? parsed.data.authorizer.jwt.claims : {};
+};
+
+const renderJsonRpcError = (statusCode: number, message: string): HttpResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message } }),
+});
+
+export const createMcpFunction = (deps: McpFunctionDeps) => {
+  const endpoint: McpEndpoint = createMcpEndpoint(deps.services, {
+    allowedHostnames: deps.allowedHostnames,
+    allowedOrigins: deps.allowedOrigins,
+    onError: (error) => deps.logger.warn('MCP request refused', { error: error.message }),
+  });
+  const handle: HttpHandler = async (event, _context, { signal }) => {
+    const body = eventBody(event);
+    if (body !== undefined && body.length > maxRequestBodyBytes) return fromWebResponse(bodyTooLargeResponse());
+    const agent = agentFromClaims(claimsOf(event), deps.claimNames);
+    if (agent === null) {
+      const tokenPresented = event.headers.authorization !== undefined;
+      return fromWebResponse(unauthorizedResponse(deps.publicUrl ?? requestOrigin(event), tokenPresented));
+    }
+    deps.logger.appendKeys({ agent_id: agent.id });
+    return fromWebResponse(await endpoint.handle(toWebRequest(event, body, signal), agent));
+  };
+  return withGatewayMiddleware(handle, { logger: deps.logger, render: renderJsonRpcError });
+};
+
+let deployed: ReturnType<typeof createMcpFunction> | undefined;
+
+/** The Lambda entry point: composed from the environment on first use. */
+export const handler = (...args: Parameters<ReturnType<typeof createMcpFunction>>) => {
+  if (deployed === undefined) {
+    const environment = processEnvironment();
+    deployed = createMcpFunction({
+      services: { store: executionStoreFor(environment) },
+      logger: serviceLogger('mcp'),
+      claimNames: {
+        agent: environment.AGENT_CLAIM,
+        groups: environment.GROUPS_CLAIM,
+        customer: environment.CUSTOMER_CLAIM,
+      },
+      allowedHostnames: environment.ALLOWED_HOSTS.length > 0 ? environment.ALLOWED_HOSTS : null,
+      allowedOrigins: environment.ALLOWED_ORIGINS,
+      publicUrl: environment.PUBLIC_URL ?? null,
+    });
+  }
+  return deployed(...args);
+};

@@ -1,0 +1,98 @@
+// The local DynamoDB: dynalite in-process (on disk under the data folder, or in memory), with the
+// tables created from the same definitions the CDK stack deploys.
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DynamoDBClient,
+  ListTablesCommand,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import dynalite from 'dynalite';
+import type { TableDefinition } from '../../shared/adapters/dynamodb/tables.js';
+
+export interface LocalDynamoDb {
+  readonly endpoint: string;
+  readonly client: DynamoDBClient;
+  readonly documents: DynamoDBDocumentClient;
+  close(): Promise<void>;
+}
+
+/** Credentials and region the AWS SDK needs to talk to the embedded store; never real ones. */
+export const localAwsClientConfig = (endpoint: string) => ({
+  endpoint,
+  region: 'local',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
+
+export const documentClient = (client: DynamoDBClient): DynamoDBDocumentClient =>
+  DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+
+export const startLocalDynamoDb = async (options: { dataPath: string | null; port?: number }): Promise<LocalDynamoDb> => {
+  const server = dynalite({
+    ...(options.dataPath === null ? {} : { path: options.dataPath }),
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+  });
+  server.listen(options.port ?? 0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient(localAwsClientConfig(endpoint));
+  return {
+    endpoint,
+    client,
+    documents: documentClient(client),
+    close: async () => {
+      client.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+};
+
+export const createTableInput = (definition: TableDefinition, tableName: string): CreateTableCommandInput => {
+  const keySchema = (partition: { name: string }, sort?: { name: string }) => [
+    { AttributeName: partition.name, KeyType: 'HASH' as const },
+    ...(sort === undefined ? [] : [{ AttributeName: sort.name, KeyType: 'RANGE' as const }]),
+  ];
+  const attributes = new Map<string, 'S' | 'N'>();
+  for (const key of [definition.partitionKey, definition.sortKey]) if (key) attributes.set(key.name, key.type);
+  for (const index of definition.globalSecondaryIndexes) {
+    for (const key of [index.partitionKey, index.sortKey]) if (key) attributes.set(key.name, key.type);
+  }
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    KeySchema: keySchema(definition.partitionKey, definition.sortKey),
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })),
+    ...(definition.globalSecondaryIndexes.length === 0
+      ? {}
+      : {
+          GlobalSecondaryIndexes: definition.globalSecondaryIndexes.map((index) => ({
+            IndexName: index.indexName,
+            KeySchema: keySchema(index.partitionKey, index.sortKey),
+            Projection: { ProjectionType: 'ALL' },
+          })),
+        }),
+  };
+};
+
+/** Creates every table that does not exist yet; existing tables and their data are kept. */
+export const ensureTables = async (
+  client: DynamoDBClient,
+  tables: readonly { definition: TableDefinition; tableName: string }[],
+): Promise<void> => {
+  const existing = new Set<string>();
+  let start: string | undefined;
+  do {
+    const page = await client.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
+    for (const name of page.TableNames ?? []) existing.add(name);
+    start = page.LastEvaluatedTableName;
+  } while (start !== undefined);
+  for (const { definition, tableName } of tables) {
+    if (!existing.has(tableName)) await client.send(new CreateTableCommand(createTableInput(definition, tableName)));
+  }
+};

@@ -1,0 +1,41 @@
+// The tables' key layout, as plain data: the CDK stack and the local runtime both build their
+// tables from these definitions, so the two can never disagree on a key name.
+
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
+export interface TableDefinition {
+  /** Logical name; the deployed name is chosen by the stack or the local runtime. */
+  readonly logicalName: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+  readonly globalSecondaryIndexes: readonly {
+    readonly indexName: string;
+    readonly partitionKey: KeyAttribute;
+    readonly sortKey?: KeyAttribute;
+  }[];
+  /** Epoch-seconds attribute after which DynamoDB may delete the item. */
+  readonly timeToLiveAttribute?: string;
+}
+
+/**
+ * Executions: partitioned on the execution id so a busy agent's writes spread over the whole
+ * table; the agent id as sort key so a read with both keys enforces ownership by the key itself.
+ */
+export const executionsTable = {
+  logicalName: 'executions',
+  partitionKey: { name: 'execution_id', type: 'S' },
+  sortKey: { name: 'agent_id', type: 'S' },
+  globalSecondaryIndexes: [
+    {
+      indexName: 'by-agent',
+      partitionKey: { name: 'agent_id', type: 'S' },
+      sortKey: { name: 'created_at', type: 'S' },
+    },
+  ],
+  timeToLiveAttribute: 'retain_until',
+} as const satisfies TableDefinition;
+
+export const allTables: readonly TableDefinition[] = [executionsTable];

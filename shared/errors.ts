@@ -1,0 +1,68 @@
+// The gateway's one error vocabulary: every code an agent, an approver or a log line can see is
+// defined here, once, with what it means. Nothing else invents a code.
+
+/** Codes carried by the result object's `code` field. */
+export const resultCodes = {
+  // denied: refused before anything ran
+  invalid_arguments: 'The arguments do not match the tool input schema; `input_errors` lists each problem.',
+  unknown_tool: 'No tool of that name is listed for this agent (it does not exist, is turned off, or policy hides it).',
+  policy_denied: "The organization's policy does not allow this call.",
+  // get_execution_status
+  not_found: 'No execution with that id belongs to this agent.',
+  // outcomes of a system call (failed for reads, unknown for writes)
+  timeout: 'The system did not answer within its deadline.',
+  connection_failed: 'The connection to the system could not be made or was dropped.',
+  redirect_refused: 'The system answered with a redirect, which the gateway never follows.',
+  response_too_large: "The system's answer exceeded the response-size cap.",
+  unreadable_response: "The system's answer could not be read as the operation promised.",
+  interrupted: 'The gateway stopped between sending a write and recording its outcome.',
+  // human steps
+  rejected: 'An approver rejected the call.',
+  approval_expired: 'Nobody decided within the approval time.',
+} as const;
+
+export type ResultCode = keyof typeof resultCodes;
+
+/**
+ * A system's own error code or `http_<status>` may also appear in `code`; they are sanitized
+ * to this shape before they leave the gateway.
+ */
+export const systemCodePattern = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+
+/** Codes of the entries of `input_errors`, each with the message the agent reads. */
+export const inputErrorCodes = {
+  unknown_field: 'This field is not in the tool input schema.',
+  missing_field: 'This required field is missing.',
+  wrong_type: 'This value has the wrong type.',
+  not_allowed_value: 'This value is not one of the allowed values.',
+  pattern_mismatch: 'This value does not match the required pattern.',
+  too_short: 'This value is too short.',
+  too_long: 'This value is too long.',
+  out_of_range: 'This number is outside the allowed range.',
+  invalid_format: 'This value is not in the required format.',
+  schema_violation: 'This value does not satisfy the tool input schema.',
+  invalid_decimal: 'Expected a decimal number such as 1500 or 1500.25.',
+  mixed_script: 'An identifier may use Latin or Arabic letters, not both.',
+  unsupported_script: 'An identifier may use only Latin or Arabic letters, ASCII digits and - _ . /',
+  disallowed_character: 'This character is not allowed in an identifier.',
+  arguments_too_large: 'The arguments exceed 64 KB once canonicalized.',
+  nesting_too_deep: 'The arguments are nested more than 32 levels deep.',
+  duplicate_key: 'This object has the same key more than once.',
+  unsafe_integer: 'This integer is beyond ±(2^53−1); send it as a string.',
+  non_finite_number: 'Numbers must be finite.',
+  forbidden_key: 'Keys named __proto__, constructor or prototype are refused.',
+  lone_surrogate: 'This string holds a lone UTF-16 surrogate.',
+  invisible_character: 'Bidirectional controls and zero-width characters are refused here.',
+  not_an_object: 'The arguments must be a JSON object.',
+} as const;
+
+export type InputErrorCode = keyof typeof inputErrorCodes;
+
+/** Gateway-own messages for result objects, so wording lives in one place. */
+export const resultMessages = {
+  invalid_arguments: "The arguments do not match the tool's input schema.",
+  unknown_tool: 'There is no tool of that name available to this agent.',
+  policy_denied: "The organization's policy does not allow this call.",
+  not_found: 'There is no execution with that id for this agent.',
+  invalid_execution_id: 'The execution_id must be a UUID.',
+} as const;

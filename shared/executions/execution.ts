@@ -1,0 +1,61 @@
+// An execution is the gateway's record of one tools/call: who asked, what for, what was decided
+// and how it ended. Every answer about a call is derived from this record.
+import { z } from 'zod';
+import { ExecutionStatus, InputError, type ResultObject, resultObject } from '../result.js';
+
+/** Statuses after which nothing changes any more. */
+export const terminalStatuses: ReadonlySet<ExecutionStatus> = new Set([
+  'succeeded',
+  'failed',
+  'unknown',
+  'denied',
+  'rejected',
+  'expired',
+]);
+
+/** Which status may follow which: the lifecycle of DESIGN §5, checked before every write. */
+export const allowedTransitions: Readonly<Record<ExecutionStatus, readonly ExecutionStatus[]>> = {
+  pending_approval: ['approved', 'rejected', 'expired'],
+  approved: ['succeeded', 'failed', 'unknown'],
+  succeeded: [],
+  failed: [],
+  unknown: [],
+  denied: [],
+  rejected: [],
+  expired: [],
+};
+
+export const StatusChange = z.object({ status: ExecutionStatus, at: z.iso.datetime() });
+
+export const Execution = z.object({
+  execution_id: z.uuid(),
+  agent_id: z.string().min(1),
+  customer_id: z.string().nullable(),
+  tool: z.string(),
+  status: ExecutionStatus,
+  /** Canonical arguments as the canonical serialization; null when they were refused unparsed. */
+  arguments_json: z.string().nullable(),
+  code: z.string().nullable(),
+  message: z.string().nullable(),
+  /** The system's answer (redacted) as JSON text, when the call succeeded. */
+  result_json: z.string().nullable(),
+  approval_url: z.string().nullable(),
+  input_errors: z.array(InputError).nullable(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  /** Every status the execution took, with when. */
+  history: z.array(StatusChange).min(1),
+});
+export type Execution = z.infer<typeof Execution>;
+
+/** What an agent may learn about its own execution. */
+export const toResultObject = (execution: Execution): ResultObject =>
+  resultObject({
+    status: execution.status,
+    execution_id: execution.execution_id,
+    result: execution.result_json === null ? null : JSON.parse(execution.result_json),
+    code: execution.code,
+    message: execution.message,
+    approval_url: execution.approval_url,
+    input_errors: execution.input_errors,
+  });

@@ -1,0 +1,44 @@
+// What an unauthenticated MCP request is told (RFC 6750 challenge pointing at the RFC 9728
+// protected-resource metadata), and that metadata document itself.
+import {
+  bearerAuthChallengeResponse,
+  getOAuthProtectedResourceMetadataUrl,
+  OAuthError,
+  OAuthErrorCode,
+} from '@modelcontextprotocol/server';
+import { gatewayInfo } from '../version.js';
+
+/** The MCP endpoint's path under the public base URL. */
+export const mcpPath = '/mcp';
+
+export const mcpResourceUrl = (publicBaseUrl: string): URL => new URL(mcpPath, publicBaseUrl);
+
+export const resourceMetadataUrl = (publicBaseUrl: string): string =>
+  getOAuthProtectedResourceMetadataUrl(mcpResourceUrl(publicBaseUrl));
+
+/** 401 with `WWW-Authenticate: Bearer … resource_metadata="…"`. */
+export const unauthorizedResponse = (publicBaseUrl: string, tokenPresented: boolean): Response =>
+  bearerAuthChallengeResponse(
+    new OAuthError(
+      OAuthErrorCode.InvalidToken,
+      tokenPresented ? 'The bearer token is not valid for this gateway.' : 'A bearer token is required.',
+    ),
+    { resourceMetadataUrl: resourceMetadataUrl(publicBaseUrl) },
+  );
+
+export interface ProtectedResourceMetadata {
+  readonly resource: string;
+  readonly authorization_servers?: string[];
+  readonly bearer_methods_supported: string[];
+  readonly resource_name: string;
+}
+
+export const protectedResourceMetadata = (
+  publicBaseUrl: string,
+  authorizationServers: readonly string[],
+): ProtectedResourceMetadata => ({
+  resource: mcpResourceUrl(publicBaseUrl).href,
+  ...(authorizationServers.length > 0 ? { authorization_servers: [...authorizationServers] } : {}),
+  bearer_methods_supported: ['header'],
+  resource_name: gatewayInfo.title,
+});

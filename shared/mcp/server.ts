@@ -1,0 +1,53 @@
+// The gateway's MCP server for one request and one agent: protocol mechanics come from the
+// official SDK (both revisions, discover, caching fields); the gateway answers tools/list and
+// tools/call from its use-cases.
+import { type CallToolResult, type ListToolsResult, Server } from '@modelcontextprotocol/server';
+import type { AgentIdentity } from '../auth/agent.js';
+import { resultMessages } from '../errors.js';
+import type { ExecutionStore } from '../executions/store.js';
+import { resultObject } from '../result.js';
+import { getExecutionStatus } from '../use-cases/get-execution-status.js';
+import { gatewayInfo } from '../version.js';
+import { statusTool, statusToolName } from './status-tool.js';
+import { toCallToolResult } from './tool-result.js';
+
+export interface McpServices {
+  readonly store: ExecutionStore;
+}
+
+/** How long a client may reuse a tools/list answer; short, because configuration can change. */
+export const toolsListTtlMs = 30_000;
+
+const instructions =
+  'Every tool call goes through the organization policy before anything reaches its systems. ' +
+  'A call answers one result object: succeeded, failed, unknown, denied, or pending_approval when a person must decide. ' +
+  'Follow a pending call with get_execution_status, gently (every 30-60 s at most); never repeat the call while it waits.';
+
+export const buildMcpServer = (services: McpServices, agent: AgentIdentity): Server => {
+  const server = new Server(
+    { name: gatewayInfo.name, title: gatewayInfo.title, version: gatewayInfo.version },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions,
+      // The list depends on who asks, so only this caller may reuse it.
+      cacheHints: {
+        'tools/list': { ttlMs: toolsListTtlMs, cacheScope: 'private' },
+        'server/discover': { ttlMs: 300_000, cacheScope: 'private' },
+      },
+    },
+  );
+
+  server.setRequestHandler('tools/list', async (): Promise<ListToolsResult> => ({ tools: [statusTool] }));
+
+  server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
+    const { name, arguments: args = {} } = request.params;
+    if (name === statusToolName) {
+      return toCallToolResult(await getExecutionStatus(services.store, agent, args));
+    }
+    return toCallToolResult(
+      resultObject({ status: 'denied', code: 'unknown_tool', message: resultMessages.unknown_tool }),
+    );
+  });
+
+  return server;
+};

@@ -1,0 +1,43 @@
+// get_execution_status: an agent asks about one of its own calls. Another agent's id and an id
+// that does not exist take the same path (one keyed read) and get the same answer.
+import type { AgentIdentity } from '../auth/agent.js';
+import { inputErrorCodes, resultMessages } from '../errors.js';
+import { toResultObject } from '../executions/execution.js';
+import type { ExecutionStore } from '../executions/store.js';
+import { isUuid } from '../ids.js';
+import { jsonPointer } from '../json-pointer.js';
+import { type InputError, type ResultObject, resultObject } from '../result.js';
+
+const invalid = (input_errors: InputError[]): ResultObject =>
+  resultObject({
+    status: 'unknown',
+    code: 'invalid_arguments',
+    message: resultMessages.invalid_execution_id,
+    input_errors,
+  });
+
+export const getExecutionStatus = async (
+  store: ExecutionStore,
+  agent: AgentIdentity,
+  args: Readonly<Record<string, unknown>>,
+): Promise<ResultObject> => {
+  const errors: InputError[] = Object.keys(args)
+    .filter((key) => key !== 'execution_id')
+    .sort()
+    .map((key) => ({ path: jsonPointer([key]), code: 'unknown_field', message: inputErrorCodes.unknown_field }));
+  const executionId = args.execution_id;
+  if (executionId === undefined) {
+    errors.push({ path: '/execution_id', code: 'missing_field', message: inputErrorCodes.missing_field });
+  } else if (typeof executionId !== 'string') {
+    errors.push({ path: '/execution_id', code: 'wrong_type', message: resultMessages.invalid_execution_id });
+  } else if (!isUuid(executionId.trim())) {
+    errors.push({ path: '/execution_id', code: 'invalid_format', message: resultMessages.invalid_execution_id });
+  }
+  if (errors.length > 0 || typeof executionId !== 'string') return invalid(errors);
+
+  const execution = await store.getOwned({ execution_id: executionId.trim().toLowerCase(), agent_id: agent.id });
+  if (execution === undefined) {
+    return resultObject({ status: 'unknown', code: 'not_found', message: resultMessages.not_found });
+  }
+  return toResultObject(execution);
+};
