@@ -1,7 +1,5 @@
 // The local DynamoDB: dynalite in-process (on disk under the data folder, or in memory), with the
 // tables created from the same definitions the CDK stack deploys.
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
@@ -11,6 +9,7 @@ import {
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import type { TableDefinition } from '../../shared/adapters/dynamodb/tables.js';
+import { listen } from './net.js';
 
 export interface LocalDynamoDb {
   readonly endpoint: string;
@@ -36,10 +35,8 @@ export const startLocalDynamoDb = async (options: { dataPath: string | null; por
     deleteTableMs: 0,
     updateTableMs: 0,
   });
-  server.listen(options.port ?? 0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const endpoint = `http://127.0.0.1:${port}`;
+  const listening = await listen(server, '127.0.0.1', options.port ?? 0);
+  const endpoint = `http://127.0.0.1:${listening.port}`;
   const client = new DynamoDBClient(localAwsClientConfig(endpoint));
   return {
     endpoint,
@@ -47,8 +44,7 @@ export const startLocalDynamoDb = async (options: { dataPath: string | null; por
     documents: documentClient(client),
     close: async () => {
       client.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      await listening.close();
     },
   };
 };

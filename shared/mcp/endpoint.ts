@@ -1,10 +1,14 @@
 // The MCP endpoint as a web-standard request handler: DNS-rebinding checks and the body cap in
-// front, then the SDK's stateless entry (both revisions, JSON responses, no sessions) serving a
-// server built for the authenticated agent.
+// front, then the SDK serving a server built for the authenticated agent, statelessly and with
+// JSON responses in both revisions: 2026-07-28 through the SDK's per-request entry, 2025-11-25
+// through its streamable HTTP transport in JSON mode, one transport per request.
 import {
+  type AuthInfo,
   createMcpHandler,
   hostHeaderValidationResponse,
+  isLegacyRequest,
   originValidationResponse,
+  WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { AgentIdentity } from '../auth/agent.js';
@@ -39,16 +43,33 @@ export const jsonRpcErrorResponse = (status: number, code: number, message: stri
 export const bodyTooLargeResponse = (): Response =>
   jsonRpcErrorResponse(413, -32600, `The request body is larger than ${maxRequestBodyBytes} bytes.`);
 
+const agentOf = (authInfo: AuthInfo | undefined): AgentIdentity => AgentExtra.parse(authInfo?.extra?.agent);
+
+/** 2025-era requests: a fresh server and a JSON-mode transport for this one exchange. */
+const serveLegacy = async (services: McpServices, request: Request, authInfo: AuthInfo): Promise<Response> => {
+  if (request.method.toUpperCase() !== 'POST') return jsonRpcErrorResponse(405, -32000, 'Method not allowed.');
+  const server = buildMcpServer(services, agentOf(authInfo));
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: maxRequestBodyBytes,
+  });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { authInfo });
+  } finally {
+    await transport.close();
+    await server.close();
+  }
+};
+
 export const createMcpEndpoint = (services: McpServices, options: McpEndpointOptions): McpEndpoint => {
-  const sdk = createMcpHandler(
-    ({ authInfo }) => buildMcpServer(services, AgentExtra.parse(authInfo?.extra?.agent)),
-    {
-      legacy: 'stateless',
-      responseMode: 'json',
-      maxRequestBodySize: maxRequestBodyBytes,
-      ...(options.onError === undefined ? {} : { onerror: options.onError }),
-    },
-  );
+  const modern = createMcpHandler(({ authInfo }) => buildMcpServer(services, agentOf(authInfo)), {
+    legacy: 'reject',
+    responseMode: 'json',
+    maxRequestBodySize: maxRequestBodyBytes,
+    ...(options.onError === undefined ? {} : { onerror: options.onError }),
+  });
   const allowedHostnames = options.allowedHostnames === null ? null : [...options.allowedHostnames];
   const allowedOrigins = [...options.allowedOrigins];
 
@@ -60,10 +81,17 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
       if (refused !== undefined) return refused;
       const declaredLength = Number(request.headers.get('content-length') ?? '0');
       if (declaredLength > maxRequestBodyBytes) return bodyTooLargeResponse();
-      return sdk.fetch(request, {
-        authInfo: { token: '', clientId: agent.id, scopes: [], extra: { agent: { ...agent, groups: [...agent.groups] } } },
-      });
+      const authInfo: AuthInfo = {
+        token: '',
+        clientId: agent.id,
+        scopes: [],
+        extra: { agent: { ...agent, groups: [...agent.groups] } },
+      };
+      if (await isLegacyRequest(request, undefined, { maxRequestBodySize: maxRequestBodyBytes })) {
+        return serveLegacy(services, request, authInfo);
+      }
+      return modern.fetch(request, { authInfo });
     },
-    close: () => sdk.close(),
+    close: () => modern.close(),
   };
 };

@@ -1,0 +1,65 @@
+// The local stand-in for API Gateway's JWT authorizer: bearer tokens from the configuration are
+// turned into the same claims a real token would carry, so the handlers read identity the same
+// way locally and in AWS.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { type AuthInfo, OAuthError, OAuthErrorCode, verifyBearerToken } from '@modelcontextprotocol/server';
+import type { ClaimNames } from '../../shared/auth/agent.js';
+import type { ResolvedAgent } from '../../shared/config/load.js';
+
+export type JwtClaims = Record<string, string>;
+
+export type Authorization =
+  | { readonly kind: 'authorized'; readonly claims: JwtClaims }
+  | { readonly kind: 'refused'; readonly tokenPresented: boolean };
+
+const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+
+/** The claims API Gateway would pass on for this agent (a list claim is rendered "[a b]"). */
+export const claimsFor = (agent: ResolvedAgent, names: ClaimNames): JwtClaims => ({
+  [names.agent]: agent.id,
+  ...(agent.groups.length > 0 ? { [names.groups]: `[${agent.groups.join(' ')}]` } : {}),
+  ...(agent.customer === null ? {} : { [names.customer]: agent.customer }),
+});
+
+export interface LocalAuthorizerOptions {
+  readonly agents: () => readonly ResolvedAgent[];
+  readonly claimNames: ClaimNames;
+  /** Agent that requests without any Authorization header act as (local conformance runs only). */
+  readonly anonymousAgent: string | null;
+}
+
+export const createLocalAuthorizer = (options: LocalAuthorizerOptions) => {
+  const agentForToken = (token: string): ResolvedAgent | undefined => {
+    const presented = digest(token);
+    // Compare every token in constant time, so timing does not tell how close a guess was.
+    let match: ResolvedAgent | undefined;
+    for (const agent of options.agents()) {
+      if (timingSafeEqual(digest(agent.token), presented)) match ??= agent;
+    }
+    return match;
+  };
+
+  const verifier = {
+    verifyAccessToken: async (token: string): Promise<AuthInfo> => {
+      const agent = agentForToken(token);
+      if (agent === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'Unknown token');
+      // Local tokens do not expire; the SDK's check wants an expiry, so each one is fresh for an hour.
+      return { token: '', clientId: agent.id, scopes: [], expiresAt: Math.floor(Date.now() / 1000) + 3600 };
+    },
+  };
+
+  return async (authorizationHeader: string | undefined): Promise<Authorization> => {
+    if (authorizationHeader === undefined && options.anonymousAgent !== null) {
+      const agent = options.agents().find((candidate) => candidate.id === options.anonymousAgent);
+      if (agent !== undefined) return { kind: 'authorized', claims: claimsFor(agent, options.claimNames) };
+    }
+    try {
+      const info = await verifyBearerToken(authorizationHeader, { verifier });
+      const agent = options.agents().find((candidate) => candidate.id === info.clientId);
+      if (agent === undefined) return { kind: 'refused', tokenPresented: true };
+      return { kind: 'authorized', claims: claimsFor(agent, options.claimNames) };
+    } catch {
+      return { kind: 'refused', tokenPresented: authorizationHeader !== undefined };
+    }
+  };
+};

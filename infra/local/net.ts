@@ -1,0 +1,30 @@
+// Listening on loopback ports and closing cleanly, for every server the local runtime starts.
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+
+export interface Listening<S extends Server> {
+  readonly server: S;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export const listen = async <S extends Server>(server: S, host: string, port: number): Promise<Listening<S>> => {
+  server.listen(port, host);
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The server is not listening on a TCP port.');
+  return {
+    server,
+    port: address.port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+        // Requests in flight get a moment to finish; then their connections are closed too.
+        setTimeout(() => server.closeAllConnections(), 2_000).unref();
+      }),
+  };
+};
+
+export const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);

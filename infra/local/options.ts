@@ -1,0 +1,88 @@
+// The local runtime's options, from command-line flags and GATEWAY_* environment variables (a
+// flag wins). This is the only place the local runtime reads the process environment.
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { isLoopback } from './net.js';
+
+export const LocalOptions = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.coerce.number().int().min(0).max(65_535).default(8787),
+    dynamodbPort: z.coerce.number().int().min(0).max(65_535).default(0),
+    dataDir: z.string().min(1).default('.gateway-data'),
+    memory: z.boolean().default(false),
+    config: z.string().min(1).default('examples/gateway.config.yaml'),
+    anonymousAgent: z.string().min(1).nullable().default(null),
+  })
+  .superRefine((options, context) => {
+    if (options.anonymousAgent !== null && !isLoopback(options.host)) {
+      context.addIssue({
+        code: 'custom',
+        path: ['anonymousAgent'],
+        message: `--anonymous-agent is for local testing only and is refused when binding to ${options.host}`,
+      });
+    }
+  });
+export type LocalOptions = z.output<typeof LocalOptions>;
+
+export const usage = `Usage: npm start -- [options]
+
+  --host <address>          bind address (GATEWAY_HOST, default 127.0.0.1)
+  --port <n>                HTTP port (GATEWAY_PORT, default 8787; 0 picks a free one)
+  --dynamodb-port <n>       embedded DynamoDB port (GATEWAY_DYNAMODB_PORT, default 0 = any free port)
+  --data-dir <folder>       where the store keeps its data (GATEWAY_DATA_DIR, default .gateway-data)
+  --memory                  keep nothing on disk (GATEWAY_MEMORY=1)
+  --config <file>           gateway configuration (GATEWAY_CONFIG, default examples/gateway.config.yaml)
+  --anonymous-agent <id>    treat requests without a token as this agent; loopback only, for
+                            conformance runs (GATEWAY_ANONYMOUS_AGENT)
+  --help                    show this text
+`;
+
+export type ParsedOptions = { kind: 'run'; options: LocalOptions } | { kind: 'help' } | { kind: 'error'; message: string };
+
+const parseFlags = (args: string[]) =>
+  parseArgs({
+    args,
+    strict: true,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'dynamodb-port': { type: 'string' },
+      'data-dir': { type: 'string' },
+      memory: { type: 'boolean' },
+      config: { type: 'string' },
+      'anonymous-agent': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+
+export const parseLocalOptions = (
+  argv: readonly string[],
+  environment: Readonly<Record<string, string | undefined>>,
+): ParsedOptions => {
+  let values: ReturnType<typeof parseFlags>['values'];
+  try {
+    values = parseFlags([...argv]).values;
+  } catch (error) {
+    return { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+  }
+  if (values.help) return { kind: 'help' };
+  const flagOrEnv = (flag: string | undefined, name: string): string | undefined =>
+    flag ?? (environment[name] === '' ? undefined : environment[name]);
+  const parsed = LocalOptions.safeParse({
+    host: flagOrEnv(values.host, 'GATEWAY_HOST'),
+    port: flagOrEnv(values.port, 'GATEWAY_PORT'),
+    dynamodbPort: flagOrEnv(values['dynamodb-port'], 'GATEWAY_DYNAMODB_PORT'),
+    dataDir: flagOrEnv(values['data-dir'], 'GATEWAY_DATA_DIR'),
+    memory: values.memory ?? ['1', 'true'].includes(environment.GATEWAY_MEMORY ?? ''),
+    config: flagOrEnv(values.config, 'GATEWAY_CONFIG'),
+    anonymousAgent: flagOrEnv(values['anonymous-agent'], 'GATEWAY_ANONYMOUS_AGENT') ?? null,
+  });
+  if (!parsed.success) {
+    return {
+      kind: 'error',
+      message: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('\n'),
+    };
+  }
+  return { kind: 'run', options: parsed.data };
+};

@@ -1,0 +1,131 @@
+// The local runtime: the one place that wires the gateway together on one machine. It starts the
+// embedded store, creates the tables from the stack's definitions, loads the configuration and
+// serves the very Lambda handler modules behind a local API Gateway stand-in.
+import { join } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { LogLevel } from '@aws-lambda-powertools/logger/types';
+import { createMcpFunction } from '../../functions/mcp.js';
+import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
+import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { defaultClaimNames } from '../../shared/auth/agent.js';
+import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
+import type { ExecutionStore } from '../../shared/executions/store.js';
+import { mcpPath } from '../../shared/mcp/auth-challenge.js';
+import { createLocalAuthorizer } from './authorizer.js';
+import { loadConfigFile } from './config-file.js';
+import { type DataLock, lockDataFolder } from './data-lock.js';
+import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from './dynamodb.js';
+import { startHttpFront } from './http-front.js';
+import { isLoopback } from './net.js';
+import type { LocalOptions } from './options.js';
+
+export const localTableNames = { executions: 'gateway-executions' } as const;
+
+export interface LocalRuntime {
+  readonly baseUrl: string;
+  readonly mcpUrl: string;
+  readonly port: number;
+  readonly dynamodbEndpoint: string;
+  readonly config: () => ResolvedConfig;
+  readonly store: ExecutionStore;
+  stop(): Promise<void>;
+}
+
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+export interface RuntimeEnvironment {
+  /** Variables the configuration's `${env:NAME}` references are resolved from. */
+  readonly variables: Readonly<Record<string, string | undefined>>;
+  readonly logLevel?: LogLevel;
+}
+
+const displayHost = (host: string): string => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+
+export const startLocalRuntime = async (options: LocalOptions, environment: RuntimeEnvironment): Promise<LocalRuntime> => {
+  const cleanups: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  };
+  try {
+    const loaded = await loadConfigFile(options.config, environment.variables);
+    if (!loaded.ok) {
+      throw new StartupError(
+        `The configuration is not valid, so the gateway did not start:\n${loaded.problems.map(formatProblem).join('\n')}`,
+      );
+    }
+    const config = loaded.config;
+    if (options.anonymousAgent !== null && !config.agents.some((agent) => agent.id === options.anonymousAgent)) {
+      throw new StartupError(`--anonymous-agent names "${options.anonymousAgent}", which is not an agent of ${options.config}.`);
+    }
+
+    let lock: DataLock | undefined;
+    if (!options.memory) {
+      lock = await lockDataFolder(options.dataDir);
+      cleanups.push(() => lock?.release() ?? Promise.resolve());
+    }
+    const dynamodb: LocalDynamoDb = await startLocalDynamoDb({
+      dataPath: options.memory ? null : join(options.dataDir, 'dynamodb'),
+      port: options.dynamodbPort,
+    });
+    cleanups.push(() => dynamodb.close());
+    await ensureTables(dynamodb.client, [{ definition: executionsTable, tableName: localTableNames.executions }]);
+    const store = new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions);
+
+    const logger = (serviceName: string) =>
+      new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
+    const publicUrl = config.settings.public_url ?? null;
+    const allowedHostnames = ['localhost', '127.0.0.1', '[::1]', ...(isLoopback(options.host) ? [] : [options.host])];
+
+    const mcp = createMcpFunction({
+      services: { store },
+      logger: logger('mcp'),
+      claimNames: defaultClaimNames,
+      allowedHostnames,
+      allowedOrigins: ['localhost', '127.0.0.1', '[::1]'],
+      publicUrl,
+    });
+    const metadata = createResourceMetadataFunction({ logger: logger('resource-metadata'), publicUrl, authorizationServers: [] });
+    const authorize = createLocalAuthorizer({
+      agents: () => config.agents,
+      claimNames: defaultClaimNames,
+      anonymousAgent: options.anonymousAgent,
+    });
+    const frontLogger = logger('local-front');
+    const front = await startHttpFront({
+      host: options.host,
+      port: options.port,
+      authorize,
+      publicUrl: (hostHeader) => publicUrl ?? `http://${hostHeader ?? `${displayHost(options.host)}:${options.port}`}`,
+      onError: (error) => frontLogger.error('unhandled error in the local front', { error }),
+      routes: [
+        { method: 'ANY', path: mcpPath, functionName: 'mcp', fn: mcp, authorize: true, timeoutMs: 30_000 },
+        ...['/.well-known/oauth-protected-resource', `/.well-known/oauth-protected-resource${mcpPath}`].map((path) => ({
+          method: 'GET',
+          path,
+          functionName: 'resource-metadata',
+          fn: metadata,
+          authorize: false,
+          timeoutMs: 5_000,
+        })),
+      ],
+    });
+    cleanups.push(() => front.close());
+    const baseUrl = `http://${displayHost(options.host)}:${front.port}`;
+
+    return {
+      baseUrl,
+      mcpUrl: `${baseUrl}${mcpPath}`,
+      port: front.port,
+      dynamodbEndpoint: dynamodb.endpoint,
+      config: () => config,
+      store,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};

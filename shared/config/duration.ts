@@ -1,0 +1,32 @@
+// Durations in configuration are written as a number and a unit: 90s, 15m, 24h, 7d.
+import { z } from 'zod';
+
+const unitMs = new Map<string, number>([
+  ['ms', 1],
+  ['s', 1_000],
+  ['m', 60_000],
+  ['h', 3_600_000],
+  ['d', 86_400_000],
+]);
+const pattern = /^(\d+)(ms|s|m|h|d)$/;
+
+export const parseDurationMs = (text: string): number | null => {
+  const match = pattern.exec(text.trim());
+  if (match === null) return null;
+  const factor = unitMs.get(match[2] ?? '');
+  if (match[1] === undefined || factor === undefined) return null;
+  return Number(match[1]) * factor;
+};
+
+/** A duration field: the text form in the file, milliseconds once parsed. */
+export const Duration = z
+  .string()
+  .meta({ description: 'A duration such as 90s, 15m, 24h or 7d.', pattern: pattern.source })
+  .transform((text, context) => {
+    const ms = parseDurationMs(text);
+    if (ms === null || ms <= 0) {
+      context.addIssue({ code: 'custom', message: `expected a duration such as 90s, 15m or 24h, got "${text}"` });
+      return z.NEVER;
+    }
+    return ms;
+  });

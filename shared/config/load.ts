@@ -1,0 +1,130 @@
+// Turns the configuration file's text into a validated, secret-resolved configuration, or into a
+// list of problems that each name the file, the path in it, the line, the value and what was
+// expected. Pure: the caller reads the file and passes the environment.
+import { isMap, isNode, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { GatewayConfig, type SecretRef } from './schema.js';
+
+export interface ConfigProblem {
+  readonly file: string;
+  /** Dotted path in the file, e.g. `agents[1].token`. */
+  readonly path: string;
+  readonly line: number | null;
+  readonly message: string;
+}
+
+export interface ResolvedAgent {
+  readonly id: string;
+  readonly token: string;
+  readonly groups: readonly string[];
+  readonly customer: string | null;
+}
+
+export interface ResolvedConfig extends Omit<GatewayConfig, 'agents'> {
+  readonly agents: readonly ResolvedAgent[];
+}
+
+export type ConfigLoad = { ok: true; config: ResolvedConfig } | { ok: false; problems: ConfigProblem[] };
+
+export const formatPath = (path: readonly PropertyKey[]): string =>
+  path.reduce<string>((text, key) => {
+    if (typeof key === 'number') return `${text}[${key}]`;
+    return text.length === 0 ? String(key) : `${text}.${String(key)}`;
+  }, '');
+
+export const formatProblem = (problem: ConfigProblem): string =>
+  `${problem.file}${problem.line === null ? '' : `:${problem.line}`}: ${problem.path || '(top level)'}: ${problem.message}`;
+
+/** Finds the YAML node at a path, to report its line. */
+const nodeAt = (root: Node | null, path: readonly PropertyKey[]): Node | null => {
+  let node: Node | null = root;
+  for (const key of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((item) => isScalar(item.key) && item.key.value === key);
+      node = isNode(pair?.value) ? pair.value : null;
+    } else if (isSeq(node) && typeof key === 'number') {
+      const item = node.items[key];
+      node = isNode(item) ? item : null;
+    } else return node;
+  }
+  return node;
+};
+
+const describeValue = (value: unknown): string => {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+};
+
+const valueAt = (data: unknown, path: readonly PropertyKey[]): unknown => {
+  let current: unknown = data;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = Reflect.get(current, key);
+  }
+  return current;
+};
+
+const issueMessage = (issue: z.core.$ZodIssue, value: unknown): string => {
+  if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  return `${issue.message} (got ${describeValue(value)})`;
+};
+
+export const loadConfigText = (
+  text: string,
+  file: string,
+  environment: Readonly<Record<string, string | undefined>>,
+): ConfigLoad => {
+  const lines = new LineCounter();
+  const document = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const lineOf = (node: Node | null): number | null =>
+    node?.range === undefined || node.range === null ? null : lines.linePos(node.range[0]).line;
+  if (document.errors.length > 0) {
+    return {
+      ok: false,
+      problems: document.errors.map((error) => ({
+        file,
+        path: '',
+        line: error.linePos?.[0]?.line ?? null,
+        message: `not valid YAML: ${error.message.split('\n')[0]}`,
+      })),
+    };
+  }
+  const data: unknown = document.toJS() ?? {};
+  const parsed = GatewayConfig.safeParse(data);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problems: parsed.error.issues.map((issue) => ({
+        file,
+        path: formatPath(issue.path),
+        line: lineOf(nodeAt(document.contents, issue.path)),
+        message: issueMessage(issue, valueAt(data, issue.path)),
+      })),
+    };
+  }
+
+  const problems: ConfigProblem[] = [];
+  const resolve = (secret: SecretRef, path: PropertyKey[]): string => {
+    if (secret.kind === 'literal') return secret.value;
+    const value = environment[secret.name];
+    if (value === undefined || value.length === 0) {
+      problems.push({
+        file,
+        path: formatPath(path),
+        line: lineOf(nodeAt(document.contents, path)),
+        message: `the environment variable ${secret.name} is not set`,
+      });
+      return '';
+    }
+    return value;
+  };
+  const agents = parsed.data.agents.map((agent, index) => ({
+    id: agent.id,
+    token: resolve(agent.token, ['agents', index, 'token']),
+    groups: agent.groups,
+    customer: agent.customer ?? null,
+  }));
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, config: { ...parsed.data, agents } };
+};
