@@ -1,0 +1,104 @@
+// The Approval Gateway stack: the agents' API, the handler functions and the executions table.
+import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { AgentIdentity } from './constructs/agent-identity.js';
+import { ExecutionStore } from './constructs/execution-store.js';
+import { GatewayFunction } from './constructs/gateway-function.js';
+import { McpApi } from './constructs/mcp-api.js';
+
+export interface AgentAuthorizationProps {
+  /** OIDC issuer URL of the agents' tokens. */
+  readonly issuer: string;
+  /** Accepted audiences (or client ids). */
+  readonly audience: readonly string[];
+  /** Claim naming the agent. @default 'sub' */
+  readonly agentClaim?: string;
+  /** Claim listing the agent's groups. @default 'groups' */
+  readonly groupsClaim?: string;
+  /** Claim naming the customer an outside agent acts for. @default 'customer_id' */
+  readonly customerClaim?: string;
+}
+
+export interface GatewayStackProps extends StackProps {
+  /** Where agents' tokens come from. @default a Cognito user pool whose app clients are agents */
+  readonly agentAuthorization?: AgentAuthorizationProps;
+  /** Public base URL when the API sits behind a custom domain. @default the API's own URL */
+  readonly publicUrl?: string;
+  /** Browser origins (host names) allowed to call the MCP endpoint. @default none */
+  readonly allowedOrigins?: readonly string[];
+}
+
+export class GatewayStack extends Stack {
+  constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
+    super(scope, id, props);
+
+    const store = new ExecutionStore(this, 'Executions');
+    let authorization: Required<AgentAuthorizationProps>;
+    if (props.agentAuthorization === undefined) {
+      const identity = new AgentIdentity(this, 'AgentIdentity');
+      authorization = {
+        issuer: identity.issuerUrl,
+        audience: identity.clients.map((client) => client.userPoolClientId),
+        agentClaim: 'client_id',
+        groupsClaim: 'groups',
+        customerClaim: 'customer_id',
+      };
+      new CfnOutput(this, 'AgentTokenUrl', { value: identity.tokenUrl, description: 'OAuth token endpoint for agents' });
+      new CfnOutput(this, 'AgentScope', { value: identity.scope, description: 'Scope an agent token must request' });
+      const noPeopleSignIn = 'No person signs in to this pool: agents authenticate with OAuth client credentials';
+      Validations.of(identity.userPool).acknowledge({ id: 'AwsSolutions-COG2', reason: `${noPeopleSignIn}, to which MFA does not apply.` });
+      Validations.of(identity.userPool).acknowledge({
+        id: 'AwsSolutions-COG8',
+        reason: `${noPeopleSignIn}; the plus plan's threat protection covers user sign-ins only.`,
+      });
+    } else {
+      authorization = {
+        agentClaim: 'sub',
+        groupsClaim: 'groups',
+        customerClaim: 'customer_id',
+        ...props.agentAuthorization,
+      };
+    }
+
+    const environment = {
+      EXECUTIONS_TABLE: store.table.tableName,
+      AGENT_CLAIM: authorization.agentClaim,
+      GROUPS_CLAIM: authorization.groupsClaim,
+      CUSTOMER_CLAIM: authorization.customerClaim,
+      ALLOWED_ORIGINS: (props.allowedOrigins ?? []).join(','),
+      AUTHORIZATION_SERVERS: authorization.issuer,
+      ...(props.publicUrl === undefined ? {} : { PUBLIC_URL: props.publicUrl }),
+    };
+    const mcp = new GatewayFunction(this, 'Mcp', {
+      entry: 'mcp.ts',
+      description: 'Approval Gateway MCP endpoint',
+      environment,
+    });
+    store.table.grantReadWriteData(mcp.function);
+    const metadata = new GatewayFunction(this, 'ResourceMetadata', {
+      entry: 'resource-metadata.ts',
+      description: 'Approval Gateway OAuth protected-resource metadata',
+      timeoutSeconds: 5,
+      memoryMiB: 256,
+      environment,
+    });
+
+    const api = new McpApi(this, 'AgentApi', {
+      mcpFunction: mcp.function,
+      metadataFunction: metadata.function,
+      jwtIssuer: authorization.issuer,
+      jwtAudience: authorization.audience,
+    });
+    new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
+
+    Validations.of(mcp.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,
+      reason: "Per-agent listings query the executions table's own indexes; the grant covers exactly those.",
+    });
+    Validations.of(api.api).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason: 'Only the OAuth protected-resource metadata routes are public, as RFC 9728 requires; /mcp has the JWT authorizer.',
+    });
+
+  }
+}
