@@ -3,6 +3,7 @@
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DescribeTableCommand,
   DynamoDBClient,
   ListTablesCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -90,5 +91,15 @@ export const ensureTables = async (
   } while (start !== undefined);
   for (const { definition, tableName } of tables) {
     if (!existing.has(tableName)) await client.send(new CreateTableCommand(createTableInput(definition, tableName)));
+    await waitUntilActive(client, tableName);
   }
+};
+
+const waitUntilActive = async (client: DynamoDBClient, tableName: string): Promise<void> => {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`The local table ${tableName} did not become active.`);
 };

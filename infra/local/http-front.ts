@@ -123,8 +123,9 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<Listeni
       body = await readBody(request, maxRequestBodyBytes);
     } catch (error) {
       if (!(error instanceof BodyTooLarge)) throw error;
+      // Answer, then drop the connection rather than read the rest of the upload.
+      response.once('finish', () => request.destroy());
       await writeWebResponse(response, bodyTooLargeResponse(), true);
-      request.destroy();
       return;
     }
     let claims: Record<string, string> | undefined;

@@ -1,0 +1,26 @@
+// Execution records for tests, valid by construction.
+import type { Execution } from '../../shared/executions/execution.js';
+import type { ExecutionStatus } from '../../shared/result.js';
+import { uuidV7Ids } from '../../shared/ids.js';
+
+export const anExecution = (overrides: Partial<Execution> = {}): Execution => {
+  const at = overrides.created_at ?? new Date().toISOString();
+  const status: ExecutionStatus = overrides.status ?? 'pending_approval';
+  return {
+    execution_id: uuidV7Ids.next(),
+    agent_id: 'procurement-agent',
+    customer_id: null,
+    tool: 'erp.purchase_orders.create',
+    status,
+    arguments_json: '{"amount":"1500","currency":"EUR"}',
+    code: null,
+    message: null,
+    result_json: null,
+    approval_url: null,
+    input_errors: null,
+    created_at: at,
+    updated_at: at,
+    history: [{ status, at }],
+    ...overrides,
+  };
+};

@@ -1,0 +1,85 @@
+// Runs `npm start`'s entry point as a real child process on free ports, the way a developer runs
+// it, and reads the URLs it prints.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { projectPath } from '../../infra/paths.js';
+
+export interface RuntimeProcess {
+  readonly child: ChildProcess;
+  readonly mcpUrl: string;
+  readonly baseUrl: string;
+  readonly dynamodbEndpoint: string;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
+  /** Sends a signal and waits for the process to exit. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; output: string }>;
+}
+
+export const demoTokens = {
+  procurement: 'demo-procurement-token',
+  support: 'demo-support-token',
+} as const;
+
+export const runtimeCommand = (args: readonly string[]) => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', projectPath('infra/local/main.ts'), ...args],
+});
+
+export const startRuntimeProcess = (
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  timeoutMs = 30_000,
+): Promise<RuntimeProcess> => {
+  const { command, args: argv } = runtimeCommand(['--port', '0', ...args]);
+  const child = spawn(command, argv, {
+    cwd: projectPath(),
+    env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`The runtime did not start within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    const check = () => {
+      const mcp = /MCP endpoint\s+(\S+)/.exec(output)?.[1];
+      const store = /Store\s+(\S+)/.exec(output)?.[1];
+      if (mcp === undefined || store === undefined || !output.includes('Press Ctrl-C')) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      resolve({
+        child,
+        mcpUrl: mcp,
+        baseUrl: mcp.replace(/\/mcp$/, ''),
+        dynamodbEndpoint: store,
+        output: () => output,
+        stop: async (signal = 'SIGINT') => {
+          if (child.exitCode === null) child.kill(signal);
+          return { code: await exited, output };
+        },
+      });
+    };
+    child.stdout?.on('data', check);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`The runtime exited with code ${code} before it was ready:\n${output}`));
+    });
+  });
+};
+
+/** A temporary data folder, removed by the returned cleanup. */
+export const temporaryFolder = async (prefix: string): Promise<{ path: string; remove(): Promise<void> }> => {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+};

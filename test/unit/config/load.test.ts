@@ -1,0 +1,336 @@
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  type ConfigProblem,
+  formatProblem,
+  loadConfigText,
+  type ResolvedConfig,
+} from '../../../shared/config/load.js';
+
+const file = 'gateway.config.yaml';
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** Joins lines into YAML text, so that a value's line is its index in the list plus one. */
+const yaml = (...lines: string[]): string => `${lines.join('\n')}\n`;
+
+const loaded = (text: string, environment: Environment = {}): ResolvedConfig => {
+  const result = loadConfigText(text, file, environment);
+  if (!result.ok) throw new Error(`expected the configuration to load:\n${result.problems.map(formatProblem).join('\n')}`);
+  return result.config;
+};
+
+const refused = (text: string, environment: Environment = {}): ConfigProblem[] => {
+  const result = loadConfigText(text, file, environment);
+  if (result.ok) throw new Error(`expected the configuration to be refused, got ${JSON.stringify(result.config)}`);
+  return result.problems;
+};
+
+const onlyProblem = (text: string, environment: Environment = {}): ConfigProblem => {
+  const problems = refused(text, environment);
+  expect(problems).toHaveLength(1);
+  const [problem] = problems;
+  if (problem === undefined) throw new Error('expected one problem');
+  return problem;
+};
+
+const withApprovalTime = (value: string): string =>
+  yaml('# gateway configuration', '', 'settings:', `  approval_time: ${value}`, '  allowed_staleness: 15m');
+
+describe('loadConfigText: the example file', () => {
+  it('[config.secret-references] loads examples/gateway.config.yaml and keeps its literal tokens', () => {
+    const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
+    const config = loaded(text);
+    expect(config.settings).toEqual({ enabled: true, approval_time: 86_400_000, allowed_staleness: 900_000 });
+    expect(config.agents).toEqual([
+      { id: 'procurement-agent', token: 'demo-procurement-token', groups: ['procurement'], customer: null },
+      { id: 'support-agent', token: 'demo-support-token', groups: ['support'], customer: 'customer-1042' },
+    ]);
+  });
+});
+
+describe('loadConfigText: defaults', () => {
+  it('an empty file gives the default settings and no agents', () => {
+    expect(loaded('')).toEqual({
+      settings: { enabled: true, approval_time: 86_400_000, allowed_staleness: 900_000 },
+      agents: [],
+    });
+  });
+
+  it('an empty settings block gets enabled true, approval_time 24h and allowed_staleness 15m', () => {
+    const config = loaded(yaml('settings: {}', 'agents: []'));
+    expect(config.settings.enabled).toBe(true);
+    expect(config.settings.approval_time).toBe(86_400_000);
+    expect(config.settings.allowed_staleness).toBe(15 * 60_000);
+    expect(config.settings.public_url).toBeUndefined();
+  });
+
+  it('settings that are given are kept alongside the defaults of the others', () => {
+    const config = loaded(yaml('settings:', '  enabled: false', '  public_url: https://gateway.example.com'));
+    expect(config.settings).toEqual({
+      enabled: false,
+      approval_time: 86_400_000,
+      allowed_staleness: 900_000,
+      public_url: 'https://gateway.example.com',
+    });
+  });
+
+  it('an agent without groups or customer gets no groups and a null customer', () => {
+    const config = loaded(yaml('agents:', '  - id: bare-agent', '    token: t0ken'));
+    expect(config.agents).toEqual([{ id: 'bare-agent', token: 't0ken', groups: [], customer: null }]);
+  });
+});
+
+describe('loadConfigText: durations', () => {
+  it.each([
+    ['90s', 90_000],
+    ['15m', 900_000],
+    ['24h', 86_400_000],
+    ['7d', 604_800_000],
+  ])('parses approval_time %s as %i ms', (text, ms) => {
+    expect(loaded(withApprovalTime(text)).settings.approval_time).toBe(ms);
+  });
+
+  it.each([
+    ['90s', 90_000],
+    ['7d', 604_800_000],
+  ])('parses allowed_staleness %s as %i ms', (text, ms) => {
+    expect(loaded(yaml('settings:', `  allowed_staleness: ${text}`)).settings.allowed_staleness).toBe(ms);
+  });
+
+  it.each([
+    ['15 minutes', '"15 minutes"'],
+    ['0s', '"0s"'],
+    ['-5m', '"-5m"'],
+    ['1.5h', '"1.5h"'],
+    ['24H', '"24H"'],
+  ])('[config.clear-errors] refuses approval_time %s naming its path, line, value and the expected form', (text, shown) => {
+    const problem = onlyProblem(withApprovalTime(text));
+    expect(problem.file).toBe(file);
+    expect(problem.path).toBe('settings.approval_time');
+    expect(problem.line).toBe(4);
+    expect(problem.message).toContain(shown);
+    expect(problem.message).toContain('expected a duration such as 90s, 15m or 24h');
+  });
+
+  it('[config.clear-errors] refuses a number where a duration is expected, naming the number', () => {
+    const problem = onlyProblem(withApprovalTime('12'));
+    expect(problem.path).toBe('settings.approval_time');
+    expect(problem.line).toBe(4);
+    expect(problem.message).toContain('(got 12)');
+    expect(problem.message).toMatch(/expected string/);
+  });
+
+  it('[config.clear-errors] names allowed_staleness and its own line when that one is bad', () => {
+    const problem = onlyProblem(yaml('settings:', '  approval_time: 24h', '', '  allowed_staleness: 0m'));
+    expect(problem).toMatchObject({ file, path: 'settings.allowed_staleness', line: 4 });
+    expect(problem.message).toContain('"0m"');
+  });
+
+  it('[config.clear-errors] reports every bad duration, each on its own line', () => {
+    const problems = refused(yaml('settings:', '  approval_time: soon', '  allowed_staleness: later'));
+    expect(problems.map(({ path, line }) => ({ path, line }))).toEqual([
+      { path: 'settings.approval_time', line: 2 },
+      { path: 'settings.allowed_staleness', line: 3 },
+    ]);
+  });
+
+  it('[config.clear-errors] refuses a duration too large to be a number of milliseconds', () => {
+    // 10^400 days is not a finite number of milliseconds: the gateway must not load it as Infinity.
+    const problem = onlyProblem(withApprovalTime(`1${'0'.repeat(400)}d`));
+    expect(problem.path).toBe('settings.approval_time');
+    expect(problem.line).toBe(4);
+  });
+
+  it('loads approval_time n<unit> as n times the unit in milliseconds (property)', () => {
+    const units = [
+      ['s', 1_000],
+      ['m', 60_000],
+      ['h', 3_600_000],
+      ['d', 86_400_000],
+    ] as const;
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.constantFrom(...units), (n, [unit, factor]) => {
+        expect(loaded(withApprovalTime(`${n}${unit}`)).settings.approval_time).toBe(n * factor);
+      }),
+    );
+  });
+});
+
+describe('loadConfigText: unknown and invalid fields', () => {
+  it('[config.clear-errors] refuses an unknown top-level field, naming it', () => {
+    const problem = onlyProblem(yaml('settings:', '  enabled: true', 'approvers: [alice]'));
+    expect(problem.file).toBe(file);
+    expect(problem.path).toBe('');
+    expect(problem.message).toBe('unknown field(s) "approvers"');
+  });
+
+  it('[config.clear-errors] refuses an unknown settings field, naming it and its object', () => {
+    const problem = onlyProblem(yaml('settings:', '  approval_timeout: 24h'));
+    expect(problem.path).toBe('settings');
+    expect(problem.message).toBe('unknown field(s) "approval_timeout"');
+  });
+
+  it('[config.clear-errors] refuses an unknown agent field, naming it and the agent', () => {
+    const problem = onlyProblem(
+      yaml('agents:', '  - id: first', '    token: one', '  - id: second', '    token: two', '    colour: red'),
+    );
+    expect(problem.path).toBe('agents[1]');
+    expect(problem.line).toBe(4);
+    expect(problem.message).toBe('unknown field(s) "colour"');
+  });
+
+  it('[config.clear-errors] refuses a duplicate agent id at agents[1].id, naming its line and the first use', () => {
+    const problem = onlyProblem(
+      yaml(
+        '# two agents with one id',
+        'agents:',
+        '  - id: procurement-agent',
+        '    token: one',
+        '  - token: two',
+        '    id: procurement-agent',
+      ),
+    );
+    expect(problem.file).toBe(file);
+    expect(problem.path).toBe('agents[1].id');
+    expect(problem.line).toBe(6);
+    expect(problem.message).toContain('"procurement-agent"');
+    expect(problem.message).toContain('agents[0]');
+  });
+
+  it.each([
+    ['Procurement-Agent', '"Procurement-Agent"'],
+    ['support agent', '"support agent"'],
+    ['-leading-dash', '"-leading-dash"'],
+    ['a'.repeat(65), `"${'a'.repeat(56)}...`],
+  ])('[config.clear-errors] refuses the agent id %s, naming its path, line and value', (id, shown) => {
+    const problem = onlyProblem(yaml('agents:', '  - token: t0ken', `    id: ${id}`));
+    expect(problem.path).toBe('agents[0].id');
+    expect(problem.line).toBe(3);
+    expect(problem.message).toContain(shown);
+    expect(problem.message).toContain('expected lowercase letters, digits');
+  });
+
+  it('[config.clear-errors] refuses an invalid group name at its index in the list', () => {
+    const problem = onlyProblem(yaml('agents:', '  - id: a', '    token: t', '    groups:', '      - ok', '      - Not OK'));
+    expect(problem.path).toBe('agents[0].groups[1]');
+    expect(problem.line).toBe(6);
+    expect(problem.message).toContain('"Not OK"');
+  });
+
+  it('[config.clear-errors] refuses a public_url that is not a URL, naming the value', () => {
+    const problem = onlyProblem(yaml('settings:', '  public_url: gateway.example.com'));
+    expect(problem.path).toBe('settings.public_url');
+    expect(problem.line).toBe(2);
+    expect(problem.message).toContain('"gateway.example.com"');
+  });
+
+  it('[config.clear-errors] refuses a file that is not a mapping', () => {
+    const problem = onlyProblem(yaml('- settings'));
+    expect(problem.path).toBe('');
+    expect(problem.line).toBe(1);
+    expect(problem.message).toContain('expected object');
+  });
+});
+
+describe('loadConfigText: text that is not valid YAML', () => {
+  it('[config.clear-errors] refuses tab indentation, naming the line', () => {
+    const problem = onlyProblem('settings:\n\tenabled: true\n');
+    expect(problem.file).toBe(file);
+    expect(problem.message).toMatch(/^not valid YAML: .*[Tt]ab/);
+    expect(problem.line).toBe(2);
+  });
+
+  it('[config.clear-errors] refuses an unclosed flow mapping, naming a line', () => {
+    const problems = refused(yaml('settings: { enabled: true', 'agents: []'));
+    expect(problems.length).toBeGreaterThan(0);
+    for (const problem of problems) {
+      expect(problem.message).toMatch(/^not valid YAML: /);
+      expect(problem.line).toBe(2);
+    }
+  });
+
+  it('[config.clear-errors] refuses duplicate keys, naming the line of the second one', () => {
+    const problem = onlyProblem(yaml('settings:', '  approval_time: 24h', '  approval_time: 1h'));
+    expect(problem.message).toMatch(/^not valid YAML: Map keys must be unique/);
+    expect(problem.line).toBe(3);
+  });
+
+  it('[config.clear-errors] refuses a duplicate key inside an agent', () => {
+    const problems = refused(yaml('agents:', '  - id: a', '    token: one', '    token: two'));
+    expect(problems.map((problem) => problem.message)).toEqual(['not valid YAML: Map keys must be unique']);
+  });
+});
+
+describe('loadConfigText: secret references', () => {
+  const agentWithToken = (token: string): string =>
+    yaml('settings:', '  enabled: true', 'agents:', '  - id: procurement-agent', `    token: ${token}`);
+
+  it('[config.secret-references] resolves ${env:NAME} from the environment argument', () => {
+    const config = loaded(agentWithToken('${env:GATEWAY_TEST_PROCUREMENT_TOKEN}'), {
+      GATEWAY_TEST_PROCUREMENT_TOKEN: 's3cret-from-env',
+    });
+    expect(config.agents[0]?.token).toBe('s3cret-from-env');
+  });
+
+  it('[config.secret-references] keeps a literal token as it is written', () => {
+    const config = loaded(agentWithToken('literal-token'), { literal: 'not this' });
+    expect(config.agents[0]?.token).toBe('literal-token');
+  });
+
+  it('[config.secret-references] treats text that only contains a reference as a literal', () => {
+    const config = loaded(agentWithToken('"prefix-${env:TOKEN}"'), { TOKEN: 'from-env' });
+    expect(config.agents[0]?.token).toBe('prefix-${env:TOKEN}');
+  });
+
+  it('[config.secret-references] [config.clear-errors] reports a missing variable at agents[0].token with its name and line', () => {
+    const problem = onlyProblem(agentWithToken('${env:PROCUREMENT_TOKEN}'), { OTHER_TOKEN: 'x' });
+    expect(problem.file).toBe(file);
+    expect(problem.path).toBe('agents[0].token');
+    expect(problem.line).toBe(5);
+    expect(problem.message).toContain('PROCUREMENT_TOKEN');
+    expect(formatProblem(problem)).toBe(
+      `${file}:5: agents[0].token: the environment variable PROCUREMENT_TOKEN is not set`,
+    );
+  });
+
+  it('[config.secret-references] treats an empty variable as missing', () => {
+    const problem = onlyProblem(agentWithToken('${env:PROCUREMENT_TOKEN}'), { PROCUREMENT_TOKEN: '' });
+    expect(problem.path).toBe('agents[0].token');
+    expect(problem.message).toContain('PROCUREMENT_TOKEN');
+  });
+
+  it('[config.secret-references] reports every missing variable, not only the first', () => {
+    const problems = refused(
+      yaml('agents:', '  - id: a', '    token: ${env:TOKEN_A}', '  - id: b', '    token: ${env:TOKEN_B}'),
+      { TOKEN_C: 'c' },
+    );
+    expect(problems.map(({ path, line }) => ({ path, line }))).toEqual([
+      { path: 'agents[0].token', line: 3 },
+      { path: 'agents[1].token', line: 5 },
+    ]);
+    expect(problems[0]?.message).toContain('TOKEN_A');
+    expect(problems[1]?.message).toContain('TOKEN_B');
+  });
+});
+
+describe('formatProblem', () => {
+  it('[config.clear-errors] renders file:line: path: message', () => {
+    expect(
+      formatProblem({ file: 'conf/gateway.yaml', path: 'settings.approval_time', line: 7, message: 'bad value' }),
+    ).toBe('conf/gateway.yaml:7: settings.approval_time: bad value');
+  });
+
+  it('[config.clear-errors] leaves out an unknown line and names the top level', () => {
+    expect(formatProblem({ file: 'g.yaml', path: '', line: null, message: 'not valid YAML: oops' })).toBe(
+      'g.yaml: (top level): not valid YAML: oops',
+    );
+  });
+
+  it('[config.clear-errors] renders a loaded problem with the file, line, path and value', () => {
+    const problem = onlyProblem(withApprovalTime('15 minutes'));
+    const text = formatProblem(problem);
+    expect(text.startsWith(`${file}:4: settings.approval_time: `)).toBe(true);
+    expect(text).toContain('"15 minutes"');
+  });
+});
