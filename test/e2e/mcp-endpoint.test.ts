@@ -60,25 +60,36 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-describe.each(eras)('over MCP $label', (era) => {
-  it(`[${era.era === 'legacy' ? 'mcp.revision-2025' : 'mcp.revision-2026'}] connects with the official client`, async () => {
-    const client = await connect(demoTokens.procurement, era);
+describe('the two protocol revisions', () => {
+  it('[mcp.revision-2025] completes the initialize handshake and answers ping', async () => {
+    const client = await connect(demoTokens.procurement, eras[0]);
     try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
       expect(client.getServerVersion()).toMatchObject({ name: 'approval-gateway' });
       expect(client.getInstructions()).toContain('get_execution_status');
-      if (era.era === 'legacy') {
-        expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
-        expect(client.getDiscoverResult()).toBeUndefined();
-        await expect(client.ping()).resolves.toBeDefined();
-      } else {
-        expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-        expect(client.getDiscoverResult()?.supportedVersions).toContain('2026-07-28');
-      }
+      expect(client.getDiscoverResult()).toBeUndefined();
+      await expect(client.ping()).resolves.toEqual({});
     } finally {
       await client.close();
     }
   });
 
+  it('[mcp.revision-2026] answers server/discover and serves the stateless revision', async () => {
+    const client = await connect(demoTokens.procurement, eras[1]);
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const discover = client.getDiscoverResult();
+      expect(discover?.supportedVersions).toEqual(['2026-07-28']);
+      expect(discover?.capabilities).toEqual({ tools: { listChanged: false } });
+      expect(client.getServerVersion()).toMatchObject({ name: 'approval-gateway' });
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('get_execution_status');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe.each(eras)('over MCP $label', (era) => {
   it('[list.status-tool-always] lists get_execution_status with its input and output schemas', async () => {
     const client = await connect(demoTokens.procurement, era);
     try {
