@@ -25,7 +25,7 @@ export const Duration = z
   .transform((text, context) => {
     const ms = parseDurationMs(text);
     if (ms === null || ms <= 0) {
-      context.addIssue({ code: 'custom', message: `expected a duration such as 90s, 15m or 24h, got "${text}"` });
+      context.addIssue({ code: 'custom', message: "expected a duration such as 90s, 15m or 24h" });
       return z.NEVER;
     }
     return ms;
