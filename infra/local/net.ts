@@ -27,4 +27,11 @@ export const listen = async <S extends Server>(server: S, host: string, port: nu
 };
 
 export const isLoopback = (host: string): boolean =>
-  host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+  host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+
+/** A host as it appears in a URL (IPv6 in brackets); the unspecified address shows as loopback. */
+export const urlHost = (host: string): string => {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+};

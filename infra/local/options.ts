@@ -4,11 +4,19 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { isLoopback } from './net.js';
 
+const portNumber = z
+  .string()
+  .trim()
+  .regex(/^\d+$/, 'expected a port number from 0 to 65535')
+  .transform(Number)
+  .pipe(z.number().int().max(65_535, 'expected a port number from 0 to 65535'));
+
 export const LocalOptions = z
   .object({
-    host: z.string().min(1).default('127.0.0.1'),
-    port: z.coerce.number().int().min(0).max(65_535).default(8787),
-    dynamodbPort: z.coerce.number().int().min(0).max(65_535).default(0),
+    // IPv6 addresses are written bare (::1), as the socket API takes them.
+    host: z.string().min(1).regex(/^[^[\]]+$/, 'write IPv6 addresses without brackets, e.g. ::1').default('127.0.0.1'),
+    port: portNumber.default(8787),
+    dynamodbPort: portNumber.default(0),
     dataDir: z.string().min(1).default('.gateway-data'),
     memory: z.boolean().default(false),
     config: z.string().min(1).default('examples/gateway.config.yaml'),

@@ -17,7 +17,7 @@ import { loadConfigFile } from './config-file.js';
 import { type DataLock, lockDataFolder } from './data-lock.js';
 import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from './dynamodb.js';
 import { startHttpFront } from './http-front.js';
-import { isLoopback } from './net.js';
+import { isLoopback, urlHost } from './net.js';
 import type { LocalOptions } from './options.js';
 
 export const localTableNames = { executions: 'gateway-executions' } as const;
@@ -41,8 +41,6 @@ export interface RuntimeEnvironment {
   readonly variables: Readonly<Record<string, string | undefined>>;
   readonly logLevel?: LogLevel;
 }
-
-const displayHost = (host: string): string => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
 
 export const startLocalRuntime = async (options: LocalOptions, environment: RuntimeEnvironment): Promise<LocalRuntime> => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -77,7 +75,7 @@ export const startLocalRuntime = async (options: LocalOptions, environment: Runt
     const logger = (serviceName: string) =>
       new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
     const publicUrl = config.settings.public_url ?? null;
-    const allowedHostnames = ['localhost', '127.0.0.1', '[::1]', ...(isLoopback(options.host) ? [] : [options.host])];
+    const allowedHostnames = ['localhost', '127.0.0.1', '[::1]', ...(isLoopback(options.host) ? [] : [urlHost(options.host)])];
 
     const mcp = createMcpFunction({
       services: { store },
@@ -98,7 +96,7 @@ export const startLocalRuntime = async (options: LocalOptions, environment: Runt
       host: options.host,
       port: options.port,
       authorize,
-      publicUrl: (hostHeader) => publicUrl ?? `http://${hostHeader ?? `${displayHost(options.host)}:${options.port}`}`,
+      publicUrl: (hostHeader) => publicUrl ?? `http://${hostHeader ?? `${urlHost(options.host)}:${options.port}`}`,
       onError: (error) => frontLogger.error('unhandled error in the local front', { error }),
       routes: [
         { method: 'ANY', path: mcpPath, functionName: 'mcp', fn: mcp, authorize: true, timeoutMs: 30_000 },
@@ -113,7 +111,7 @@ export const startLocalRuntime = async (options: LocalOptions, environment: Runt
       ],
     });
     cleanups.push(() => front.close());
-    const baseUrl = `http://${displayHost(options.host)}:${front.port}`;
+    const baseUrl = `http://${urlHost(options.host)}:${front.port}`;
 
     return {
       baseUrl,

@@ -15,17 +15,21 @@ export const parseDurationMs = (text: string): number | null => {
   if (match === null) return null;
   const factor = unitMs.get(match[2] ?? '');
   if (match[1] === undefined || factor === undefined) return null;
-  return Number(match[1]) * factor;
+  const ms = Number(match[1]) * factor;
+  // Beyond 2^53 ms (285 000 years) the value would be rounded or infinite: refuse it.
+  return Number.isSafeInteger(ms) ? ms : null;
 };
 
 /** A duration field: the text form in the file, milliseconds once parsed. */
+const expected = 'expected a duration such as 90s, 15m or 24h';
+
 export const Duration = z
-  .string()
+  .string({ error: expected })
   .meta({ description: 'A duration such as 90s, 15m, 24h or 7d.', pattern: pattern.source })
   .transform((text, context) => {
     const ms = parseDurationMs(text);
     if (ms === null || ms <= 0) {
-      context.addIssue({ code: 'custom', message: "expected a duration such as 90s, 15m or 24h" });
+      context.addIssue({ code: 'custom', message: expected });
       return z.NEVER;
     }
     return ms;

@@ -35,6 +35,14 @@ export const formatPath = (path: readonly PropertyKey[]): string =>
 export const formatProblem = (problem: ConfigProblem): string =>
   `${problem.file}${problem.line === null ? '' : `:${problem.line}`}: ${problem.path || '(top level)'}: ${problem.message}`;
 
+/** Finds the key node of a field, to report the line of an unknown field. */
+const keyNodeAt = (root: Node | null, path: readonly PropertyKey[], key: string): Node | null => {
+  const parent = nodeAt(root, path);
+  if (!isMap(parent)) return parent;
+  const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === key);
+  return isNode(pair?.key) ? pair.key : parent;
+};
+
 /** Finds the YAML node at a path, to report its line. */
 const nodeAt = (root: Node | null, path: readonly PropertyKey[]): Node | null => {
   let node: Node | null = root;
@@ -85,7 +93,7 @@ export const loadConfigText = (
       problems: document.errors.map((error) => ({
         file,
         path: '',
-        line: error.linePos?.[0]?.line ?? null,
+        line: lines.linePos(error.pos[0]).line,
         message: `not valid YAML: ${error.message.split('\n')[0]}`,
       })),
     };
@@ -98,7 +106,11 @@ export const loadConfigText = (
       problems: parsed.error.issues.map((issue) => ({
         file,
         path: formatPath(issue.path),
-        line: lineOf(nodeAt(document.contents, issue.path)),
+        line: lineOf(
+          issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined
+            ? keyNodeAt(document.contents, issue.path, issue.keys[0])
+            : nodeAt(document.contents, issue.path),
+        ),
         message: issueMessage(issue, valueAt(data, issue.path)),
       })),
     };

@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseEnvironment } from '../../../functions/commons/environment.js';
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+const failure = (environment: Environment): string => {
+  try {
+    parseEnvironment(environment);
+  } catch (error) {
+    if (error instanceof Error) return error.message;
+    throw new Error(`expected an Error, got ${String(error)}`);
+  }
+  throw new Error('expected the environment to be refused');
+};
+
+describe('parseEnvironment', () => {
+  it('[functions.environment] fills the defaults around EXECUTIONS_TABLE', () => {
+    expect(parseEnvironment({ EXECUTIONS_TABLE: 'gateway-executions' })).toEqual({
+      EXECUTIONS_TABLE: 'gateway-executions',
+      AGENT_CLAIM: 'sub',
+      GROUPS_CLAIM: 'groups',
+      CUSTOMER_CLAIM: 'customer_id',
+      ALLOWED_HOSTS: [],
+      ALLOWED_ORIGINS: [],
+      AUTHORIZATION_SERVERS: [],
+    });
+  });
+
+  it('[functions.environment] fails naming EXECUTIONS_TABLE when it is missing', () => {
+    const message = failure({ PUBLIC_URL: 'https://gateway.example.com' });
+    expect(message).toMatch(/^The function's environment is invalid: EXECUTIONS_TABLE: /);
+    expect(message).not.toContain('PUBLIC_URL');
+  });
+
+  it('[functions.environment] fails naming EXECUTIONS_TABLE when it is empty', () => {
+    expect(failure({ EXECUTIONS_TABLE: '' })).toMatch(/^The function's environment is invalid: EXECUTIONS_TABLE: /);
+  });
+
+  it('[functions.environment] fails naming PUBLIC_URL when it is not a URL', () => {
+    const message = failure({ EXECUTIONS_TABLE: 'gateway-executions', PUBLIC_URL: 'gateway.example.com/mcp' });
+    expect(message).toMatch(/^The function's environment is invalid: PUBLIC_URL: /);
+    expect(message).not.toContain('EXECUTIONS_TABLE');
+  });
+
+  it('[functions.environment] names every invalid variable at once', () => {
+    const message = failure({ PUBLIC_URL: 'not a url', AGENT_CLAIM: '' });
+    expect(message).toContain('EXECUTIONS_TABLE: ');
+    expect(message).toContain('PUBLIC_URL: ');
+    expect(message).toContain('AGENT_CLAIM: ');
+  });
+
+  it('[functions.environment] keeps a valid PUBLIC_URL and configured claims', () => {
+    const environment = parseEnvironment({
+      EXECUTIONS_TABLE: 'gateway-executions',
+      PUBLIC_URL: 'https://gateway.example.com',
+      AGENT_CLAIM: 'client_id',
+      GROUPS_CLAIM: 'cognito:groups',
+      CUSTOMER_CLAIM: 'tenant',
+    });
+    expect(environment.PUBLIC_URL).toBe('https://gateway.example.com');
+    expect(environment.AGENT_CLAIM).toBe('client_id');
+    expect(environment.GROUPS_CLAIM).toBe('cognito:groups');
+    expect(environment.CUSTOMER_CLAIM).toBe('tenant');
+  });
+
+  it('[functions.environment] splits comma lists, trimming entries and dropping empty ones', () => {
+    const environment = parseEnvironment({
+      EXECUTIONS_TABLE: 'gateway-executions',
+      ALLOWED_ORIGINS: ' a.example.com, b.example.com ,',
+      ALLOWED_HOSTS: 'gateway.example.com',
+      AUTHORIZATION_SERVERS: ',,https://auth.example.com ,  ,https://login.example.com',
+    });
+    expect(environment.ALLOWED_ORIGINS).toEqual(['a.example.com', 'b.example.com']);
+    expect(environment.ALLOWED_HOSTS).toEqual(['gateway.example.com']);
+    expect(environment.AUTHORIZATION_SERVERS).toEqual(['https://auth.example.com', 'https://login.example.com']);
+  });
+
+  it('[functions.environment] reads an empty list as no entries', () => {
+    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', ALLOWED_HOSTS: '' }).ALLOWED_HOSTS).toEqual([]);
+    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', ALLOWED_HOSTS: ' , ' }).ALLOWED_HOSTS).toEqual([]);
+  });
+});
+
+describe('processEnvironment', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.resetModules();
+  });
+
+  it('[functions.environment] parses the process environment once and keeps the answer', async () => {
+    vi.resetModules();
+    vi.stubEnv('EXECUTIONS_TABLE', 'first-table');
+    const { processEnvironment } = await import('../../../functions/commons/environment.js');
+    const first = processEnvironment();
+    expect(first.EXECUTIONS_TABLE).toBe('first-table');
+    vi.stubEnv('EXECUTIONS_TABLE', 'second-table');
+    expect(processEnvironment()).toBe(first);
+    expect(processEnvironment().EXECUTIONS_TABLE).toBe('first-table');
+  });
+});
