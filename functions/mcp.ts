@@ -6,7 +6,12 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { z } from 'zod';
 import { agentFromClaims, type ClaimNames } from '../shared/auth/agent.js';
 import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
-import { bodyTooLargeResponse, createMcpEndpoint, type McpEndpoint, maxRequestBodyBytes } from '../shared/mcp/endpoint.js';
+import {
+  bodyTooLargeResponse,
+  createMcpEndpoint,
+  type McpEndpoint,
+  maxRequestBodyBytes,
+} from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
 import { executionStoreFor, serviceLogger } from './commons/aws.js';
 import { processEnvironment } from './commons/environment.js';

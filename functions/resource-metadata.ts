@@ -3,7 +3,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { protectedResourceMetadata } from '../shared/mcp/auth-challenge.js';
 import { serviceLogger } from './commons/aws.js';
-import { processEnvironment } from './commons/environment.js';
+import { processCommonEnvironment } from './commons/environment.js';
 import { requestOrigin } from './commons/http-event.js';
 import { type HttpHandler, jsonErrorRenderer, withGatewayMiddleware } from './commons/middleware.js';
 
@@ -21,9 +21,7 @@ export const createResourceMetadataFunction = (deps: ResourceMetadataFunctionDep
       'cache-control': 'public, max-age=300',
       'access-control-allow-origin': '*',
     },
-    body: JSON.stringify(
-      protectedResourceMetadata(deps.publicUrl ?? requestOrigin(event), deps.authorizationServers),
-    ),
+    body: JSON.stringify(protectedResourceMetadata(deps.publicUrl ?? requestOrigin(event), deps.authorizationServers)),
   });
   return withGatewayMiddleware(handle, { logger: deps.logger, render: jsonErrorRenderer });
 };
@@ -32,7 +30,7 @@ let deployed: ReturnType<typeof createResourceMetadataFunction> | undefined;
 
 export const handler = (...args: Parameters<ReturnType<typeof createResourceMetadataFunction>>) => {
   if (deployed === undefined) {
-    const environment = processEnvironment();
+    const environment = processCommonEnvironment();
     deployed = createResourceMetadataFunction({
       logger: serviceLogger('resource-metadata'),
       publicUrl: environment.PUBLIC_URL ?? null,

@@ -11,7 +11,11 @@ const context = (name: string): string | undefined => {
   const value: unknown = app.node.tryGetContext(name);
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 };
-const list = (value: string | undefined): string[] => (value ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+const list = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 
 const issuer = context('agentIssuer');
 new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {

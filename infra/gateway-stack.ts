@@ -17,6 +17,8 @@ export interface AgentAuthorizationProps {
   readonly groupsClaim?: string;
   /** Claim naming the customer an outside agent acts for. @default 'customer_id' */
   readonly customerClaim?: string;
+  /** OAuth scopes an agent's token must carry. @default none */
+  readonly requiredScopes?: readonly string[];
 }
 
 export interface GatewayStackProps extends StackProps {
@@ -42,11 +44,18 @@ export class GatewayStack extends Stack {
         agentClaim: 'client_id',
         groupsClaim: 'groups',
         customerClaim: 'customer_id',
+        requiredScopes: [identity.scope],
       };
-      new CfnOutput(this, 'AgentTokenUrl', { value: identity.tokenUrl, description: 'OAuth token endpoint for agents' });
+      new CfnOutput(this, 'AgentTokenUrl', {
+        value: identity.tokenUrl,
+        description: 'OAuth token endpoint for agents',
+      });
       new CfnOutput(this, 'AgentScope', { value: identity.scope, description: 'Scope an agent token must request' });
       const noPeopleSignIn = 'No person signs in to this pool: agents authenticate with OAuth client credentials';
-      Validations.of(identity.userPool).acknowledge({ id: 'AwsSolutions-COG2', reason: `${noPeopleSignIn}, to which MFA does not apply.` });
+      Validations.of(identity.userPool).acknowledge({
+        id: 'AwsSolutions-COG2',
+        reason: `${noPeopleSignIn}, to which MFA does not apply.`,
+      });
       Validations.of(identity.userPool).acknowledge({
         id: 'AwsSolutions-COG8',
         reason: `${noPeopleSignIn}; the plus plan's threat protection covers user sign-ins only.`,
@@ -56,6 +65,7 @@ export class GatewayStack extends Stack {
         agentClaim: 'sub',
         groupsClaim: 'groups',
         customerClaim: 'customer_id',
+        requiredScopes: [],
         ...props.agentAuthorization,
       };
     }
@@ -74,13 +84,17 @@ export class GatewayStack extends Stack {
       description: 'Approval Gateway MCP endpoint',
       environment,
     });
-    store.table.grantReadWriteData(mcp.function);
+    // Exactly the calls the execution store makes, on the table and its indexes.
+    store.table.grant(mcp.role, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
     const metadata = new GatewayFunction(this, 'ResourceMetadata', {
       entry: 'resource-metadata.ts',
       description: 'Approval Gateway OAuth protected-resource metadata',
       timeoutSeconds: 5,
       memoryMiB: 256,
-      environment,
+      environment: {
+        AUTHORIZATION_SERVERS: environment.AUTHORIZATION_SERVERS,
+        ...(props.publicUrl === undefined ? {} : { PUBLIC_URL: props.publicUrl }),
+      },
     });
 
     const api = new McpApi(this, 'AgentApi', {
@@ -88,6 +102,8 @@ export class GatewayStack extends Stack {
       metadataFunction: metadata.function,
       jwtIssuer: authorization.issuer,
       jwtAudience: authorization.audience,
+      requiredScopes: authorization.requiredScopes,
+      allowedOrigins: props.allowedOrigins ?? [],
     });
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
 
@@ -95,10 +111,12 @@ export class GatewayStack extends Stack {
       id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,
       reason: "Per-agent listings query the executions table's own indexes; the grant covers exactly those.",
     });
-    Validations.of(api.api).acknowledge({
-      id: 'AwsSolutions-APIG4',
-      reason: 'Only the OAuth protected-resource metadata routes are public, as RFC 9728 requires; /mcp has the JWT authorizer.',
-    });
-
+    for (const route of api.publicRoutes) {
+      Validations.of(route).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'OAuth protected-resource metadata is public by design (RFC 9728): clients read it before they hold a token.',
+      });
+    }
   }
 }

@@ -1,5 +1,5 @@
 // Execution ids: UUIDv7, so ids sort by creation time and spread over the table's partitions.
-import { validate, v7 } from 'uuid';
+import { v7, validate } from 'uuid';
 
 export interface IdSource {
   next(): string;

@@ -12,8 +12,8 @@ const list = z
       .filter((item) => item.length > 0),
   );
 
-export const FunctionEnvironment = z.object({
-  EXECUTIONS_TABLE: z.string().min(1),
+/** What every function reads. */
+export const CommonEnvironment = z.object({
   /** JWT claim naming the agent. */
   AGENT_CLAIM: z.string().min(1).default('sub'),
   /** JWT claim listing the agent's groups. */
@@ -29,18 +29,33 @@ export const FunctionEnvironment = z.object({
   /** OAuth authorization servers advertised in the protected-resource metadata. */
   AUTHORIZATION_SERVERS: list,
 });
+export type CommonEnvironment = z.infer<typeof CommonEnvironment>;
+
+/** What functions that use the execution store read. */
+export const FunctionEnvironment = CommonEnvironment.extend({ EXECUTIONS_TABLE: z.string().min(1) });
 export type FunctionEnvironment = z.infer<typeof FunctionEnvironment>;
 
-export const parseEnvironment = (env: Readonly<Record<string, string | undefined>>): FunctionEnvironment => {
-  const parsed = FunctionEnvironment.safeParse(env);
+export const parseEnvironmentWith = <S extends z.ZodType>(
+  schema: S,
+  env: Readonly<Record<string, string | undefined>>,
+): z.infer<S> => {
+  const parsed = schema.safeParse(env);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   throw new Error(`The function's environment is invalid: ${problems.join('; ')}`);
 };
 
-/** Reads the process environment once and caches the answer. */
-let cached: FunctionEnvironment | undefined;
+export const parseEnvironment = (env: Readonly<Record<string, string | undefined>>): FunctionEnvironment =>
+  parseEnvironmentWith(FunctionEnvironment, env);
+
+/** The process environment, parsed on first use and kept. */
+let storeEnvironment: FunctionEnvironment | undefined;
+let commonEnvironment: CommonEnvironment | undefined;
 export const processEnvironment = (): FunctionEnvironment => {
-  cached ??= parseEnvironment(process.env);
-  return cached;
+  storeEnvironment ??= parseEnvironment(process.env);
+  return storeEnvironment;
+};
+export const processCommonEnvironment = (): CommonEnvironment => {
+  commonEnvironment ??= parseEnvironmentWith(CommonEnvironment, process.env);
+  return commonEnvironment;
 };

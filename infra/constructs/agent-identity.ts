@@ -33,7 +33,13 @@ export class AgentIdentity extends Construct {
       // No person signs in here: agents use client credentials, which MFA and threat protection
       // (the PLUS plan) do not cover.
       featurePlan: FeaturePlan.ESSENTIALS,
-      passwordPolicy: { minLength: 14, requireDigits: true, requireLowercase: true, requireUppercase: true, requireSymbols: true },
+      passwordPolicy: {
+        minLength: 14,
+        requireDigits: true,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireSymbols: true,
+      },
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
     });

@@ -1,7 +1,14 @@
 // The executions table, built from the same key definitions the local runtime uses: on-demand,
 // point-in-time recovery, TTL for retention, optionally encrypted with a customer-managed key.
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { AttributeType, Billing, CfnGlobalTable, type ITableV2, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  Billing,
+  CfnGlobalTable,
+  type ITableV2,
+  TableEncryptionV2,
+  TableV2,
+} from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { KeyAttribute, TableDefinition } from '../../shared/adapters/dynamodb/tables.js';
@@ -50,7 +57,8 @@ export class ExecutionStore extends Construct {
     });
     this.table = table;
     const cfn = table.node.defaultChild;
-    if (!(cfn instanceof CfnGlobalTable)) throw new Error('TableV2 no longer synthesizes an AWS::DynamoDB::GlobalTable.');
+    if (!(cfn instanceof CfnGlobalTable))
+      throw new Error('TableV2 no longer synthesizes an AWS::DynamoDB::GlobalTable.');
     this.tableLogicalId = Stack.of(this).getLogicalId(cfn);
   }
 }

@@ -63,7 +63,8 @@ export class GatewayFunction extends Construct {
         sourcesContent: false,
         mainFields: ['module', 'main'],
         // Some dependencies are CommonJS and call require(); ESM bundles need it defined.
-        banner: "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);",
+        banner:
+          "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);",
         externalModules: ['@aws-sdk/*'],
       },
     });

@@ -1,11 +1,13 @@
 // The agents' HTTP API: POST /mcp behind a JWT authorizer (Cognito or any OIDC issuer), and the
 // public protected-resource metadata document that tells MCP clients where tokens come from.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   CorsHttpMethod,
   HttpApi,
   HttpMethod,
   HttpNoneAuthorizer,
+  type HttpRoute,
   HttpStage,
   LogGroupLogDestination,
 } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -22,6 +24,10 @@ export interface McpApiProps {
   readonly jwtIssuer: string;
   /** Accepted audiences (or Cognito app client ids). */
   readonly jwtAudience: readonly string[];
+  /** Scopes a token must carry to call /mcp. @default none */
+  readonly requiredScopes?: readonly string[];
+  /** Browser origins (host names, served over https) allowed to call /mcp. @default none: no CORS */
+  readonly allowedOrigins?: readonly string[];
   /** Steady-state requests per second across all agents. @default 200 */
   readonly rateLimitPerSecond?: number;
   /** @default 400 */
@@ -31,18 +37,25 @@ export interface McpApiProps {
 export class McpApi extends Construct {
   readonly api: HttpApi;
   readonly url: string;
+  /** The routes that need no token (the OAuth metadata documents). */
+  readonly publicRoutes: readonly HttpRoute[];
 
   constructor(scope: Construct, id: string, props: McpApiProps) {
     super(scope, id);
     this.api = new HttpApi(this, 'Api', {
       description: 'Approval Gateway: MCP endpoint for agents',
       createDefaultStage: false,
-      corsPreflight: {
-        allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST],
-        allowHeaders: ['authorization', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
-        allowOrigins: ['*'],
-        maxAge: Duration.hours(1),
-      },
+      // CORS only for the browser origins the MCP function also accepts.
+      ...((props.allowedOrigins ?? []).length === 0
+        ? {}
+        : {
+            corsPreflight: {
+              allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST],
+              allowHeaders: ['authorization', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
+              allowOrigins: (props.allowedOrigins ?? []).map((host) => `https://${host}`),
+              maxAge: Duration.hours(1),
+            },
+          }),
     });
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: RetentionDays.THREE_MONTHS,
@@ -52,7 +65,24 @@ export class McpApi extends Construct {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
-      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs) },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        // HTTP API context variables (the default format is REST-API shaped).
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            time: '$context.requestTime',
+            ip: '$context.identity.sourceIp',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            protocol: '$context.protocol',
+            responseLength: '$context.responseLength',
+            latencyMs: '$context.responseLatency',
+            integrationError: '$context.integrationErrorMessage',
+            authorizerError: '$context.authorizer.error',
+          }),
+        ),
+      },
       throttle: { rateLimit: props.rateLimitPerSecond ?? 200, burstLimit: props.burstLimit ?? 400 },
     });
     const authorizer = new HttpJwtAuthorizer('AgentTokens', props.jwtIssuer, {
@@ -63,11 +93,18 @@ export class McpApi extends Construct {
       methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE],
       integration: new HttpLambdaIntegration('Mcp', props.mcpFunction),
       authorizer,
+      ...((props.requiredScopes ?? []).length === 0 ? {} : { authorizationScopes: [...(props.requiredScopes ?? [])] }),
     });
     const metadata = new HttpLambdaIntegration('ResourceMetadata', props.metadataFunction);
-    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
-      this.api.addRoutes({ path, methods: [HttpMethod.GET], integration: metadata, authorizer: new HttpNoneAuthorizer() });
-    }
+    this.publicRoutes = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'].flatMap(
+      (path) =>
+        this.api.addRoutes({
+          path,
+          methods: [HttpMethod.GET],
+          integration: metadata,
+          authorizer: new HttpNoneAuthorizer(),
+        }),
+    );
     this.url = this.api.apiEndpoint;
   }
 }

@@ -10,7 +10,8 @@ export const loadConfigFile = async (
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    const reason = error instanceof Error && 'code' in error && error.code === 'ENOENT' ? 'the file does not exist' : String(error);
+    const reason =
+      error instanceof Error && 'code' in error && error.code === 'ENOENT' ? 'the file does not exist' : String(error);
     return { ok: false, problems: [{ file: path, path: '', line: null, message: reason }] };
   }
   return loadConfigText(text, path, environment);

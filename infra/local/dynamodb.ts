@@ -29,7 +29,10 @@ export const localAwsClientConfig = (endpoint: string) => ({
 export const documentClient = (client: DynamoDBClient): DynamoDBDocumentClient =>
   DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 
-export const startLocalDynamoDb = async (options: { dataPath: string | null; port?: number }): Promise<LocalDynamoDb> => {
+export const startLocalDynamoDb = async (options: {
+  dataPath: string | null;
+  port?: number;
+}): Promise<LocalDynamoDb> => {
   const server = dynalite({
     ...(options.dataPath === null ? {} : { path: options.dataPath }),
     createTableMs: 0,

@@ -4,11 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { HttpResult } from '../../functions/commons/middleware.js';
 import { unauthorizedResponse } from '../../shared/mcp/auth-challenge.js';
 import { bodyTooLargeResponse, maxRequestBodyBytes } from '../../shared/mcp/endpoint.js';
-import type { HttpResult } from '../../functions/commons/middleware.js';
 import type { Authorization } from './authorizer.js';
-import { listen, type Listening } from './net.js';
+import { type Listening, listen } from './net.js';
 
 export type LambdaHttpFunction = (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>;
 
@@ -83,7 +83,8 @@ const writeResult = (response: ServerResponse, result: HttpResult): void => {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
   if (result.cookies && result.cookies.length > 0) headers['set-cookie'] = result.cookies;
-  const body = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  const body =
+    result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
   response.writeHead(result.statusCode, headers);
   response.end(body);
 };
@@ -132,7 +133,10 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<Listeni
     if (route.authorize) {
       const authorization = await options.authorize(request.headers.authorization);
       if (authorization.kind === 'refused') {
-        await writeWebResponse(response, unauthorizedResponse(options.publicUrl(request.headers.host), authorization.tokenPresented));
+        await writeWebResponse(
+          response,
+          unauthorizedResponse(options.publicUrl(request.headers.host), authorization.tokenPresented),
+        );
         return;
       }
       claims = authorization.claims;

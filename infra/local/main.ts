@@ -50,7 +50,9 @@ const main = async (): Promise<number> => {
   try {
     runtime = await startLocalRuntime(parsed.options, { variables: process.env });
   } catch (error) {
-    process.stderr.write(`${error instanceof StartupError || error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `${error instanceof StartupError || error instanceof Error ? error.message : String(error)}\n`,
+    );
     return 1;
   }
   process.stdout.write(banner(runtime));

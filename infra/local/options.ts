@@ -14,7 +14,11 @@ const portNumber = z
 export const LocalOptions = z
   .object({
     // IPv6 addresses are written bare (::1), as the socket API takes them.
-    host: z.string().min(1).regex(/^[^[\]]+$/, 'write IPv6 addresses without brackets, e.g. ::1').default('127.0.0.1'),
+    host: z
+      .string()
+      .min(1)
+      .regex(/^[^[\]]+$/, 'write IPv6 addresses without brackets, e.g. ::1')
+      .default('127.0.0.1'),
     port: portNumber.default(8787),
     dynamodbPort: portNumber.default(0),
     dataDir: z.string().min(1).default('.gateway-data'),
@@ -46,7 +50,10 @@ export const usage = `Usage: npm start -- [options]
   --help                    show this text
 `;
 
-export type ParsedOptions = { kind: 'run'; options: LocalOptions } | { kind: 'help' } | { kind: 'error'; message: string };
+export type ParsedOptions =
+  | { kind: 'run'; options: LocalOptions }
+  | { kind: 'help' }
+  | { kind: 'error'; message: string };
 
 const parseFlags = (args: string[]) =>
   parseArgs({

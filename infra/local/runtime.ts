@@ -42,7 +42,10 @@ export interface RuntimeEnvironment {
   readonly logLevel?: LogLevel;
 }
 
-export const startLocalRuntime = async (options: LocalOptions, environment: RuntimeEnvironment): Promise<LocalRuntime> => {
+export const startLocalRuntime = async (
+  options: LocalOptions,
+  environment: RuntimeEnvironment,
+): Promise<LocalRuntime> => {
   const cleanups: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -56,7 +59,9 @@ export const startLocalRuntime = async (options: LocalOptions, environment: Runt
     }
     const config = loaded.config;
     if (options.anonymousAgent !== null && !config.agents.some((agent) => agent.id === options.anonymousAgent)) {
-      throw new StartupError(`--anonymous-agent names "${options.anonymousAgent}", which is not an agent of ${options.config}.`);
+      throw new StartupError(
+        `--anonymous-agent names "${options.anonymousAgent}", which is not an agent of ${options.config}.`,
+      );
     }
 
     let lock: DataLock | undefined;
@@ -75,7 +80,12 @@ export const startLocalRuntime = async (options: LocalOptions, environment: Runt
     const logger = (serviceName: string) =>
       new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
     const publicUrl = config.settings.public_url ?? null;
-    const allowedHostnames = ['localhost', '127.0.0.1', '[::1]', ...(isLoopback(options.host) ? [] : [urlHost(options.host)])];
+    const allowedHostnames = [
+      'localhost',
+      '127.0.0.1',
+      '[::1]',
+      ...(isLoopback(options.host) ? [] : [urlHost(options.host)]),
+    ];
 
     const mcp = createMcpFunction({
       services: { store },
@@ -85,7 +95,11 @@ export const startLocalRuntime = async (options: LocalOptions, environment: Runt
       allowedOrigins: ['localhost', '127.0.0.1', '[::1]'],
       publicUrl,
     });
-    const metadata = createResourceMetadataFunction({ logger: logger('resource-metadata'), publicUrl, authorizationServers: [] });
+    const metadata = createResourceMetadataFunction({
+      logger: logger('resource-metadata'),
+      publicUrl,
+      authorizationServers: [],
+    });
     const authorize = createLocalAuthorizer({
       agents: () => config.agents,
       claimNames: defaultClaimNames,

@@ -9,6 +9,7 @@ const secretReference = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 export const Secret = z
   .string()
   .min(1)
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${env:NAME} is the configuration file's own syntax.
   .meta({ description: 'A secret: ${env:NAME} to read it from the environment, or a literal value (demo only).' })
   .transform((text) => {
     const match = secretReference.exec(text);

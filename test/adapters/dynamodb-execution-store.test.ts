@@ -119,7 +119,11 @@ describe('DynamoDbExecutionStore', () => {
 
   it('[store.conditional-transitions] answers conflict for an execution that does not exist', async () => {
     const missing = anExecution();
-    const outcome = await local.store.transition(missing, { from: 'pending_approval', to: 'expired', at: missing.created_at });
+    const outcome = await local.store.transition(missing, {
+      from: 'pending_approval',
+      to: 'expired',
+      at: missing.created_at,
+    });
     expect(outcome).toEqual({ kind: 'conflict', current: undefined });
     expect(await local.store.get(missing.execution_id)).toBeUndefined();
   });

@@ -266,7 +266,10 @@ describe('HTTP edges', () => {
     });
     expect(foreignOrigin.status).toBe(403);
     const localOrigin = await rawRequest(runtime.mcpUrl, {
-      headers: { ...mcpHeaders(demoTokens.procurement, { 'mcp-protocol-version': '2025-11-25' }), origin: 'http://localhost:3000' },
+      headers: {
+        ...mcpHeaders(demoTokens.procurement, { 'mcp-protocol-version': '2025-11-25' }),
+        origin: 'http://localhost:3000',
+      },
       body: ping,
     });
     expect(localOrigin.status).toBe(200);

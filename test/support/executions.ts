@@ -1,7 +1,7 @@
 // Execution records for tests, valid by construction.
 import type { Execution } from '../../shared/executions/execution.js';
-import type { ExecutionStatus } from '../../shared/result.js';
 import { uuidV7Ids } from '../../shared/ids.js';
+import type { ExecutionStatus } from '../../shared/result.js';
 
 export const anExecution = (overrides: Partial<Execution> = {}): Execution => {
   const at = overrides.created_at ?? new Date().toISOString();

@@ -1,7 +1,8 @@
 // A real local DynamoDB (dynalite) with the gateway's tables, for adapter and use-case tests.
+
+import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
-import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
 
 export interface TestStore {
   readonly dynamodb: LocalDynamoDb;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { executionStatuses, isErrorStatus, ResultObject, resultObject, resultObjectJsonSchema } from '../../shared/result.js';
 import { isUuid, uuidV7Ids } from '../../shared/ids.js';
+import {
+  executionStatuses,
+  isErrorStatus,
+  ResultObject,
+  resultObject,
+  resultObjectJsonSchema,
+} from '../../shared/result.js';
 
 describe('the result object', () => {
   it('[result.fields-always-present] fills every field it is not given with null', () => {

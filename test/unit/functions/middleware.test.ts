@@ -73,7 +73,10 @@ describe('the shared middleware stack', () => {
       { logger, render: jsonErrorRenderer },
     );
     const result = await handler(event, contextWith(10_000));
-    expect(result).toMatchObject({ statusCode: 409, body: JSON.stringify({ error: { message: 'This call was already decided.' } }) });
+    expect(result).toMatchObject({
+      statusCode: 409,
+      body: JSON.stringify({ error: { message: 'This call was already decided.' } }),
+    });
   });
 
   it('[functions.timeout] answers 504 before the Lambda deadline instead of hanging', async () => {
