@@ -28,7 +28,7 @@ const banner = (runtime: LocalRuntime): string => {
       .map((line) => `    ${line}`),
     '',
     '  Try it:',
-    `    npx @modelcontextprotocol/inspector --cli ${runtime.mcpUrl} --transport http \\`,
+    `    npx @modelcontextprotocol/inspector@latest --cli ${runtime.mcpUrl} --transport http \\`,
     `      --header "Authorization: Bearer ${token}" --method tools/list`,
     '',
     'Press Ctrl-C to stop; data is kept for the next start.',
