@@ -5,6 +5,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { z } from 'zod';
 import { agentFromClaims, type ClaimNames } from '../shared/auth/agent.js';
+import { systemClock } from '../shared/clock.js';
+import { uuidV7Ids } from '../shared/ids.js';
 import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
 import {
   bodyTooLargeResponse,
@@ -13,7 +15,7 @@ import {
   maxRequestBodyBytes,
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
-import { executionStoreFor, serviceLogger } from './commons/aws.js';
+import { controlPlaneFor, executionStoreFor, serviceLogger } from './commons/aws.js';
 import { processEnvironment } from './commons/environment.js';
 import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
@@ -67,9 +69,15 @@ let deployed: ReturnType<typeof createMcpFunction> | undefined;
 export const handler = (...args: Parameters<ReturnType<typeof createMcpFunction>>) => {
   if (deployed === undefined) {
     const environment = processEnvironment();
+    const logger = serviceLogger('mcp');
     deployed = createMcpFunction({
-      services: { store: executionStoreFor(environment) },
-      logger: serviceLogger('mcp'),
+      services: {
+        store: executionStoreFor(environment),
+        ids: uuidV7Ids,
+        clock: systemClock,
+        controlPlane: controlPlaneFor(environment, logger),
+      },
+      logger,
       claimNames: {
         agent: environment.AGENT_CLAIM,
         groups: environment.GROUPS_CLAIM,

@@ -2,17 +2,32 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { systemClock } from '../../shared/clock.js';
+import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
+import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
-import type { FunctionEnvironment } from './environment.js';
+import { type FunctionEnvironment, referenceVariables } from './environment.js';
 
 export const serviceLogger = (serviceName: string): Logger => new Logger({ serviceName });
 
 let documents: DynamoDBDocumentClient | undefined;
-
-export const executionStoreFor = (environment: FunctionEnvironment): ExecutionStore => {
+const documentClient = (): DynamoDBDocumentClient => {
   documents ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
     marshallOptions: { removeUndefinedValues: true },
   });
-  return new DynamoDbExecutionStore(documents, environment.EXECUTIONS_TABLE);
+  return documents;
 };
+
+export const executionStoreFor = (environment: FunctionEnvironment): ExecutionStore =>
+  new DynamoDbExecutionStore(documentClient(), environment.EXECUTIONS_TABLE);
+
+export const controlPlaneFor = (environment: FunctionEnvironment, logger: Logger): ControlPlane =>
+  new StoredControlPlane(
+    new DynamoDbConfigStore(documentClient(), environment.CONFIG_TABLE),
+    referenceVariables(),
+    systemClock,
+    logger,
+    environment.CONFIG_REFRESH_SECONDS * 1000,
+  );

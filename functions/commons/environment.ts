@@ -32,7 +32,13 @@ export const CommonEnvironment = z.object({
 export type CommonEnvironment = z.infer<typeof CommonEnvironment>;
 
 /** What functions that use the execution store read. */
-export const FunctionEnvironment = CommonEnvironment.extend({ EXECUTIONS_TABLE: z.string().min(1) });
+export const FunctionEnvironment = CommonEnvironment.extend({
+  EXECUTIONS_TABLE: z.string().min(1),
+  /** Table holding the pushed configuration bundle. */
+  CONFIG_TABLE: z.string().min(1),
+  /** How often a function instance re-reads the configuration, in seconds. */
+  CONFIG_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+});
 export type FunctionEnvironment = z.infer<typeof FunctionEnvironment>;
 
 export const parseEnvironmentWith = <S extends z.ZodType>(
@@ -59,3 +65,6 @@ export const processCommonEnvironment = (): CommonEnvironment => {
   commonEnvironment ??= parseEnvironmentWith(CommonEnvironment, process.env);
   return commonEnvironment;
 };
+
+/** Variables the configuration's `${env:NAME}` references are resolved from. */
+export const referenceVariables = (): Readonly<Record<string, string | undefined>> => process.env;

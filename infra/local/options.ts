@@ -25,6 +25,8 @@ export const LocalOptions = z
     memory: z.boolean().default(false),
     config: z.string().min(1).default('examples/gateway.config.yaml'),
     anonymousAgent: z.string().min(1).nullable().default(null),
+    demoErp: z.boolean().default(true),
+    erpPort: portNumber.default(8788),
   })
   .superRefine((options, context) => {
     if (options.anonymousAgent !== null && !isLoopback(options.host)) {
@@ -47,6 +49,8 @@ export const usage = `Usage: npm start -- [options]
   --config <file>           gateway configuration (GATEWAY_CONFIG, default examples/gateway.config.yaml)
   --anonymous-agent <id>    treat requests without a token as this agent; loopback only, for
                             conformance runs (GATEWAY_ANONYMOUS_AGENT)
+  --erp-port <n>            port of the demo ERP (GATEWAY_ERP_PORT, default 8788; 0 = any free port)
+  --no-demo-erp             do not start the demo ERP (GATEWAY_DEMO_ERP=0)
   --help                    show this text
 `;
 
@@ -67,6 +71,8 @@ const parseFlags = (args: string[]) =>
       memory: { type: 'boolean' },
       config: { type: 'string' },
       'anonymous-agent': { type: 'string' },
+      'erp-port': { type: 'string' },
+      'no-demo-erp': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -92,6 +98,8 @@ export const parseLocalOptions = (
     memory: values.memory ?? ['1', 'true'].includes(environment.GATEWAY_MEMORY ?? ''),
     config: flagOrEnv(values.config, 'GATEWAY_CONFIG'),
     anonymousAgent: flagOrEnv(values['anonymous-agent'], 'GATEWAY_ANONYMOUS_AGENT') ?? null,
+    demoErp: values['no-demo-erp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_ERP ?? ''),
+    erpPort: flagOrEnv(values['erp-port'], 'GATEWAY_ERP_PORT'),
   });
   if (!parsed.success) {
     return {

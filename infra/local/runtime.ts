@@ -4,30 +4,39 @@
 import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
+import { startDemoErp } from '../../examples/erp/server.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
-import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import { defaultClaimNames } from '../../shared/auth/agent.js';
+import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
+import { uuidV7Ids } from '../../shared/ids.js';
 import { mcpPath } from '../../shared/mcp/auth-challenge.js';
 import { createLocalAuthorizer } from './authorizer.js';
-import { loadConfigFile } from './config-file.js';
+import { LocalConfigSource } from './config-source.js';
 import { type DataLock, lockDataFolder } from './data-lock.js';
 import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from './dynamodb.js';
 import { startHttpFront } from './http-front.js';
 import { isLoopback, urlHost } from './net.js';
 import type { LocalOptions } from './options.js';
 
-export const localTableNames = { executions: 'gateway-executions' } as const;
+export const localTableNames = { executions: 'gateway-executions', config: 'gateway-config' } as const;
 
 export interface LocalRuntime {
   readonly baseUrl: string;
   readonly mcpUrl: string;
   readonly port: number;
   readonly dynamodbEndpoint: string;
+  /** The demo ERP's address, when it runs. */
+  readonly erpUrl: string | null;
   readonly config: () => ResolvedConfig;
+  readonly controlPlane: LocalConfigSource;
+  readonly configFile: string;
+  /** The tools listed now (besides get_execution_status). */
+  toolNames(): string[];
   readonly store: ExecutionStore;
   stop(): Promise<void>;
 }
@@ -40,6 +49,8 @@ export interface RuntimeEnvironment {
   /** Variables the configuration's `${env:NAME}` references are resolved from. */
   readonly variables: Readonly<Record<string, string | undefined>>;
   readonly logLevel?: LogLevel;
+  /** How often the configuration files are checked for changes. @default 1000 */
+  readonly configCheckMs?: number;
 }
 
 export const startLocalRuntime = async (
@@ -51,14 +62,28 @@ export const startLocalRuntime = async (
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   };
   try {
-    const loaded = await loadConfigFile(options.config, environment.variables);
+    // The demo ERP first: the demo configuration names its address through DEMO_ERP_URL.
+    let variables = environment.variables;
+    let erpUrl: string | null = null;
+    if (options.demoErp) {
+      const erp = await startDemoErp({ port: options.erpPort });
+      cleanups.push(() => erp.close());
+      erpUrl = erp.url;
+      variables = { ...variables, DEMO_ERP_URL: erp.url };
+    }
+    const logger = (serviceName: string) =>
+      new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
+    const controlPlane = new LocalConfigSource(options.config, variables, systemClock, logger('control-plane'));
+    const loaded = await controlPlane.load();
     if (!loaded.ok) {
       throw new StartupError(
         `The configuration is not valid, so the gateway did not start:\n${loaded.problems.map(formatProblem).join('\n')}`,
       );
     }
-    const config = loaded.config;
-    if (options.anonymousAgent !== null && !config.agents.some((agent) => agent.id === options.anonymousAgent)) {
+    controlPlane.watch(environment.configCheckMs ?? 1_000);
+    cleanups.push(async () => controlPlane.stop());
+    const config = () => controlPlane.lastGood?.config ?? loaded.snapshot.config;
+    if (options.anonymousAgent !== null && !config().agents.some((agent) => agent.id === options.anonymousAgent)) {
       throw new StartupError(
         `--anonymous-agent names "${options.anonymousAgent}", which is not an agent of ${options.config}.`,
       );
@@ -74,12 +99,13 @@ export const startLocalRuntime = async (
       port: options.dynamodbPort,
     });
     cleanups.push(() => dynamodb.close());
-    await ensureTables(dynamodb.client, [{ definition: executionsTable, tableName: localTableNames.executions }]);
+    await ensureTables(dynamodb.client, [
+      { definition: executionsTable, tableName: localTableNames.executions },
+      { definition: configTable, tableName: localTableNames.config },
+    ]);
     const store = new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions);
 
-    const logger = (serviceName: string) =>
-      new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
-    const publicUrl = config.settings.public_url ?? null;
+    const publicUrl = config().settings.public_url ?? null;
     const allowedHostnames = [
       'localhost',
       '127.0.0.1',
@@ -88,7 +114,7 @@ export const startLocalRuntime = async (
     ];
 
     const mcp = createMcpFunction({
-      services: { store },
+      services: { store, ids: uuidV7Ids, clock: systemClock, controlPlane },
       logger: logger('mcp'),
       claimNames: defaultClaimNames,
       allowedHostnames,
@@ -101,7 +127,7 @@ export const startLocalRuntime = async (
       authorizationServers: [],
     });
     const authorize = createLocalAuthorizer({
-      agents: () => config.agents,
+      agents: () => config().agents,
       claimNames: defaultClaimNames,
       anonymousAgent: options.anonymousAgent,
     });
@@ -132,7 +158,11 @@ export const startLocalRuntime = async (
       mcpUrl: `${baseUrl}${mcpPath}`,
       port: front.port,
       dynamodbEndpoint: dynamodb.endpoint,
-      config: () => config,
+      erpUrl,
+      config,
+      controlPlane,
+      configFile: options.config,
+      toolNames: () => controlPlane.lastGood?.catalog.tools.map((tool) => tool.name) ?? [],
       store,
       stop,
     };

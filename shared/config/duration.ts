@@ -34,3 +34,25 @@ export const Duration = z
     }
     return ms;
   });
+
+const byteUnits = new Map<string, number>([
+  ['B', 1],
+  ['KB', 1024],
+  ['MB', 1024 * 1024],
+]);
+const bytePattern = /^(\d+)(B|KB|MB)$/;
+
+/** A size field: 512KB, 1MB; bytes once parsed. */
+export const ByteSize = z
+  .string({ error: 'expected a size such as 256KB or 1MB' })
+  .meta({ description: 'A size such as 256KB or 1MB.', pattern: bytePattern.source })
+  .transform((text, context) => {
+    const match = bytePattern.exec(text.trim());
+    const factor = byteUnits.get(match?.[2] ?? '');
+    const bytes = match?.[1] === undefined || factor === undefined ? Number.NaN : Number(match[1]) * factor;
+    if (!Number.isSafeInteger(bytes) || bytes <= 0 || bytes > 64 * 1024 * 1024) {
+      context.addIssue({ code: 'custom', message: 'expected a size such as 256KB or 1MB (at most 64MB)' });
+      return z.NEVER;
+    }
+    return bytes;
+  });

@@ -3,7 +3,7 @@
 // expected. Pure: the caller reads the file and passes the environment.
 import { isMap, isNode, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { GatewayConfig, type SecretRef } from './schema.js';
+import { type Credentials, GatewayConfig, type SecretRef, type System } from './schema.js';
 
 export interface ConfigProblem {
   readonly file: string;
@@ -20,11 +20,39 @@ export interface ResolvedAgent {
   readonly customer: string | null;
 }
 
-export interface ResolvedConfig extends Omit<GatewayConfig, 'agents'> {
-  readonly agents: readonly ResolvedAgent[];
+export interface ResolvedPerson {
+  readonly id: string;
+  readonly name: string | null;
+  readonly password: string;
+  readonly groups: readonly string[];
 }
 
-export type ConfigLoad = { ok: true; config: ResolvedConfig } | { ok: false; problems: ConfigProblem[] };
+export type ResolvedCredentials =
+  | { readonly type: 'none' }
+  | { readonly type: 'bearer'; readonly token: string }
+  | { readonly type: 'api_key'; readonly header: string; readonly value: string }
+  | { readonly type: 'basic'; readonly username: string; readonly password: string };
+
+export interface ResolvedSystem extends Omit<System, 'base_url' | 'credentials'> {
+  readonly base_url: string;
+  readonly credentials: ResolvedCredentials;
+}
+
+export interface ResolvedConfig extends Omit<GatewayConfig, 'agents' | 'systems' | 'approvers' | 'customers'> {
+  readonly systems: readonly ResolvedSystem[];
+  readonly agents: readonly ResolvedAgent[];
+  readonly approvers: readonly ResolvedPerson[];
+  readonly customers: readonly ResolvedPerson[];
+}
+
+export type ConfigLoad =
+  | {
+      ok: true;
+      config: ResolvedConfig;
+      /** The line of a path in the file, for problems found after loading (null when absent). */
+      lineAt: (path: readonly PropertyKey[]) => number | null;
+    }
+  | { ok: false; problems: ConfigProblem[] };
 
 export const formatPath = (path: readonly PropertyKey[]): string =>
   path.reduce<string>((text, key) => {
@@ -131,12 +159,52 @@ export const loadConfigText = (
     }
     return value;
   };
+  const credentials = (given: Credentials, path: PropertyKey[]): ResolvedCredentials => {
+    switch (given.type) {
+      case 'none':
+        return given;
+      case 'bearer':
+        return { type: 'bearer', token: resolve(given.token, [...path, 'token']) };
+      case 'api_key':
+        return { type: 'api_key', header: given.header, value: resolve(given.value, [...path, 'value']) };
+      case 'basic':
+        return { type: 'basic', username: given.username, password: resolve(given.password, [...path, 'password']) };
+    }
+  };
+  const systems = parsed.data.systems.map((system, index): ResolvedSystem => {
+    const path = ['systems', index, 'base_url'];
+    const baseUrl = resolve(system.base_url, path);
+    if (baseUrl.length > 0 && !/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(baseUrl)) {
+      problems.push({
+        file,
+        path: formatPath(path),
+        line: lineOf(nodeAt(document.contents, path)),
+        message: `expected an http(s) URL without query or fragment (got ${describeValue(baseUrl)})`,
+      });
+    }
+    return {
+      ...system,
+      base_url: baseUrl.replace(/\/+$/, ''),
+      credentials: credentials(system.credentials, ['systems', index, 'credentials']),
+    };
+  });
   const agents = parsed.data.agents.map((agent, index) => ({
     id: agent.id,
     token: resolve(agent.token, ['agents', index, 'token']),
     groups: agent.groups,
     customer: agent.customer ?? null,
   }));
+  const people = (list: 'approvers' | 'customers') =>
+    parsed.data[list].map((person, index) => ({
+      id: person.id,
+      name: person.name ?? null,
+      password: resolve(person.password, [list, index, 'password']),
+      groups: person.groups,
+    }));
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, config: { ...parsed.data, agents } };
+  return {
+    ok: true,
+    config: { ...parsed.data, systems, agents, approvers: people('approvers'), customers: people('customers') },
+    lineAt: (path) => lineOf(nodeAt(document.contents, path)),
+  };
 };

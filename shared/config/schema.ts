@@ -1,7 +1,9 @@
 // The gateway configuration file (gateway.config.yaml): its zod schema is the single source for
 // validation, for the types the runtime uses and for the JSON Schema published to editors.
+// (Descriptions quote the file's own ${env:NAME} syntax, which is why the linter's template-string
+// rule is off for this file.)
 import { z } from 'zod';
-import { Duration } from './duration.js';
+import { ByteSize, Duration } from './duration.js';
 
 const secretReference = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
@@ -9,7 +11,6 @@ const secretReference = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 export const Secret = z
   .string()
   .min(1)
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${env:NAME} is the configuration file's own syntax.
   .meta({ description: 'A secret: ${env:NAME} to read it from the environment, or a literal value (demo only).' })
   .transform((text) => {
     const match = secretReference.exec(text);
@@ -34,6 +35,96 @@ export const Settings = z
   })
   .strict();
 
+const operationId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'expected letters, digits, "_", "." or "-" (at most 100)');
+
+const fieldName = z.string().min(1).max(128);
+
+/** How the gateway authenticates to a system. Agents never see these values. */
+export const Credentials = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('none') }).strict(),
+  z.object({ type: z.literal('bearer'), token: Secret }).strict(),
+  z
+    .object({
+      type: z.literal('api_key'),
+      header: z.string().regex(/^[A-Za-z0-9-]+$/, 'expected an HTTP header name'),
+      value: Secret,
+    })
+    .strict(),
+  z.object({ type: z.literal('basic'), username: z.string().min(1), password: Secret }).strict(),
+]);
+
+export const httpMethods = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** An operation described in the file rather than in an OpenAPI document. */
+export const AdminOperation = z
+  .object({
+    id: operationId.describe('Operation id; the tool is named <system key>.<id>, lowercased.'),
+    method: z.enum(httpMethods),
+    path: z
+      .string()
+      .regex(/^\/[^\s?#]*$/, 'expected a path starting with "/", without query or fragment')
+      .describe('Path under the base URL; {name} segments are filled from the input field of that name.'),
+    summary: z.string().min(1).optional().describe('Short title shown to agents and approvers.'),
+    description: z.string().min(1).describe('What the operation does, for agents.'),
+    input_schema: z
+      .record(z.string(), z.unknown())
+      .default({ type: 'object', properties: {} })
+      .describe(
+        'JSON Schema of the input object. Path fields fill {name} segments; GET/HEAD/DELETE send the others as the query, other methods as the JSON body.',
+      ),
+  })
+  .strict();
+
+export const System = z
+  .object({
+    key: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'expected a lowercase key such as "erp" (letters, digits, "_", "-")')
+      .describe('Prefix of the tool names of this system.'),
+    base_url: Secret.describe('Base URL of the system, or ${env:NAME}. Only this URL is ever called.'),
+    openapi: z.string().min(1).optional().describe('OpenAPI 3.0 or 3.1 document, relative to this file.'),
+    operations: z
+      .array(AdminOperation)
+      .default([])
+      .describe('Operations described here instead of (or beside) OpenAPI.'),
+    credentials: Credentials.prefault({ type: 'none' }),
+    timeout: Duration.prefault('10s').describe('Total deadline of one call to the system.'),
+    max_response_size: ByteSize.prefault('1MB').describe('Largest answer read from the system, e.g. 256KB or 1MB.'),
+    sensitive_fields: z.array(fieldName).default([]).describe('Field names holding secrets, in inputs and answers.'),
+    identifier_fields: z
+      .array(fieldName)
+      .default([])
+      .describe('Input field names holding identifiers (codes, references).'),
+    amount_fields: z
+      .array(fieldName)
+      .default([])
+      .describe('Input field names holding amounts or other decimal numbers.'),
+    access: z
+      .record(z.string(), z.enum(['read', 'write']))
+      .default({})
+      .describe('Tool name → read or write, overriding the default (GET/HEAD/OPTIONS read, others write).'),
+    disabled_tools: z.array(z.string().min(1)).default([]).describe('Tool names not offered to agents.'),
+    error_code_field: z
+      .string()
+      .regex(/^(\/[^/]*)*$/, 'expected a JSON Pointer such as /code or /error/code')
+      .optional()
+      .describe(
+        'Where a 4xx answer carries its error code (JSON Pointer). Default: /code, /error_code or /error/code.',
+      ),
+  })
+  .strict();
+
+export const Person = z
+  .object({
+    id: identifier,
+    name: z.string().min(1).optional(),
+    password: Secret.describe('Local sign-in password.'),
+    groups: z.array(identifier).default([]),
+  })
+  .strict();
+
 export const Agent = z
   .object({
     id: identifier.describe('The agent id, as policies and executions name it.'),
@@ -47,22 +138,50 @@ export const GatewayConfig = z
   .object({
     $schema: z.string().optional(),
     settings: Settings.prefault({}),
+    systems: z.array(System).default([]).describe('The systems whose operations become tools.'),
     agents: z.array(Agent).default([]).describe('Agent identities for the local runtime.'),
+    approvers: z.array(Person).default([]).describe('Staff who decide held calls (local sign-in identities).'),
+    customers: z
+      .array(Person)
+      .default([])
+      .describe('Customers who confirm calls made for them (local sign-in identities).'),
+    policies: z.array(z.string().min(1)).default([]).describe('Cedar policy files, relative to this file.'),
   })
   .strict()
   .superRefine((config, context) => {
-    const seen = new Map<string, number>();
-    config.agents.forEach((agent, index) => {
-      const first = seen.get(agent.id);
-      if (first !== undefined) {
+    const unique = (items: readonly { readonly [key: string]: unknown }[], field: string, list: string) => {
+      const seen = new Map<unknown, number>();
+      items.forEach((item, index) => {
+        const value = item[field];
+        const first = seen.get(value);
+        if (first !== undefined) {
+          context.addIssue({
+            code: 'custom',
+            path: [list, index, field],
+            message: `${field} "${String(value)}" is already used by ${list}[${first}]`,
+          });
+        } else seen.set(value, index);
+      });
+    };
+    unique(config.agents, 'id', 'agents');
+    unique(config.systems, 'key', 'systems');
+    unique(config.approvers, 'id', 'approvers');
+    unique(config.customers, 'id', 'customers');
+    config.systems.forEach((system, index) => {
+      if (system.openapi === undefined && system.operations.length === 0) {
         context.addIssue({
           code: 'custom',
-          path: ['agents', index, 'id'],
-          message: `agent id "${agent.id}" is already used by agents[${first}]`,
+          path: ['systems', index],
+          message: 'a system needs an openapi document or at least one operation',
         });
-      } else seen.set(agent.id, index);
+      }
+      unique(system.operations, 'id', `systems[${index}].operations`);
     });
   });
 
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;
 export type GatewayConfig = z.output<typeof GatewayConfig>;
+
+export type System = z.output<typeof System>;
+export type Credentials = z.output<typeof Credentials>;
+export type AdminOperation = z.output<typeof AdminOperation>;

@@ -1,19 +1,27 @@
 // The gateway's MCP server for one request and one agent: protocol mechanics come from the
 // official SDK (both revisions, discover, caching fields); the gateway answers tools/list and
 // tools/call from its use-cases.
-import { type CallToolResult, type ListToolsResult, Server } from '@modelcontextprotocol/server';
+import { type CallToolResult, type ListToolsResult, Server, type Tool } from '@modelcontextprotocol/server';
 import type { AgentIdentity } from '../auth/agent.js';
-import { resultMessages } from '../errors.js';
-import type { ExecutionStore } from '../executions/store.js';
-import { resultObject } from '../result.js';
+import type { CatalogTool } from '../catalog/tool.js';
+import { resultObjectJsonSchema } from '../result.js';
+import { type CallToolDeps, callTool, visibleTools } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../version.js';
 import { statusTool, statusToolName } from './status-tool.js';
 import { toCallToolResult } from './tool-result.js';
 
-export interface McpServices {
-  readonly store: ExecutionStore;
-}
+export type McpServices = CallToolDeps;
+
+/** A catalog tool as MCP lists it; every tool answers the result object. */
+const toMcpTool = (tool: CatalogTool): Tool => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: { ...tool.inputSchema, type: 'object' },
+  outputSchema: resultObjectJsonSchema,
+  annotations: { ...tool.annotations },
+});
 
 /** How long a client may reuse a tools/list answer; short, because configuration can change. */
 export const toolsListTtlMs = 30_000;
@@ -37,16 +45,19 @@ export const buildMcpServer = (services: McpServices, agent: AgentIdentity): Ser
     },
   );
 
-  server.setRequestHandler('tools/list', async (): Promise<ListToolsResult> => ({ tools: [statusTool] }));
+  server.setRequestHandler(
+    'tools/list',
+    async (): Promise<ListToolsResult> => ({
+      tools: [statusTool, ...(await visibleTools(services.controlPlane)).map(toMcpTool)],
+    }),
+  );
 
   server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
     if (name === statusToolName) {
       return toCallToolResult(await getExecutionStatus(services.store, agent, args));
     }
-    return toCallToolResult(
-      resultObject({ status: 'denied', code: 'unknown_tool', message: resultMessages.unknown_tool }),
-    );
+    return toCallToolResult(await callTool(services, agent, name, args));
   });
 
   return server;

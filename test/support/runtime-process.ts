@@ -32,7 +32,7 @@ export const startRuntimeProcess = (
   env: Readonly<Record<string, string>> = {},
   timeoutMs = 30_000,
 ): Promise<RuntimeProcess> => {
-  const { command, args: argv } = runtimeCommand(['--port', '0', ...args]);
+  const { command, args: argv } = runtimeCommand(['--port', '0', '--erp-port', '0', ...args]);
   const child = spawn(command, argv, {
     cwd: projectPath(),
     env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN', ...env },

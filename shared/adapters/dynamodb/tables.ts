@@ -38,4 +38,11 @@ export const executionsTable = {
   timeToLiveAttribute: 'retain_until',
 } as const satisfies TableDefinition;
 
-export const allTables: readonly TableDefinition[] = [executionsTable];
+/** The deployed configuration bundle: one item per name (the gateway reads "current"). */
+export const configTable = {
+  logicalName: 'config',
+  partitionKey: { name: 'name', type: 'S' },
+  globalSecondaryIndexes: [],
+} as const satisfies TableDefinition;
+
+export const allTables: readonly TableDefinition[] = [executionsTable, configTable];

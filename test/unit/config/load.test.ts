@@ -37,13 +37,32 @@ const withApprovalTime = (value: string): string =>
   yaml('# gateway configuration', '', 'settings:', `  approval_time: ${value}`, '  allowed_staleness: 15m');
 
 describe('loadConfigText: the example file', () => {
-  it('[config.secret-references] loads examples/gateway.config.yaml and keeps its literal tokens', () => {
+  it('[config.secret-references] loads examples/gateway.config.yaml, resolving ${env:…} and keeping literals', () => {
     const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
-    const config = loaded(text);
+    const result = loadConfigText(text, file, { DEMO_ERP_URL: 'http://127.0.0.1:9999/' });
+    if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
+    const config = result.config;
     expect(config.settings).toEqual({ enabled: true, approval_time: 86_400_000, allowed_staleness: 900_000 });
     expect(config.agents).toEqual([
       { id: 'procurement-agent', token: 'demo-procurement-token', groups: ['procurement'], customer: null },
       { id: 'support-agent', token: 'demo-support-token', groups: ['support'], customer: 'customer-1042' },
+    ]);
+    // The base URL comes from the environment, without its trailing slash.
+    expect(config.systems[0]?.base_url).toBe('http://127.0.0.1:9999');
+    expect(config.systems[0]?.credentials).toEqual({ type: 'api_key', header: 'X-Api-Key', value: 'demo-erp-key-7f3a' });
+    expect(config.approvers.map((approver) => [approver.id, approver.groups])).toEqual([
+      ['finance-approver', ['finance']],
+      ['operations-approver', ['operations']],
+    ]);
+  });
+
+  it('[config.secret-references] reports the demo ERP address missing from the environment', () => {
+    const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
+    const result = loadConfigText(text, file, {});
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual([
+      { file, path: 'systems[0].base_url', line: 12, message: 'the environment variable DEMO_ERP_URL is not set' },
     ]);
   });
 });
@@ -52,7 +71,11 @@ describe('loadConfigText: defaults', () => {
   it('an empty file gives the default settings and no agents', () => {
     expect(loaded('')).toEqual({
       settings: { enabled: true, approval_time: 86_400_000, allowed_staleness: 900_000 },
+      systems: [],
       agents: [],
+      approvers: [],
+      customers: [],
+      policies: [],
     });
   });
 
@@ -160,10 +183,11 @@ describe('loadConfigText: durations', () => {
 
 describe('loadConfigText: unknown and invalid fields', () => {
   it('[config.clear-errors] refuses an unknown top-level field, naming it', () => {
-    const problem = onlyProblem(yaml('settings:', '  enabled: true', 'approvers: [alice]'));
+    const problem = onlyProblem(yaml('settings:', '  enabled: true', 'approver: [alice]'));
     expect(problem.file).toBe(file);
     expect(problem.path).toBe('');
-    expect(problem.message).toBe('unknown field(s) "approvers"');
+    expect(problem.line).toBe(3);
+    expect(problem.message).toBe('unknown field(s) "approver"');
   });
 
   it('[config.clear-errors] refuses an unknown settings field, naming it and its object', () => {

@@ -15,8 +15,10 @@ const failure = (environment: Environment): string => {
 
 describe('parseEnvironment', () => {
   it('[functions.environment] fills the defaults around EXECUTIONS_TABLE', () => {
-    expect(parseEnvironment({ EXECUTIONS_TABLE: 'gateway-executions' })).toEqual({
+    expect(parseEnvironment({ EXECUTIONS_TABLE: 'gateway-executions', CONFIG_TABLE: 'gateway-config' })).toEqual({
       EXECUTIONS_TABLE: 'gateway-executions',
+      CONFIG_TABLE: 'gateway-config',
+      CONFIG_REFRESH_SECONDS: 30,
       AGENT_CLAIM: 'sub',
       GROUPS_CLAIM: 'groups',
       CUSTOMER_CLAIM: 'customer_id',
@@ -52,6 +54,7 @@ describe('parseEnvironment', () => {
   it('[functions.environment] keeps a valid PUBLIC_URL and configured claims', () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
+      CONFIG_TABLE: 'gateway-config',
       PUBLIC_URL: 'https://gateway.example.com',
       AGENT_CLAIM: 'client_id',
       GROUPS_CLAIM: 'cognito:groups',
@@ -66,6 +69,7 @@ describe('parseEnvironment', () => {
   it('[functions.environment] splits comma lists, trimming entries and dropping empty ones', () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
+      CONFIG_TABLE: 'gateway-config',
       ALLOWED_ORIGINS: ' a.example.com, b.example.com ,',
       ALLOWED_HOSTS: 'gateway.example.com',
       AUTHORIZATION_SERVERS: ',,https://auth.example.com ,  ,https://login.example.com',
@@ -76,8 +80,8 @@ describe('parseEnvironment', () => {
   });
 
   it('[functions.environment] reads an empty list as no entries', () => {
-    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', ALLOWED_HOSTS: '' }).ALLOWED_HOSTS).toEqual([]);
-    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', ALLOWED_HOSTS: ' , ' }).ALLOWED_HOSTS).toEqual([]);
+    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', ALLOWED_HOSTS: '' }).ALLOWED_HOSTS).toEqual([]);
+    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', ALLOWED_HOSTS: ' , ' }).ALLOWED_HOSTS).toEqual([]);
   });
 });
 
@@ -90,6 +94,7 @@ describe('processEnvironment', () => {
   it('[functions.environment] parses the process environment once and keeps the answer', async () => {
     vi.resetModules();
     vi.stubEnv('EXECUTIONS_TABLE', 'first-table');
+    vi.stubEnv('CONFIG_TABLE', 'config-table');
     const { processEnvironment } = await import('../../../functions/commons/environment.js');
     const first = processEnvironment();
     expect(first.EXECUTIONS_TABLE).toBe('first-table');

@@ -27,6 +27,8 @@ describe('parseLocalOptions: defaults', () => {
         memory: false,
         config: 'examples/gateway.config.yaml',
         anonymousAgent: null,
+        demoErp: true,
+        erpPort: 8788,
       },
     });
   });
@@ -144,6 +146,8 @@ describe('parseLocalOptions: flags and environment', () => {
         GATEWAY_DATA_DIR: '/var/lib/gateway',
         GATEWAY_MEMORY: '1',
         GATEWAY_CONFIG: 'conf/gateway.yaml',
+        GATEWAY_ERP_PORT: '9200',
+        GATEWAY_DEMO_ERP: '0',
       }),
     ).toEqual({
       host: 'localhost',
@@ -153,6 +157,8 @@ describe('parseLocalOptions: flags and environment', () => {
       memory: true,
       config: 'conf/gateway.yaml',
       anonymousAgent: null,
+      demoErp: false,
+      erpPort: 9200,
     });
   });
 
@@ -172,6 +178,9 @@ describe('parseLocalOptions: flags and environment', () => {
           'flag.yaml',
           '--anonymous-agent',
           'flag-agent',
+          '--erp-port',
+          '0',
+          '--no-demo-erp',
         ],
         {
           GATEWAY_HOST: 'localhost',
@@ -180,6 +189,7 @@ describe('parseLocalOptions: flags and environment', () => {
           GATEWAY_DATA_DIR: 'env-data',
           GATEWAY_CONFIG: 'env.yaml',
           GATEWAY_ANONYMOUS_AGENT: 'env-agent',
+          GATEWAY_ERP_PORT: '9300',
         },
       ),
     ).toEqual({
@@ -190,6 +200,8 @@ describe('parseLocalOptions: flags and environment', () => {
       memory: false,
       config: 'flag.yaml',
       anonymousAgent: 'flag-agent',
+      demoErp: false,
+      erpPort: 0,
     });
   });
 

@@ -1,0 +1,156 @@
+// The local control plane: the configuration file and the files it names, watched and checked
+// every second. A good edit is taken at once; a broken one is logged and the last good
+// configuration kept, until the allowed staleness runs out.
+import { createHash } from 'node:crypto';
+import { type FSWatcher, watch } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Clock } from '../../shared/clock.js';
+import { formatProblem } from '../../shared/config/load.js';
+import {
+  type ControlPlane,
+  type ControlPlaneState,
+  SyncedConfiguration,
+} from '../../shared/control-plane/control-plane.js';
+import { loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
+import type { Log } from '../../shared/log.js';
+
+const fingerprintOf = (texts: readonly [string, string | undefined][]): string => {
+  const hash = createHash('sha256');
+  for (const [file, text] of texts) hash.update(`\0${file}\0${text ?? '\u0000missing'}`);
+  return hash.digest('hex');
+};
+
+const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
+
+export class LocalConfigSource implements ControlPlane {
+  private readonly synced: SyncedConfiguration;
+  private readonly folder: string;
+  private fingerprint: string | null = null;
+  private lastAttemptOk = false;
+  /** Files (relative to the configuration) the last attempt read. */
+  private dependencies: string[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private watcher: FSWatcher | undefined;
+  private running: Promise<void> | null = null;
+  private pending = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly environment: Readonly<Record<string, string | undefined>>,
+    clock: Clock,
+    private readonly log: Log,
+  ) {
+    this.synced = new SyncedConfiguration(clock);
+    this.folder = dirname(path);
+  }
+
+  /** Loads the configuration once; the runtime refuses to start when this fails. */
+  load(): Promise<SnapshotLoad> {
+    return this.attempt();
+  }
+
+  /** Starts watching: file events trigger a check at once, and a check runs every interval. */
+  watch(intervalMs = 1_000): void {
+    this.timer = setInterval(() => void this.sync(), intervalMs);
+    this.timer.unref();
+    try {
+      this.watcher = watch(this.folder, (_event, file) => {
+        if (file === null || file === basename(this.path) || this.dependencies.includes(file)) void this.sync();
+      });
+      this.watcher.unref();
+    } catch {
+      // Polling alone still picks up every change.
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.watcher?.close();
+  }
+
+  async current(): Promise<ControlPlaneState> {
+    return this.synced.state();
+  }
+
+  get lastGood() {
+    return this.synced.lastGood;
+  }
+
+  /** One check; concurrent requests for a check collapse into one more run. */
+  sync(): Promise<void> {
+    if (this.running !== null) {
+      this.pending = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.pending = false;
+        await this.check();
+      } while (this.pending);
+    })().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async check(): Promise<void> {
+    const fingerprint = await this.currentFingerprint();
+    if (fingerprint === this.fingerprint) {
+      if (this.lastAttemptOk) this.synced.confirm();
+      return;
+    }
+    const outcome = await this.attempt();
+    if (outcome.ok) {
+      this.log.info('configuration reloaded', {
+        version: outcome.snapshot.version,
+        tools: outcome.snapshot.catalog.tools.length,
+      });
+    } else {
+      this.log.warn('configuration change refused; keeping the last good configuration', {
+        problems: outcome.problems.map(formatProblem),
+        lastGoodVersion: this.synced.lastGood?.version ?? null,
+      });
+    }
+  }
+
+  private async currentFingerprint(): Promise<string> {
+    const texts: [string, string | undefined][] = [[this.path, await readText(this.path)]];
+    for (const dependency of this.dependencies) texts.push([dependency, await readText(join(this.folder, dependency))]);
+    return fingerprintOf(texts);
+  }
+
+  private async attempt(): Promise<SnapshotLoad> {
+    const text = await readText(this.path);
+    // The fingerprint is made of exactly the texts this attempt read, so a change made while it
+    // runs is seen by the next check.
+    const texts: [string, string | undefined][] = [[this.path, text]];
+    const touched: string[] = [];
+    let outcome: SnapshotLoad;
+    if (text === undefined) {
+      outcome = {
+        ok: false,
+        problems: [{ file: this.path, path: '', line: null, message: 'the file cannot be read' }],
+      };
+    } else {
+      outcome = await loadSnapshot({
+        text,
+        file: this.path,
+        environment: this.environment,
+        files: {
+          read: async (relativePath) => {
+            const content = await readText(join(this.folder, relativePath));
+            touched.push(relativePath);
+            texts.push([relativePath, content]);
+            return content;
+          },
+        },
+      });
+    }
+    this.dependencies = touched;
+    this.fingerprint = fingerprintOf(texts);
+    this.lastAttemptOk = outcome.ok;
+    if (outcome.ok) this.synced.accept(outcome.snapshot);
+    return outcome;
+  }
+}

@@ -1,0 +1,206 @@
+// Builds a system's tools from its operations: one input schema per tool merging path, query and
+// header parameters with the JSON body's fields, marks, annotations and the wire bindings.
+//
+// Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
+// `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
+import type { ResolvedSystem } from '../config/load.js';
+import { toolName } from './naming.js';
+import type { OperationSpec } from './operations.js';
+import { applyMarks, hasReference, type MarkRules, toJsonSchema } from './schema-conversion.js';
+import { type Access, type CatalogTool, type FieldBinding, isJsonObject, type JsonObject } from './tool.js';
+
+export interface CatalogProblem {
+  /** Path in the configuration the problem belongs to. */
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+}
+
+export interface SystemTools {
+  readonly tools: readonly CatalogTool[];
+  readonly problems: readonly CatalogProblem[];
+  /** Operations left out, with why (not fatal). */
+  readonly warnings: readonly CatalogProblem[];
+}
+
+const readMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+const queryMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
+
+const humanize = (id: string): string => {
+  const words = id.replace(/[._-]+/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
+interface InputShape {
+  readonly schema: JsonObject;
+  readonly fields: FieldBinding[];
+}
+
+const openApiInput = (operation: OperationSpec, convert: (schema: JsonObject) => JsonObject): InputShape | string => {
+  const properties: JsonObject = {};
+  const required: string[] = [];
+  const fields: FieldBinding[] = [];
+  let topLevel: JsonObject = {};
+  if (operation.body !== undefined) {
+    const body = convert(operation.body.schema);
+    const objectBody = isJsonObject(body.properties) && (body.type === undefined || body.type === 'object');
+    if (objectBody && isJsonObject(body.properties)) {
+      for (const [name, child] of Object.entries(body.properties)) {
+        properties[name] = child;
+        fields.push({ field: name, in: 'body', name });
+      }
+      if (operation.body.required && Array.isArray(body.required)) {
+        required.push(...body.required.filter((name): name is string => typeof name === 'string'));
+      }
+      const { properties: _properties, required: _required, type: _type, additionalProperties: _extra, ...rest } = body;
+      topLevel = rest;
+    } else {
+      properties.body = body;
+      fields.push({ field: 'body', in: 'whole-body', name: 'body' });
+      if (operation.body.required) required.push('body');
+    }
+  }
+  for (const parameter of operation.parameters) {
+    if (parameter.in === 'cookie') return `cookie parameter "${parameter.name}" cannot be sent by the gateway`;
+    let field = parameter.name;
+    if (field in properties) field = `${parameter.in}_${parameter.name}`;
+    if (field in properties) return `the input fields "${parameter.name}" and "${field}" clash`;
+    properties[field] = convert({
+      ...parameter.schema,
+      ...(parameter.description === undefined || 'description' in parameter.schema
+        ? {}
+        : { description: parameter.description }),
+    });
+    fields.push({ field, in: parameter.in, name: parameter.name });
+    if (parameter.required) required.push(field);
+  }
+  return {
+    schema: {
+      ...topLevel,
+      type: 'object',
+      properties,
+      ...(required.length > 0 ? { required: [...new Set(required)] } : {}),
+      additionalProperties: false,
+    },
+    fields,
+  };
+};
+
+const adminInput = (operation: OperationSpec): InputShape | string => {
+  const schema = toJsonSchema(operation.inputSchema ?? {}, { dialect: 'json-schema-2020-12', dropReadOnly: false });
+  if (schema.type !== undefined && schema.type !== 'object') return 'the input schema must describe an object';
+  const properties = isJsonObject(schema.properties) ? schema.properties : {};
+  const required = Array.isArray(schema.required) ? schema.required.filter((name) => typeof name === 'string') : [];
+  const pathNames = new Set(operation.parameters.map((parameter) => parameter.name));
+  for (const name of pathNames) {
+    if (!(name in properties)) return `the path segment {${name}} has no input field of that name`;
+    if (!required.includes(name)) required.push(name);
+  }
+  const fields: FieldBinding[] = Object.keys(properties).map((field) => ({
+    field,
+    in: pathNames.has(field) ? 'path' : queryMethods.has(operation.method) ? 'query' : 'body',
+    name: field,
+  }));
+  return {
+    schema: {
+      ...schema,
+      type: 'object',
+      properties,
+      ...(required.length > 0 ? { required } : {}),
+      additionalProperties: false,
+    },
+    fields,
+  };
+};
+
+export const buildSystemTools = (
+  system: ResolvedSystem,
+  systemIndex: number,
+  operations: readonly OperationSpec[],
+): SystemTools => {
+  const tools: CatalogTool[] = [];
+  const problems: CatalogProblem[] = [];
+  const warnings: CatalogProblem[] = [];
+  const systemPath = ['systems', systemIndex];
+  const rules: MarkRules = {
+    sensitive: new Set(system.sensitive_fields),
+    identifier: new Set(system.identifier_fields),
+    amount: new Set(system.amount_fields),
+  };
+  const seen = new Map<string, string>();
+  for (const operation of operations) {
+    const named = toolName(system.key, operation.operationId, operation.method, operation.path);
+    const where = operation.inputSchema === undefined ? [...systemPath, 'openapi'] : systemPath;
+    if (!named.ok) {
+      problems.push({ path: where, message: `${operation.source}: ${named.reason}` });
+      continue;
+    }
+    const name = named.name;
+    const earlier = seen.get(name);
+    if (earlier !== undefined) {
+      problems.push({ path: where, message: `${operation.source}: the tool name ${name} is also used by ${earlier}` });
+      continue;
+    }
+    seen.set(name, operation.source);
+    if (system.disabled_tools.includes(name)) continue;
+    if (operation.unsupportedBody !== undefined) {
+      warnings.push({
+        path: where,
+        message: `${operation.source} (${name}) is left out: its request body is ${operation.unsupportedBody}, not JSON`,
+      });
+      continue;
+    }
+    const convert = (schema: JsonObject) => toJsonSchema(schema, { dialect: operation.dialect, dropReadOnly: true });
+    const shape = operation.inputSchema === undefined ? openApiInput(operation, convert) : adminInput(operation);
+    if (typeof shape === 'string') {
+      problems.push({ path: where, message: `${operation.source} (${name}): ${shape}` });
+      continue;
+    }
+    if (hasReference(shape.schema)) {
+      warnings.push({
+        path: where,
+        message: `${operation.source} (${name}) is left out: its input schema is recursive`,
+      });
+      continue;
+    }
+    const access: Access = system.access[name] ?? (readMethods.has(operation.method) ? 'read' : 'write');
+    const title = operation.summary ?? humanize(operation.operationId ?? `${operation.method} ${operation.path}`);
+    const responseSchema =
+      operation.responseSchema === null || hasReference(operation.responseSchema)
+        ? null
+        : applyMarks(
+            toJsonSchema(operation.responseSchema, { dialect: operation.dialect, dropReadOnly: false }),
+            rules,
+          );
+    tools.push({
+      name,
+      systemKey: system.key,
+      operationId: operation.operationId ?? name.slice(system.key.length + 1),
+      title,
+      description:
+        operation.description ?? operation.summary ?? `${operation.method} ${operation.path} on ${system.key}`,
+      inputSchema: applyMarks(shape.schema, rules),
+      annotations: {
+        title,
+        readOnlyHint: access === 'read',
+        destructiveHint: operation.method === 'DELETE',
+        idempotentHint: access === 'read' || operation.method === 'PUT' || operation.method === 'DELETE',
+        openWorldHint: true,
+      },
+      access,
+      method: operation.method,
+      path: operation.path,
+      fields: shape.fields,
+      responseSchema,
+    });
+  }
+  for (const [index, name] of system.disabled_tools.entries()) {
+    if (!seen.has(name)) {
+      problems.push({ path: [...systemPath, 'disabled_tools', index], message: `there is no tool named ${name}` });
+    }
+  }
+  for (const name of Object.keys(system.access)) {
+    if (!seen.has(name))
+      problems.push({ path: [...systemPath, 'access', name], message: `there is no tool named ${name}` });
+  }
+  return { tools, problems, warnings };
+};

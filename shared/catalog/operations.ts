@@ -1,0 +1,144 @@
+// Operations from their two sources, in one shape: a dereferenced OpenAPI 3.0/3.1 document, and
+// the operations an admin describes in the configuration file.
+import { z } from 'zod';
+import type { AdminOperation } from '../config/schema.js';
+import { isJsonObject, type JsonObject } from './tool.js';
+
+export interface ParameterSpec {
+  readonly name: string;
+  readonly in: 'path' | 'query' | 'header' | 'cookie';
+  readonly required: boolean;
+  readonly schema: JsonObject;
+  readonly description: string | undefined;
+}
+
+export interface OperationSpec {
+  /** Where the operation comes from, for messages (e.g. "openapi: POST /purchase-orders"). */
+  readonly source: string;
+  readonly operationId: string | undefined;
+  readonly method: string;
+  readonly path: string;
+  readonly summary: string | undefined;
+  readonly description: string | undefined;
+  readonly parameters: readonly ParameterSpec[];
+  /** The JSON request body, when there is one. */
+  readonly body: { readonly required: boolean; readonly schema: JsonObject } | undefined;
+  /** Non-JSON request bodies the gateway cannot send. */
+  readonly unsupportedBody: string | undefined;
+  readonly responseSchema: JsonObject | null;
+  /** For admin-described operations: the input schema exactly as written. */
+  readonly inputSchema: JsonObject | undefined;
+  /** OpenAPI 3.0 schemas use `nullable` and boolean exclusive bounds; 3.1 is JSON Schema 2020-12. */
+  readonly dialect: 'openapi-3.0' | 'json-schema-2020-12';
+}
+
+const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+
+const Parameter = z.looseObject({
+  name: z.string(),
+  in: z.enum(['path', 'query', 'header', 'cookie']),
+  required: z.boolean().optional(),
+  description: z.string().optional(),
+  schema: z.record(z.string(), z.unknown()).optional(),
+});
+
+const MediaTypes = z.record(z.string(), z.looseObject({ schema: z.record(z.string(), z.unknown()).optional() }));
+
+const Operation = z.looseObject({
+  operationId: z.string().optional(),
+  summary: z.string().optional(),
+  description: z.string().optional(),
+  parameters: z.array(Parameter).optional(),
+  requestBody: z.looseObject({ required: z.boolean().optional(), content: MediaTypes.optional() }).optional(),
+  responses: z.record(z.string(), z.looseObject({ content: MediaTypes.optional() })).optional(),
+});
+
+const isJsonMediaType = (type: string): boolean => /^application\/(?:[\w.+-]+\+)?json\b/i.test(type.trim());
+
+const jsonSchemaOf = (content: z.infer<typeof MediaTypes> | undefined): JsonObject | undefined => {
+  for (const [type, media] of Object.entries(content ?? {})) {
+    if (isJsonMediaType(type)) return media.schema ?? {};
+  }
+  return undefined;
+};
+
+const parameterKey = (parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`;
+
+export const operationsFromOpenApi = (document: JsonObject): OperationSpec[] => {
+  const dialect =
+    typeof document.openapi === 'string' && document.openapi.startsWith('3.0') ? 'openapi-3.0' : 'json-schema-2020-12';
+  const paths = isJsonObject(document.paths) ? document.paths : {};
+  const operations: OperationSpec[] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isJsonObject(item)) continue;
+    const shared = z.array(Parameter).safeParse(item.parameters ?? []);
+    for (const method of methods) {
+      const raw = item[method];
+      if (raw === undefined) continue;
+      const source = `openapi: ${method.toUpperCase()} ${path}`;
+      const operation = Operation.parse(raw);
+      // Operation-level parameters override path-level ones with the same name and location.
+      const byKey = new Map<string, z.infer<typeof Parameter>>();
+      for (const parameter of [...(shared.success ? shared.data : []), ...(operation.parameters ?? [])]) {
+        byKey.set(parameterKey(parameter), parameter);
+      }
+      const content = operation.requestBody?.content;
+      const bodySchema = jsonSchemaOf(content);
+      const contentTypes = Object.keys(content ?? {});
+      const success = Object.entries(operation.responses ?? {})
+        .filter(([status]) => /^2\d\d$/.test(status) || status === '2XX')
+        .sort(([left], [right]) => left.localeCompare(right))
+        .map(([, response]) => jsonSchemaOf(response.content))
+        .find((schema) => schema !== undefined);
+      operations.push({
+        source,
+        operationId: operation.operationId,
+        method: method.toUpperCase(),
+        path,
+        summary: operation.summary,
+        description: operation.description,
+        parameters: [...byKey.values()].map((parameter) => ({
+          name: parameter.name,
+          in: parameter.in,
+          required: parameter.in === 'path' ? true : (parameter.required ?? false),
+          schema: { ...(parameter.schema ?? {}) },
+          description: parameter.description,
+        })),
+        body:
+          bodySchema === undefined
+            ? undefined
+            : { required: operation.requestBody?.required ?? false, schema: bodySchema },
+        unsupportedBody: bodySchema === undefined && contentTypes.length > 0 ? contentTypes.join(', ') : undefined,
+        responseSchema: success ?? null,
+        inputSchema: undefined,
+        dialect,
+      });
+    }
+  }
+  return operations;
+};
+
+const pathParameters = (path: string): string[] =>
+  [...path.matchAll(/\{([^}]+)\}/g)].flatMap((match) => match[1] ?? []);
+
+export const operationsFromAdmin = (operations: readonly AdminOperation[], systemIndex: number): OperationSpec[] =>
+  operations.map((operation, index) => ({
+    source: `systems[${systemIndex}].operations[${index}]`,
+    operationId: operation.id,
+    method: operation.method,
+    path: operation.path,
+    summary: operation.summary,
+    description: operation.description,
+    parameters: pathParameters(operation.path).map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: {},
+      description: undefined,
+    })),
+    body: undefined,
+    unsupportedBody: undefined,
+    responseSchema: null,
+    inputSchema: operation.input_schema,
+    dialect: 'json-schema-2020-12',
+  }));

@@ -1,0 +1,105 @@
+// A configuration snapshot: the validated configuration with its tool catalog, built from the
+// configuration text and the files it names (OpenAPI documents, policies). The same code builds
+// it from local files and from the bundle pushed to the table in AWS.
+import { createHash } from 'node:crypto';
+import { posix } from 'node:path';
+import { buildSystemTools } from '../catalog/build.js';
+import { loadOpenApiDocument } from '../catalog/openapi-document.js';
+import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../catalog/operations.js';
+import { type Catalog, type CatalogTool, catalogOf } from '../catalog/tool.js';
+import { type ConfigProblem, formatPath, loadConfigText, type ResolvedConfig } from '../config/load.js';
+
+/** Reads a file the configuration names, by its path relative to the configuration file. */
+export interface ConfigFiles {
+  read(relativePath: string): Promise<string | undefined>;
+}
+
+export interface GatewaySnapshot {
+  /** Content hash of the configuration and every file it names. */
+  readonly version: string;
+  readonly config: ResolvedConfig;
+  readonly catalog: Catalog;
+  /** Problems that left something out but did not invalidate the configuration. */
+  readonly warnings: readonly ConfigProblem[];
+  /** Every file read, with its text: what `config:push` bundles. */
+  readonly files: ReadonlyMap<string, string>;
+}
+
+export type SnapshotLoad = { ok: true; snapshot: GatewaySnapshot } | { ok: false; problems: ConfigProblem[] };
+
+/** Paths the configuration names are relative to it and may not leave its folder tree. */
+export const normalizeConfigPath = (relativePath: string): string | null => {
+  const normalized = posix.normalize(relativePath.replaceAll('\\', '/'));
+  if (normalized.startsWith('../') || normalized === '..' || posix.isAbsolute(normalized)) return null;
+  return normalized;
+};
+
+export const loadSnapshot = async (input: {
+  text: string;
+  file: string;
+  environment: Readonly<Record<string, string | undefined>>;
+  files: ConfigFiles;
+}): Promise<SnapshotLoad> => {
+  const loaded = loadConfigText(input.text, input.file, input.environment);
+  if (!loaded.ok) return loaded;
+  const { config, lineAt } = loaded;
+  const problems: ConfigProblem[] = [];
+  const warnings: ConfigProblem[] = [];
+  const problem = (path: readonly PropertyKey[], message: string): ConfigProblem => ({
+    file: input.file,
+    path: formatPath(path),
+    line: lineAt(path),
+    message,
+  });
+  const read = new Map<string, string>();
+  const readFile = async (relativePath: string, path: readonly PropertyKey[]): Promise<string | undefined> => {
+    const normalized = normalizeConfigPath(relativePath);
+    if (normalized === null) {
+      problems.push(problem(path, `"${relativePath}" must be inside the configuration's folder`));
+      return undefined;
+    }
+    const text = read.get(normalized) ?? (await input.files.read(normalized));
+    if (text === undefined) {
+      problems.push(problem(path, `the file ${relativePath} cannot be read`));
+      return undefined;
+    }
+    read.set(normalized, text);
+    return text;
+  };
+
+  const tools: CatalogTool[] = [];
+  for (const [index, system] of config.systems.entries()) {
+    const operations: OperationSpec[] = [];
+    if (system.openapi !== undefined) {
+      const path = ['systems', index, 'openapi'];
+      const text = await readFile(system.openapi, path);
+      if (text !== undefined) {
+        const document = await loadOpenApiDocument(text);
+        if (document.ok) operations.push(...operationsFromOpenApi(document.document));
+        else for (const message of document.messages) problems.push(problem(path, `${system.openapi}: ${message}`));
+      }
+    }
+    operations.push(...operationsFromAdmin(system.operations, index));
+    const built = buildSystemTools(system, index, operations);
+    tools.push(...built.tools);
+    for (const found of built.problems) problems.push(problem(found.path, found.message));
+    for (const found of built.warnings) warnings.push(problem(found.path, found.message));
+  }
+  for (const [index, policy] of config.policies.entries()) await readFile(policy, ['policies', index]);
+  if (problems.length > 0) return { ok: false, problems };
+
+  const hash = createHash('sha256').update(input.text);
+  for (const [path, text] of [...read].sort(([left], [right]) => left.localeCompare(right))) {
+    hash.update(`\0${path}\0${text}`);
+  }
+  return {
+    ok: true,
+    snapshot: {
+      version: hash.digest('hex').slice(0, 16),
+      config,
+      catalog: catalogOf(tools),
+      warnings,
+      files: read,
+    },
+  };
+};
