@@ -1,9 +1,10 @@
 // The Approval Gateway stack: the agents' API, the handler functions and the executions table.
 import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
 import { AgentIdentity } from './constructs/agent-identity.js';
-import { ExecutionStore } from './constructs/execution-store.js';
 import { GatewayFunction } from './constructs/gateway-function.js';
+import { GatewayTable } from './constructs/gateway-table.js';
 import { McpApi } from './constructs/mcp-api.js';
 
 export interface AgentAuthorizationProps {
@@ -34,7 +35,8 @@ export class GatewayStack extends Stack {
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
 
-    const store = new ExecutionStore(this, 'Executions');
+    const store = new GatewayTable(this, 'Executions', { definition: executionsTable });
+    const configuration = new GatewayTable(this, 'Config', { definition: configTable });
     let authorization: Required<AgentAuthorizationProps>;
     if (props.agentAuthorization === undefined) {
       const identity = new AgentIdentity(this, 'AgentIdentity');
@@ -72,6 +74,7 @@ export class GatewayStack extends Stack {
 
     const environment = {
       EXECUTIONS_TABLE: store.table.tableName,
+      CONFIG_TABLE: configuration.table.tableName,
       AGENT_CLAIM: authorization.agentClaim,
       GROUPS_CLAIM: authorization.groupsClaim,
       CUSTOMER_CLAIM: authorization.customerClaim,
@@ -86,6 +89,8 @@ export class GatewayStack extends Stack {
     });
     // Exactly the calls the execution store makes, on the table and its indexes.
     store.table.grant(mcp.role, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
+    // The deployed configuration is read, never written, by the functions (config:push writes it).
+    configuration.table.grant(mcp.role, 'dynamodb:GetItem');
     const metadata = new GatewayFunction(this, 'ResourceMetadata', {
       entry: 'resource-metadata.ts',
       description: 'Approval Gateway OAuth protected-resource metadata',
@@ -106,6 +111,10 @@ export class GatewayStack extends Stack {
       allowedOrigins: props.allowedOrigins ?? [],
     });
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
+    new CfnOutput(this, 'ConfigTable', {
+      value: configuration.table.tableName,
+      description: 'Push the configuration here: npm run config:push -- --table <this>',
+    });
 
     Validations.of(mcp.role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,

@@ -106,10 +106,24 @@ const issueMessage = (issue: z.core.$ZodIssue, value: unknown): string => {
   return `${issue.message} (got ${describeValue(value)})`;
 };
 
+export interface LoadOptions {
+  /**
+   * What an unset `${env:NAME}` is: a problem (the runtime), or a note with a placeholder value
+   * (checking or pushing a configuration on a machine that is not where it will run).
+   */
+  readonly unsetVariables?: 'problem' | 'placeholder';
+  /** Receives the names of unset variables given placeholders. */
+  readonly onUnset?: (name: string, path: string) => void;
+}
+
+/** Placeholders for unset variables: a URL that can never resolve, and a marked string. */
+export const unsetPlaceholders = { url: 'https://unset-variable.invalid', text: '(unset variable)' } as const;
+
 export const loadConfigText = (
   text: string,
   file: string,
   environment: Readonly<Record<string, string | undefined>>,
+  options: LoadOptions = {},
 ): ConfigLoad => {
   const lines = new LineCounter();
   const document = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
@@ -145,9 +159,13 @@ export const loadConfigText = (
   }
 
   const problems: ConfigProblem[] = [];
-  const resolve = (secret: SecretRef, path: PropertyKey[]): string => {
+  const resolve = (secret: SecretRef, path: PropertyKey[], placeholder: string = unsetPlaceholders.text): string => {
     if (secret.kind === 'literal') return secret.value;
     const value = environment[secret.name];
+    if ((value === undefined || value.length === 0) && options.unsetVariables === 'placeholder') {
+      options.onUnset?.(secret.name, formatPath(path));
+      return placeholder;
+    }
     if (value === undefined || value.length === 0) {
       problems.push({
         file,
@@ -173,7 +191,7 @@ export const loadConfigText = (
   };
   const systems = parsed.data.systems.map((system, index): ResolvedSystem => {
     const path = ['systems', index, 'base_url'];
-    const baseUrl = resolve(system.base_url, path);
+    const baseUrl = resolve(system.base_url, path, unsetPlaceholders.url);
     if (baseUrl.length > 0 && !/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(baseUrl)) {
       problems.push({
         file,

@@ -7,7 +7,13 @@ import { buildSystemTools } from '../catalog/build.js';
 import { loadOpenApiDocument } from '../catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../catalog/operations.js';
 import { type Catalog, type CatalogTool, catalogOf } from '../catalog/tool.js';
-import { type ConfigProblem, formatPath, loadConfigText, type ResolvedConfig } from '../config/load.js';
+import {
+  type ConfigProblem,
+  formatPath,
+  type LoadOptions,
+  loadConfigText,
+  type ResolvedConfig,
+} from '../config/load.js';
 
 /** Reads a file the configuration names, by its path relative to the configuration file. */
 export interface ConfigFiles {
@@ -21,6 +27,8 @@ export interface GatewaySnapshot {
   readonly catalog: Catalog;
   /** Problems that left something out but did not invalidate the configuration. */
   readonly warnings: readonly ConfigProblem[];
+  /** The configuration text itself. */
+  readonly source: string;
   /** Every file read, with its text: what `config:push` bundles. */
   readonly files: ReadonlyMap<string, string>;
 }
@@ -39,8 +47,9 @@ export const loadSnapshot = async (input: {
   file: string;
   environment: Readonly<Record<string, string | undefined>>;
   files: ConfigFiles;
+  options?: LoadOptions;
 }): Promise<SnapshotLoad> => {
-  const loaded = loadConfigText(input.text, input.file, input.environment);
+  const loaded = loadConfigText(input.text, input.file, input.environment, input.options);
   if (!loaded.ok) return loaded;
   const { config, lineAt } = loaded;
   const problems: ConfigProblem[] = [];
@@ -99,6 +108,7 @@ export const loadSnapshot = async (input: {
       config,
       catalog: catalogOf(tools),
       warnings,
+      source: input.text,
       files: read,
     },
   };

@@ -16,11 +16,11 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { AgentIdentity } from '../../infra/constructs/agent-identity.js';
-import { ExecutionStore } from '../../infra/constructs/execution-store.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
+import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
 import { GatewayStack, type GatewayStackProps } from '../../infra/gateway-stack.js';
-import { executionsTable, type KeyAttribute } from '../../shared/adapters/dynamodb/tables.js';
+import { configTable, executionsTable, type KeyAttribute } from '../../shared/adapters/dynamodb/tables.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -163,15 +163,20 @@ const describeViolations = (violations: readonly unknown[]): string[] =>
 
 describe('the stack with the default Cognito agent identity', () => {
   const { stack, template, nag, validationReport } = synthesize();
-  const tableLogicalId = child(stack, 'Executions', ExecutionStore).tableLogicalId;
+  const tableLogicalId = child(stack, 'Executions', GatewayTable).tableLogicalId;
   const mcp = child(stack, 'Mcp', GatewayFunction);
   const metadata = child(stack, 'ResourceMetadata', GatewayFunction);
   const identity = child(stack, 'AgentIdentity', AgentIdentity);
   const tableArn = { 'Fn::GetAtt': [tableLogicalId, 'Arn'] };
+  const configTableLogicalId = child(stack, 'Config', GatewayTable).tableLogicalId;
+  const configTableArn = { 'Fn::GetAtt': [configTableLogicalId, 'Arn'] };
 
-  it('[aws.stack-shape] has one DynamoDB global table keyed by the shared executions definition', () => {
+  it('[aws.stack-shape] has the executions and configuration tables, keyed by the shared definitions', () => {
     const tables = resourcesOf(template, 'AWS::DynamoDB::GlobalTable');
-    expect([...tables.keys()]).toEqual([tableLogicalId]);
+    expect([...tables.keys()].sort()).toEqual([tableLogicalId, configTableLogicalId].sort());
+    expect(propertiesOf(tables.get(configTableLogicalId)).KeySchema).toEqual(
+      keySchema(configTable.partitionKey, undefined),
+    );
     const properties = propertiesOf(tables.get(tableLogicalId));
     expect(properties.KeySchema).toEqual(keySchema(executionsTable.partitionKey, executionsTable.sortKey));
     const definitions = asList(properties.AttributeDefinitions)
@@ -283,9 +288,21 @@ describe('the stack with the default Cognito agent identity', () => {
     }
   });
 
+  it('[aws.least-privilege] grants the MCP function reads of the configuration table and nothing more there', () => {
+    const statements = statementsForRole(template, logicalIdOf(mcp.role)).filter((statement) =>
+      asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(configTableLogicalId)),
+    );
+    expect(statements.flatMap(actionsOf)).toEqual(['dynamodb:GetItem']);
+    expect(statements.flatMap((statement) => asList(statement.Resource))).toEqual([configTableArn]);
+  });
+
   it('[aws.least-privilege] grants the MCP function DynamoDB actions on the executions table and its indexes only', () => {
     const statements = statementsForRole(template, logicalIdOf(mcp.role));
-    const dynamoDb = statements.filter((statement) => actionsOf(statement).some(isDynamoDbAction));
+    const dynamoDb = statements.filter(
+      (statement) =>
+        actionsOf(statement).some(isDynamoDbAction) &&
+        !asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(configTableLogicalId)),
+    );
     expect(dynamoDb.length).toBeGreaterThan(0);
     for (const statement of dynamoDb) {
       expect(statement.Effect).toBe('Allow');
@@ -379,7 +396,7 @@ describe('the stack with an explicit OIDC issuer', () => {
   });
 
   it('[aws.stack-shape] names the agent by the sub claim and advertises the given issuer', () => {
-    const tableLogicalId = child(stack, 'Executions', ExecutionStore).tableLogicalId;
+    const tableLogicalId = child(stack, 'Executions', GatewayTable).tableLogicalId;
     template.hasResourceProperties('AWS::Lambda::Function', {
       Role: { 'Fn::GetAtt': [logicalIdOf(mcp.role), 'Arn'] },
       Environment: {

@@ -49,7 +49,11 @@ describe('loadConfigText: the example file', () => {
     ]);
     // The base URL comes from the environment, without its trailing slash.
     expect(config.systems[0]?.base_url).toBe('http://127.0.0.1:9999');
-    expect(config.systems[0]?.credentials).toEqual({ type: 'api_key', header: 'X-Api-Key', value: 'demo-erp-key-7f3a' });
+    expect(config.systems[0]?.credentials).toEqual({
+      type: 'api_key',
+      header: 'X-Api-Key',
+      value: 'demo-erp-key-7f3a',
+    });
     expect(config.approvers.map((approver) => [approver.id, approver.groups])).toEqual([
       ['finance-approver', ['finance']],
       ['operations-approver', ['operations']],

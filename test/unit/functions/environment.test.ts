@@ -81,7 +81,9 @@ describe('parseEnvironment', () => {
 
   it('[functions.environment] reads an empty list as no entries', () => {
     expect(parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', ALLOWED_HOSTS: '' }).ALLOWED_HOSTS).toEqual([]);
-    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', ALLOWED_HOSTS: ' , ' }).ALLOWED_HOSTS).toEqual([]);
+    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', ALLOWED_HOSTS: ' , ' }).ALLOWED_HOSTS).toEqual(
+      [],
+    );
   });
 });
 

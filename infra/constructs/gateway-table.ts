@@ -1,5 +1,5 @@
-// The executions table, built from the same key definitions the local runtime uses: on-demand,
-// point-in-time recovery, TTL for retention, optionally encrypted with a customer-managed key.
+// A gateway table, built from the same key definitions the local runtime uses: on-demand,
+// point-in-time recovery, TTL for retention where defined, optionally a customer-managed key.
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   AttributeType,
@@ -12,9 +12,10 @@ import {
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { KeyAttribute, TableDefinition } from '../../shared/adapters/dynamodb/tables.js';
-import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 
-export interface ExecutionStoreProps {
+export interface GatewayTableProps {
+  /** Keys and indexes, shared with the local runtime. */
+  readonly definition: TableDefinition;
   /** Encrypt the table with this key. @default AWS-owned key */
   readonly encryptionKey?: IKey;
   /** What happens to the table when the stack is deleted. @default RemovalPolicy.RETAIN */
@@ -37,15 +38,15 @@ export const tableV2Props = (definition: TableDefinition) => ({
   ...(definition.timeToLiveAttribute === undefined ? {} : { timeToLiveAttribute: definition.timeToLiveAttribute }),
 });
 
-export class ExecutionStore extends Construct {
+export class GatewayTable extends Construct {
   readonly table: ITableV2;
   /** The table's logical id in the template (IAM findings name it). */
   readonly tableLogicalId: string;
 
-  constructor(scope: Construct, id: string, props: ExecutionStoreProps = {}) {
+  constructor(scope: Construct, id: string, props: GatewayTableProps) {
     super(scope, id);
     const table = new TableV2(this, 'Table', {
-      ...tableV2Props(executionsTable),
+      ...tableV2Props(props.definition),
       billing: Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: (props.removalPolicy ?? RemovalPolicy.RETAIN) === RemovalPolicy.RETAIN,

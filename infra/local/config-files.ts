@@ -1,0 +1,26 @@
+// Loading a configuration snapshot from the file system: the configuration file and the files it
+// names, relative to its folder. Used by the local runtime's tools (check, push).
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { LoadOptions } from '../../shared/config/load.js';
+import { loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
+
+export const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
+
+export const loadSnapshotFromFile = async (
+  path: string,
+  environment: Readonly<Record<string, string | undefined>>,
+  options: LoadOptions = {},
+): Promise<SnapshotLoad> => {
+  const text = await readText(path);
+  if (text === undefined) {
+    return { ok: false, problems: [{ file: path, path: '', line: null, message: 'the file cannot be read' }] };
+  }
+  return loadSnapshot({
+    text,
+    file: path,
+    environment,
+    files: { read: (relativePath) => readText(join(dirname(path), relativePath)) },
+    options,
+  });
+};
