@@ -1,0 +1,197 @@
+// The AWS side of the control plane against the local store: config:push writes the bundle with a
+// conditional write; a function instance caches it, refreshes it, and applies the staleness rule.
+import { spawn } from 'node:child_process';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
+import { projectPath } from '../../infra/paths.js';
+import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
+import { configTable } from '../../shared/adapters/dynamodb/tables.js';
+import type { ConfigBundle, ConfigBundleStore } from '../../shared/control-plane/bundle.js';
+import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
+import { ManualClock } from '../support/clock.js';
+import { adminOnlyConfig, snapshotOf } from '../support/snapshots.js';
+
+let dynamodb: LocalDynamoDb;
+let tableCount = 0;
+const freshStore = async (): Promise<{ store: DynamoDbConfigStore; tableName: string }> => {
+  tableCount += 1;
+  const tableName = `config-${tableCount}`;
+  await ensureTables(dynamodb.client, [{ definition: configTable, tableName }]);
+  return { store: new DynamoDbConfigStore(dynamodb.documents, tableName), tableName };
+};
+
+const bundleOf = async (text: string): Promise<ConfigBundle> => ({
+  version: (await snapshotOf(text)).version,
+  config_file: 'test.yaml',
+  config_text: text,
+  files: {},
+  pushed_at: new Date().toISOString(),
+});
+
+/** The real store, counting how often functions read it. */
+class CountingStore implements ConfigBundleStore {
+  fetches = 0;
+  failing = false;
+  constructor(private readonly inner: ConfigBundleStore) {}
+  fetch() {
+    this.fetches += 1;
+    if (this.failing) return Promise.reject(new Error('table unreachable'));
+    return this.inner.fetch();
+  }
+  push(bundle: ConfigBundle, expected: string | null) {
+    return this.inner.push(bundle, expected);
+  }
+}
+
+const warnings: string[] = [];
+const log = { info: () => undefined, warn: (message: string) => void warnings.push(message) };
+
+beforeAll(async () => {
+  dynamodb = await startLocalDynamoDb({ dataPath: null });
+});
+afterAll(async () => {
+  await dynamodb.close();
+});
+
+describe('the configuration bundle in the table', () => {
+  it('[control.stored-configuration] is pushed with a conditional write, so a stale push is refused', async () => {
+    const { store } = await freshStore();
+    const first = await bundleOf(adminOnlyConfig());
+    const second = await bundleOf(adminOnlyConfig({ extraTool: true }));
+    expect(await store.push(first, null)).toEqual({ kind: 'pushed' });
+    expect(await store.push(first, null)).toEqual({ kind: 'unchanged' });
+    // A push that still believes nothing is deployed loses against the first one.
+    expect(await store.push(second, null)).toEqual({ kind: 'conflict', current: first.version });
+    expect(await store.push(second, 'some-older-version')).toEqual({ kind: 'conflict', current: first.version });
+    expect(await store.push(second, first.version)).toEqual({ kind: 'pushed' });
+    expect(await store.fetch()).toEqual(second);
+  });
+
+  it('[control.stored-configuration] is read once per refresh interval and new pushes are picked up', async () => {
+    const { store } = await freshStore();
+    const counting = new CountingStore(store);
+    const clock = new ManualClock();
+    const plane = new StoredControlPlane(counting, {}, clock, log, 30_000);
+    expect(await plane.current()).toMatchObject({ kind: 'unavailable', reason: 'not_loaded' });
+
+    await store.push(await bundleOf(adminOnlyConfig()), null);
+    clock.advance(30_000);
+    const active = await plane.current();
+    expect(active.kind === 'active' && active.snapshot.catalog.tools.map((tool) => tool.name)).toEqual(['crm.notes.add']);
+    const reads = counting.fetches;
+    clock.advance(10_000);
+    await plane.current();
+    await plane.current();
+    expect(counting.fetches).toBe(reads);
+
+    const deployed = await store.fetch();
+    await store.push(await bundleOf(adminOnlyConfig({ extraTool: true })), deployed?.version ?? null);
+    clock.advance(20_000);
+    const updated = await plane.current();
+    expect(updated.kind === 'active' && updated.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
+      'crm.notes.add',
+      'crm.notes.list',
+    ]);
+    expect(counting.fetches).toBe(reads + 1);
+  });
+
+  it('[control.staleness] [control.stored-configuration] keeps the last good configuration only until it is stale', async () => {
+    const { store } = await freshStore();
+    const counting = new CountingStore(store);
+    const clock = new ManualClock();
+    const plane = new StoredControlPlane(counting, {}, clock, log, 30_000);
+    await store.push(await bundleOf(adminOnlyConfig({ staleness: '90s' })), null);
+    expect((await plane.current()).kind).toBe('active');
+
+    counting.failing = true;
+    clock.advance(60_000);
+    expect((await plane.current()).kind).toBe('active');
+    expect(warnings.at(-1)).toContain('keeping the last good one');
+    clock.advance(31_000);
+    expect(await plane.current()).toMatchObject({ kind: 'unavailable', reason: 'stale' });
+
+    counting.failing = false;
+    clock.advance(30_000);
+    expect((await plane.current()).kind).toBe('active');
+  });
+
+  it('[control.stored-configuration] refuses a broken bundle and keeps serving the last good one', async () => {
+    const { store } = await freshStore();
+    const clock = new ManualClock();
+    const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
+    const good = await bundleOf(adminOnlyConfig());
+    await store.push(good, null);
+    expect((await plane.current()).kind).toBe('active');
+    await store.push({ ...good, version: 'broken-1', config_text: 'settings: { approval_time: soon }' }, good.version);
+    clock.advance(1_000);
+    const state = await plane.current();
+    expect(state.kind === 'active' && state.snapshot.version).toBe(good.version);
+    expect(warnings.at(-1)).toContain('not valid here');
+  });
+
+  it('[control.stored-configuration] survives the table going away, then goes stale', async () => {
+    const { store, tableName } = await freshStore();
+    const clock = new ManualClock();
+    const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
+    await store.push(await bundleOf(adminOnlyConfig({ staleness: '5s' })), null);
+    expect((await plane.current()).kind).toBe('active');
+    await dynamodb.client.send(new DeleteTableCommand({ TableName: tableName }));
+    clock.advance(2_000);
+    expect((await plane.current()).kind).toBe('active');
+    clock.advance(4_000);
+    expect(await plane.current()).toMatchObject({ kind: 'unavailable', reason: 'stale' });
+  });
+});
+
+describe('npm run config:push', () => {
+  const push = (args: string[]): Promise<{ code: number | null; output: string }> =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('scripts/config-push.ts'), ...args], {
+        cwd: projectPath(),
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+      });
+      child.on('exit', (code) => resolve({ code, output }));
+    });
+
+  it('[control.stored-configuration] pushes the demo configuration with its OpenAPI document, once', async () => {
+    const { store, tableName } = await freshStore();
+    const first = await push(['--table', tableName, '--endpoint', dynamodb.endpoint, 'examples/gateway.config.yaml']);
+    expect(first.code, first.output).toBe(0);
+    expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(7 tools\)/);
+    const bundle = await store.fetch();
+    expect(bundle?.config_file).toBe('gateway.config.yaml');
+    expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml']);
+    expect(bundle?.config_text).toContain('${env:DEMO_ERP_URL}');
+
+    const again = await push(['--table', tableName, '--endpoint', dynamodb.endpoint]);
+    expect(again.code).toBe(0);
+    expect(again.output).toContain('is already deployed');
+
+    // A function reading it resolves the reference from its own environment.
+    const plane = new StoredControlPlane(store, { DEMO_ERP_URL: 'http://erp.internal' }, new ManualClock(), log);
+    const state = await plane.current();
+    expect(state.kind === 'active' && state.snapshot.config.systems[0]?.base_url).toBe('http://erp.internal');
+    expect(state.kind === 'active' && state.snapshot.version).toBe(bundle?.version);
+  });
+
+  it('[control.stored-configuration] pushes nothing from an invalid configuration', async () => {
+    const { store, tableName } = await freshStore();
+    const { writeFile, mkdtemp } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const folder = await mkdtemp(join(tmpdir(), 'gateway-push-'));
+    await writeFile(join(folder, 'broken.yaml'), 'systems:\n  - key: erp\n    base_url: http://x\n');
+    const result = await push(['--table', tableName, '--endpoint', dynamodb.endpoint, join(folder, 'broken.yaml')]);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('nothing was pushed');
+    expect(result.output).toContain('systems[0]: a system needs an openapi document or at least one operation');
+    expect(await store.fetch()).toBeUndefined();
+  });
+});
