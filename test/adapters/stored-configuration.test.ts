@@ -78,7 +78,9 @@ describe('the configuration bundle in the table', () => {
     await store.push(await bundleOf(adminOnlyConfig()), null);
     clock.advance(30_000);
     const active = await plane.current();
-    expect(active.kind === 'active' && active.snapshot.catalog.tools.map((tool) => tool.name)).toEqual(['crm.notes.add']);
+    expect(active.kind === 'active' && active.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
+      'crm.notes.add',
+    ]);
     const reads = counting.fetches;
     clock.advance(10_000);
     await plane.current();

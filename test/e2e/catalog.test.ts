@@ -48,7 +48,11 @@ const call = async (runtime: RuntimeProcess, name: string, args: Record<string, 
 };
 
 /** Polls until the condition holds (the configuration is checked every second). */
-const eventually = async <T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
+const eventually = async <T>(
+  probe: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> => {
   const deadline = Date.now() + timeoutMs;
   let last = await probe();
   while (!accept(last) && Date.now() < deadline) {
@@ -159,7 +163,13 @@ describe('a configuration that changes while the gateway runs', () => {
   });
 
   it('[control.reload] applies an edit without a restart', async () => {
-    await writeFile(configFile, original.replace('    amount_fields: [amount]', '    amount_fields: [amount]\n    disabled_tools: [erp.vendors.delete]'));
+    await writeFile(
+      configFile,
+      original.replace(
+        '    amount_fields: [amount]',
+        '    amount_fields: [amount]\n    disabled_tools: [erp.vendors.delete]',
+      ),
+    );
     const names = await eventually(
       () => listNames(runtime),
       (list) => !list.includes('erp.vendors.delete'),
@@ -168,10 +178,12 @@ describe('a configuration that changes while the gateway runs', () => {
     const { result } = await call(runtime, 'erp.vendors.delete', { vendor_id: 'V-100' });
     expect(result.code).toBe('unknown_tool');
     await writeFile(configFile, original);
-    expect(await eventually(() => listNames(runtime), (list) => list.length === demoTools.length + 1)).toEqual([
-      'get_execution_status',
-      ...demoTools,
-    ]);
+    expect(
+      await eventually(
+        () => listNames(runtime),
+        (list) => list.length === demoTools.length + 1,
+      ),
+    ).toEqual(['get_execution_status', ...demoTools]);
   });
 
   it('[control.reload] [control.staleness] keeps the last good configuration after a broken edit, until it is stale', async () => {
@@ -182,7 +194,9 @@ describe('a configuration that changes while the gateway runs', () => {
       async () => runtime.output().slice(before),
       (text) => text.includes('configuration change refused'),
     );
-    expect(logged).toContain('settings.approval_time: expected a duration such as 90s, 15m or 24h (got \\"tomorrow\\")');
+    expect(logged).toContain(
+      'settings.approval_time: expected a duration such as 90s, 15m or 24h (got \\"tomorrow\\")',
+    );
     expect((await listNames(runtime)).length).toBe(demoTools.length + 1);
 
     // Three seconds later the last good sync is too old: only the status tool remains.
@@ -197,15 +211,32 @@ describe('a configuration that changes while the gateway runs', () => {
     expect(followed.result).toEqual(refused.result);
 
     await writeFile(configFile, original);
-    expect(await eventually(() => listNames(runtime), (list) => list.length > 1)).toEqual(['get_execution_status', ...demoTools]);
+    expect(
+      await eventually(
+        () => listNames(runtime),
+        (list) => list.length > 1,
+      ),
+    ).toEqual(['get_execution_status', ...demoTools]);
   });
 
   it('[control.staleness] offers only get_execution_status while the configuration turns the gateway off', async () => {
     await writeFile(configFile, original.replace('  enabled: true', '  enabled: false'));
-    expect(await eventually(() => listNames(runtime), (list) => list.length === 1)).toEqual(['get_execution_status']);
+    expect(
+      await eventually(
+        () => listNames(runtime),
+        (list) => list.length === 1,
+      ),
+    ).toEqual(['get_execution_status']);
     const { result } = await call(runtime, 'erp.shipments.track', { tracking_number: '1Z999' });
     expect(result).toMatchObject({ status: 'denied', code: 'unknown_tool' });
     await writeFile(configFile, original);
-    expect((await eventually(() => listNames(runtime), (list) => list.length > 1)).length).toBe(demoTools.length + 1);
+    expect(
+      (
+        await eventually(
+          () => listNames(runtime),
+          (list) => list.length > 1,
+        )
+      ).length,
+    ).toBe(demoTools.length + 1);
   });
 });

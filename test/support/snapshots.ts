@@ -1,6 +1,7 @@
 // Configuration snapshots for tests, built by the real loader from small configuration texts.
-import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
+
 import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
+import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 
 export const adminOnlyConfig = (options: { enabled?: boolean; staleness?: string; extraTool?: boolean } = {}) =>
   [
@@ -22,7 +23,12 @@ export const adminOnlyConfig = (options: { enabled?: boolean; staleness?: string
   ].join('\n');
 
 export const snapshotOf = async (text: string): Promise<GatewaySnapshot> => {
-  const outcome = await loadSnapshot({ text, file: 'test.yaml', environment: {}, files: { read: async () => undefined } });
+  const outcome = await loadSnapshot({
+    text,
+    file: 'test.yaml',
+    environment: {},
+    files: { read: async () => undefined },
+  });
   if (!outcome.ok) throw new Error(JSON.stringify(outcome.problems));
   return outcome.snapshot;
 };

@@ -21,7 +21,9 @@ describe('gateway.config.schema.json', () => {
     expect(validate(demo), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ settings: { approval_time: 'soon' } })).toBe(false);
     expect(validate({ settings: { enabled: true, colour: 'red' } })).toBe(false);
-    expect(validate({ systems: [{ key: 'erp', base_url: 'http://x', credentials: { type: 'kerberos' } }] })).toBe(false);
+    expect(validate({ systems: [{ key: 'erp', base_url: 'http://x', credentials: { type: 'kerberos' } }] })).toBe(
+      false,
+    );
     expect(validate({ agents: [{ id: 'Agent One', token: 't' }] })).toBe(false);
   });
 });
