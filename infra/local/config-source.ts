@@ -21,6 +21,9 @@ const fingerprintOf = (texts: readonly [string, string | undefined][]): string =
   return hash.digest('hex');
 };
 
+/** How long a changed file must stay the same before it is loaded. */
+const settleMs = 150;
+
 const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
 
 export class LocalConfigSource implements ControlPlane {
@@ -100,6 +103,12 @@ export class LocalConfigSource implements ControlPlane {
       if (this.lastAttemptOk) this.synced.confirm();
       return;
     }
+    // An editor may still be writing: take the change once it has held still for a moment.
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    if ((await this.currentFingerprint()) !== fingerprint) {
+      this.pending = true;
+      return;
+    }
     const outcome = await this.attempt();
     if (outcome.ok) {
       this.log.info('configuration reloaded', {
@@ -127,11 +136,9 @@ export class LocalConfigSource implements ControlPlane {
     const texts: [string, string | undefined][] = [[this.path, text]];
     const touched: string[] = [];
     let outcome: SnapshotLoad;
-    if (text === undefined) {
-      outcome = {
-        ok: false,
-        problems: [{ file: this.path, path: '', line: null, message: 'the file cannot be read' }],
-      };
+    if (text === undefined || text.trim().length === 0) {
+      const message = text === undefined ? 'the file cannot be read' : 'the file is empty';
+      outcome = { ok: false, problems: [{ file: this.path, path: '', line: null, message }] };
     } else {
       outcome = await loadSnapshot({
         text,

@@ -4,7 +4,7 @@
 // Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
 import type { ResolvedSystem } from '../config/load.js';
-import { toolName } from './naming.js';
+import { normalizeOperationId, toolName } from './naming.js';
 import type { OperationSpec } from './operations.js';
 import { applyMarks, hasReference, type MarkRules, toJsonSchema } from './schema-conversion.js';
 import { type Access, type CatalogTool, type FieldBinding, isJsonObject, type JsonObject } from './tool.js';
@@ -26,7 +26,9 @@ const readMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 const queryMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
 
 const humanize = (id: string): string => {
-  const words = id.replace(/[._-]+/g, ' ').trim();
+  const words = normalizeOperationId(id)
+    .replace(/[._-]+/g, ' ')
+    .trim();
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
@@ -62,8 +64,8 @@ const openApiInput = (operation: OperationSpec, convert: (schema: JsonObject) =>
   for (const parameter of operation.parameters) {
     if (parameter.in === 'cookie') return `cookie parameter "${parameter.name}" cannot be sent by the gateway`;
     let field = parameter.name;
-    if (field in properties) field = `${parameter.in}_${parameter.name}`;
-    if (field in properties) return `the input fields "${parameter.name}" and "${field}" clash`;
+    if (Object.hasOwn(properties, field)) field = `${parameter.in}_${parameter.name}`;
+    if (Object.hasOwn(properties, field)) return `the input fields "${parameter.name}" and "${field}" clash`;
     properties[field] = convert({
       ...parameter.schema,
       ...(parameter.description === undefined || 'description' in parameter.schema
@@ -92,7 +94,7 @@ const adminInput = (operation: OperationSpec): InputShape | string => {
   const required = Array.isArray(schema.required) ? schema.required.filter((name) => typeof name === 'string') : [];
   const pathNames = new Set(operation.parameters.map((parameter) => parameter.name));
   for (const name of pathNames) {
-    if (!(name in properties)) return `the path segment {${name}} has no input field of that name`;
+    if (!Object.hasOwn(properties, name)) return `the path segment {${name}} has no input field of that name`;
     if (!required.includes(name)) required.push(name);
   }
   const fields: FieldBinding[] = Object.keys(properties).map((field) => ({
@@ -129,7 +131,7 @@ export const buildSystemTools = (
   const seen = new Map<string, string>();
   for (const operation of operations) {
     const named = toolName(system.key, operation.operationId, operation.method, operation.path);
-    const where = operation.inputSchema === undefined ? [...systemPath, 'openapi'] : systemPath;
+    const where = [...systemPath, ...operation.configPath];
     if (!named.ok) {
       problems.push({ path: where, message: `${operation.source}: ${named.reason}` });
       continue;
@@ -163,7 +165,8 @@ export const buildSystemTools = (
       continue;
     }
     const access: Access = system.access[name] ?? (readMethods.has(operation.method) ? 'read' : 'write');
-    const title = operation.summary ?? humanize(operation.operationId ?? `${operation.method} ${operation.path}`);
+    const operationId = operation.operationId ?? name.slice(system.key.length + 1);
+    const title = operation.summary ?? humanize(operationId);
     const responseSchema =
       operation.responseSchema === null || hasReference(operation.responseSchema)
         ? null
@@ -174,7 +177,7 @@ export const buildSystemTools = (
     tools.push({
       name,
       systemKey: system.key,
-      operationId: operation.operationId ?? name.slice(system.key.length + 1),
+      operationId,
       title,
       description:
         operation.description ?? operation.summary ?? `${operation.method} ${operation.path} on ${system.key}`,

@@ -27,7 +27,8 @@ export const operationIdFromRoute = (method: string, path: string): string => {
     .filter((segment) => segment.length > 0)
     .map((segment) => {
       const parameter = /^\{(.+)\}$/.exec(segment);
-      return parameter?.[1] === undefined ? segment : `by_${parameter[1]}`;
+      // Path words are joined with "_" like the rest of the name (purchase-orders → purchase_orders).
+      return (parameter?.[1] === undefined ? segment : `by_${parameter[1]}`).replaceAll('-', '_');
     });
   return normalizeOperationId([method.toLowerCase(), ...segments].join('_'));
 };

@@ -13,6 +13,18 @@ const isApiDocument = (value: unknown): value is ApiDocument =>
   isJsonObject(value.info) &&
   isJsonObject(value.paths ?? {});
 
+/** `$ref`s that point outside the document (internal ones left behind are recursive schemas). */
+const externalReferences = (value: unknown, found: Set<string> = new Set()): string[] => {
+  if (Array.isArray(value)) for (const item of value) externalReferences(item, found);
+  else if (isJsonObject(value)) {
+    for (const [key, child] of Object.entries(value)) {
+      if (key === '$ref' && typeof child === 'string' && !child.startsWith('#')) found.add(child);
+      else externalReferences(child, found);
+    }
+  }
+  return [...found];
+};
+
 export type OpenApiLoad = { ok: true; document: JsonObject } | { ok: false; messages: string[] };
 
 const options = {
@@ -56,5 +68,14 @@ export const loadOpenApiDocument = async (text: string): Promise<OpenApiLoad> =>
   if (!isApiDocument(fresh)) return { ok: false, messages: ['the document has no info object'] };
   const document: unknown = await dereference(fresh, options);
   if (!isJsonObject(document)) return { ok: false, messages: ['the dereferenced document is not an object'] };
+  const external = externalReferences(document);
+  if (external.length > 0) {
+    return {
+      ok: false,
+      messages: external.map(
+        (reference) => `the reference ${reference} leaves the document; only #/… references are followed`,
+      ),
+    };
+  }
   return { ok: true, document };
 };

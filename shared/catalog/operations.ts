@@ -15,6 +15,8 @@ export interface ParameterSpec {
 export interface OperationSpec {
   /** Where the operation comes from, for messages (e.g. "openapi: POST /purchase-orders"). */
   readonly source: string;
+  /** Where its problems are reported, relative to its system in the configuration. */
+  readonly configPath: readonly PropertyKey[];
   readonly operationId: string | undefined;
   readonly method: string;
   readonly path: string;
@@ -92,6 +94,7 @@ export const operationsFromOpenApi = (document: JsonObject): OperationSpec[] => 
         .find((schema) => schema !== undefined);
       operations.push({
         source,
+        configPath: ['openapi'],
         operationId: operation.operationId,
         method: method.toUpperCase(),
         path,
@@ -124,6 +127,7 @@ const pathParameters = (path: string): string[] =>
 export const operationsFromAdmin = (operations: readonly AdminOperation[], systemIndex: number): OperationSpec[] =>
   operations.map((operation, index) => ({
     source: `systems[${systemIndex}].operations[${index}]`,
+    configPath: ['operations', index],
     operationId: operation.id,
     method: operation.method,
     path: operation.path,

@@ -113,7 +113,7 @@ describe('npm run config:check', () => {
       name: 'duplicate-tool-name',
       edit: (text) => text.replace('      - id: shipments.track', '      - id: vendors.get'),
       expected: () =>
-        /systems\[0\]: systems\[0\]\.operations\[0\]: the tool name erp\.vendors\.get is also used by openapi: GET \/vendors\/\{vendor_id\}/,
+        /:\d+: systems\[0\]\.operations\[0\]: systems\[0\]\.operations\[0\]: the tool name erp\.vendors\.get is also used by openapi: GET \/vendors\/\{vendor_id\}/,
     },
     {
       name: 'path-segment-without-field',
