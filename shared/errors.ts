@@ -43,8 +43,9 @@ export const inputErrorCodes = {
   schema_violation: 'This value does not satisfy the tool input schema.',
   invalid_decimal: 'Expected a decimal number such as 1500 or 1500.25.',
   mixed_script: 'An identifier may use Latin or Arabic letters, not both.',
-  unsupported_script: 'An identifier may use only Latin or Arabic letters, ASCII digits and - _ . /',
-  disallowed_character: 'This character is not allowed in an identifier.',
+  unsupported_script: 'An identifier may use letters of the Latin or the Arabic script only.',
+  disallowed_character:
+    'An identifier may hold only Latin or Arabic letters, ASCII digits and - _ . / (no spaces, other symbols, or invisible characters).',
   arguments_too_large: 'The arguments exceed 64 KB once canonicalized.',
   nesting_too_deep: 'The arguments are nested more than 32 levels deep.',
   duplicate_key: 'This object has the same key more than once.',
@@ -52,7 +53,6 @@ export const inputErrorCodes = {
   non_finite_number: 'Numbers must be finite.',
   forbidden_key: 'Keys named __proto__, constructor or prototype are refused.',
   lone_surrogate: 'This string holds a lone UTF-16 surrogate.',
-  invisible_character: 'Bidirectional controls and zero-width characters are refused here.',
   not_an_object: 'The arguments must be a JSON object.',
 } as const;
 

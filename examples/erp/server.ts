@@ -51,6 +51,7 @@ interface PurchaseOrder {
   amount: string;
   currency: string;
   description: string;
+  lines: { sku: string; quantity: number; note?: string }[];
   status: 'placed' | 'cancelled' | 'shipped';
   created_at: string;
 }
@@ -141,6 +142,7 @@ const CreateOrder = z.object({
   amount: z.union([z.string(), z.number()]),
   currency: z.string(),
   description: z.string().optional(),
+  lines: z.array(z.object({ sku: z.string(), quantity: z.number(), note: z.string().optional() })).optional(),
 });
 const Refund = z.object({
   order_reference: z.string(),
@@ -181,6 +183,7 @@ export const startDemoErp = async (
           amount: String(input.data.amount),
           currency: input.data.currency,
           description: input.data.description ?? '',
+          lines: input.data.lines ?? [],
           status: 'placed',
           created_at: new Date().toISOString(),
         };

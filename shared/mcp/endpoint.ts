@@ -10,8 +10,9 @@ import {
   originValidationResponse,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import { readArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
+import { McpRequestContext, requestContextOf } from './request-context.js';
 import { buildMcpServer, type McpServices } from './server.js';
 
 /** Largest MCP request body accepted, in bytes. */
@@ -31,24 +32,16 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-const AgentExtra = z.object({
-  id: z.string(),
-  groups: z.array(z.string()),
-  customerId: z.string().nullable(),
-});
-
 export const jsonRpcErrorResponse = (status: number, code: number, message: string): Response =>
   Response.json({ jsonrpc: '2.0', id: null, error: { code, message } }, { status });
 
 export const bodyTooLargeResponse = (): Response =>
   jsonRpcErrorResponse(413, -32600, `The request body is larger than ${maxRequestBodyBytes} bytes.`);
 
-const agentOf = (authInfo: AuthInfo | undefined): AgentIdentity => AgentExtra.parse(authInfo?.extra?.agent);
-
 /** 2025-era requests: a fresh server and a JSON-mode transport for this one exchange. */
 const serveLegacy = async (services: McpServices, request: Request, authInfo: AuthInfo): Promise<Response> => {
   if (request.method.toUpperCase() !== 'POST') return jsonRpcErrorResponse(405, -32000, 'Method not allowed.');
-  const server = buildMcpServer(services, agentOf(authInfo));
+  const server = buildMcpServer(services, requestContextOf(authInfo));
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -64,7 +57,7 @@ const serveLegacy = async (services: McpServices, request: Request, authInfo: Au
 };
 
 export const createMcpEndpoint = (services: McpServices, options: McpEndpointOptions): McpEndpoint => {
-  const modern = createMcpHandler(({ authInfo }) => buildMcpServer(services, agentOf(authInfo)), {
+  const modern = createMcpHandler(({ authInfo }) => buildMcpServer(services, requestContextOf(authInfo)), {
     legacy: 'reject',
     responseMode: 'json',
     maxRequestBodySize: maxRequestBodyBytes,
@@ -81,12 +74,14 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
       if (refused !== undefined) return refused;
       const declaredLength = Number(request.headers.get('content-length') ?? '0');
       if (declaredLength > maxRequestBodyBytes) return bodyTooLargeResponse();
-      const authInfo: AuthInfo = {
-        token: '',
-        clientId: agent.id,
-        scopes: [],
-        extra: { agent: { ...agent, groups: [...agent.groups] } },
-      };
+      // A tool call's arguments are read from the request's own text, where duplicate keys,
+      // huge integers and lone surrogates are still visible.
+      let toolArguments = null;
+      if (request.method === 'POST') {
+        const text = await request.clone().text();
+        if (text.includes('tools/call')) toolArguments = readArguments(text);
+      }
+      const authInfo = new McpRequestContext(agent, toolArguments).toAuthInfo();
       if (await isLegacyRequest(request, undefined, { maxRequestBodySize: maxRequestBodyBytes })) {
         return serveLegacy(services, request, authInfo);
       }

@@ -2,12 +2,13 @@
 // official SDK (both revisions, discover, caching fields); the gateway answers tools/list and
 // tools/call from its use-cases.
 import { type CallToolResult, type ListToolsResult, Server, type Tool } from '@modelcontextprotocol/server';
-import type { AgentIdentity } from '../auth/agent.js';
+import { readParsedArguments } from '../arguments/strict-json.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { resultObjectJsonSchema } from '../result.js';
 import { type CallToolDeps, callTool, visibleTools } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../version.js';
+import type { McpRequestContext } from './request-context.js';
 import { statusTool, statusToolName } from './status-tool.js';
 import { toCallToolResult } from './tool-result.js';
 
@@ -31,7 +32,8 @@ const instructions =
   'A call answers one result object: succeeded, failed, unknown, denied, or pending_approval when a person must decide. ' +
   'Follow a pending call with get_execution_status, gently (every 30-60 s at most); never repeat the call while it waits.';
 
-export const buildMcpServer = (services: McpServices, agent: AgentIdentity): Server => {
+export const buildMcpServer = (services: McpServices, context: McpRequestContext): Server => {
+  const { agent } = context;
   const server = new Server(
     { name: gatewayInfo.name, title: gatewayInfo.title, version: gatewayInfo.version },
     {
@@ -57,7 +59,7 @@ export const buildMcpServer = (services: McpServices, agent: AgentIdentity): Ser
     if (name === statusToolName) {
       return toCallToolResult(await getExecutionStatus(services.store, agent, args));
     }
-    return toCallToolResult(await callTool(services, agent, name, args));
+    return toCallToolResult(await callTool(services, agent, name, context.toolArguments ?? readParsedArguments(args)));
   });
 
   return server;

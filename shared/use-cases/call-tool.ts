@@ -1,5 +1,9 @@
 // tools/call for catalog tools: find the tool this agent may see, then decide. Every call leaves
 // an execution record, refusals included.
+import canonicalJson from 'canonicalize';
+import { canonicalizeArguments } from '../arguments/canonicalize.js';
+import { redactMarked } from '../arguments/redact.js';
+import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';
@@ -8,7 +12,7 @@ import { type ResultCode, resultMessages } from '../errors.js';
 import { type Execution, toResultObject } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import type { IdSource } from '../ids.js';
-import type { ResultObject } from '../result.js';
+import type { InputError, ResultObject } from '../result.js';
 
 export interface CallToolDeps {
   readonly store: ExecutionStore;
@@ -26,12 +30,20 @@ export const visibleTools = async (controlPlane: ControlPlane): Promise<readonly
   return state.kind === 'active' ? state.snapshot.catalog.tools : [];
 };
 
+interface Refusal {
+  readonly code: Extract<ResultCode, 'unknown_tool' | 'policy_denied' | 'invalid_arguments'>;
+  readonly inputErrors?: readonly InputError[];
+  /** Canonical arguments as kept for the record (secrets redacted: a refused call is never sent). */
+  readonly argumentsJson?: string;
+}
+
 const refuse = async (
   deps: CallToolDeps,
   agent: AgentIdentity,
   tool: string,
-  code: Extract<ResultCode, 'unknown_tool' | 'policy_denied'>,
+  refusal: Refusal,
 ): Promise<ResultObject> => {
+  const { code } = refusal;
   const at = isoAt(deps.clock);
   const execution: Execution = {
     execution_id: deps.ids.next(),
@@ -39,12 +51,12 @@ const refuse = async (
     customer_id: agent.customerId,
     tool: recordedName(tool),
     status: 'denied',
-    arguments_json: null,
+    arguments_json: refusal.argumentsJson ?? null,
     code,
     message: resultMessages[code],
     result_json: null,
     approval_url: null,
-    input_errors: null,
+    input_errors: refusal.inputErrors === undefined ? null : [...refusal.inputErrors],
     created_at: at,
     updated_at: at,
     history: [{ status: 'denied', at }],
@@ -57,11 +69,17 @@ export const callTool = async (
   deps: CallToolDeps,
   agent: AgentIdentity,
   name: string,
-  _args: Readonly<Record<string, unknown>>,
+  args: StrictArguments,
 ): Promise<ResultObject> => {
   const state = await deps.controlPlane.current();
   const tool = state.kind === 'active' ? state.snapshot.catalog.byName.get(name) : undefined;
-  if (tool === undefined) return refuse(deps, agent, name, 'unknown_tool');
+  if (tool === undefined) return refuse(deps, agent, name, { code: 'unknown_tool' });
+  const canonical = canonicalizeArguments(tool, args);
+  if (!canonical.ok)
+    return refuse(deps, agent, tool.name, { code: 'invalid_arguments', inputErrors: canonical.errors });
   // No policy engine is wired yet, so nothing is permitted: the gateway fails closed.
-  return refuse(deps, agent, tool.name, 'policy_denied');
+  return refuse(deps, agent, tool.name, {
+    code: 'policy_denied',
+    argumentsJson: canonicalJson(redactMarked(canonical.arguments.value, tool.inputSchema)) ?? '{}',
+  });
 };

@@ -107,6 +107,21 @@ describe('the demo configuration', () => {
         },
         currency: { type: 'string', enum: ['EUR', 'USD', 'GBP', 'SAR', 'AED'] },
         description: { type: 'string', maxLength: 500, description: 'What is being bought, in free text.' },
+        lines: {
+          type: 'array',
+          maxItems: 500,
+          description: "The order's lines, when it has several.",
+          items: {
+            type: 'object',
+            required: ['sku', 'quantity'],
+            additionalProperties: false,
+            properties: {
+              sku: { type: 'string', 'x-identifier': true, maxLength: 40 },
+              quantity: { type: 'integer', minimum: 1 },
+              note: { type: 'string', maxLength: 20000, description: 'Instructions for this line (packing, labelling).' },
+            },
+          },
+        },
       },
       required: ['vendor_id', 'amount', 'currency'],
       additionalProperties: false,

@@ -1,0 +1,140 @@
+// Schema validation of canonical arguments with a real JSON Schema validator (ajv, draft
+// 2020-12, no coercion, every error), its findings turned into the gateway's input errors.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
+import { type InputErrorCode, inputErrorCodes } from '../errors.js';
+import { jsonPointer } from '../json-pointer.js';
+import type { InputError } from '../result.js';
+
+const addFormats = addFormatsModule.default ?? addFormatsModule;
+
+const ajv = new Ajv2020({
+  allErrors: true,
+  strict: false,
+  coerceTypes: false,
+  useDefaults: false,
+  removeAdditional: false,
+  validateFormats: true,
+});
+addFormats(ajv);
+// The gateway's own formats are checked by canonicalization, not by the validator.
+ajv.addFormat('decimal', true);
+ajv.addFormat('identifier', true);
+
+const numericKeywords = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'enum', 'const'];
+
+/**
+ * The schema the validator sees: amounts arrive canonical, as decimal strings, so an amount's
+ * type becomes string and its numeric limits are checked by canonicalization instead.
+ */
+export const validationSchema = (schema: JsonObject): JsonObject => {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (schema[marks.amount] === true && (key === 'type' || numericKeywords.includes(key))) continue;
+    if (Array.isArray(value)) out[key] = value.map((item) => (isJsonObject(item) ? validationSchema(item) : item));
+    else if (isJsonObject(value) && key !== 'const' && key !== 'default' && key !== 'examples') {
+      out[key] =
+        key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'dependentSchemas'
+          ? Object.fromEntries(
+              Object.entries(value).map(([name, child]) => [
+                name,
+                isJsonObject(child) ? validationSchema(child) : child,
+              ]),
+            )
+          : validationSchema(value);
+    } else out[key] = value;
+  }
+  if (schema[marks.amount] === true) out.type = 'string';
+  return out;
+};
+
+const codeFor = (keyword: string): InputErrorCode => {
+  switch (keyword) {
+    case 'additionalProperties':
+    case 'unevaluatedProperties':
+      return 'unknown_field';
+    case 'required':
+      return 'missing_field';
+    case 'type':
+      return 'wrong_type';
+    case 'enum':
+    case 'const':
+      return 'not_allowed_value';
+    case 'pattern':
+      return 'pattern_mismatch';
+    case 'minLength':
+    case 'minItems':
+    case 'minProperties':
+      return 'too_short';
+    case 'maxLength':
+    case 'maxItems':
+    case 'maxProperties':
+      return 'too_long';
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+    case 'multipleOf':
+      return 'out_of_range';
+    case 'format':
+      return 'invalid_format';
+    default:
+      return 'schema_violation';
+  }
+};
+
+const parameter = (error: ErrorObject, name: string): unknown =>
+  isJsonObject(error.params) ? error.params[name] : undefined;
+
+const detail = (error: ErrorObject, code: InputErrorCode): string => {
+  const base = inputErrorCodes[code];
+  switch (error.keyword) {
+    case 'type':
+      return `Expected ${String(parameter(error, 'type')).replaceAll(',', ' or ')}.`;
+    case 'enum': {
+      const allowed = parameter(error, 'allowedValues');
+      return Array.isArray(allowed)
+        ? `Expected one of: ${allowed.map((item) => JSON.stringify(item)).join(', ')}.`
+        : base;
+    }
+    case 'minLength':
+    case 'maxLength':
+    case 'minItems':
+    case 'maxItems':
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `${base} (limit: ${String(parameter(error, 'limit'))})`;
+    case 'format':
+      return `Expected the format ${String(parameter(error, 'format'))}.`;
+    case 'pattern':
+      return `${base} (${String(parameter(error, 'pattern'))})`;
+    default:
+      return base;
+  }
+};
+
+const toInputError = (error: ErrorObject): InputError => {
+  const code = codeFor(error.keyword);
+  let path = error.instancePath;
+  const property = parameter(error, error.keyword === 'required' ? 'missingProperty' : 'additionalProperty');
+  if ((code === 'missing_field' || code === 'unknown_field') && typeof property === 'string') {
+    path = `${path}${jsonPointer([property])}`;
+  }
+  return { path, code, message: detail(error, code) };
+};
+
+const compiled = new WeakMap<JsonObject, ValidateFunction>();
+
+/** The validator for a tool's input schema, compiled once per schema object. */
+export const validatorFor = (schema: JsonObject): ((value: unknown) => InputError[]) => {
+  let validate = compiled.get(schema);
+  if (validate === undefined) {
+    validate = ajv.compile(validationSchema(schema));
+    compiled.set(schema, validate);
+  }
+  const check = validate;
+  return (value) => (check(value) ? [] : (check.errors ?? []).map(toInputError));
+};

@@ -1,0 +1,23 @@
+// What the transport learned about one MCP request before the SDK parsed it: who is calling, and
+// the tool call's arguments read strictly from the request's own text.
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { StrictArguments } from '../arguments/strict-json.js';
+import type { AgentIdentity } from '../auth/agent.js';
+
+export class McpRequestContext {
+  constructor(
+    readonly agent: AgentIdentity,
+    /** Arguments of a tools/call, read from the raw body; null for other requests. */
+    readonly toolArguments: StrictArguments | null,
+  ) {}
+
+  toAuthInfo(): AuthInfo {
+    return { token: '', clientId: this.agent.id, scopes: [], extra: { context: this } };
+  }
+}
+
+export const requestContextOf = (authInfo: AuthInfo | undefined): McpRequestContext => {
+  const context = authInfo?.extra?.context;
+  if (!(context instanceof McpRequestContext)) throw new Error('The MCP request carries no gateway context.');
+  return context;
+};
