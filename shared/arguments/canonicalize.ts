@@ -8,7 +8,7 @@ import { type InputErrorCode, inputErrorCodes } from '../errors.js';
 import { jsonPointer } from '../json-pointer.js';
 import type { InputError } from '../result.js';
 import type { ArgumentIssue, StrictArguments } from './strict-json.js';
-import { canonicalDecimal, canonicalText, compareDecimals, identifierProblem } from './text-rules.js';
+import { canonicalDecimal, canonicalText, compareDecimals, identifierProblem, isMultipleOf } from './text-rules.js';
 import { validatorFor } from './validation.js';
 
 /** Largest canonical arguments accepted, in UTF-8 bytes. */
@@ -61,21 +61,40 @@ const childSchema = (schema: JsonObject | undefined, key: string | number): Json
   return undefined;
 };
 
-const bound = (schema: JsonObject, key: string): string | null =>
-  typeof schema[key] === 'number' ? canonicalDecimal(schema[key], String(schema[key])) : null;
+const decimalOf = (value: unknown): string | null =>
+  typeof value === 'number' || typeof value === 'string' ? canonicalDecimal(value, String(value)) : null;
 
-/** Numeric limits of an amount, compared as decimals (its schema type is relaxed to a string). */
-const amountRangeProblem = (schema: JsonObject, amount: string): boolean => {
-  const minimum = bound(schema, 'minimum');
-  const maximum = bound(schema, 'maximum');
-  const exclusiveMinimum = bound(schema, 'exclusiveMinimum');
-  const exclusiveMaximum = bound(schema, 'exclusiveMaximum');
-  return (
-    (minimum !== null && compareDecimals(amount, minimum) < 0) ||
-    (maximum !== null && compareDecimals(amount, maximum) > 0) ||
-    (exclusiveMinimum !== null && compareDecimals(amount, exclusiveMinimum) <= 0) ||
-    (exclusiveMaximum !== null && compareDecimals(amount, exclusiveMaximum) >= 0)
-  );
+/**
+ * The schema's numeric rules on an amount, compared as decimals (the validator sees the amount
+ * as a string). Rules on allOf / anyOf / oneOf branches count as well.
+ */
+const amountProblem = (schema: JsonObject, amount: string): InputErrorCode | null => {
+  for (const branch of branches(schema)) {
+    const types = Array.isArray(branch.type) ? branch.type : [branch.type];
+    if (types.includes('integer') && !types.includes('number') && !types.includes('string') && amount.includes('.')) {
+      return 'wrong_type';
+    }
+    const limit = (key: string) => decimalOf(branch[key]);
+    const minimum = limit('minimum');
+    const maximum = limit('maximum');
+    const exclusiveMinimum = limit('exclusiveMinimum');
+    const exclusiveMaximum = limit('exclusiveMaximum');
+    if (
+      (minimum !== null && compareDecimals(amount, minimum) < 0) ||
+      (maximum !== null && compareDecimals(amount, maximum) > 0) ||
+      (exclusiveMinimum !== null && compareDecimals(amount, exclusiveMinimum) <= 0) ||
+      (exclusiveMaximum !== null && compareDecimals(amount, exclusiveMaximum) >= 0)
+    ) {
+      return 'out_of_range';
+    }
+    const step = limit('multipleOf');
+    if (step !== null && compareDecimals(step, '0') > 0 && !isMultipleOf(amount, step)) return 'out_of_range';
+    if (Array.isArray(branch.enum) && !branch.enum.some((option) => decimalOf(option) === amount)) {
+      return 'not_allowed_value';
+    }
+    if ('const' in branch && decimalOf(branch.const) !== amount) return 'not_allowed_value';
+  }
+  return null;
 };
 
 /** Depth is bounded (32) by the reader before this walk, so recursion here is shallow. */
@@ -91,9 +110,11 @@ const canonicalValue = (
     const amount = canonicalDecimal(value, numbers.get(pointer));
     if (amount === null) {
       problems.push(error(pointer, 'invalid_decimal'));
-      return value;
+      // A stand-in the validator accepts, so the field is reported once, as invalid_decimal.
+      return '0';
     }
-    if (schema !== undefined && amountRangeProblem(schema, amount)) problems.push(error(pointer, 'out_of_range'));
+    const problem = schema === undefined ? null : amountProblem(schema, amount);
+    if (problem !== null) problems.push(error(pointer, problem));
     return amount;
   }
   if (typeof value === 'string') {
@@ -148,13 +169,22 @@ export const canonicalizeArguments = (
   const schema = tool.inputSchema;
   const value = input.value === undefined ? {} : input.value;
   if (!isJsonObject(value)) return { ok: false, errors: [error('', 'not_an_object')] };
-  // Amounts are read from their source text, so an amount beyond 2^53 is not unsafe.
-  const problems: InputError[] = input.issues
-    .filter((issue) => issue.code !== 'unsafe_integer' || !hasMark(schemaAt(schema, issue.path), marks.amount))
-    .map(issueError);
+  // An amount read from its source text is exact, so an integer beyond 2^53 is not unsafe there.
+  // (A number beyond the finite range stays refused, amount or not.)
+  const exactAmount = (issue: ArgumentIssue) =>
+    issue.code === 'unsafe_integer' &&
+    input.numbers.has(issue.path) &&
+    hasMark(schemaAt(schema, issue.path), marks.amount);
+  const problems: InputError[] = input.issues.filter((issue) => !exactAmount(issue)).map(issueError);
   const canonical = canonicalValue(value, schema, [], input.numbers, problems);
   if (!isJsonObject(canonical)) return { ok: false, errors: [error('', 'not_an_object')] };
-  problems.push(...validatorFor(schema)(canonical));
+  // Where a value was not read (nested too deep), the validator would only see a stand-in.
+  const unread = input.issues.filter((issue) => issue.code === 'nesting_too_deep').map((issue) => issue.path);
+  problems.push(
+    ...validatorFor(schema)(canonical).filter(
+      (found) => !unread.some((path) => found.path === path || found.path.startsWith(`${path}/`)),
+    ),
+  );
   if (problems.length > 0) {
     // Values already refused (lone surrogates, non-finite numbers) have no canonical text; the
     // size is still reported, measured on the plain serialization.

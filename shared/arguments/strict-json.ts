@@ -97,14 +97,14 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
         continue;
       }
       out += text.slice(start, position);
-      const escape = text[position + 1] ?? '';
-      if (escape === 'u') {
+      const escaped = text[position + 1] ?? '';
+      if (escaped === 'u') {
         const hex = text.slice(position + 2, position + 6);
         if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail();
         out += String.fromCharCode(Number.parseInt(hex, 16));
         position += 6;
       } else {
-        out += escapes.get(escape) ?? fail();
+        out += escapes.get(escaped) ?? fail();
         position += 2;
       }
       start = position;
@@ -171,6 +171,8 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
         else if (collecting && stack.length >= maxDepth) {
           issues.push({ path: jsonPointer(path), code: 'nesting_too_deep' });
           skippingFrom = stack.length;
+          // An array keeps the refused item's place, so later items keep their indexes.
+          if (stack.at(-1)?.kind === 'array') store(null);
         } else if (collecting) {
           container = kind === 'object' ? {} : [];
           store(container);
@@ -265,13 +267,32 @@ export const readArguments = (
   text: string,
   focus: readonly string[] = ['params', 'arguments'],
 ): StrictArguments | null => {
-  let document: ReadDocument;
+  const document = tryRead(text, focus.length + maxArgumentDepth);
+  return document === null ? null : focusOn(document, focus);
+};
+
+/**
+ * The arguments of a JSON-RPC tools/call message, or null for any other message (or text that
+ * is not JSON). The method is read from the message itself, so no spelling of it (escapes
+ * included) avoids the strict reading.
+ */
+export const readToolCallArguments = (text: string): StrictArguments | null => {
+  const focus = ['params', 'arguments'];
+  const document = tryRead(text, focus.length + maxArgumentDepth);
+  if (document === null || ownMember(document.root, 'method') !== 'tools/call') return null;
+  return focusOn(document, focus);
+};
+
+const tryRead = (text: string, maxDepth: number): ReadDocument | null => {
   try {
-    document = readDocument(text, focus.length + maxArgumentDepth);
+    return readDocument(text, maxDepth);
   } catch (error) {
     if (error instanceof JsonSyntaxError) return null;
     throw error;
   }
+};
+
+const focusOn = (document: ReadDocument, focus: readonly string[]): StrictArguments => {
   const prefix = jsonPointer(focus);
   const inside = (pointer: string) => pointer === prefix || pointer.startsWith(`${prefix}/`);
   let value: unknown = document.root;
@@ -291,15 +312,84 @@ export const readArguments = (
 
 /**
  * The same checks for arguments that arrive already parsed (no source text): duplicates cannot
- * be seen any more, everything else can.
+ * be seen any more, everything else can. Numbers have no source text here, so an amount beyond
+ * 2^53 or beyond the finite range stays refused. Walks with an explicit stack, like the reader.
  */
 export const readParsedArguments = (value: unknown): StrictArguments => {
-  let text: string;
-  try {
-    text = JSON.stringify(value ?? {});
-  } catch {
-    // Too deep to serialize: certainly deeper than the limit.
-    return { value: {}, numbers: new Map(), issues: [{ path: '', code: 'nesting_too_deep' }] };
+  const issues: ArgumentIssue[] = [];
+  const numbers = new Map<string, string>();
+  const root = value ?? {};
+  let result: unknown;
+  // Depth-first in document order: children are pushed in reverse so the first is read first.
+  const work: { item: unknown; attach: (copy: unknown) => void; path: readonly (string | number)[] }[] = [
+    {
+      item: root,
+      attach: (copy) => {
+        result = copy;
+      },
+      path: [],
+    },
+  ];
+  while (work.length > 0) {
+    const next = work.pop();
+    if (next === undefined) break;
+    const { item, attach, path } = next;
+    const pointer = jsonPointer(path);
+    if (typeof item === 'string' && !item.isWellFormed()) issues.push({ path: pointer, code: 'lone_surrogate' });
+    if (typeof item === 'number') {
+      if (!Number.isFinite(item)) issues.push({ path: pointer, code: 'non_finite_number' });
+      else if (Number.isInteger(item) && !Number.isSafeInteger(item))
+        issues.push({ path: pointer, code: 'unsafe_integer' });
+      // Only exact numbers have a source text: a rounded one must not pass as an exact amount.
+      else numbers.set(pointer, String(item));
+    }
+    if (typeof item !== 'object' || item === null) {
+      attach(item);
+      continue;
+    }
+    if (path.length >= maxArgumentDepth) {
+      issues.push({ path: pointer, code: 'nesting_too_deep' });
+      if (Array.isArray(item)) attach(null);
+      continue;
+    }
+    if (Array.isArray(item)) {
+      const copy: unknown[] = [];
+      attach(copy);
+      for (let index = item.length - 1; index >= 0; index--) {
+        work.push({
+          item: item[index],
+          attach: (child) => {
+            copy[index] = child;
+          },
+          path: [...path, index],
+        });
+      }
+      continue;
+    }
+    const copy: Record<string, unknown> = {};
+    attach(copy);
+    const seen = new Set<string>();
+    const children: (typeof work)[number][] = [];
+    for (const [rawKey, child] of Object.entries(item)) {
+      const key = rawKey.normalize('NFC');
+      const childPath = [...path, key];
+      const childPointer = jsonPointer(childPath);
+      if (seen.has(key)) issues.push({ path: childPointer, code: 'duplicate_key' });
+      seen.add(key);
+      if (!rawKey.isWellFormed()) issues.push({ path: childPointer, code: 'lone_surrogate' });
+      if (forbiddenKeys.has(key)) {
+        issues.push({ path: childPointer, code: 'forbidden_key' });
+        continue;
+      }
+      children.push({
+        item: child,
+        attach: (value) => {
+          Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
+        },
+        path: childPath,
+      });
+    }
+    work.push(...children.reverse());
   }
-  return readArguments(text, []) ?? { value: {}, numbers: new Map(), issues: [{ path: '', code: 'not_an_object' }] };
+  return { value: result, numbers, issues };
 };

@@ -2,8 +2,13 @@
 // decimal strings (with Arabic-Indic and Persian digits read as 0-9); identifiers in one script.
 import type { InputErrorCode } from '../errors.js';
 
-/** Strings as stored, compared and sent: Unicode NFC (never NFKC), surrounding white space trimmed. */
-export const canonicalText = (text: string): string => text.normalize('NFC').trim();
+/**
+ * Strings as stored, compared and sent: Unicode NFC (never NFKC), surrounding white space
+ * trimmed. Only characters Unicode calls white space are trimmed (not U+FEFF, which JavaScript's
+ * trim also removes): an invisible character at the edge of an identifier must be seen, not dropped.
+ */
+export const canonicalText = (text: string): string =>
+  text.normalize('NFC').replace(/^\p{White_Space}+|\p{White_Space}+$/gu, '');
 
 const arabicIndicZero = 0x0660;
 const persianZero = 0x06f0;
@@ -76,8 +81,10 @@ export const compareDecimals = (left: string, right: string): number => {
 
 /** Bidirectional controls and zero-width characters: invisible, and able to disguise an identifier. */
 const invisible = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u180e]/u;
-const latinLetter = /^[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]$/u;
-const arabicLetter = /^(?=\p{Script=Arabic})\p{L}$/u;
+/** Latin letters as written in names and codes (not fullwidth or letter-like symbols such as K). */
+const latinLetter = /^[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]$/u;
+/** Arabic letters, not their presentation forms (compatibility shapes that NFKC would fold). */
+const arabicLetter = /^(?=\p{Script=Arabic})(?![\ufb50-\ufdff\ufe70-\ufeff])\p{L}$/u;
 const allowedSymbol = /^[0-9._/-]$/;
 
 /**
@@ -94,10 +101,28 @@ export const identifierProblem = (text: string): InputErrorCode | null => {
     if (latinLetter.test(character)) latin = true;
     else if (arabicLetter.test(character)) arabic = true;
     else if (allowedSymbol.test(character)) continue;
-    else if (/\p{L}/u.test(character)) problem ??= 'unsupported_script';
+    else if (/\p{L}/u.test(character) && !/[\ufb50-\ufdff\ufe70-\ufeff]/u.test(character))
+      problem ??= 'unsupported_script';
     else problem = 'disallowed_character';
   }
   if (problem === 'disallowed_character') return problem;
   if (latin && arabic) return 'mixed_script';
   return problem;
+};
+
+/** A decimal as a scaled integer, for exact arithmetic: digits without the point, and the scale. */
+const scaled = (decimal: string, scale: number): bigint => {
+  const negative = decimal.startsWith('-');
+  const [integer = '0', fraction = ''] = decimal.replace('-', '').split('.');
+  const digits = BigInt(integer + fraction.padEnd(scale, '0'));
+  return negative ? -digits : digits;
+};
+
+const scaleOf = (decimal: string): number => decimal.split('.')[1]?.length ?? 0;
+
+/** Whether `amount` is a whole multiple of `step` (both canonical decimals, step > 0). */
+export const isMultipleOf = (amount: string, step: string): boolean => {
+  const scale = Math.max(scaleOf(amount), scaleOf(step));
+  const divisor = scaled(step, scale);
+  return divisor !== 0n && scaled(amount, scale) % divisor === 0n;
 };

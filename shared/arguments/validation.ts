@@ -22,6 +22,7 @@ addFormats(ajv);
 ajv.addFormat('decimal', true);
 ajv.addFormat('identifier', true);
 
+/** Checked on the canonical decimal by canonicalization (amountProblem), not by the validator. */
 const numericKeywords = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'enum', 'const'];
 
 /**
@@ -119,7 +120,14 @@ const detail = (error: ErrorObject, code: InputErrorCode): string => {
 const toInputError = (error: ErrorObject): InputError => {
   const code = codeFor(error.keyword);
   let path = error.instancePath;
-  const property = parameter(error, error.keyword === 'required' ? 'missingProperty' : 'additionalProperty');
+  const property = parameter(
+    error,
+    error.keyword === 'required'
+      ? 'missingProperty'
+      : error.keyword === 'unevaluatedProperties'
+        ? 'unevaluatedProperty'
+        : 'additionalProperty',
+  );
   if ((code === 'missing_field' || code === 'unknown_field') && typeof property === 'string') {
     path = `${path}${jsonPointer([property])}`;
   }

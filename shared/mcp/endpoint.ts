@@ -10,7 +10,7 @@ import {
   originValidationResponse,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { readArguments } from '../arguments/strict-json.js';
+import { readToolCallArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import { McpRequestContext, requestContextOf } from './request-context.js';
 import { buildMcpServer, type McpServices } from './server.js';
@@ -77,10 +77,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
       // A tool call's arguments are read from the request's own text, where duplicate keys,
       // huge integers and lone surrogates are still visible.
       let toolArguments = null;
-      if (request.method === 'POST') {
-        const text = await request.clone().text();
-        if (text.includes('tools/call')) toolArguments = readArguments(text);
-      }
+      if (request.method === 'POST') toolArguments = readToolCallArguments(await request.clone().text());
       const authInfo = new McpRequestContext(agent, toolArguments).toAuthInfo();
       if (await isLegacyRequest(request, undefined, { maxRequestBodySize: maxRequestBodyBytes })) {
         return serveLegacy(services, request, authInfo);

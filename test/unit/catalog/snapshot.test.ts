@@ -118,7 +118,11 @@ describe('the demo configuration', () => {
             properties: {
               sku: { type: 'string', 'x-identifier': true, maxLength: 40 },
               quantity: { type: 'integer', minimum: 1 },
-              note: { type: 'string', maxLength: 20000, description: 'Instructions for this line (packing, labelling).' },
+              note: {
+                type: 'string',
+                maxLength: 20000,
+                description: 'Instructions for this line (packing, labelling).',
+              },
             },
           },
         },
