@@ -16,6 +16,7 @@ export const resultCodes = {
   response_too_large: "The system's answer exceeded the response-size cap.",
   unreadable_response: "The system's answer could not be read as the operation promised.",
   interrupted: 'The gateway stopped between sending a write and recording its outcome.',
+  execution_unavailable: 'The call was permitted, but this gateway cannot send calls yet; nothing was sent.',
   // human steps
   rejected: 'An approver rejected the call.',
   approval_expired: 'Nobody decided within the approval time.',
@@ -65,4 +66,7 @@ export const resultMessages = {
   policy_denied: "The organization's policy does not allow this call.",
   not_found: 'There is no execution with that id for this agent.',
   invalid_execution_id: 'The execution_id must be a UUID.',
+  waiting_for_staff: 'Waiting for approval by the organization. Check with get_execution_status; do not call again.',
+  waiting_for_customer: "Waiting for the customer's confirmation. Check with get_execution_status; do not call again.",
+  execution_unavailable: 'The call was permitted, but this gateway cannot send calls yet; nothing was sent.',
 } as const;

@@ -17,6 +17,8 @@ export interface CatalogProblem {
 
 export interface SystemTools {
   readonly tools: readonly CatalogTool[];
+  /** Tools turned off in the configuration: known to policies, offered to nobody. */
+  readonly disabled: readonly CatalogTool[];
   readonly problems: readonly CatalogProblem[];
   /** Operations left out, with why (not fatal). */
   readonly warnings: readonly CatalogProblem[];
@@ -120,6 +122,7 @@ export const buildSystemTools = (
   operations: readonly OperationSpec[],
 ): SystemTools => {
   const tools: CatalogTool[] = [];
+  const disabled: CatalogTool[] = [];
   const problems: CatalogProblem[] = [];
   const warnings: CatalogProblem[] = [];
   const systemPath = ['systems', systemIndex];
@@ -143,7 +146,6 @@ export const buildSystemTools = (
       continue;
     }
     seen.set(name, operation.source);
-    if (system.disabled_tools.includes(name)) continue;
     if (operation.unsupportedBody !== undefined) {
       warnings.push({
         path: where,
@@ -174,7 +176,8 @@ export const buildSystemTools = (
             toJsonSchema(operation.responseSchema, { dialect: operation.dialect, dropReadOnly: false }),
             rules,
           );
-    tools.push({
+    // A turned-off tool is built all the same (policies may still name it) but never offered.
+    (system.disabled_tools.includes(name) ? disabled : tools).push({
       name,
       systemKey: system.key,
       operationId,
@@ -205,5 +208,5 @@ export const buildSystemTools = (
     if (!seen.has(name))
       problems.push({ path: [...systemPath, 'access', name], message: `there is no tool named ${name}` });
   }
-  return { tools, problems, warnings };
+  return { tools, disabled, problems, warnings };
 };

@@ -54,9 +54,18 @@ export interface Catalog {
   /** Every enabled tool, sorted by name. */
   readonly tools: readonly CatalogTool[];
   readonly byName: ReadonlyMap<string, CatalogTool>;
+  /** Turned-off tools: policies may name them, nobody is offered them. */
+  readonly disabled: readonly CatalogTool[];
 }
 
-export const catalogOf = (tools: readonly CatalogTool[]): Catalog => {
-  const sorted = [...tools].sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
-  return { tools: sorted, byName: new Map(sorted.map((tool) => [tool.name, tool])) };
+const byToolName = (left: CatalogTool, right: CatalogTool) =>
+  left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
+
+export const catalogOf = (tools: readonly CatalogTool[], disabled: readonly CatalogTool[] = []): Catalog => {
+  const sorted = [...tools].sort(byToolName);
+  return {
+    tools: sorted,
+    byName: new Map(sorted.map((tool) => [tool.name, tool])),
+    disabled: [...disabled].sort(byToolName),
+  };
 };

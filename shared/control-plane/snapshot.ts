@@ -14,6 +14,9 @@ import {
   loadConfigText,
   type ResolvedConfig,
 } from '../config/load.js';
+import { cedarModelOf } from '../policy/cedar-schema.js';
+import { PolicyEngine } from '../policy/engine.js';
+import { compilePolicies, type PolicyFile } from '../policy/policy-set.js';
 
 /** Reads a file the configuration names, by its path relative to the configuration file. */
 export interface ConfigFiles {
@@ -25,6 +28,8 @@ export interface GatewaySnapshot {
   readonly version: string;
   readonly config: ResolvedConfig;
   readonly catalog: Catalog;
+  /** The organization's policies, compiled against this catalog. */
+  readonly policy: PolicyEngine;
   /** Problems that left something out but did not invalidate the configuration. */
   readonly warnings: readonly ConfigProblem[];
   /** The configuration text itself. */
@@ -77,6 +82,7 @@ export const loadSnapshot = async (input: {
   };
 
   const tools: CatalogTool[] = [];
+  const disabled: CatalogTool[] = [];
   for (const [index, system] of config.systems.entries()) {
     const operations: OperationSpec[] = [];
     if (system.openapi !== undefined) {
@@ -91,22 +97,44 @@ export const loadSnapshot = async (input: {
     operations.push(...operationsFromAdmin(system.operations, index));
     const built = buildSystemTools(system, index, operations);
     tools.push(...built.tools);
+    disabled.push(...built.disabled);
     for (const found of built.problems) problems.push(problem(found.path, found.message));
     for (const found of built.warnings) warnings.push(problem(found.path, found.message));
   }
-  for (const [index, policy] of config.policies.entries()) await readFile(policy, ['policies', index]);
+  const policyFiles: PolicyFile[] = [];
+  for (const [index, policy] of config.policies.entries()) {
+    const text = await readFile(policy, ['policies', index]);
+    if (text !== undefined) policyFiles.push({ path: policy, text });
+  }
   if (problems.length > 0) return { ok: false, problems };
 
   const hash = createHash('sha256').update(input.text);
   for (const [path, text] of [...read].sort(([left], [right]) => left.localeCompare(right))) {
     hash.update(`\0${path}\0${text}`);
   }
+  const version = hash.digest('hex').slice(0, 16);
+  const catalog = catalogOf(tools, disabled);
+  // Policies are checked against a schema generated from this very catalog (turned-off tools too).
+  const model = cedarModelOf([...catalog.tools, ...catalog.disabled]);
+  const compiled = compilePolicies(policyFiles, model.schema, version);
+  if (!compiled.ok) {
+    return {
+      ok: false,
+      problems: compiled.problems.map((found) => ({
+        file: posix.join(posix.dirname(input.file.replaceAll('\\', '/')), found.file),
+        path: 'policies',
+        line: found.line,
+        message: found.message,
+      })),
+    };
+  }
   return {
     ok: true,
     snapshot: {
-      version: hash.digest('hex').slice(0, 16),
+      version,
       config,
-      catalog: catalogOf(tools),
+      catalog,
+      policy: new PolicyEngine(compiled.policies, model),
       warnings,
       source: input.text,
       files: read,

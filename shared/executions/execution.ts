@@ -27,6 +27,22 @@ export const allowedTransitions: Readonly<Record<ExecutionStatus, readonly Execu
 
 export const StatusChange = z.object({ status: ExecutionStatus, at: z.iso.datetime() });
 
+/** A policy named in a decision: its name and where it is written (never its text). */
+export const PolicyReference = z.object({ name: z.string(), file: z.string(), line: z.number().int() });
+
+/** What policy decided for the call, kept on the execution for audit and for the human step. */
+export const DecisionRecord = z.object({
+  effect: z.enum(['allow', 'deny']),
+  /** Why a call was refused: no permit, a forbid, arguments Cedar cannot hold, an evaluation error. */
+  reason: z.enum(['no_permit', 'forbidden', 'not_representable', 'evaluation_error']).nullable(),
+  determining: z.array(PolicyReference),
+  /** The people who must agree before it runs; null when it runs at once. */
+  step: z.object({ staff: z.string().nullable(), customer: z.boolean() }).nullable(),
+  /** The configuration version that decided. */
+  config_version: z.string(),
+});
+export type DecisionRecord = z.infer<typeof DecisionRecord>;
+
 export const Execution = z.object({
   execution_id: z.uuid(),
   agent_id: z.string().min(1),
@@ -41,6 +57,9 @@ export const Execution = z.object({
   result_json: z.string().nullable(),
   approval_url: z.string().nullable(),
   input_errors: z.array(InputError).nullable(),
+  /** SHA-256 of the canonical arguments (what an approver's decision must match). */
+  arguments_hash: z.string().nullable().default(null),
+  decision: DecisionRecord.nullable().default(null),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
   /** Every status the execution took, with when. */

@@ -50,7 +50,7 @@ export const buildMcpServer = (services: McpServices, context: McpRequestContext
   server.setRequestHandler(
     'tools/list',
     async (): Promise<ListToolsResult> => ({
-      tools: [statusTool, ...(await visibleTools(services.controlPlane)).map(toMcpTool)],
+      tools: [statusTool, ...(await visibleTools(services.controlPlane, agent)).map(toMcpTool)],
     }),
   );
 

@@ -169,7 +169,7 @@ describe('npm run config:push', () => {
     expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(7 tools\)/);
     const bundle = await store.fetch();
     expect(bundle?.config_file).toBe('gateway.config.yaml');
-    expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml']);
+    expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
     expect(bundle?.config_text).toContain('${env:DEMO_ERP_URL}');
 
     const again = await push(['--table', tableName, '--endpoint', dynamodb.endpoint]);

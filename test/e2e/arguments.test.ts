@@ -70,8 +70,8 @@ describe('tools/call arguments over MCP', () => {
 
   it('[args.amount-digits] [args.amount-canonical] accepts a Persian-digit amount and keeps it canonical', async () => {
     const { result } = await create({ vendor_id: ' V-100 ', amount: '۱۵۰۰٫۰۰', currency: 'EUR' });
-    // Nothing is permitted yet, so the call is refused by policy; its arguments are already canonical.
-    expect(result.code).toBe('policy_denied');
+    // 1500 needs the finance team's approval; the arguments kept are the canonical ones.
+    expect(result.status).toBe('pending_approval');
     const recorded = await store.get(result.execution_id ?? '');
     expect(recorded?.arguments_json).toBe('{"amount":"1500","currency":"EUR","vendor_id":"V-100"}');
   });
@@ -109,7 +109,7 @@ describe('tools/call arguments over MCP', () => {
     expect(tooBig.size).toBe(64 * 1024 + 1);
     expect(Buffer.byteLength(canonicalJson(fits.args) ?? '')).toBe(64 * 1024);
     expect((await create(tooBig.args)).result).toMatchObject(refusal([{ path: '', code: 'arguments_too_large' }]));
-    expect((await create(fits.args)).result.code).toBe('policy_denied');
+    expect((await create(fits.args)).result.code).not.toBe('invalid_arguments');
   });
 
   it('[args.limits] refuses a 33-deep argument and a 100 000-deep one, and stays up', async () => {
@@ -134,7 +134,7 @@ describe('tools/call arguments over MCP', () => {
       (deep.json() as { result: { structuredContent: unknown } }).result.structuredContent,
     );
     expect(structured.input_errors?.map((entry) => entry.code)).toContain('nesting_too_deep');
-    expect((await create(order)).result.code).toBe('policy_denied');
+    expect((await create(order)).result.code).not.toBe('invalid_arguments');
   });
 
   it('[args.json-hazards] [args.every-problem] reports duplicate keys, huge integers and lone surrogates, all at once', async () => {

@@ -18,6 +18,8 @@ export const anExecution = (overrides: Partial<Execution> = {}): Execution => {
     result_json: null,
     approval_url: null,
     input_errors: null,
+    arguments_hash: null,
+    decision: null,
     created_at: at,
     updated_at: at,
     history: [{ status, at }],

@@ -88,7 +88,7 @@ describe('the demo configuration', () => {
     ]);
     expect([...snapshot.catalog.byName.keys()]).toEqual(names(snapshot));
     expect(snapshot.warnings).toEqual([]);
-    expect([...snapshot.files.keys()]).toEqual(['erp/openapi.yaml']);
+    expect([...snapshot.files.keys()]).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
     expect(snapshot.version).toMatch(/^[0-9a-f]{16}$/);
     expect(snapshot.config.systems[0]?.base_url).toBe('http://127.0.0.1:1');
   });

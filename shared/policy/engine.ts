@@ -1,0 +1,170 @@
+// Cedar decides: what each agent may see (partial evaluation with the arguments unknown, cached
+// per agent and configuration), and for each call whether it runs now, waits for people, or is
+// refused. A satisfied forbid, no satisfied permit, arguments Cedar cannot hold, or an error in a
+// forbid all refuse: the gateway fails closed.
+//
+// The human step: a satisfied permit without @approval runs the call at once. When only
+// annotated permits are satisfied, the least demanding is asked for: the one needing the fewest
+// parties; between one party each, the customer's confirmation before staff approval; then the
+// approver group's name; then the policy's place in the files. A permit asking a customer to
+// confirm counts only for an agent acting for a customer.
+
+import type { CedarValueJson, EntityJson, EntityUid, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
+import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import type { AgentIdentity } from '../auth/agent.js';
+import type { CatalogTool, JsonObject } from '../catalog/tool.js';
+import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
+import { toCedarRecord } from './cedar-values.js';
+import type { CompiledPolicies, PolicyInfo } from './policy-set.js';
+import { witnessArguments } from './witness.js';
+
+export interface HumanStep {
+  /** The staff group whose approval is needed, or null for none. */
+  readonly staff: string | null;
+  /** Whether the customer the agent acts for must confirm. */
+  readonly customer: boolean;
+}
+
+export type DenyReason = 'no_permit' | 'forbidden' | 'not_representable' | 'evaluation_error';
+
+export type PolicyDecision =
+  | { readonly kind: 'allow'; readonly step: HumanStep | null; readonly determining: readonly PolicyInfo[] }
+  | { readonly kind: 'deny'; readonly reason: DenyReason; readonly determining: readonly PolicyInfo[] };
+
+const agentUid = (agent: AgentIdentity): EntityUid => ({ type: entityTypes.agent, id: agent.id });
+
+const entitiesOf = (agent: AgentIdentity): EntityJson[] => [
+  {
+    uid: agentUid(agent),
+    attrs: { outside: agent.customerId !== null, ...(agent.customerId === null ? {} : { customer: agent.customerId }) },
+    parents: agent.groups.map((group) => ({ type: entityTypes.group, id: group })),
+  },
+  ...agent.groups.map((group) => ({ uid: { type: entityTypes.group, id: group }, attrs: {}, parents: [] })),
+];
+
+const rank = (policy: PolicyInfo): [number, number, string] => [
+  policy.approvals.length,
+  policy.approvals.includes('staff') ? 1 : 0,
+  policy.approvers ?? '',
+];
+
+const compare = (left: PolicyInfo, right: PolicyInfo): number => {
+  const [a, b] = [rank(left), rank(right)];
+  for (let index = 0; index < a.length; index++) {
+    const x = a[index] ?? 0;
+    const y = b[index] ?? 0;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return Number(left.id.slice('policy'.length)) - Number(right.id.slice('policy'.length));
+};
+
+export class PolicyEngine {
+  private readonly listings = new Map<string, Map<string, boolean>>();
+
+  constructor(
+    private readonly compiled: CompiledPolicies,
+    private readonly model: CedarModel,
+  ) {}
+
+  private info(ids: readonly string[]): PolicyInfo[] {
+    return ids.flatMap((id) => this.compiled.policies.get(id) ?? []);
+  }
+
+  private shapeOf(tool: CatalogTool): RecordShape {
+    return this.model.shapes.get(tool.name) ?? { kind: 'record', attributes: new Map() };
+  }
+
+  /** One concrete evaluation, with the gateway's fail-closed reading of Cedar's answer. */
+  private evaluate(agent: AgentIdentity, tool: CatalogTool, args: Record<string, CedarValueJson>): PolicyDecision {
+    const answer = cedar.statefulIsAuthorized({
+      principal: agentUid(agent),
+      action: { type: 'Action', id: tool.name },
+      resource: { type: entityTypes.system, id: tool.systemKey },
+      context: { arguments: args },
+      entities: entitiesOf(agent),
+      preparsedPolicySetId: this.compiled.setId,
+    });
+    if (answer.type === 'failure') return { kind: 'deny', reason: 'evaluation_error', determining: [] };
+    const { decision, diagnostics } = answer.response;
+    const errored = this.info(diagnostics.errors.map((error) => error.policyId));
+    // A forbid that could not be evaluated might have applied: refuse rather than guess.
+    if (errored.some((policy) => policy.effect === 'forbid')) {
+      return {
+        kind: 'deny',
+        reason: 'evaluation_error',
+        determining: errored.filter((policy) => policy.effect === 'forbid'),
+      };
+    }
+    const determining = this.info(diagnostics.reason);
+    if (decision === 'deny') {
+      const forbids = determining.filter((policy) => policy.effect === 'forbid');
+      return forbids.length > 0
+        ? { kind: 'deny', reason: 'forbidden', determining: forbids }
+        : { kind: 'deny', reason: 'no_permit', determining: [] };
+    }
+    const usable = determining.filter(
+      (policy) => policy.effect === 'permit' && (agent.customerId !== null || !policy.approvals.includes('customer')),
+    );
+    const immediate = usable.filter((policy) => policy.approvals.length === 0);
+    if (immediate.length > 0) return { kind: 'allow', step: null, determining: immediate };
+    const [chosen] = [...usable].sort(compare);
+    if (chosen === undefined) return { kind: 'deny', reason: 'no_permit', determining: [] };
+    return {
+      kind: 'allow',
+      step: {
+        staff: chosen.approvals.includes('staff') ? chosen.approvers : null,
+        customer: chosen.approvals.includes('customer'),
+      },
+      determining: [chosen],
+    };
+  }
+
+  /** The decision for a call with canonical arguments. */
+  decide(agent: AgentIdentity, tool: CatalogTool, args: JsonObject): PolicyDecision {
+    const context = toCedarRecord(args, this.shapeOf(tool));
+    if (!context.ok || typeof context.value !== 'object' || context.value === null || Array.isArray(context.value)) {
+      return { kind: 'deny', reason: 'not_representable', determining: [] };
+    }
+    const record: Record<string, CedarValueJson> = {};
+    for (const [key, value] of Object.entries(context.value)) if (value !== undefined) record[key] = value;
+    return this.evaluate(agent, tool, record);
+  }
+
+  /**
+   * Whether a tool is listed for an agent: unless no arguments could ever get it permitted.
+   * Exact when the residual conditions only compare fields with constants; otherwise a
+   * conditional tool is listed.
+   */
+  isListed(agent: AgentIdentity, tool: CatalogTool): boolean {
+    const key = JSON.stringify([agent.id, agent.groups, agent.customerId]);
+    let forAgent = this.listings.get(key);
+    if (forAgent === undefined) {
+      forAgent = new Map();
+      this.listings.set(key, forAgent);
+    }
+    const cached = forAgent.get(tool.name);
+    if (cached !== undefined) return cached;
+    const listed = this.computeListed(agent, tool);
+    forAgent.set(tool.name, listed);
+    return listed;
+  }
+
+  private computeListed(agent: AgentIdentity, tool: CatalogTool): boolean {
+    const answer = cedar.isAuthorizedPartial({
+      principal: agentUid(agent),
+      action: { type: 'Action', id: tool.name },
+      resource: { type: entityTypes.system, id: tool.systemKey },
+      context: { arguments: { __extn: { fn: 'unknown', arg: 'arguments' } } },
+      entities: entitiesOf(agent),
+      policies: { staticPolicies: this.compiled.text },
+    });
+    if (answer.type === 'failure') return false;
+    const { response } = answer;
+    if (response.decision === 'deny') return false;
+    const residuals: PolicyJson[] = response.nontrivialResiduals.flatMap((id) => response.residuals[id] ?? []);
+    const candidates = witnessArguments(residuals, this.shapeOf(tool));
+    // Residuals the analysis cannot decide: listed, since some arguments may well be permitted.
+    if (candidates === null) return true;
+    return candidates.some((args) => this.evaluate(agent, tool, args).kind === 'allow');
+  }
+}
