@@ -85,6 +85,7 @@ export class GatewayStack extends Stack {
     const mcp = new GatewayFunction(this, 'Mcp', {
       entry: 'mcp.ts',
       description: 'Approval Gateway MCP endpoint',
+      cedar: true,
       environment,
     });
     // Exactly the calls the execution store makes, on the table and its indexes.

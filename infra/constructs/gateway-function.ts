@@ -8,6 +8,9 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { projectPath } from '../paths.js';
 
+/** Cedar's WebAssembly, loaded by its Node build from the bundle's own folder. */
+const cedarWasm = projectPath('node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm_bg.wasm');
+
 export interface GatewayFunctionProps {
   /** Handler module under `functions/`, e.g. `mcp.ts`. */
   readonly entry: string;
@@ -17,6 +20,8 @@ export interface GatewayFunctionProps {
   /** @default 1024 */
   readonly memoryMiB?: number;
   readonly environment?: Record<string, string>;
+  /** Whether the function evaluates Cedar policies (its wasm is then shipped with it). @default false */
+  readonly cedar?: boolean;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
 }
@@ -62,10 +67,22 @@ export class GatewayFunction extends Construct {
         sourceMap: true,
         sourcesContent: false,
         mainFields: ['module', 'main'],
-        // Some dependencies are CommonJS and call require(); ESM bundles need it defined.
-        banner:
-          "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);",
+        // CommonJS dependencies call require() and read files next to themselves (Cedar's wasm):
+        // an ESM bundle needs require and __dirname defined, and the wasm copied beside it.
+        banner: [
+          "import { createRequire as __gatewayCreateRequire } from 'node:module';",
+          "import { fileURLToPath as __gatewayFileUrl } from 'node:url';",
+          "import { dirname as __gatewayDirname } from 'node:path';",
+          'const require = __gatewayCreateRequire(import.meta.url);',
+          'const __dirname = __gatewayDirname(__gatewayFileUrl(import.meta.url));',
+        ].join(' '),
         externalModules: ['@aws-sdk/*'],
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_input: string, output: string) =>
+            props.cedar ? [`cp "${cedarWasm}" "${output}/cedar_wasm_bg.wasm"`] : [],
+        },
       },
     });
     Validations.of(role).acknowledge({
