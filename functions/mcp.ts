@@ -15,7 +15,7 @@ import {
   maxRequestBodyBytes,
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
-import { controlPlaneFor, executionStoreFor, serviceLogger } from './commons/aws.js';
+import { controlPlaneFor, executionStoreFor, sealerFor, serviceLogger, systemClient } from './commons/aws.js';
 import { processEnvironment } from './commons/environment.js';
 import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
@@ -76,6 +76,9 @@ export const handler = (...args: Parameters<ReturnType<typeof createMcpFunction>
         ids: uuidV7Ids,
         clock: systemClock,
         controlPlane: controlPlaneFor(environment, logger),
+        sealer: sealerFor(environment),
+        systems: systemClient,
+        log: logger,
       },
       logger,
       claimNames: {

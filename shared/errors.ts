@@ -16,7 +16,6 @@ export const resultCodes = {
   response_too_large: "The system's answer exceeded the response-size cap.",
   unreadable_response: "The system's answer could not be read as the operation promised.",
   interrupted: 'The gateway stopped between sending a write and recording its outcome.',
-  execution_unavailable: 'The call was permitted, but this gateway cannot send calls yet; nothing was sent.',
   // human steps
   rejected: 'An approver rejected the call.',
   approval_expired: 'Nobody decided within the approval time.',
@@ -68,5 +67,4 @@ export const resultMessages = {
   invalid_execution_id: 'The execution_id must be a UUID.',
   waiting_for_staff: 'Waiting for approval by the organization. Check with get_execution_status; do not call again.',
   waiting_for_customer: "Waiting for the customer's confirmation. Check with get_execution_status; do not call again.",
-  execution_unavailable: 'The call was permitted, but this gateway cannot send calls yet; nothing was sent.',
 } as const;

@@ -38,6 +38,8 @@ export const FunctionEnvironment = CommonEnvironment.extend({
   CONFIG_TABLE: z.string().min(1),
   /** How often a function instance re-reads the configuration, in seconds. */
   CONFIG_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  /** KMS key that encrypts secret argument values at rest. */
+  DATA_KEY_ID: z.string().min(1),
 });
 export type FunctionEnvironment = z.infer<typeof FunctionEnvironment>;
 

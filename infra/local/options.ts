@@ -26,6 +26,8 @@ export const LocalOptions = z
     config: z.string().min(1).default('examples/gateway.config.yaml'),
     anonymousAgent: z.string().min(1).nullable().default(null),
     demoErp: z.boolean().default(true),
+    /** Fault injection for tests: kill the process at this step of a direct write. */
+    crashAt: z.enum(['claimed', 'answered']).nullable().default(null),
     erpPort: portNumber.default(8788),
   })
   .superRefine((options, context) => {
@@ -100,6 +102,10 @@ export const parseLocalOptions = (
     anonymousAgent: flagOrEnv(values['anonymous-agent'], 'GATEWAY_ANONYMOUS_AGENT') ?? null,
     demoErp: values['no-demo-erp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_ERP ?? ''),
     erpPort: flagOrEnv(values['erp-port'], 'GATEWAY_ERP_PORT'),
+    crashAt:
+      environment.GATEWAY_CRASH_AT === undefined || environment.GATEWAY_CRASH_AT === ''
+        ? null
+        : environment.GATEWAY_CRASH_AT,
   });
   if (!parsed.success) {
     return {

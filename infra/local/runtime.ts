@@ -7,16 +7,20 @@ import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { startDemoErp } from '../../examples/erp/server.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
+import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import { mcpPath } from '../../shared/mcp/auth-challenge.js';
+import type { CallStep } from '../../shared/use-cases/call-tool.js';
 import { createLocalAuthorizer } from './authorizer.js';
 import { LocalConfigSource } from './config-source.js';
+import { localDataKey } from './data-key.js';
 import { type DataLock, lockDataFolder } from './data-lock.js';
 import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from './dynamodb.js';
 import { startHttpFront } from './http-front.js';
@@ -44,6 +48,14 @@ export interface LocalRuntime {
 export class StartupError extends Error {
   override readonly name = 'StartupError';
 }
+
+/**
+ * Fault injection for tests (GATEWAY_CRASH_AT): the process kills itself at a step of a direct
+ * write, as a crash or a power cut would, to prove that nothing is lost or sent twice.
+ */
+const crashProbe = (step: CallStep) => (reached: CallStep) => {
+  if (reached === step) process.kill(process.pid, 'SIGKILL');
+};
 
 export interface RuntimeEnvironment {
   /** Variables the configuration's `${env:NAME}` references are resolved from. */
@@ -104,6 +116,12 @@ export const startLocalRuntime = async (
       { definition: configTable, tableName: localTableNames.config },
     ]);
     const store = new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions);
+    let dataKey: Buffer;
+    try {
+      dataKey = await localDataKey(config().settings.data_key, options.memory ? null : options.dataDir);
+    } catch (error) {
+      throw new StartupError(error instanceof Error ? error.message : String(error));
+    }
 
     const publicUrl = config().settings.public_url ?? null;
     const allowedHostnames = [
@@ -114,7 +132,16 @@ export const startLocalRuntime = async (
     ];
 
     const mcp = createMcpFunction({
-      services: { store, ids: uuidV7Ids, clock: systemClock, controlPlane },
+      services: {
+        store,
+        ids: uuidV7Ids,
+        clock: systemClock,
+        controlPlane,
+        sealer: new AesSealer(dataKey),
+        systems: new UndiciSystemClient(),
+        log: logger('calls'),
+        ...(options.crashAt === null ? {} : { probe: crashProbe(options.crashAt) }),
+      },
       logger: logger('mcp'),
       claimNames: defaultClaimNames,
       allowedHostnames,

@@ -38,7 +38,13 @@ export interface ResolvedSystem extends Omit<System, 'base_url' | 'credentials'>
   readonly credentials: ResolvedCredentials;
 }
 
-export interface ResolvedConfig extends Omit<GatewayConfig, 'agents' | 'systems' | 'approvers' | 'customers'> {
+export interface ResolvedSettings extends Omit<GatewayConfig['settings'], 'data_key'> {
+  readonly data_key: string | null;
+}
+
+export interface ResolvedConfig
+  extends Omit<GatewayConfig, 'settings' | 'agents' | 'systems' | 'approvers' | 'customers'> {
+  readonly settings: ResolvedSettings;
   readonly systems: readonly ResolvedSystem[];
   readonly agents: readonly ResolvedAgent[];
   readonly approvers: readonly ResolvedPerson[];
@@ -219,10 +225,26 @@ export const loadConfigText = (
       password: resolve(person.password, [list, index, 'password']),
       groups: person.groups,
     }));
+  const settings: ResolvedSettings = {
+    ...parsed.data.settings,
+    data_key:
+      parsed.data.settings.data_key === undefined
+        ? null
+        : resolve(parsed.data.settings.data_key, ['settings', 'data_key']),
+  };
+  const approvers = people('approvers');
+  const customers = people('customers');
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
-    config: { ...parsed.data, systems, agents, approvers: people('approvers'), customers: people('customers') },
+    config: {
+      ...parsed.data,
+      settings,
+      systems,
+      agents,
+      approvers,
+      customers,
+    },
     lineAt: (path) => lineOf(nodeAt(document.contents, path)),
   };
 };

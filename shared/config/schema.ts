@@ -32,6 +32,9 @@ export const Settings = z
       'How old the last good configuration load may be before the gateway stops offering tools.',
     ),
     public_url: z.url().optional().describe('Base URL used in links (console, approval_url).'),
+    data_key: Secret.optional().describe(
+      'Local runtime only: the 256-bit key (base64) that encrypts secret argument values at rest. Default: a key kept in the data folder. In AWS, KMS does this.',
+    ),
   })
   .strict();
 

@@ -60,6 +60,15 @@ export const Execution = z.object({
   /** SHA-256 of the canonical arguments (what an approver's decision must match). */
   arguments_hash: z.string().nullable().default(null),
   decision: DecisionRecord.nullable().default(null),
+  /** The full canonical arguments, encrypted, when they hold a secret (opened only to send). */
+  sealed_arguments: z.string().nullable().default(null),
+  /** When a write was claimed for sending, and by when its outcome must be known. */
+  claimed_at: z.iso.datetime().nullable().default(null),
+  deadline_at: z.iso.datetime().nullable().default(null),
+  /** The system's HTTP status and how long the call took. */
+  http_status: z.number().int().nullable().default(null),
+  latency_ms: z.number().int().nullable().default(null),
+  trace_id: z.string().nullable().default(null),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
   /** Every status the execution took, with when. */

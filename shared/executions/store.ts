@@ -10,7 +10,19 @@ export interface ExecutionKey {
 
 /** Fields a transition may set besides the status itself. */
 export type ExecutionPatch = Partial<
-  Pick<Execution, 'code' | 'message' | 'result_json' | 'approval_url' | 'input_errors' | 'arguments_json'>
+  Pick<
+    Execution,
+    | 'code'
+    | 'message'
+    | 'result_json'
+    | 'approval_url'
+    | 'input_errors'
+    | 'arguments_json'
+    | 'claimed_at'
+    | 'deadline_at'
+    | 'http_status'
+    | 'latency_ms'
+  >
 >;
 
 export interface TransitionRequest {

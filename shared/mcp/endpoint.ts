@@ -78,7 +78,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
       // huge integers and lone surrogates are still visible.
       let toolArguments = null;
       if (request.method === 'POST') toolArguments = readToolCallArguments(await request.clone().text());
-      const authInfo = new McpRequestContext(agent, toolArguments).toAuthInfo();
+      const authInfo = new McpRequestContext(agent, toolArguments, request.headers.get('traceparent')).toAuthInfo();
       if (await isLegacyRequest(request, undefined, { maxRequestBodySize: maxRequestBodyBytes })) {
         return serveLegacy(services, request, authInfo);
       }

@@ -9,6 +9,8 @@ export class McpRequestContext {
     readonly agent: AgentIdentity,
     /** Arguments of a tools/call, read from the raw body; null for other requests. */
     readonly toolArguments: StrictArguments | null,
+    /** The caller's W3C traceparent header, if any. */
+    readonly traceparent: string | null = null,
   ) {}
 
   toAuthInfo(): AuthInfo {

@@ -57,9 +57,13 @@ export const buildMcpServer = (services: McpServices, context: McpRequestContext
   server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
     if (name === statusToolName) {
-      return toCallToolResult(await getExecutionStatus(services.store, agent, args));
+      return toCallToolResult(await getExecutionStatus(services, agent, args));
     }
-    return toCallToolResult(await callTool(services, agent, name, context.toolArguments ?? readParsedArguments(args)));
+    return toCallToolResult(
+      await callTool(services, agent, name, context.toolArguments ?? readParsedArguments(args), {
+        traceparent: context.traceparent,
+      }),
+    );
   });
 
   return server;

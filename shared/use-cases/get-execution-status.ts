@@ -1,12 +1,14 @@
 // get_execution_status: an agent asks about one of its own calls. Another agent's id and an id
 // that does not exist take the same path (one keyed read) and get the same answer.
 import type { AgentIdentity } from '../auth/agent.js';
+import type { Clock } from '../clock.js';
 import { inputErrorCodes, resultMessages } from '../errors.js';
 import { toResultObject } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import { jsonPointer } from '../json-pointer.js';
 import { type InputError, type ResultObject, resultObject } from '../result.js';
+import { settleAbandonedClaim } from './call-tool.js';
 
 const invalid = (input_errors: InputError[]): ResultObject =>
   resultObject({
@@ -17,10 +19,11 @@ const invalid = (input_errors: InputError[]): ResultObject =>
   });
 
 export const getExecutionStatus = async (
-  store: ExecutionStore,
+  deps: { readonly store: ExecutionStore; readonly clock: Clock },
   agent: AgentIdentity,
   args: Readonly<Record<string, unknown>>,
 ): Promise<ResultObject> => {
+  const { store } = deps;
   const errors: InputError[] = Object.keys(args)
     .filter((key) => key !== 'execution_id')
     .sort()
@@ -39,5 +42,5 @@ export const getExecutionStatus = async (
   if (execution === undefined) {
     return resultObject({ status: 'unknown', code: 'not_found', message: resultMessages.not_found });
   }
-  return toResultObject(execution);
+  return toResultObject(await settleAbandonedClaim(deps, execution));
 };

@@ -137,9 +137,9 @@ describe('the demo catalog', () => {
     expect(followed.result).toEqual(result);
   });
 
-  it('answers a permitted call honestly while the direct path is not wired: failed, nothing sent', async () => {
+  it('runs a permitted read at once and answers with the system’s record', async () => {
     const { result } = await call(runtime, 'erp.vendors.get', { vendor_id: 'V-100' });
-    expect(result).toMatchObject({ status: 'failed', code: 'execution_unavailable' });
+    expect(result).toMatchObject({ status: 'succeeded', code: null, result: { id: 'V-100', name: 'Acme Supplies' } });
   });
 });
 

@@ -90,8 +90,8 @@ describe('the demo policies over MCP', () => {
       amount: '1000.00',
       currency: 'EUR',
     });
-    // 999.99 is permitted to run at once (the direct path is not wired yet, so nothing is sent).
-    expect(small).toMatchObject({ status: 'failed', code: 'execution_unavailable' });
+    // 999.99 runs at once; 1000.00 waits for finance.
+    expect(small).toMatchObject({ status: 'succeeded', result: { amount: '999.99', status: 'placed' } });
     expect(large).toMatchObject({ status: 'pending_approval', code: null, result: null });
     const smallRecord = await store.get(small.execution_id ?? '');
     const largeRecord = await store.get(large.execution_id ?? '');

@@ -45,6 +45,7 @@ describe('the bundled MCP function', () => {
       [
         "process.env.EXECUTIONS_TABLE = 'executions';",
         "process.env.CONFIG_TABLE = 'config';",
+        "process.env.DATA_KEY_ID = 'alias/approval-gateway';",
         "process.env.AWS_REGION = 'eu-west-1';",
         "const { handler } = await import('./index.mjs');",
         'export const invoke = (event) => handler(event, { getRemainingTimeInMillis: () => 10_000, functionName: "mcp", awsRequestId: "probe" });',

@@ -42,7 +42,12 @@ describe('loadConfigText: the example file', () => {
     const result = loadConfigText(text, file, { DEMO_ERP_URL: 'http://127.0.0.1:9999/' });
     if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
     const config = result.config;
-    expect(config.settings).toEqual({ enabled: true, approval_time: 86_400_000, allowed_staleness: 900_000 });
+    expect(config.settings).toEqual({
+      enabled: true,
+      approval_time: 86_400_000,
+      allowed_staleness: 900_000,
+      data_key: null,
+    });
     expect(config.agents).toEqual([
       { id: 'procurement-agent', token: 'demo-procurement-token', groups: ['procurement'], customer: null },
       { id: 'support-agent', token: 'demo-support-token', groups: ['support'], customer: 'customer-1042' },
@@ -74,7 +79,7 @@ describe('loadConfigText: the example file', () => {
 describe('loadConfigText: defaults', () => {
   it('an empty file gives the default settings and no agents', () => {
     expect(loaded('')).toEqual({
-      settings: { enabled: true, approval_time: 86_400_000, allowed_staleness: 900_000 },
+      settings: { enabled: true, approval_time: 86_400_000, allowed_staleness: 900_000, data_key: null },
       systems: [],
       agents: [],
       approvers: [],
@@ -98,6 +103,7 @@ describe('loadConfigText: defaults', () => {
       approval_time: 86_400_000,
       allowed_staleness: 900_000,
       public_url: 'https://gateway.example.com',
+      data_key: null,
     });
   });
 

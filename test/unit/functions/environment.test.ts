@@ -15,9 +15,16 @@ const failure = (environment: Environment): string => {
 
 describe('parseEnvironment', () => {
   it('[functions.environment] fills the defaults around EXECUTIONS_TABLE', () => {
-    expect(parseEnvironment({ EXECUTIONS_TABLE: 'gateway-executions', CONFIG_TABLE: 'gateway-config' })).toEqual({
+    expect(
+      parseEnvironment({
+        EXECUTIONS_TABLE: 'gateway-executions',
+        CONFIG_TABLE: 'gateway-config',
+        DATA_KEY_ID: 'alias/gateway',
+      }),
+    ).toEqual({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
+      DATA_KEY_ID: 'alias/gateway',
       CONFIG_REFRESH_SECONDS: 30,
       AGENT_CLAIM: 'sub',
       GROUPS_CLAIM: 'groups',
@@ -55,6 +62,7 @@ describe('parseEnvironment', () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
+      DATA_KEY_ID: 'alias/gateway',
       PUBLIC_URL: 'https://gateway.example.com',
       AGENT_CLAIM: 'client_id',
       GROUPS_CLAIM: 'cognito:groups',
@@ -70,6 +78,7 @@ describe('parseEnvironment', () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
+      DATA_KEY_ID: 'alias/gateway',
       ALLOWED_ORIGINS: ' a.example.com, b.example.com ,',
       ALLOWED_HOSTS: 'gateway.example.com',
       AUTHORIZATION_SERVERS: ',,https://auth.example.com ,  ,https://login.example.com',
@@ -80,10 +89,13 @@ describe('parseEnvironment', () => {
   });
 
   it('[functions.environment] reads an empty list as no entries', () => {
-    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', ALLOWED_HOSTS: '' }).ALLOWED_HOSTS).toEqual([]);
-    expect(parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', ALLOWED_HOSTS: ' , ' }).ALLOWED_HOSTS).toEqual(
-      [],
-    );
+    expect(
+      parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', DATA_KEY_ID: 'k', ALLOWED_HOSTS: '' }).ALLOWED_HOSTS,
+    ).toEqual([]);
+    expect(
+      parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', DATA_KEY_ID: 'k', ALLOWED_HOSTS: ' , ' })
+        .ALLOWED_HOSTS,
+    ).toEqual([]);
   });
 });
 
@@ -97,6 +109,7 @@ describe('processEnvironment', () => {
     vi.resetModules();
     vi.stubEnv('EXECUTIONS_TABLE', 'first-table');
     vi.stubEnv('CONFIG_TABLE', 'config-table');
+    vi.stubEnv('DATA_KEY_ID', 'alias/gateway');
     const { processEnvironment } = await import('../../../functions/commons/environment.js');
     const first = processEnvironment();
     expect(first.EXECUTIONS_TABLE).toBe('first-table');

@@ -29,6 +29,7 @@ describe('parseLocalOptions: defaults', () => {
         anonymousAgent: null,
         demoErp: true,
         erpPort: 8788,
+        crashAt: null,
       },
     });
   });
@@ -159,6 +160,7 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: null,
       demoErp: false,
       erpPort: 9200,
+      crashAt: null,
     });
   });
 
@@ -202,6 +204,7 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: 'flag-agent',
       demoErp: false,
       erpPort: 0,
+      crashAt: null,
     });
   });
 

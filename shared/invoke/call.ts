@@ -1,0 +1,150 @@
+// One call to a system, made from the canonical arguments and the operation, and what its answer
+// means: succeeded, failed (the system refused, or a read got no usable answer), or unknown (a
+// write was sent but no reliable answer came back). The system's free text never comes back:
+// only its error code, when it is a short machine token, or http_<status>.
+import type { CatalogTool, JsonObject } from '../catalog/tool.js';
+import type { ResolvedSystem } from '../config/load.js';
+import { systemCodePattern } from '../errors.js';
+import { redactSecrets, type SecretRules } from '../secrets.js';
+import type { OutboundRequest, OutboundResult } from './system-client.js';
+
+export interface CallContext {
+  readonly executionId: string;
+  readonly traceparent: string;
+}
+
+const scalar = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+export const buildRequest = (
+  tool: CatalogTool,
+  system: ResolvedSystem,
+  args: JsonObject,
+  context: CallContext,
+): OutboundRequest => {
+  let path = tool.path;
+  const query = new URLSearchParams();
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const body: JsonObject = {};
+  let wholeBody: unknown;
+  let hasBody = false;
+  for (const binding of tool.fields) {
+    if (!Object.hasOwn(args, binding.field)) continue;
+    const value = args[binding.field];
+    switch (binding.in) {
+      case 'path':
+        path = path.replaceAll(`{${binding.name}}`, encodeURIComponent(scalar(value)));
+        break;
+      case 'query':
+        for (const item of Array.isArray(value) ? value : [value]) query.append(binding.name, scalar(item));
+        break;
+      case 'header':
+        headers[binding.name.toLowerCase()] = scalar(value);
+        break;
+      case 'body':
+        Object.defineProperty(body, binding.name, { value, enumerable: true, writable: true, configurable: true });
+        hasBody = true;
+        break;
+      case 'whole-body':
+        wholeBody = value;
+        hasBody = true;
+        break;
+    }
+  }
+  // The gateway's own headers come last: nothing an agent sends can replace them.
+  headers['x-request-id'] = context.executionId;
+  headers.traceparent = context.traceparent;
+  const credentials = system.credentials;
+  if (credentials.type === 'bearer') headers.authorization = `Bearer ${credentials.token}`;
+  if (credentials.type === 'basic') {
+    headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+  }
+  if (credentials.type === 'api_key') headers[credentials.header.toLowerCase()] = credentials.value;
+  if (hasBody) headers['content-type'] = 'application/json';
+  const search = query.toString();
+  return {
+    method: tool.method,
+    url: `${system.base_url}${path}${search.length > 0 ? `?${search}` : ''}`,
+    headers,
+    body: hasBody ? JSON.stringify(wholeBody === undefined ? body : wholeBody) : null,
+    deadlineMs: system.timeout,
+    maxResponseBytes: system.max_response_size,
+  };
+};
+
+export type CallOutcome =
+  | { readonly status: 'succeeded'; readonly code: null; readonly result: unknown; readonly httpStatus: number }
+  | {
+      readonly status: 'failed' | 'unknown';
+      readonly code: string;
+      readonly result: null;
+      readonly httpStatus: number | null;
+    };
+
+const defaultCodePointers = ['/code', '/error_code', '/error/code'];
+
+const pointerValue = (value: unknown, pointer: string): unknown => {
+  let current = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (current === null || typeof current !== 'object' || Array.isArray(current) || !Object.hasOwn(current, key))
+      return undefined;
+    current = Object.getOwnPropertyDescriptor(current, key)?.value;
+  }
+  return current;
+};
+
+/** The system's error code, only when it already is a short machine token (never free text). */
+export const systemErrorCode = (body: unknown, pointer: string | undefined): string | null => {
+  for (const candidate of pointer === undefined ? defaultCodePointers : [pointer]) {
+    const value = pointerValue(body, candidate);
+    if (typeof value === 'string' && systemCodePattern.test(value.toLowerCase())) return value.toLowerCase();
+  }
+  return null;
+};
+
+const parseJson = (body: Buffer): { ok: true; value: unknown } | { ok: false } => {
+  if (body.length === 0) return { ok: true, value: null };
+  try {
+    return { ok: true, value: JSON.parse(body.toString('utf8')) };
+  } catch {
+    return { ok: false };
+  }
+};
+
+export const classify = (
+  result: OutboundResult,
+  tool: CatalogTool,
+  system: ResolvedSystem,
+  rules: SecretRules,
+): CallOutcome => {
+  // A read can simply be tried again; a write that may have happened must not be.
+  const uncertain = tool.access === 'write' ? 'unknown' : 'failed';
+  switch (result.kind) {
+    case 'timeout':
+      return { status: result.sent ? uncertain : 'failed', code: 'timeout', result: null, httpStatus: null };
+    case 'connection_failed':
+      return { status: result.sent ? uncertain : 'failed', code: 'connection_failed', result: null, httpStatus: null };
+    case 'too_large':
+      return { status: uncertain, code: 'response_too_large', result: null, httpStatus: result.status };
+    case 'response':
+      break;
+  }
+  const { status } = result;
+  if (status >= 300 && status < 400)
+    return { status: uncertain, code: 'redirect_refused', result: null, httpStatus: status };
+  if (status >= 400 && status < 500) {
+    const parsed = parseJson(result.body);
+    const code = (parsed.ok ? systemErrorCode(parsed.value, system.error_code_field) : null) ?? `http_${status}`;
+    return { status: 'failed', code, result: null, httpStatus: status };
+  }
+  if (status < 200 || status >= 500)
+    return { status: uncertain, code: `http_${status}`, result: null, httpStatus: status };
+  const parsed = parseJson(result.body);
+  if (!parsed.ok) return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: status };
+  return {
+    status: 'succeeded',
+    code: null,
+    result: redactSecrets(parsed.value, tool.responseSchema, rules),
+    httpStatus: status,
+  };
+};

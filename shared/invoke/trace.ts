@@ -1,0 +1,18 @@
+// W3C trace context: the caller's trace continues into the system call, with the gateway's own
+// span as the parent; without one, the gateway starts a trace.
+import { randomBytes } from 'node:crypto';
+
+const traceparentPattern = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+export interface TraceContext {
+  readonly traceId: string;
+  /** The header to send downstream: the same trace, the gateway's span. */
+  readonly traceparent: string;
+}
+
+export const continueTrace = (incoming: string | null | undefined): TraceContext => {
+  const match = traceparentPattern.exec(incoming?.trim().toLowerCase() ?? '');
+  const traceId = match?.[1] !== undefined && !/^0+$/.test(match[1]) ? match[1] : randomBytes(16).toString('hex');
+  const flags = match?.[3] ?? '01';
+  return { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}` };
+};

@@ -1,0 +1,104 @@
+// Which fields hold secrets, and answers with their values replaced. A field is secret when its
+// schema marks it (x-sensitive, format: password), when the system's configuration lists it, or
+// when its name says so, read as whole words across snake_case, kebab-case and camelCase:
+// `api_key`, `apiKey`, `client-secret`, `portalPassword` are secret; `passenger_name` and
+// `boarding_pass` are not.
+import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
+
+export const redactedValue = '[REDACTED]';
+
+/** Word sequences that make a field name secret. */
+const secretPhrases: readonly (readonly string[])[] = [
+  ['password'],
+  ['passwd'],
+  ['passphrase'],
+  ['secret'],
+  ['token'],
+  ['apikey'],
+  ['api', 'key'],
+  ['private', 'key'],
+  ['access', 'key'],
+  ['secret', 'key'],
+  ['signing', 'key'],
+  ['encryption', 'key'],
+  ['credential'],
+  ['credentials'],
+  ['authorization'],
+  ['cookie'],
+  ['session', 'id'],
+  ['pin'],
+  ['cvv'],
+  ['cvc'],
+  ['otp'],
+];
+
+/** A name as lowercase words: fooBar_baz-qux → foo, bar, baz, qux; HTTPToken → http, token. */
+export const nameWords = (name: string): string[] =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word.length > 0);
+
+/** A word of the name matches a word of a phrase as it is or in the plural (api_keys, tokens). */
+const sameWord = (word: string | undefined, phraseWord: string): boolean =>
+  word === phraseWord || word === `${phraseWord}s`;
+
+export const isSecretName = (name: string): boolean => {
+  const words = nameWords(name);
+  return secretPhrases.some((phrase) =>
+    words.some((_, start) => phrase.every((word, offset) => sameWord(words[start + offset], word))),
+  );
+};
+
+export interface SecretRules {
+  /** Field names the system's configuration lists as sensitive. */
+  readonly names: ReadonlySet<string>;
+}
+
+const childSchema = (schema: JsonObject | null, key: string | number): JsonObject | null => {
+  if (schema === null) return null;
+  if (typeof key === 'number') return isJsonObject(schema.items) ? schema.items : null;
+  const properties = schema.properties;
+  return isJsonObject(properties) && Object.hasOwn(properties, key) && isJsonObject(properties[key])
+    ? properties[key]
+    : null;
+};
+
+const markedSecret = (schema: JsonObject | null): boolean =>
+  schema !== null && (schema[marks.sensitive] === true || schema.format === 'password');
+
+/**
+ * A copy of a JSON value with every secret value replaced by "[REDACTED]": by the schema's marks
+ * where a schema is known, by the configuration's list and by name everywhere.
+ */
+export const redactSecrets = (
+  value: unknown,
+  schema: JsonObject | null,
+  rules: SecretRules,
+  name?: string,
+): unknown => {
+  if (markedSecret(schema) || (name !== undefined && (rules.names.has(name) || isSecretName(name)))) {
+    return value === null ? null : redactedValue;
+  }
+  if (Array.isArray(value))
+    return value.map((item, index) => redactSecrets(item, childSchema(schema, index), rules, name));
+  if (isJsonObject(value)) {
+    const out: JsonObject = {};
+    for (const [key, child] of Object.entries(value)) {
+      Object.defineProperty(out, key, {
+        value: redactSecrets(child, childSchema(schema, key), rules, key),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  }
+  return value;
+};
+
+/** Whether any value in the arguments is secret (so they must be kept encrypted). */
+export const holdsSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules): boolean =>
+  JSON.stringify(redactSecrets(value, schema, rules)) !== JSON.stringify(value);
