@@ -1,5 +1,6 @@
 // The Approval Gateway stack: the agents' API, the handler functions and the executions table.
-import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
 import { AgentIdentity } from './constructs/agent-identity.js';
@@ -37,6 +38,12 @@ export class GatewayStack extends Stack {
 
     const store = new GatewayTable(this, 'Executions', { definition: executionsTable });
     const configuration = new GatewayTable(this, 'Config', { definition: configTable });
+    // Encrypts secret argument values at rest (envelope encryption, data keys from KMS).
+    const dataKey = new Key(this, 'DataKey', {
+      description: 'Approval Gateway: secret argument values of executions',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
     let authorization: Required<AgentAuthorizationProps>;
     if (props.agentAuthorization === undefined) {
       const identity = new AgentIdentity(this, 'AgentIdentity');
@@ -75,6 +82,7 @@ export class GatewayStack extends Stack {
     const environment = {
       EXECUTIONS_TABLE: store.table.tableName,
       CONFIG_TABLE: configuration.table.tableName,
+      DATA_KEY_ID: dataKey.keyArn,
       AGENT_CLAIM: authorization.agentClaim,
       GROUPS_CLAIM: authorization.groupsClaim,
       CUSTOMER_CLAIM: authorization.customerClaim,
@@ -92,6 +100,7 @@ export class GatewayStack extends Stack {
     store.table.grant(mcp.role, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
     // The deployed configuration is read, never written, by the functions (config:push writes it).
     configuration.table.grant(mcp.role, 'dynamodb:GetItem');
+    dataKey.grant(mcp.role, 'kms:GenerateDataKey', 'kms:Decrypt');
     const metadata = new GatewayFunction(this, 'ResourceMetadata', {
       entry: 'resource-metadata.ts',
       description: 'Approval Gateway OAuth protected-resource metadata',

@@ -12,6 +12,7 @@ import {
   Validations,
 } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
@@ -324,6 +325,20 @@ describe('the stack with the default Cognito agent identity', () => {
         expect(actionsOf(statement).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
       }
     }
+  });
+
+  it('[aws.least-privilege] lets only the MCP function use the rotating data key, for data keys and decryption', () => {
+    const keyId = logicalIdOf(child(stack, 'DataKey', Key));
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    const onKey = (roleId: string) =>
+      statementsForRole(template, roleId).filter((statement) =>
+        asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(keyId)),
+      );
+    expect(onKey(logicalIdOf(mcp.role)).flatMap(actionsOf).sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+    expect(onKey(logicalIdOf(metadata.role))).toEqual([]);
+    const functions = template.findResources('AWS::Lambda::Function');
+    const variables = JSON.stringify(propertiesOf(functions[logicalIdOf(mcp.function)]).Environment);
+    expect(variables).toContain(`"DATA_KEY_ID":{"Fn::GetAtt":["${keyId}","Arn"]}`);
   });
 
   it('[aws.least-privilege] grants the metadata function no DynamoDB action at all, nor names the table', () => {
