@@ -96,6 +96,7 @@ const routes = [
   },
   { method: 'GET', route: '/vendors/{vendor_id}', pattern: /^\/vendors\/([^/]+)$/ },
   { method: 'DELETE', route: '/vendors/{vendor_id}', pattern: /^\/vendors\/([^/]+)$/ },
+  { method: 'POST', route: '/vendors/{vendor_id}/portal-access', pattern: /^\/vendors\/([^/]+)\/portal-access$/ },
   { method: 'POST', route: '/refunds', pattern: /^\/refunds$/ },
   { method: 'GET', route: '/shipments/{tracking_number}', pattern: /^\/shipments\/([^/]+)$/ },
 ] as const;
@@ -211,6 +212,21 @@ export const startDemoErp = async (
         return vendor === undefined
           ? { status: 404, body: { code: 'not_found', message: 'No such vendor.' } }
           : { status: 200, body: vendor };
+      }
+      case '/vendors/{vendor_id}/portal-access': {
+        const vendor = vendors.get(params[0] ?? '');
+        const input = z.object({ contact_email: z.string(), initial_password: z.string() }).safeParse(body);
+        if (vendor === undefined) return { status: 404, body: { code: 'not_found', message: 'No such vendor.' } };
+        if (!input.success)
+          return { status: 400, body: { code: 'invalid_request', message: 'The request is malformed.' } };
+        return {
+          status: 201,
+          body: {
+            access_id: `PA-${randomUUID().slice(0, 8)}`,
+            login: input.data.contact_email,
+            session_token: randomUUID(),
+          },
+        };
       }
       case '/refunds': {
         const input = Refund.safeParse(body);

@@ -1,0 +1,112 @@
+// The whole-word rule for secret names, redaction, and sealing.
+import { describe, expect, it } from 'vitest';
+import { AesSealer } from '../../../shared/adapters/aes-sealer.js';
+import { holdsSecrets, isSecretName, nameWords, redactSecrets } from '../../../shared/secrets.js';
+
+const noRules = { names: new Set<string>() };
+
+describe('secret field names', () => {
+  it.each([
+    'password',
+    'new_password',
+    'portalPassword',
+    'PORTAL_PASSWORD',
+    'api_key',
+    'apiKey',
+    'API-KEY',
+    'x-api-key',
+    'apikey',
+    'api_keys',
+    'access_token',
+    'accessToken',
+    'refresh-token',
+    'client_secret',
+    'clientSecret',
+    'client-secret',
+    'private_key',
+    'privateKey',
+    'aws_secret_access_key',
+    'credentials',
+    'Authorization',
+    'session_id',
+    'card_cvv',
+    'pin',
+    'passphrase',
+  ])('[secrets.whole-words] treats %s as secret', (name) => {
+    expect(isSecretName(name)).toBe(true);
+  });
+
+  it.each([
+    'passenger_name',
+    'passengerName',
+    'boarding_pass',
+    'boardingPass',
+    'bypass',
+    'passport_number',
+    'tokenizer_version',
+    'secretary',
+    'keynote',
+    'monkey',
+    'api_version',
+    'spinner',
+    'author',
+    'key',
+    'primary_key_column',
+  ])('[secrets.whole-words] leaves %s alone', (name) => {
+    expect(isSecretName(name)).toBe(false);
+  });
+
+  it('[secrets.whole-words] splits names into words across naming styles', () => {
+    expect(nameWords('clientSecret_value-HTTPToken')).toEqual(['client', 'secret', 'value', 'http', 'token']);
+  });
+});
+
+describe('redaction', () => {
+  const schema = {
+    type: 'object',
+    properties: { pin_hint: { type: 'string', format: 'password' }, note: { type: 'string', 'x-sensitive': true } },
+  };
+
+  it('[secrets.redaction] redacts by schema mark, by configured name and by name, at any depth', () => {
+    expect(
+      redactSecrets(
+        {
+          pin_hint: 'a',
+          note: 'b',
+          nested: { api_key: 'c', passenger_name: 'Layla', items: [{ accessToken: 'd', id: 1 }] },
+          internal_code: 'e',
+          empty_token: null,
+        },
+        schema,
+        { names: new Set(['internal_code']) },
+      ),
+    ).toEqual({
+      pin_hint: '[REDACTED]',
+      note: '[REDACTED]',
+      nested: { api_key: '[REDACTED]', passenger_name: 'Layla', items: [{ accessToken: '[REDACTED]', id: 1 }] },
+      internal_code: '[REDACTED]',
+      empty_token: null,
+    });
+  });
+
+  it('[secrets.redaction] tells whether arguments hold a secret at all', () => {
+    expect(holdsSecrets({ vendor_id: 'V-1', amount: '5' }, null, noRules)).toBe(false);
+    expect(holdsSecrets({ vendor_id: 'V-1', initial_password: 'x' }, null, noRules)).toBe(true);
+  });
+});
+
+describe('sealing', () => {
+  it('[secrets.at-rest] seals with AES-256-GCM bound to the execution, opening only for the same one', async () => {
+    const sealer = new AesSealer(Buffer.alloc(32, 7));
+    const sealed = await sealer.seal('{"initial_password":"hunter2"}', 'execution-1');
+    expect(sealed).not.toContain('hunter2');
+    expect(await sealer.open(sealed, 'execution-1')).toBe('{"initial_password":"hunter2"}');
+    await expect(sealer.open(sealed, 'execution-2')).rejects.toThrow();
+    const tampered = JSON.parse(sealed);
+    tampered.ct = Buffer.from('forged').toString('base64');
+    await expect(sealer.open(JSON.stringify(tampered), 'execution-1')).rejects.toThrow();
+    // A fresh IV each time: the same text never seals the same way twice.
+    expect(await sealer.seal('same', 'e')).not.toBe(await sealer.seal('same', 'e'));
+    expect(() => new AesSealer(Buffer.alloc(16))).toThrow(/32 bytes/);
+  });
+});
