@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import canonicalJson from 'canonicalize';
 import { type CatalogTool, isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
+import { unsafePathValue } from '../invoke/call.js';
 import { jsonPointer } from '../json-pointer.js';
 import type { InputError } from '../result.js';
 import type { ArgumentIssue, StrictArguments } from './strict-json.js';
@@ -163,7 +164,7 @@ const dedupe = (errors: InputError[]): InputError[] => {
 const issueError = (issue: ArgumentIssue): InputError => error(issue.path, issue.code);
 
 export const canonicalizeArguments = (
-  tool: Pick<CatalogTool, 'inputSchema'>,
+  tool: Pick<CatalogTool, 'inputSchema'> & Partial<Pick<CatalogTool, 'fields'>>,
   input: StrictArguments,
 ): Canonicalization => {
   const schema = tool.inputSchema;
@@ -178,6 +179,20 @@ export const canonicalizeArguments = (
   const problems: InputError[] = input.issues.filter((issue) => !exactAmount(issue)).map(issueError);
   const canonical = canonicalValue(value, schema, [], input.numbers, problems);
   if (!isJsonObject(canonical)) return { ok: false, errors: [error('', 'not_an_object')] };
+  // A path value of "." or ".." would move the call to another path of the system.
+  for (const binding of tool.fields ?? []) {
+    const value =
+      binding.in === 'path' && Object.hasOwn(canonical, binding.field) ? canonical[binding.field] : undefined;
+    if (typeof value === 'string' && unsafePathValue(value)) {
+      problems.push(
+        error(
+          jsonPointer([binding.field]),
+          'invalid_format',
+          'A value that is part of the address cannot be "." or "..".',
+        ),
+      );
+    }
+  }
   // Where a value was not read (nested too deep), the validator would only see a stand-in.
   const unread = input.issues.filter((issue) => issue.code === 'nesting_too_deep').map((issue) => issue.path);
   problems.push(

@@ -13,6 +13,19 @@ export interface CallContext {
   readonly traceparent: string;
 }
 
+/** Path values a URL cannot carry as one segment: parsers resolve them as "." and "..". */
+export const unsafePathValue = (value: string): boolean => /^(\.|%2e){1,2}$/i.test(value);
+
+/**
+ * A value as one path segment, percent-encoded. "." and ".." cannot be sent at all (a URL parser
+ * would resolve them and move the call to another path of the system); canonicalization refuses
+ * them, and this refuses them again rather than send a call elsewhere.
+ */
+const pathSegment = (value: string): string => {
+  if (unsafePathValue(value)) throw new Error('A path parameter cannot be "." or "..".');
+  return encodeURIComponent(value);
+};
+
 const scalar = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
 export const buildRequest = (
@@ -32,7 +45,7 @@ export const buildRequest = (
     const value = args[binding.field];
     switch (binding.in) {
       case 'path':
-        path = path.replaceAll(`{${binding.name}}`, encodeURIComponent(scalar(value)));
+        path = path.replaceAll(`{${binding.name}}`, pathSegment(scalar(value)));
         break;
       case 'query':
         for (const item of Array.isArray(value) ? value : [value]) query.append(binding.name, scalar(item));

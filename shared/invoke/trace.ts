@@ -12,7 +12,9 @@ export interface TraceContext {
 
 export const continueTrace = (incoming: string | null | undefined): TraceContext => {
   const match = traceparentPattern.exec(incoming?.trim().toLowerCase() ?? '');
-  const traceId = match?.[1] !== undefined && !/^0+$/.test(match[1]) ? match[1] : randomBytes(16).toString('hex');
-  const flags = match?.[3] ?? '01';
+  // An all-zero trace or parent id makes the header invalid: it is ignored, flags included.
+  const valid = match?.[1] !== undefined && match[2] !== undefined && !/^0+$/.test(match[1]) && !/^0+$/.test(match[2]);
+  const traceId = valid && match?.[1] !== undefined ? match[1] : randomBytes(16).toString('hex');
+  const flags = valid && match?.[3] !== undefined ? match[3] : '01';
   return { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}` };
 };

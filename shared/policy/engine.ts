@@ -83,6 +83,9 @@ export class PolicyEngine {
       context: { arguments: args },
       entities: entitiesOf(agent),
       preparsedPolicySetId: this.compiled.setId,
+      // The schema gives Cedar the action groups (Action::"read", Action::"<system>").
+      preparsedSchemaName: this.compiled.schemaName,
+      validateRequest: false,
     });
     if (answer.type === 'failure') return { kind: 'deny', reason: 'evaluation_error', determining: [] };
     const { decision, diagnostics } = answer.response;
@@ -156,7 +159,9 @@ export class PolicyEngine {
       resource: { type: entityTypes.system, id: tool.systemKey },
       context: { arguments: { __extn: { fn: 'unknown', arg: 'arguments' } } },
       entities: entitiesOf(agent),
-      policies: { staticPolicies: this.compiled.text },
+      policies: { staticPolicies: this.compiled.texts },
+      schema: this.model.schema,
+      validateRequest: false,
     });
     if (answer.type === 'failure') return false;
     const { response } = answer;

@@ -37,45 +37,78 @@ export interface PolicyProblem {
 export interface CompiledPolicies {
   /** Cedar's id for the pre-parsed set. */
   readonly setId: string;
-  readonly text: string;
+  /** Cedar's name for the pre-parsed schema (which knows the action groups). */
+  readonly schemaName: string;
+  /** Each policy's text, by id (policy0, policy1, … in file order). */
+  readonly texts: Readonly<Record<string, string>>;
   readonly policies: ReadonlyMap<string, PolicyInfo>;
 }
 
 export type PolicyCompilation = { ok: true; policies: CompiledPolicies } | { ok: false; problems: PolicyProblem[] };
 
-const separator = '\n';
-
-interface Layout {
+/** One policy's text and where it starts in its file. */
+interface PolicySource {
+  readonly file: PolicyFile;
+  readonly offset: number;
   readonly text: string;
-  /** Where each file starts in the joined text. */
-  readonly starts: readonly { file: PolicyFile; offset: number }[];
 }
 
-const layoutOf = (files: readonly PolicyFile[]): Layout => {
-  let offset = 0;
-  const starts = files.map((file) => {
-    const start = { file, offset };
-    offset += file.text.length + separator.length;
-    return start;
-  });
-  return { text: files.map((file) => file.text).join(separator), starts };
+/**
+ * Splits a policy file into its policies: each runs to the `;` that ends it, outside strings and
+ * comments. Cedar then parses each one on its own, so a policy never runs across two files and
+ * every problem is placed in the right file.
+ */
+export const splitPolicies = (file: PolicyFile): PolicySource[] => {
+  const sources: PolicySource[] = [];
+  const text = file.text;
+  let start = -1;
+  let position = 0;
+  while (position < text.length) {
+    const char = text[position];
+    if (char === '/' && text[position + 1] === '/') {
+      const end = text.indexOf('\n', position);
+      position = end === -1 ? text.length : end + 1;
+      continue;
+    }
+    if (start === -1 && char !== undefined && /\s/.test(char)) {
+      position += 1;
+      continue;
+    }
+    if (start === -1) start = position;
+    if (char === '"') {
+      position += 1;
+      while (position < text.length && text[position] !== '"') position += text[position] === '\\' ? 2 : 1;
+      position += 1;
+      continue;
+    }
+    if (char === ';') {
+      sources.push({ file, offset: start, text: text.slice(start, position + 1) });
+      start = -1;
+    }
+    position += 1;
+  }
+  if (start !== -1) sources.push({ file, offset: start, text: text.slice(start) });
+  return sources;
 };
 
-/** The file and line of an offset in the joined text. */
-const locate = (layout: Layout, offset: number): { file: string; line: number } => {
-  const start = [...layout.starts].reverse().find((candidate) => candidate.offset <= offset) ?? layout.starts[0];
-  if (start === undefined) return { file: '', line: 1 };
-  const before = start.file.text.slice(0, Math.max(0, offset - start.offset));
-  return { file: start.file.path, line: before.split('\n').length };
-};
+const lineAt = (text: string, offset: number): number => text.slice(0, Math.max(0, offset)).split('\n').length;
 
-const problemsOf = (layout: Layout, errors: readonly DetailedError[], fallback: string): PolicyProblem[] =>
-  errors.map((error) => {
-    const offset = error.sourceLocations?.[0]?.start;
-    const where = offset === undefined ? { file: fallback, line: null } : locate(layout, offset);
-    const label = error.sourceLocations?.[0]?.label;
-    return { ...where, message: `${error.message}${label ? ` (${label})` : ''}` };
+/** Cedar names policies by their ids; the gateway's messages use the policy's own name. */
+const renameIds = (message: string, names: ReadonlyMap<string, string>): string =>
+  message.replace(/policy `(policy\d+)`/g, (whole, id: string) => {
+    const name = names.get(id);
+    return name === undefined ? whole : `policy "${name}"`;
   });
+
+const problemAt = (source: PolicySource, error: DetailedError, names: ReadonlyMap<string, string>): PolicyProblem => {
+  const location = error.sourceLocations?.[0];
+  const label = location?.label;
+  return {
+    file: source.file.path,
+    line: lineAt(source.file.text, source.offset + (location?.start ?? 0)),
+    message: `${renameIds(error.message, names)}${label ? ` (${label})` : ''}${error.help ? `; ${renameIds(error.help, names)}` : ''}`,
+  };
+};
 
 const approvalsOf = (value: string | undefined): Approval[] | string => {
   if (value === undefined) return [];
@@ -102,75 +135,93 @@ export const compilePolicies = (
   /** Names the pre-parsed set (e.g. the configuration version). */
   label: string,
 ): PolicyCompilation => {
-  const layout = layoutOf(files);
-  const fallback = files[0]?.path ?? '(policies)';
-  const parsed = cedar.checkParsePolicySet({ staticPolicies: layout.text });
-  if (parsed.type === 'failure') return { ok: false, problems: problemsOf(layout, parsed.errors, fallback) };
-
-  const parts = cedar.policySetTextToParts(layout.text);
-  if (parts.type === 'failure') return { ok: false, problems: problemsOf(layout, parts.errors, fallback) };
+  const sources = files.flatMap(splitPolicies);
   const problems: PolicyProblem[] = [];
   const policies = new Map<string, PolicyInfo>();
-  let cursor = 0;
-  for (const [index, policyText] of parts.policies.entries()) {
-    const offset = layout.text.indexOf(policyText, cursor);
-    cursor = offset === -1 ? cursor : offset + policyText.length;
-    const where = locate(layout, offset === -1 ? 0 : offset);
-    const json = cedar.policyToJson(policyText);
+  const texts: Record<string, string> = {};
+  const names = new Map<string, string>();
+  const sourceOf = new Map<string, PolicySource>();
+  for (const [index, source] of sources.entries()) {
+    const id = `policy${index}`;
+    const line = lineAt(source.file.text, source.offset);
+    const where = { file: source.file.path, line };
+    const json = cedar.policyToJson(source.text);
     if (json.type === 'failure') {
-      problems.push(...problemsOf(layout, json.errors, where.file));
+      problems.push(...json.errors.map((error) => problemAt(source, error, names)));
       continue;
     }
     const annotations = json.json.annotations ?? {};
-    const approvals = approvalsOf(annotations.approval);
-    if (typeof approvals === 'string') {
-      problems.push({ ...where, message: approvals });
-      continue;
+    const name = annotations.id ?? `${source.file.path}:${line}`;
+    const earlier = [...policies.values()].find((policy) => policy.name === name);
+    if (earlier !== undefined) {
+      problems.push({
+        ...where,
+        message: `@id("${name}") is already used by the policy at ${earlier.file}:${earlier.line}`,
+      });
     }
-    const approvers = annotations.approvers ?? null;
+    const parsedApprovals = approvalsOf(annotations.approval);
+    if (typeof parsedApprovals === 'string') problems.push({ ...where, message: parsedApprovals });
+    const approvals = typeof parsedApprovals === 'string' ? [] : parsedApprovals;
+    const approvers = annotations.approvers?.trim() ?? null;
     if (json.json.effect === 'forbid' && (approvals.length > 0 || approvers !== null)) {
       problems.push({
         ...where,
         message: '@approval and @approvers belong on permit policies; a forbid is never approved',
       });
     }
-    if (approvals.includes('staff') && (approvers === null || approvers.trim().length === 0)) {
+    if (approvals.includes('staff') && (approvers === null || approvers.length === 0)) {
       problems.push({ ...where, message: 'a staff approval names the group that decides: @approvers("<group>")' });
     }
-    if (approvers !== null && !approvals.includes('staff')) {
+    if (approvers !== null && !approvals.includes('staff') && typeof parsedApprovals !== 'string') {
       problems.push({ ...where, message: '@approvers names who decides a staff approval; add @approval("staff")' });
     }
-    const id = `policy${index}`;
-    policies.set(id, {
-      id,
-      name: annotations.id ?? `${where.file}:${where.line}`,
-      file: where.file,
-      line: where.line,
-      effect: json.json.effect,
-      approvals,
-      approvers: approvers?.trim() ?? null,
-    });
+    policies.set(id, { id, name, file: source.file.path, line, effect: json.json.effect, approvals, approvers });
+    texts[id] = source.text;
+    names.set(id, name);
+    sourceOf.set(id, source);
   }
 
   const validation = cedar.validate({
     schema,
-    policies: { staticPolicies: layout.text },
+    policies: { staticPolicies: texts },
     validationSettings: { mode: 'strict' },
   });
-  if (validation.type === 'failure') problems.push(...problemsOf(layout, validation.errors, fallback));
-  else
-    problems.push(
-      ...problemsOf(
-        layout,
-        validation.validationErrors.map((found) => found.error),
-        fallback,
-      ),
-    );
+  if (validation.type === 'failure') {
+    return {
+      ok: false,
+      problems: validation.errors.map((error) => ({
+        file: files[0]?.path ?? '(policies)',
+        line: null,
+        message: error.message,
+      })),
+    };
+  }
+  const seen = new Set<string>();
+  for (const found of validation.validationErrors) {
+    const source = sourceOf.get(found.policyId);
+    if (source === undefined) continue;
+    const problem = problemAt(source, found.error, names);
+    const key = JSON.stringify(problem);
+    if (!seen.has(key)) problems.push(problem);
+    seen.add(key);
+  }
   if (problems.length > 0) return { ok: false, problems };
 
   compiledSets += 1;
   const setId = `${label}#${compiledSets}`;
-  const prepared = cedar.preparsePolicySet(setId, { staticPolicies: layout.text });
-  if (prepared.type === 'failure') return { ok: false, problems: problemsOf(layout, prepared.errors, fallback) };
-  return { ok: true, policies: { setId, text: layout.text, policies } };
+  const prepared = cedar.preparsePolicySet(setId, { staticPolicies: texts });
+  const preparedSchema = cedar.preparseSchema(setId, schema);
+  for (const answer of [prepared, preparedSchema]) {
+    if (answer.type === 'failure') {
+      return {
+        ok: false,
+        problems: answer.errors.map((error) => ({
+          file: files[0]?.path ?? '(policies)',
+          line: null,
+          message: error.message,
+        })),
+      };
+    }
+  }
+  return { ok: true, policies: { setId, schemaName: setId, texts, policies } };
 };

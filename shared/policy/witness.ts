@@ -187,6 +187,11 @@ const candidatesFor = (type: CedarType, usage: Usage, required: boolean): Candid
       }
       break;
     }
+    case 'record':
+      // A record read only for its presence (`has`): present (with its required fields) or absent.
+      if (usage.literals.length > 0) return null;
+      add(defaultRecord(type));
+      break;
     default:
       return null;
   }

@@ -166,7 +166,7 @@ describe('npm run config:push', () => {
     const { store, tableName } = await freshStore();
     const first = await push(['--table', tableName, '--endpoint', dynamodb.endpoint, 'examples/gateway.config.yaml']);
     expect(first.code, first.output).toBe(0);
-    expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(7 tools\)/);
+    expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(8 tools\)/);
     const bundle = await store.fetch();
     expect(bundle?.config_file).toBe('gateway.config.yaml');
     expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);

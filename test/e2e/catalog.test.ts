@@ -15,6 +15,7 @@ const demoTools = [
   'erp.purchase_orders.get',
   'erp.shipments.track',
   'erp.vendors.get',
+  'erp.vendors.grant_portal_access',
 ];
 
 const connect = async (runtime: RuntimeProcess, token = demoTokens.procurement) => {

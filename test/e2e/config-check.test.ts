@@ -51,7 +51,7 @@ describe('npm run config:check', () => {
     const result = await check(['examples/gateway.config.yaml']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/examples\/gateway.config.yaml is valid \(version [0-9a-f]{16}\)/);
-    expect(result.stdout).toContain('7 tools (erp: 7)');
+    expect(result.stdout).toContain('8 tools (erp: 8)');
     expect(result.stdout).toContain('erp.shipments.track  [read]');
     expect(result.stdout).toContain('note: systems[0].base_url: ${env:DEMO_ERP_URL} is not set here');
   });

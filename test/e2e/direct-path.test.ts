@@ -168,6 +168,16 @@ describe('direct calls against the demo ERP', () => {
     },
   );
 
+  it('[invoke.outbound] refuses a path value of ".." rather than call another path of the system', async () => {
+    const { result } = await call('erp.purchase_orders.get', { purchase_order_id: '..' });
+    expect(result).toMatchObject({
+      status: 'denied',
+      code: 'invalid_arguments',
+      input_errors: [{ path: '/purchase_order_id', code: 'invalid_format' }],
+    });
+    expect(erp.calls()).toEqual([]);
+  });
+
   it('[secrets.redaction] returns secret-named fields as [REDACTED] and look-alikes as they are', async () => {
     const { result } = await call('erp.vendors.get', { vendor_id: 'V-100' });
     expect(result.result).toEqual({

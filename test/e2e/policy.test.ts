@@ -57,6 +57,7 @@ describe('the demo policies over MCP', () => {
       'erp.purchase_orders.get',
       'erp.shipments.track',
       'erp.vendors.get',
+      'erp.vendors.grant_portal_access',
     ]);
     expect(await toolNames(support)).toEqual([
       'get_execution_status',

@@ -85,6 +85,7 @@ describe('the demo configuration', () => {
       'erp.shipments.track',
       'erp.vendors.delete',
       'erp.vendors.get',
+      'erp.vendors.grant_portal_access',
     ]);
     expect([...snapshot.catalog.byName.keys()]).toEqual(names(snapshot));
     expect(snapshot.warnings).toEqual([]);

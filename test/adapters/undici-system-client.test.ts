@@ -1,0 +1,374 @@
+// The undici adapter against a real HTTP server on 127.0.0.1: no redirect followed, one total
+// deadline, the answer read only up to the size cap, and whether a failed call may have been sent.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Agent, buildConnector } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
+import { buildRequest } from '../../shared/invoke/call.js';
+import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
+import { makeSystem, makeTool } from '../unit/invoke/invoke-fixtures.js';
+
+interface Seen {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: string;
+}
+
+/** Every request the server received, by path. */
+const seen: Seen[] = [];
+const hitsOn = (path: string): number => seen.filter((request) => request.url === path).length;
+
+/** When the server saw the socket of the last request to a path close. */
+const socketClosed = new Map<string, Promise<number>>();
+
+/** Servers must stop by themselves: no handler writes for longer than this. */
+const serverSafetyMs = 3_000;
+
+const chunk = Buffer.alloc(16 * 1024, 'x');
+
+const routes: Record<string, (req: IncomingMessage, res: ServerResponse, body: string) => void> = {
+  '/orders/PO%201': (_req, res) => {
+    res.writeHead(201, { 'content-type': 'application/json; charset=utf-8', 'x-system': 'erp' });
+    res.end('{"id":"PO 1","status":"created"}');
+  },
+  '/redirect': (_req, res) => {
+    res.writeHead(302, { location: '/redirect-target', 'content-type': 'text/plain' });
+    res.end('Moved');
+  },
+  '/redirect-target': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"followed":true}');
+  },
+  '/endless': (_req, res) => {
+    // Writes until the client goes away (or the safety limit), never ending the body.
+    let stopped = false;
+    let written = 0;
+    const safety = setTimeout(() => res.destroy(), serverSafetyMs);
+    res.on('close', () => {
+      stopped = true;
+      clearTimeout(safety);
+    });
+    res.on('error', () => {});
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const pump = (): void => {
+      while (!stopped && written < 64 * 1024 * 1024) {
+        written += chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+    };
+    pump();
+  },
+  '/drip': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+    res.write('[');
+    const drip = setInterval(() => res.write(' '), 50);
+    const safety = setTimeout(() => res.destroy(), serverSafetyMs);
+    res.on('close', () => {
+      clearInterval(drip);
+      clearTimeout(safety);
+    });
+  },
+  '/silent': (_req, res) => {
+    const safety = setTimeout(() => res.destroy(), serverSafetyMs);
+    res.on('close', () => clearTimeout(safety));
+  },
+  '/reset': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+    res.write('{"partial":"');
+    setTimeout(() => res.socket?.destroy(), 30);
+  },
+  '/echo': (req, res, body) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ method: req.method, body }));
+  },
+};
+
+const exactRoute = /^\/exact\/(\d+)\/(\d+)$/;
+
+const handle = (req: IncomingMessage, res: ServerResponse): void => {
+  const chunks: Buffer[] = [];
+  req.on('data', (data: Buffer) => chunks.push(data));
+  req.on('end', () => {
+    const url = req.url ?? '';
+    const body = Buffer.concat(chunks).toString('utf8');
+    seen.push({ method: req.method ?? '', url, headers: req.headers, body });
+    socketClosed.set(url, new Promise((resolve) => req.socket.once('close', () => resolve(performance.now()))));
+    const exact = exactRoute.exec(url);
+    if (exact !== null) {
+      const size = Number(exact[1]);
+      res.writeHead(Number(exact[2]), { 'content-type': 'application/json', 'content-length': String(size) });
+      res.end(Buffer.alloc(size, 'a'));
+      return;
+    }
+    const route = routes[url];
+    if (route === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    route(req, res, body);
+  });
+};
+
+let server: Server;
+let base: string;
+const client = new UndiciSystemClient();
+
+const portOf = (listening: Server): number => {
+  const address = listening.address();
+  if (address === null || typeof address === 'string') throw new Error('The server has no TCP address.');
+  return (address satisfies AddressInfo).port;
+};
+
+const listen = (target: Server): Promise<void> =>
+  new Promise((resolve) => target.listen(0, '127.0.0.1', () => resolve()));
+
+const closeServer = (target: Server): Promise<void> =>
+  new Promise((resolve) => {
+    target.closeAllConnections();
+    target.close(() => resolve());
+  });
+
+beforeAll(async () => {
+  server = createServer(handle);
+  await listen(server);
+  base = `http://127.0.0.1:${portOf(server)}`;
+});
+
+afterAll(async () => {
+  await closeServer(server);
+});
+
+const outbound = (path: string, overrides: Partial<OutboundRequest> = {}): OutboundRequest => ({
+  method: 'GET',
+  url: `${base}${path}`,
+  headers: { accept: 'application/json' },
+  body: null,
+  deadlineMs: 2_000,
+  maxResponseBytes: 1_048_576,
+  ...overrides,
+});
+
+/** Sends and measures how long the adapter took. */
+const timed = async (
+  request: OutboundRequest,
+  through: UndiciSystemClient = client,
+): Promise<{ result: OutboundResult; elapsedMs: number; endedAt: number }> => {
+  const started = performance.now();
+  const result = await through.send(request);
+  const endedAt = performance.now();
+  return { result, elapsedMs: endedAt - started, endedAt };
+};
+
+const closedWithin = async (path: string, ms: number): Promise<number | 'not closed'> => {
+  const closed = socketClosed.get(path);
+  if (closed === undefined) return 'not closed';
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<'not closed'>((resolve) => {
+    timer = setTimeout(() => resolve('not closed'), ms);
+  });
+  const at = await Promise.race([closed, limit]);
+  clearTimeout(timer);
+  return at;
+};
+
+describe('the undici system client', () => {
+  it('[invoke.outbound] sends the request as built and returns the status, content type and body', async () => {
+    const tool = makeTool({
+      access: 'write',
+      method: 'POST',
+      path: '/orders/{id}',
+      fields: [
+        { field: 'id', in: 'path', name: 'id' },
+        { field: 'ref', in: 'header', name: 'X-Customer-Ref' },
+        { field: 'sku', in: 'body', name: 'sku' },
+      ],
+    });
+    const system = makeSystem({ base_url: base, credentials: { type: 'bearer', token: 'tok-1' }, timeout: 2_000 });
+    const request = buildRequest(
+      tool,
+      system,
+      { id: 'PO 1', ref: 'C-9', sku: 'A-1' },
+      {
+        executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      },
+    );
+    const { result } = await timed(request);
+    expect(result).toEqual({
+      kind: 'response',
+      status: 201,
+      contentType: 'application/json; charset=utf-8',
+      body: Buffer.from('{"id":"PO 1","status":"created"}'),
+    });
+    const received = seen.filter((entry) => entry.url === '/orders/PO%201');
+    expect(received.length).toBe(1);
+    const [first] = received;
+    expect(first?.method).toBe('POST');
+    expect(first?.body).toBe('{"sku":"A-1"}');
+    expect(first?.headers).toMatchObject({
+      authorization: 'Bearer tok-1',
+      'x-request-id': '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      'x-customer-ref': 'C-9',
+      'content-type': 'application/json',
+      accept: 'application/json',
+    });
+  });
+
+  it.each(['..', '.'])(
+    '[invoke.outbound] sends a call whose path parameter is "%s" to the operation\'s path, not another one',
+    async (id) => {
+      const tool = makeTool({
+        access: 'write',
+        method: 'POST',
+        path: '/orders/{id}/cancel',
+        fields: [{ field: 'id', in: 'path', name: 'id' }],
+      });
+      const system = makeSystem({ base_url: `${base}/api`, timeout: 2_000 });
+      const before = seen.length;
+      await client.send(
+        buildRequest(
+          tool,
+          system,
+          { id },
+          { executionId: 'e-1', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
+        ),
+      );
+      const received = seen.slice(before).map((entry) => entry.url);
+      expect(received.filter((url) => !/^\/api\/orders\/[^/]+\/cancel$/.test(url))).toEqual([]);
+    },
+  );
+
+  it('[invoke.outbound] sends each supported method with its body', async () => {
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const { result } = await timed(outbound('/echo', { method, body: '{"a":1}' }));
+      expect(result.kind === 'response' ? JSON.parse(result.body.toString('utf8')) : result).toEqual({
+        method,
+        body: '{"a":1}',
+      });
+    }
+  });
+
+  it('[invoke.outbound] refuses a method it does not support before sending anything', async () => {
+    const before = seen.length;
+    await expect(client.send(outbound('/echo', { method: 'TRACE' }))).rejects.toThrow('Unsupported HTTP method TRACE.');
+    expect(seen.length).toBe(before);
+  });
+
+  it('[invoke.outbound] [invoke.outcomes] returns a redirect as it is and never follows it', async () => {
+    const { result } = await timed(outbound('/redirect'));
+    expect(result).toEqual({ kind: 'response', status: 302, contentType: 'text/plain', body: Buffer.from('Moved') });
+    expect(hitsOn('/redirect')).toBe(1);
+    expect(hitsOn('/redirect-target')).toBe(0);
+  });
+
+  it('[invoke.outbound] [invoke.outcomes] stops reading an endless answer at the size cap and drops the connection', async () => {
+    const { result, elapsedMs, endedAt } = await timed(outbound('/endless', { maxResponseBytes: 100_000 }));
+    expect(result).toEqual({ kind: 'too_large', status: 200 });
+    expect(elapsedMs).toBeLessThan(1_500);
+    const closedAt = await closedWithin('/endless', 1_000);
+    expect(typeof closedAt).toBe('number');
+    if (typeof closedAt === 'number') expect(closedAt - endedAt).toBeLessThan(1_000);
+  });
+
+  it('[invoke.outbound] accepts an answer of exactly the size cap', async () => {
+    const { result } = await timed(outbound('/exact/65536/200', { maxResponseBytes: 65_536 }));
+    expect(result.kind).toBe('response');
+    if (result.kind === 'response') {
+      expect(result.status).toBe(200);
+      expect(result.body.length).toBe(65_536);
+      expect(result.body.equals(Buffer.alloc(65_536, 'a'))).toBe(true);
+    }
+  });
+
+  it('[invoke.outbound] [invoke.outcomes] refuses an answer one byte over the cap, keeping its status', async () => {
+    const { result } = await timed(outbound('/exact/65537/500', { maxResponseBytes: 65_536 }));
+    expect(result).toEqual({ kind: 'too_large', status: 500 });
+  });
+
+  it('[invoke.outbound] [invoke.outcomes] ends a call whose answer drips past the deadline as a timeout after sending', async () => {
+    const { result, elapsedMs, endedAt } = await timed(outbound('/drip', { deadlineMs: 300 }));
+    expect(result).toEqual({ kind: 'timeout', sent: true });
+    expect(elapsedMs).toBeGreaterThanOrEqual(290);
+    expect(elapsedMs).toBeLessThan(800);
+    const closedAt = await closedWithin('/drip', 1_000);
+    expect(typeof closedAt).toBe('number');
+    if (typeof closedAt === 'number') expect(closedAt - endedAt).toBeLessThan(1_000);
+  });
+
+  it('[invoke.outbound] [invoke.outcomes] ends a call the server never answers as a timeout after sending', async () => {
+    const { result, elapsedMs } = await timed(outbound('/silent', { method: 'POST', body: '{}', deadlineMs: 250 }));
+    expect(result).toEqual({ kind: 'timeout', sent: true });
+    expect(hitsOn('/silent')).toBe(1);
+    expect(elapsedMs).toBeGreaterThanOrEqual(240);
+    expect(elapsedMs).toBeLessThan(750);
+    expect(typeof (await closedWithin('/silent', 1_000))).toBe('number');
+  });
+
+  it('[invoke.outcomes] reports a refused connection as connection_failed, not sent', async () => {
+    const vacant = createServer();
+    await listen(vacant);
+    const port = portOf(vacant);
+    await closeServer(vacant);
+    const { result, elapsedMs } = await timed(
+      outbound('/orders', { url: `http://127.0.0.1:${port}/orders`, method: 'POST', body: '{}', deadlineMs: 500 }),
+    );
+    expect(result).toEqual({ kind: 'connection_failed', sent: false });
+    expect(elapsedMs).toBeLessThan(500);
+  });
+
+  it('[invoke.outcomes] reports a connection reset in the middle of the body as connection_failed after sending', async () => {
+    const { result, elapsedMs } = await timed(outbound('/reset', { deadlineMs: 500 }));
+    expect(result).toEqual({ kind: 'connection_failed', sent: true });
+    expect(elapsedMs).toBeLessThan(500);
+  });
+
+  it.each([
+    ['a non-Latin-1 value', 'دبي'],
+    ['a line break', 'a\r\nx-injected: 1'],
+  ])(
+    '[invoke.outcomes] reports a request the HTTP library refuses to send (a header with %s) as not sent',
+    async (_label, value) => {
+      const before = seen.length;
+      const { result } = await timed(
+        outbound('/echo', { method: 'POST', headers: { 'x-customer-ref': value }, body: '{}', deadlineMs: 500 }),
+      );
+      expect(seen.length).toBe(before);
+      expect(result).toEqual({ kind: 'connection_failed', sent: false });
+    },
+  );
+
+  describe('when connecting is slow', () => {
+    // A real TCP connection to the test server, established only after a second, as a slow or
+    // lossy network would: the deadline of 300 ms passes while nothing has been sent.
+    const realConnector = buildConnector({});
+    const slowNetwork = new Agent({
+      connect: (options, callback) => {
+        setTimeout(() => realConnector(options, callback), 1_000);
+      },
+    });
+    const slowClient = new UndiciSystemClient(slowNetwork);
+
+    afterAll(async () => {
+      await slowNetwork.close();
+    });
+
+    it('[invoke.outbound] the one deadline also covers connecting', async () => {
+      const { elapsedMs } = await timed(outbound('/echo', { method: 'POST', body: '{}', deadlineMs: 300 }), slowClient);
+      expect(elapsedMs).toBeLessThan(600);
+    });
+
+    it('[invoke.outcomes] a deadline passed while connecting is a timeout with nothing sent', async () => {
+      const before = seen.length;
+      const { result } = await timed(outbound('/echo', { method: 'POST', body: '{}', deadlineMs: 300 }), slowClient);
+      expect(result).toEqual({ kind: 'timeout', sent: false });
+      expect(seen.length).toBe(before);
+    });
+  });
+});
