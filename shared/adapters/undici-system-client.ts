@@ -1,9 +1,11 @@
 // Calls systems with undici: no redirects followed (undici's request() never follows them), one
-// total deadline, the answer read only up to the size cap (the connection is destroyed there).
-import { type Dispatcher, errors, request } from 'undici';
+// total deadline from the first attempt to connect to the last byte read, and the answer read only
+// up to the size cap (the connection is destroyed there). Whether the request reached the socket
+// is tracked, so a call that never left the gateway is never reported as possibly sent.
+import { Agent, type Dispatcher, request } from 'undici';
 import type { OutboundRequest, OutboundResult, SystemClient } from '../invoke/system-client.js';
 
-/** Errors that mean nothing reached the system. */
+/** Errors that mean nothing reached the system (no connection, or a request refused before sending). */
 const beforeSending = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
@@ -11,6 +13,7 @@ const beforeSending = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_INVALID_ARG',
 ]);
 
 const httpMethods: readonly Dispatcher.HttpMethod[] = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -23,49 +26,93 @@ const codeOf = (error: unknown): string | undefined => {
   return undefined;
 };
 
+/** A dispatcher that notes when the request is handed to a connected socket. */
+const tracking = (base: Dispatcher, onSocket: () => void): Dispatcher =>
+  base.compose((dispatch) => (options, handler) => {
+    const marked = new Proxy(handler, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        if (property === 'onRequestStart' || property === 'onConnect') {
+          return (...args: unknown[]) => {
+            onSocket();
+            return Reflect.apply(value, target, args);
+          };
+        }
+        return value.bind(target);
+      },
+    });
+    return dispatch(options, marked);
+  });
+
+const timedOut = Symbol('timed out');
+
 export class UndiciSystemClient implements SystemClient {
-  constructor(private readonly dispatcher?: Dispatcher) {}
+  private readonly pool: Dispatcher;
+
+  constructor(dispatcher?: Dispatcher) {
+    this.pool = dispatcher ?? new Agent();
+  }
 
   async send(outbound: OutboundRequest): Promise<OutboundResult> {
     if (!isHttpMethod(outbound.method)) throw new Error(`Unsupported HTTP method ${outbound.method}.`);
     const method = outbound.method;
-    const signal = AbortSignal.timeout(outbound.deadlineMs);
-    let response: Dispatcher.ResponseData;
+    let sent = false;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<typeof timedOut>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve(timedOut);
+      }, outbound.deadlineMs);
+    });
     try {
-      response = await request(outbound.url, {
+      const pending = request(outbound.url, {
         method,
         headers: outbound.headers,
         body: outbound.body,
-        signal,
-        ...(this.dispatcher === undefined ? {} : { dispatcher: this.dispatcher }),
+        signal: controller.signal,
+        dispatcher: tracking(this.pool, () => {
+          sent = true;
+        }),
       });
-    } catch (error) {
-      const code = codeOf(error);
-      const sent = code === undefined || !beforeSending.has(code);
-      if (signal.aborted || error instanceof errors.HeadersTimeoutError) return { kind: 'timeout', sent };
-      return { kind: 'connection_failed', sent };
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of response.body) {
-        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-        size += buffer.length;
-        if (size > outbound.maxResponseBytes) {
-          response.body.destroy();
-          return { kind: 'too_large', status: response.statusCode };
-        }
-        chunks.push(buffer);
+      // The losing side of the race must not surface as an unhandled rejection.
+      pending.catch(() => undefined);
+      let response: Dispatcher.ResponseData | typeof timedOut;
+      try {
+        response = await Promise.race([pending, deadline]);
+      } catch (error) {
+        const code = codeOf(error);
+        const reached = sent && !(code !== undefined && beforeSending.has(code));
+        return controller.signal.aborted
+          ? { kind: 'timeout', sent: reached }
+          : { kind: 'connection_failed', sent: reached };
       }
-    } catch {
-      return signal.aborted ? { kind: 'timeout', sent: true } : { kind: 'connection_failed', sent: true };
+      if (response === timedOut) return { kind: 'timeout', sent };
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of response.body) {
+          const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+          size += buffer.length;
+          if (size > outbound.maxResponseBytes) {
+            response.body.destroy();
+            return { kind: 'too_large', status: response.statusCode };
+          }
+          chunks.push(buffer);
+        }
+      } catch {
+        return controller.signal.aborted ? { kind: 'timeout', sent: true } : { kind: 'connection_failed', sent: true };
+      }
+      const contentType = response.headers['content-type'];
+      return {
+        kind: 'response',
+        status: response.statusCode,
+        contentType: typeof contentType === 'string' ? contentType : null,
+        body: Buffer.concat(chunks),
+      };
+    } finally {
+      clearTimeout(timer);
     }
-    const contentType = response.headers['content-type'];
-    return {
-      kind: 'response',
-      status: response.statusCode,
-      contentType: typeof contentType === 'string' ? contentType : null,
-      body: Buffer.concat(chunks),
-    };
   }
 }
