@@ -76,6 +76,34 @@ export const Execution = z.object({
 });
 export type Execution = z.infer<typeof Execution>;
 
+/** The fields every new execution names; the rest start empty. */
+export type NewExecutionFields = Pick<
+  Execution,
+  'execution_id' | 'agent_id' | 'customer_id' | 'tool' | 'status' | 'created_at'
+> &
+  Partial<Omit<Execution, 'execution_id' | 'agent_id' | 'customer_id' | 'tool' | 'status' | 'created_at'>>;
+
+/** A new execution record: unset fields null, its first status in its history. */
+export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
+  arguments_json: null,
+  code: null,
+  message: null,
+  result_json: null,
+  approval_url: null,
+  input_errors: null,
+  arguments_hash: null,
+  decision: null,
+  sealed_arguments: null,
+  claimed_at: null,
+  deadline_at: null,
+  http_status: null,
+  latency_ms: null,
+  trace_id: null,
+  updated_at: fields.created_at,
+  history: [{ status: fields.status, at: fields.created_at }],
+  ...fields,
+});
+
 /** What an agent may learn about its own execution. */
 export const toResultObject = (execution: Execution): ResultObject =>
   resultObject({

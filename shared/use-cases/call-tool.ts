@@ -15,7 +15,7 @@ import type { ResolvedSystem } from '../config/load.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../control-plane/snapshot.js';
 import { resultMessages } from '../errors.js';
-import { type DecisionRecord, type Execution, toResultObject } from '../executions/execution.js';
+import { type DecisionRecord, type Execution, newExecutionRecord, toResultObject } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import type { IdSource } from '../ids.js';
 import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
@@ -78,31 +78,15 @@ const secretRules = (system: ResolvedSystem | undefined): SecretRules => ({
 type NewExecution = Pick<Execution, 'status' | 'code' | 'message'> &
   Partial<Omit<Execution, 'status' | 'code' | 'message'>>;
 
-const newExecution = (deps: CallToolDeps, agent: AgentIdentity, tool: string, fields: NewExecution): Execution => {
-  const at = isoAt(deps.clock);
-  return {
+const newExecution = (deps: CallToolDeps, agent: AgentIdentity, tool: string, fields: NewExecution): Execution =>
+  newExecutionRecord({
     execution_id: deps.ids.next(),
     agent_id: agent.id,
     customer_id: agent.customerId,
     tool: recordedName(tool),
-    arguments_json: null,
-    result_json: null,
-    approval_url: null,
-    input_errors: null,
-    arguments_hash: null,
-    decision: null,
-    sealed_arguments: null,
-    claimed_at: null,
-    deadline_at: null,
-    http_status: null,
-    latency_ms: null,
-    trace_id: null,
-    created_at: at,
-    updated_at: at,
-    history: [{ status: fields.status, at }],
+    created_at: isoAt(deps.clock),
     ...fields,
-  };
-};
+  });
 
 const record = async (deps: CallToolDeps, execution: Execution): Promise<ResultObject> => {
   await deps.store.create(execution);

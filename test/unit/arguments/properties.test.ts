@@ -12,40 +12,9 @@ import { readArguments, type StrictArguments } from '../../../shared/arguments/s
 import { canonicalText } from '../../../shared/arguments/text-rules.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { inputErrorCodes } from '../../../shared/errors.js';
+import { canonicalize, purchaseOrder } from './fixtures.js';
 
 /** erp.purchase_orders.create as the catalog builds it from examples/erp/openapi.yaml. */
-const purchaseOrder: JsonObject = {
-  type: 'object',
-  properties: {
-    vendor_id: { type: 'string', 'x-identifier': true, maxLength: 40 },
-    amount: { type: ['string', 'number'], format: 'decimal', 'x-amount': true },
-    currency: { type: 'string', enum: ['EUR', 'USD', 'GBP', 'SAR', 'AED'] },
-    description: { type: 'string', maxLength: 500 },
-    lines: {
-      type: 'array',
-      maxItems: 500,
-      items: {
-        type: 'object',
-        required: ['sku', 'quantity'],
-        additionalProperties: false,
-        properties: {
-          sku: { type: 'string', 'x-identifier': true, maxLength: 40 },
-          quantity: { type: 'integer', minimum: 1 },
-          note: { type: 'string', maxLength: 20000 },
-        },
-      },
-    },
-  },
-  required: ['vendor_id', 'amount', 'currency'],
-  additionalProperties: false,
-};
-
-const canonicalize = (schema: JsonObject, text: string): Canonicalization => {
-  const input = readArguments(text, []);
-  if (input === null) throw new Error(`not JSON: ${text.slice(0, 80)}`);
-  return canonicalizeArguments({ inputSchema: schema }, input);
-};
-
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 

@@ -5,24 +5,11 @@ import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
 import type { ResolvedSystem } from '../../../shared/config/load.js';
 import type { AdminOperation } from '../../../shared/config/schema.js';
+import { aSystem } from '../../support/systems.js';
 
 /** A resolved system with every field the loader fills, its defaults unless overridden. */
-const system = (overrides: Partial<ResolvedSystem> = {}): ResolvedSystem => ({
-  key: 'erp',
-  base_url: 'http://erp.test',
-  openapi: 'erp/openapi.yaml',
-  operations: [],
-  credentials: { type: 'none' },
-  timeout: 10_000,
-  max_response_size: 1_048_576,
-  sensitive_fields: [],
-  identifier_fields: [],
-  amount_fields: [],
-  access: {},
-  disabled_tools: [],
-  error_code_field: undefined,
-  ...overrides,
-});
+const system = (overrides: Partial<ResolvedSystem> = {}): ResolvedSystem =>
+  aSystem({ base_url: 'http://erp.test', openapi: 'erp/openapi.yaml', ...overrides });
 
 const ok = { '200': { description: 'OK' } } as const;
 

@@ -2,25 +2,13 @@
 import type { CatalogTool, FieldBinding } from '../../../shared/catalog/tool.js';
 import type { ResolvedCredentials, ResolvedSystem } from '../../../shared/config/load.js';
 import type { SecretRules } from '../../../shared/secrets.js';
+import { aSystem } from '../../support/systems.js';
 
 export const noSecretRules: SecretRules = { names: new Set<string>() };
 
 export const makeSystem = (
   overrides: Partial<ResolvedSystem> & { credentials?: ResolvedCredentials } = {},
-): ResolvedSystem => ({
-  key: 'erp',
-  base_url: 'https://erp.example.com',
-  operations: [],
-  credentials: { type: 'none' },
-  timeout: 10_000,
-  max_response_size: 1_048_576,
-  sensitive_fields: [],
-  identifier_fields: [],
-  amount_fields: [],
-  access: {},
-  disabled_tools: [],
-  ...overrides,
-});
+): ResolvedSystem => aSystem(overrides);
 
 export const makeTool = (overrides: Partial<CatalogTool> & { fields?: readonly FieldBinding[] } = {}): CatalogTool => {
   const access = overrides.access ?? 'read';
