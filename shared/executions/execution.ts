@@ -3,6 +3,9 @@
 import { z } from 'zod';
 import { ExecutionStatus, InputError, type ResultObject, resultObject } from '../result.js';
 
+/** Statuses of calls still waiting for a decision or for their outcome. */
+export const openStatuses: ReadonlySet<ExecutionStatus> = new Set(['pending_approval', 'approved']);
+
 /** Statuses after which nothing changes any more. */
 export const terminalStatuses: ReadonlySet<ExecutionStatus> = new Set([
   'succeeded',
@@ -69,6 +72,16 @@ export const Execution = z.object({
   http_status: z.number().int().nullable().default(null),
   latency_ms: z.number().int().nullable().default(null),
   trace_id: z.string().nullable().default(null),
+  /** For a held call: when its approval time runs out. */
+  expires_at: z.iso.datetime().nullable().default(null),
+  /** The workflow's task token while it waits for the decision (never shown to anyone). */
+  task_token: z.string().nullable().default(null),
+  /** Who decided, when, and the note they left for the agent (rejections). */
+  decided_by: z.string().nullable().default(null),
+  decided_at: z.iso.datetime().nullable().default(null),
+  decision_note: z.string().nullable().default(null),
+  /** When approvers were notified (once per held call). */
+  notified_at: z.iso.datetime().nullable().default(null),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
   /** Every status the execution took, with when. */
@@ -99,6 +112,12 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   http_status: null,
   latency_ms: null,
   trace_id: null,
+  expires_at: null,
+  task_token: null,
+  decided_by: null,
+  decided_at: null,
+  decision_note: null,
+  notified_at: null,
   updated_at: fields.created_at,
   history: [{ status: fields.status, at: fields.created_at }],
   ...fields,

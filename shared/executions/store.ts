@@ -22,6 +22,11 @@ export type ExecutionPatch = Partial<
     | 'deadline_at'
     | 'http_status'
     | 'latency_ms'
+    | 'task_token'
+    | 'decided_by'
+    | 'decided_at'
+    | 'decision_note'
+    | 'notified_at'
   >
 >;
 
@@ -30,6 +35,18 @@ export interface TransitionRequest {
   readonly to: ExecutionStatus;
   readonly at: string;
   readonly patch?: ExecutionPatch;
+  /** Further conditions the record must meet, checked in the same conditional write. */
+  readonly guard?: {
+    /** The canonical arguments' hash must be this (what the approver saw). */
+    readonly argumentsHash?: string;
+    /** The approval time must not have run out at this instant. */
+    readonly notExpiredAt?: string;
+  };
+}
+
+export interface ClaimRequest {
+  readonly at: string;
+  readonly deadline: string;
 }
 
 export type TransitionResult =
@@ -59,6 +76,20 @@ export interface ExecutionStore {
   transition(key: ExecutionKey, change: TransitionRequest): Promise<TransitionResult>;
   /** An agent's executions, newest first. */
   listByAgent(agentId: string, options?: { limit?: number; cursor?: string }): Promise<ExecutionPage>;
+  /**
+   * Claims an approved call for sending: only if it is approved and not claimed yet, so one
+   * approved call is sent at most once however many workers try.
+   */
+  claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult>;
+  /** Sets fields without changing the status, only while the record holds `status`. */
+  annotate(
+    key: ExecutionKey,
+    status: ExecutionStatus,
+    patch: ExecutionPatch,
+    onlyIfUnset?: keyof ExecutionPatch,
+  ): Promise<TransitionResult>;
+  /** Calls still waiting (for a decision or an outcome), soonest deadline first. */
+  listOpen(options?: { dueBefore?: string; limit?: number; cursor?: string }): Promise<ExecutionPage>;
 }
 
 export class IllegalTransitionError extends Error {

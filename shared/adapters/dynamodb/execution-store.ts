@@ -3,19 +3,31 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { allowedTransitions, Execution } from '../../executions/execution.js';
+import { allowedTransitions, Execution, openStatuses } from '../../executions/execution.js';
 import {
+  type ClaimRequest,
   type CreateResult,
   type ExecutionKey,
   type ExecutionPage,
+  type ExecutionPatch,
   type ExecutionStore,
   IllegalTransitionError,
   type TransitionRequest,
   type TransitionResult,
 } from '../../executions/store.js';
+import type { ExecutionStatus } from '../../result.js';
 import { executionsTable } from './tables.js';
 
 const byAgentIndex = executionsTable.globalSecondaryIndexes[0].indexName;
+const openIndex = executionsTable.globalSecondaryIndexes[1].indexName;
+const openShard = 'open';
+
+/** The sparse index's attributes of a call still waiting, keyed by its next deadline. */
+const openAttributes = (execution: Execution): Record<string, string> => {
+  if (!openStatuses.has(execution.status)) return {};
+  const until = execution.deadline_at ?? execution.expires_at ?? execution.updated_at;
+  return { open_shard: openShard, open_until: until };
+};
 
 const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
@@ -28,7 +40,7 @@ const decodeCursor = (cursor: string): Record<string, string> =>
 /** Items are validated on the way out: a record that does not parse is a fault, not data. */
 const readItem = (item: Record<string, unknown> | undefined): Execution | undefined => {
   if (item === undefined) return undefined;
-  const { retain_until: _retention, ...fields } = item;
+  const { retain_until: _retention, open_shard: _shard, open_until: _until, ...fields } = item;
   return Execution.parse(fields);
 };
 
@@ -43,7 +55,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: Execution.parse(execution),
+          Item: { ...Execution.parse(execution), ...openAttributes(execution) },
           ConditionExpression: 'attribute_not_exists(execution_id)',
         }),
       );
@@ -90,19 +102,25 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       ':change': [{ status: change.to, at: change.at }],
     };
     const sets = ['#status = :to', 'updated_at = :at', 'history = list_append(history, :change)'];
-    for (const [field, value] of Object.entries(change.patch ?? {})) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      sets.push(`#${field} = :${field}`);
+    this.patchInto(change.patch ?? {}, names, values, sets);
+    const conditions = ['attribute_exists(execution_id)', '#status = :from'];
+    if (change.guard?.argumentsHash !== undefined) {
+      values[':hash'] = change.guard.argumentsHash;
+      conditions.push('arguments_hash = :hash');
     }
+    if (change.guard?.notExpiredAt !== undefined) {
+      values[':now'] = change.guard.notExpiredAt;
+      conditions.push('expires_at > :now');
+    }
+    // A call that is over leaves the index of waiting calls.
+    const removes = openStatuses.has(change.to) ? '' : ' REMOVE open_shard, open_until';
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { execution_id: key.execution_id, agent_id: key.agent_id },
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'attribute_exists(execution_id) AND #status = :from',
+          UpdateExpression: `SET ${sets.join(', ')}${removes}`,
+          ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
@@ -115,6 +133,96 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       if (!isConditionFailure(error)) throw error;
       return { kind: 'conflict', current: await this.getOwned(key) };
     }
+  }
+
+  private patchInto(
+    patch: ExecutionPatch,
+    names: Record<string, string>,
+    values: Record<string, unknown>,
+    sets: string[],
+  ) {
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      sets.push(`#${field} = :${field}`);
+    }
+  }
+
+  /** One conditional update that leaves the status as it is; a failed condition is a conflict. */
+  private async update(
+    key: ExecutionKey,
+    sets: string[],
+    conditions: string[],
+    names: Record<string, string>,
+    values: Record<string, unknown>,
+  ): Promise<TransitionResult> {
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { execution_id: key.execution_id, agent_id: key.agent_id },
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: ['attribute_exists(execution_id)', ...conditions].join(' AND '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const execution = readItem(Attributes);
+      if (execution === undefined) throw new Error('The store returned no attributes for an applied update.');
+      return { kind: 'applied', execution };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return { kind: 'conflict', current: await this.getOwned(key) };
+    }
+  }
+
+  claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult> {
+    return this.update(
+      key,
+      ['claimed_at = :claimed', 'deadline_at = :deadline', 'open_until = :deadline', 'updated_at = :claimed'],
+      ['#status = :approved', '(attribute_not_exists(claimed_at) OR attribute_type(claimed_at, :null))'],
+      { '#status': 'status' },
+      { ':approved': 'approved', ':claimed': claim.at, ':deadline': claim.deadline, ':null': 'NULL' },
+    );
+  }
+
+  annotate(
+    key: ExecutionKey,
+    status: ExecutionStatus,
+    patch: ExecutionPatch,
+    onlyIfUnset?: keyof ExecutionPatch,
+  ): Promise<TransitionResult> {
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = { ':status': status, ':null': 'NULL' };
+    const sets: string[] = [];
+    this.patchInto(patch, names, values, sets);
+    const conditions = ['#status = :status'];
+    if (onlyIfUnset !== undefined) {
+      names['#unset'] = onlyIfUnset;
+      conditions.push('(attribute_not_exists(#unset) OR attribute_type(#unset, :null))');
+    }
+    return this.update(key, sets, conditions, names, values);
+  }
+
+  async listOpen(options: { dueBefore?: string; limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
+    const { Items, LastEvaluatedKey } = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: openIndex,
+        KeyConditionExpression:
+          options.dueBefore === undefined ? 'open_shard = :shard' : 'open_shard = :shard AND open_until <= :due',
+        ExpressionAttributeValues: {
+          ':shard': openShard,
+          ...(options.dueBefore === undefined ? {} : { ':due': options.dueBefore }),
+        },
+        Limit: options.limit ?? 100,
+        ExclusiveStartKey: options.cursor === undefined ? undefined : decodeCursor(options.cursor),
+      }),
+    );
+    const items = (Items ?? []).map((item) => readItem(item)).filter((item) => item !== undefined);
+    return LastEvaluatedKey === undefined ? { items } : { items, next: encodeCursor(LastEvaluatedKey) };
   }
 
   async listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {

@@ -34,6 +34,13 @@ export const executionsTable = {
       partitionKey: { name: 'agent_id', type: 'S' },
       sortKey: { name: 'created_at', type: 'S' },
     },
+    {
+      // Sparse: only calls still waiting (for a decision or an outcome) carry these attributes,
+      // so the reconciler and the restarted local runtime read exactly those, by deadline.
+      indexName: 'open-by-deadline',
+      partitionKey: { name: 'open_shard', type: 'S' },
+      sortKey: { name: 'open_until', type: 'S' },
+    },
   ],
   timeToLiveAttribute: 'retain_until',
 } as const satisfies TableDefinition;

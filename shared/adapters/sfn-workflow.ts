@@ -1,0 +1,37 @@
+// The approval workflow on Step Functions (the local runtime answers the same API calls).
+import { SendTaskSuccessCommand, type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { ApprovalWorkflow, WorkflowOutcome, WorkflowStart } from '../approvals/workflow.js';
+
+const nameOf = (error: unknown): string => (error instanceof Error ? error.name : '');
+
+export class SfnApprovalWorkflow implements ApprovalWorkflow {
+  constructor(
+    private readonly client: SFNClient,
+    private readonly stateMachineArn: string,
+  ) {}
+
+  async start(input: WorkflowStart): Promise<void> {
+    try {
+      await this.client.send(
+        new StartExecutionCommand({
+          stateMachineArn: this.stateMachineArn,
+          name: input.execution_id,
+          input: JSON.stringify(input),
+        }),
+      );
+    } catch (error) {
+      // A workflow of that name exists: the call is already in hand.
+      if (nameOf(error) !== 'ExecutionAlreadyExists') throw error;
+    }
+  }
+
+  async signal(taskToken: string, outcome: WorkflowOutcome): Promise<boolean> {
+    try {
+      await this.client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify({ outcome }) }));
+      return true;
+    } catch (error) {
+      if (['TaskDoesNotExist', 'TaskTimedOut', 'InvalidToken'].includes(nameOf(error))) return false;
+      throw error;
+    }
+  }
+}

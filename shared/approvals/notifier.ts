@@ -1,0 +1,86 @@
+// Telling approvers a call waits for them. A notice carries the console link, the tool, the agent
+// and a summary of the arguments with secrets redacted; never a secret value.
+import type { Log } from '../log.js';
+
+export interface HeldCallNotice {
+  readonly execution_id: string;
+  readonly tool: string;
+  readonly agent_id: string;
+  readonly customer_id: string | null;
+  /** The staff group that decides, or null when only the customer confirms. */
+  readonly staff_group: string | null;
+  readonly customer_confirms: boolean;
+  /** The canonical arguments with secrets redacted, shortened. */
+  readonly summary: string;
+  readonly console_url: string;
+  readonly expires_at: string;
+}
+
+export interface Notifier {
+  heldCall(notice: HeldCallNotice): Promise<void>;
+}
+
+/** Notifies every channel; a channel that fails is logged and never loses the call. */
+export class Notifiers implements Notifier {
+  constructor(
+    private readonly channels: readonly Notifier[],
+    private readonly log: Log,
+  ) {}
+
+  async heldCall(notice: HeldCallNotice): Promise<void> {
+    await Promise.all(
+      this.channels.map(async (channel) => {
+        try {
+          await channel.heldCall(notice);
+        } catch (error) {
+          this.log.warn('a notification channel failed', {
+            execution_id: notice.execution_id,
+            error: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }),
+    );
+  }
+}
+
+/** The log line every held call gets (locally, the console's inbox lists it too). */
+export class LogNotifier implements Notifier {
+  constructor(private readonly log: Log) {}
+
+  async heldCall(notice: HeldCallNotice): Promise<void> {
+    this.log.info('call waiting for approval', { ...notice });
+  }
+}
+
+/** A webhook: the notice as JSON, with a Slack-style `text` line for chat channels. */
+export class WebhookNotifier implements Notifier {
+  constructor(
+    private readonly url: string,
+    private readonly timeoutMs = 5_000,
+  ) {}
+
+  async heldCall(notice: HeldCallNotice): Promise<void> {
+    const who = notice.staff_group === null ? 'the customer' : `group ${notice.staff_group}`;
+    const response = await fetch(this.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      redirect: 'error',
+      signal: AbortSignal.timeout(this.timeoutMs),
+      body: JSON.stringify({
+        type: 'approval.requested',
+        ...notice,
+        text: `${notice.agent_id} wants to run ${notice.tool}; ${who} decides: ${notice.console_url}`,
+      }),
+    });
+    await response.body?.cancel();
+    if (!response.ok) throw new Error(`the webhook answered ${response.status}`);
+  }
+}
+
+/** How long a summary may be in a notice. */
+export const summaryLength = 500;
+
+export const summarize = (argumentsJson: string | null): string => {
+  const text = argumentsJson ?? '{}';
+  return text.length > summaryLength ? `${text.slice(0, summaryLength - 1)}…` : text;
+};
