@@ -15,8 +15,15 @@ import {
   maxRequestBodyBytes,
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
-import { controlPlaneFor, executionStoreFor, sealerFor, serviceLogger, systemClient } from './commons/aws.js';
-import { processEnvironment } from './commons/environment.js';
+import {
+  controlPlaneFor,
+  executionStoreFor,
+  sealerFor,
+  serviceLogger,
+  systemClient,
+  workflowFor,
+} from './commons/aws.js';
+import { processWorkflowEnvironment } from './commons/environment.js';
 import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
 
@@ -68,7 +75,7 @@ let deployed: ReturnType<typeof createMcpFunction> | undefined;
 /** The Lambda entry point: composed from the environment on first use. */
 export const handler = (...args: Parameters<ReturnType<typeof createMcpFunction>>) => {
   if (deployed === undefined) {
-    const environment = processEnvironment();
+    const environment = processWorkflowEnvironment();
     const logger = serviceLogger('mcp');
     deployed = createMcpFunction({
       services: {
@@ -79,6 +86,7 @@ export const handler = (...args: Parameters<ReturnType<typeof createMcpFunction>
         sealer: sealerFor(environment),
         systems: systemClient,
         log: logger,
+        workflow: workflowFor(environment),
       },
       logger,
       claimNames: {

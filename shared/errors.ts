@@ -19,6 +19,10 @@ export const resultCodes = {
   // human steps
   rejected: 'An approver rejected the call.',
   approval_expired: 'Nobody decided within the approval time.',
+  // an approved call that could not be sent
+  tool_unavailable:
+    'The tool was removed or turned off (or the configuration went stale) before the approved call ran.',
+  arguments_mismatch: 'The stored arguments no longer match what the approver saw.',
 } as const;
 
 export type ResultCode = keyof typeof resultCodes;
@@ -67,4 +71,11 @@ export const resultMessages = {
   invalid_execution_id: 'The execution_id must be a UUID.',
   waiting_for_staff: 'Waiting for approval by the organization. Check with get_execution_status; do not call again.',
   waiting_for_customer: "Waiting for the customer's confirmation. Check with get_execution_status; do not call again.",
+  approved: 'Approved; the call is being run. Check again with get_execution_status.',
+  rejected: 'An approver rejected the call; nothing ran.',
+  rejected_because: 'An approver rejected the call; nothing ran. Their reason: ',
+  approval_expired: 'Nobody decided within the approval time; nothing ran.',
+  tool_unavailable: 'The call was approved, but the tool was removed or turned off before it ran; nothing was sent.',
+  arguments_mismatch:
+    'The call was approved, but its stored arguments no longer match what the approver saw; nothing was sent.',
 } as const;

@@ -1,19 +1,26 @@
 // AWS clients for the deployed functions, built once per container from the parsed environment.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { KmsSealer } from '../../shared/adapters/kms-sealer.js';
+import { SfnApprovalWorkflow } from '../../shared/adapters/sfn-workflow.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
+import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
+import type { ApprovalWorkflow } from '../../shared/approvals/workflow.js';
 import { systemClock } from '../../shared/clock.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import type { SystemClient } from '../../shared/invoke/system-client.js';
 import type { Sealer } from '../../shared/sealing.js';
-import { type FunctionEnvironment, referenceVariables } from './environment.js';
+import type { ApprovalDeps } from '../../shared/use-cases/approvals.js';
+import { type FunctionEnvironment, referenceVariables, type WorkflowEnvironment } from './environment.js';
 
 export const serviceLogger = (serviceName: string): Logger => new Logger({ serviceName });
 
@@ -45,3 +52,43 @@ export const sealerFor = (environment: FunctionEnvironment): Sealer => {
 
 /** One client (and connection pool) per container. */
 export const systemClient: SystemClient = new UndiciSystemClient();
+
+let workflow: ApprovalWorkflow | undefined;
+export const workflowFor = (environment: WorkflowEnvironment): ApprovalWorkflow => {
+  workflow ??= new SfnApprovalWorkflow(new SFNClient({}), environment.STATE_MACHINE_ARN);
+  return workflow;
+};
+
+/** Console links: the public URL when one is set, else the API's own. */
+export const consoleUrlFor =
+  (environment: WorkflowEnvironment) =>
+  (executionId: string): string =>
+    `${(environment.PUBLIC_URL ?? environment.API_URL ?? '').replace(/\/+$/, '')}/console/executions/${executionId}`;
+
+export const notifierFor = (environment: WorkflowEnvironment, controlPlane: ControlPlane, logger: Logger): Notifier =>
+  new Notifiers(
+    [
+      new LogNotifier(logger),
+      new ConfiguredWebhooks(controlPlane, logger),
+      ...(environment.EVENT_BUS_NAME === undefined
+        ? []
+        : [new EventBridgeNotifier(new EventBridgeClient({}), environment.EVENT_BUS_NAME)]),
+    ],
+    logger,
+  );
+
+/** Everything the approval use-cases need, for the workflow, reconciler and console functions. */
+export const approvalServicesFor = (environment: WorkflowEnvironment, logger: Logger): ApprovalDeps => {
+  const controlPlane = controlPlaneFor(environment, logger);
+  return {
+    store: executionStoreFor(environment),
+    clock: systemClock,
+    systems: systemClient,
+    log: logger,
+    controlPlane,
+    sealer: sealerFor(environment),
+    workflow: workflowFor(environment),
+    notifier: notifierFor(environment, controlPlane, logger),
+    consoleUrl: consoleUrlFor(environment),
+  };
+};

@@ -43,6 +43,17 @@ export const FunctionEnvironment = CommonEnvironment.extend({
 });
 export type FunctionEnvironment = z.infer<typeof FunctionEnvironment>;
 
+/** What functions that take part in approvals read (the MCP function starts workflows too). */
+export const WorkflowEnvironment = FunctionEnvironment.extend({
+  /** The approval state machine. */
+  STATE_MACHINE_ARN: z.string().min(1),
+  /** The bus held-call notices are put on; none when unset. */
+  EVENT_BUS_NAME: z.string().min(1).optional(),
+  /** The API's own base URL, for console links when PUBLIC_URL is not set. */
+  API_URL: z.url().optional(),
+});
+export type WorkflowEnvironment = z.infer<typeof WorkflowEnvironment>;
+
 export const parseEnvironmentWith = <S extends z.ZodType>(
   schema: S,
   env: Readonly<Record<string, string | undefined>>,
@@ -62,6 +73,11 @@ let commonEnvironment: CommonEnvironment | undefined;
 export const processEnvironment = (): FunctionEnvironment => {
   storeEnvironment ??= parseEnvironment(process.env);
   return storeEnvironment;
+};
+let workflowEnvironment: WorkflowEnvironment | undefined;
+export const processWorkflowEnvironment = (): WorkflowEnvironment => {
+  workflowEnvironment ??= parseEnvironmentWith(WorkflowEnvironment, process.env);
+  return workflowEnvironment;
 };
 export const processCommonEnvironment = (): CommonEnvironment => {
   commonEnvironment ??= parseEnvironmentWith(CommonEnvironment, process.env);

@@ -72,3 +72,13 @@ export const withGatewayMiddleware = (handler: HttpHandler, options: FunctionSta
   middy<APIGatewayProxyEventV2, HttpResult>(handler, { timeoutEarlyInMillis: options.timeoutMarginMs ?? 500 })
     .use(injectLambdaContext(options.logger, { resetKeys: true }))
     .use(errorMapping(options));
+
+/**
+ * The stack for functions a workflow or a schedule invokes (no HTTP): structured logging with the
+ * invocation's context. Errors are thrown on, so Step Functions' retries and the reconciler's next
+ * pass see them.
+ */
+export const withTaskMiddleware = <Event, Result>(
+  handler: (event: Event, context: Context) => Promise<Result>,
+  options: { readonly logger: Logger },
+) => middy<Event, Result>(handler).use(injectLambdaContext(options.logger, { resetKeys: true }));

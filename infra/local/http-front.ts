@@ -89,7 +89,7 @@ const writeResult = (response: ServerResponse, result: HttpResult): void => {
   response.end(body);
 };
 
-const lambdaContext = (functionName: string, timeoutMs: number): Context => {
+export const lambdaContext = (functionName: string, timeoutMs: number): Context => {
   const deadline = Date.now() + timeoutMs;
   const requestId = randomUUID();
   return {

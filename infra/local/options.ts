@@ -21,6 +21,7 @@ export const LocalOptions = z
       .default('127.0.0.1'),
     port: portNumber.default(8787),
     dynamodbPort: portNumber.default(0),
+    stepFunctionsPort: portNumber.default(0),
     dataDir: z.string().min(1).default('.gateway-data'),
     memory: z.boolean().default(false),
     config: z.string().min(1).default('examples/gateway.config.yaml'),
@@ -46,6 +47,7 @@ export const usage = `Usage: npm start -- [options]
   --host <address>          bind address (GATEWAY_HOST, default 127.0.0.1)
   --port <n>                HTTP port (GATEWAY_PORT, default 8787; 0 picks a free one)
   --dynamodb-port <n>       embedded DynamoDB port (GATEWAY_DYNAMODB_PORT, default 0 = any free port)
+  --sfn-port <n>            local Step Functions endpoint port (GATEWAY_SFN_PORT, default 0 = any free port)
   --data-dir <folder>       where the store keeps its data (GATEWAY_DATA_DIR, default .gateway-data)
   --memory                  keep nothing on disk (GATEWAY_MEMORY=1)
   --config <file>           gateway configuration (GATEWAY_CONFIG, default examples/gateway.config.yaml)
@@ -69,6 +71,7 @@ const parseFlags = (args: string[]) =>
       host: { type: 'string' },
       port: { type: 'string' },
       'dynamodb-port': { type: 'string' },
+      'sfn-port': { type: 'string' },
       'data-dir': { type: 'string' },
       memory: { type: 'boolean' },
       config: { type: 'string' },
@@ -96,6 +99,7 @@ export const parseLocalOptions = (
     host: flagOrEnv(values.host, 'GATEWAY_HOST'),
     port: flagOrEnv(values.port, 'GATEWAY_PORT'),
     dynamodbPort: flagOrEnv(values['dynamodb-port'], 'GATEWAY_DYNAMODB_PORT'),
+    stepFunctionsPort: flagOrEnv(values['sfn-port'], 'GATEWAY_SFN_PORT'),
     dataDir: flagOrEnv(values['data-dir'], 'GATEWAY_DATA_DIR'),
     memory: values.memory ?? ['1', 'true'].includes(environment.GATEWAY_MEMORY ?? ''),
     config: flagOrEnv(values.config, 'GATEWAY_CONFIG'),

@@ -4,36 +4,53 @@
 import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { startDemoErp } from '../../examples/erp/server.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
+import { createWorkflowFunction } from '../../functions/workflow.js';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { SfnApprovalWorkflow } from '../../shared/adapters/sfn-workflow.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
+import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import { mcpPath } from '../../shared/mcp/auth-challenge.js';
+import { type ApprovalDeps, type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cases/approvals.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
+import { approvalDefinition } from '../workflow/definition.js';
 import { createLocalAuthorizer } from './authorizer.js';
 import { LocalConfigSource } from './config-source.js';
 import { localDataKey } from './data-key.js';
 import { type DataLock, lockDataFolder } from './data-lock.js';
-import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from './dynamodb.js';
-import { startHttpFront } from './http-front.js';
+import { ensureTables, type LocalDynamoDb, localAwsClientConfig, startLocalDynamoDb } from './dynamodb.js';
+import { lambdaContext, startHttpFront } from './http-front.js';
 import { isLoopback, urlHost } from './net.js';
 import type { LocalOptions } from './options.js';
+import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } from './step-functions.js';
 
 export const localTableNames = { executions: 'gateway-executions', config: 'gateway-config' } as const;
+
+/** The local names of the approval workflow and its function (as ARNs, like AWS would give). */
+export const localWorkflow = {
+  stateMachineName: 'gateway-approvals',
+  functionArn: 'arn:aws:lambda:local:000000000000:function:gateway-workflow',
+} as const;
 
 export interface LocalRuntime {
   readonly baseUrl: string;
   readonly mcpUrl: string;
   readonly port: number;
   readonly dynamodbEndpoint: string;
+  /** The local Step Functions endpoint running the approval workflow. */
+  readonly stepFunctions: LocalStepFunctions;
+  /** What recovery found and did at start. */
+  readonly recovered: RecoveryReport;
   /** The demo ERP's address, when it runs. */
   readonly erpUrl: string | null;
   readonly config: () => ResolvedConfig;
@@ -131,17 +148,51 @@ export const startLocalRuntime = async (
       ...(isLoopback(options.host) ? [] : [urlHost(options.host)]),
     ];
 
+    // The approval workflow: the repo's ASL on the local Step Functions endpoint, its tasks run by
+    // the same workflow function Lambda runs.
+    const functions = new Map<string, LocalFunction>();
+    const workflowLogger = logger('workflow');
+    const stepFunctions = await startLocalStepFunctions({
+      host: '127.0.0.1',
+      port: options.stepFunctionsPort,
+      stateMachineName: localWorkflow.stateMachineName,
+      definition: approvalDefinition({ Partition: 'aws', WorkflowFunction: localWorkflow.functionArn }),
+      functions,
+      onError: (message, error) => workflowLogger.error(message, { error }),
+    });
+    cleanups.push(() => stepFunctions.close());
+    const sfnClient = new SFNClient(localAwsClientConfig(stepFunctions.endpoint));
+    cleanups.push(async () => sfnClient.destroy());
+
+    // Links in notifications name the console; the front's port is known once it listens.
+    let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
+    const services: ApprovalDeps = {
+      store,
+      clock: systemClock,
+      controlPlane,
+      sealer: new AesSealer(dataKey),
+      systems: new UndiciSystemClient(),
+      log: logger('calls'),
+      workflow: new SfnApprovalWorkflow(sfnClient, stepFunctions.stateMachineArn),
+      notifier: new Notifiers(
+        [new LogNotifier(logger('approvals')), new ConfiguredWebhooks(controlPlane, logger('approvals'))],
+        logger('approvals'),
+      ),
+      consoleUrl: (executionId) => `${linkBase.replace(/\/+$/, '')}/console/executions/${executionId}`,
+      ...(options.crashAt === null ? {} : { probe: crashProbe(options.crashAt) }),
+    };
+    const workflowFunction = createWorkflowFunction({ services, logger: workflowLogger });
+    functions.set(localWorkflow.functionArn, (payload) =>
+      workflowFunction(payload, lambdaContext('gateway-workflow', 900_000)),
+    );
+    // Calls recovery runs in the background finish before the store closes.
+    const inflight = new Set<Promise<unknown>>();
+    cleanups.push(async () => {
+      await Promise.allSettled([...inflight]);
+    });
+
     const mcp = createMcpFunction({
-      services: {
-        store,
-        ids: uuidV7Ids,
-        clock: systemClock,
-        controlPlane,
-        sealer: new AesSealer(dataKey),
-        systems: new UndiciSystemClient(),
-        log: logger('calls'),
-        ...(options.crashAt === null ? {} : { probe: crashProbe(options.crashAt) }),
-      },
+      services: { ...services, ids: uuidV7Ids },
       logger: logger('mcp'),
       claimNames: defaultClaimNames,
       allowedHostnames,
@@ -179,12 +230,26 @@ export const startLocalRuntime = async (
     });
     cleanups.push(() => front.close());
     const baseUrl = `http://${urlHost(options.host)}:${front.port}`;
+    linkBase = publicUrl ?? baseUrl;
+
+    // Nothing lost: every open call resumes (pending with its remaining time, approved by the
+    // claim rules). The data lock makes this process the only one that can be sending.
+    const recovered = await recoverOpenExecutions(services, 'restart', (work) => {
+      const tracked = work.catch((error: unknown) => workflowLogger.error('a recovered call failed', { error }));
+      inflight.add(tracked);
+      void tracked.finally(() => inflight.delete(tracked));
+    });
+    if (recovered.resumed + recovered.expired + recovered.executed + recovered.settled > 0) {
+      workflowLogger.info('open calls recovered', { ...recovered });
+    }
 
     return {
       baseUrl,
       mcpUrl: `${baseUrl}${mcpPath}`,
       port: front.port,
       dynamodbEndpoint: dynamodb.endpoint,
+      stepFunctions,
+      recovered,
       erpUrl,
       config,
       controlPlane,

@@ -16,7 +16,8 @@ export class SfnApprovalWorkflow implements ApprovalWorkflow {
         new StartExecutionCommand({
           stateMachineArn: this.stateMachineArn,
           name: input.execution_id,
-          input: JSON.stringify(input),
+          // The state machine reads its input under Payload (see the ASL's AwaitDecision).
+          input: JSON.stringify({ Payload: input }),
         }),
       );
     } catch (error) {

@@ -1,5 +1,6 @@
 // Telling approvers a call waits for them. A notice carries the console link, the tool, the agent
 // and a summary of the arguments with secrets redacted; never a secret value.
+import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { Log } from '../log.js';
 
 export interface HeldCallNotice {
@@ -52,10 +53,11 @@ export class LogNotifier implements Notifier {
   }
 }
 
-/** A webhook: the notice as JSON, with a Slack-style `text` line for chat channels. */
+/** A webhook: the notice as JSON, with a Slack-style `text` line for chat channels when asked. */
 export class WebhookNotifier implements Notifier {
   constructor(
     private readonly url: string,
+    private readonly text: boolean,
     private readonly timeoutMs = 5_000,
   ) {}
 
@@ -69,11 +71,30 @@ export class WebhookNotifier implements Notifier {
       body: JSON.stringify({
         type: 'approval.requested',
         ...notice,
-        text: `${notice.agent_id} wants to run ${notice.tool}; ${who} decides: ${notice.console_url}`,
+        ...(this.text
+          ? { text: `${notice.agent_id} wants to run ${notice.tool}; ${who} decides: ${notice.console_url}` }
+          : {}),
       }),
     });
     await response.body?.cancel();
-    if (!response.ok) throw new Error(`the webhook answered ${response.status}`);
+    // The URL is never part of a message: webhook URLs usually carry a token.
+    if (!response.ok) throw new Error(`a webhook answered HTTP ${response.status}`);
+  }
+}
+
+/** The webhooks the configuration names now (so an edit applies to the next notice). */
+export class ConfiguredWebhooks implements Notifier {
+  constructor(
+    private readonly controlPlane: ControlPlane,
+    private readonly log: Log,
+  ) {}
+
+  async heldCall(notice: HeldCallNotice): Promise<void> {
+    const webhooks = (await this.controlPlane.current()).snapshot?.config.settings.notifications.webhooks ?? [];
+    await new Notifiers(
+      webhooks.map((webhook) => new WebhookNotifier(webhook.url, webhook.text)),
+      this.log,
+    ).heldCall(notice);
   }
 }
 

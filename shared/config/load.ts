@@ -38,8 +38,14 @@ export interface ResolvedSystem extends Omit<System, 'base_url' | 'credentials'>
   readonly credentials: ResolvedCredentials;
 }
 
-export interface ResolvedSettings extends Omit<GatewayConfig['settings'], 'data_key'> {
+export interface ResolvedWebhook {
+  readonly url: string;
+  readonly text: boolean;
+}
+
+export interface ResolvedSettings extends Omit<GatewayConfig['settings'], 'data_key' | 'notifications'> {
   readonly data_key: string | null;
+  readonly notifications: { readonly webhooks: readonly ResolvedWebhook[] };
 }
 
 export interface ResolvedConfig
@@ -225,8 +231,23 @@ export const loadConfigText = (
       password: resolve(person.password, [list, index, 'password']),
       groups: person.groups,
     }));
+  const webhooks = parsed.data.settings.notifications.webhooks.map((webhook, index): ResolvedWebhook => {
+    const path = ['settings', 'notifications', 'webhooks', index, 'url'];
+    const url = resolve(webhook.url, path, unsetPlaceholders.url);
+    // The message never repeats the URL: webhook URLs usually carry a token.
+    if (url.length > 0 && !(URL.canParse(url) && /^https?:$/.test(new URL(url).protocol))) {
+      problems.push({
+        file,
+        path: formatPath(path),
+        line: lineOf(nodeAt(document.contents, path)),
+        message: 'expected an http(s) URL',
+      });
+    }
+    return { url, text: webhook.text };
+  });
   const settings: ResolvedSettings = {
     ...parsed.data.settings,
+    notifications: { webhooks },
     data_key:
       parsed.data.settings.data_key === undefined
         ? null

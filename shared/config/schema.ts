@@ -24,14 +24,39 @@ const identifier = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'expected lowercase letters, digits, "_", "." or "-" (at most 64)');
 
+/** Bounds of the approval time: a timer of at least a second, and a request still worth deciding. */
+export const minApprovalMs = 1_000;
+export const maxApprovalMs = 14 * 86_400_000;
+
+export const Webhook = z
+  .object({
+    url: Secret.describe('The webhook URL; often holds a token, so ${env:NAME} in real configurations.'),
+    text: z
+      .boolean()
+      .default(true)
+      .describe('Adds a Slack-style `text` line to the JSON body, for chat incoming-webhooks.'),
+  })
+  .strict();
+
+export const Notifications = z
+  .object({
+    webhooks: z.array(Webhook).default([]).describe('Each held call is POSTed as JSON to every webhook.'),
+  })
+  .strict();
+
 export const Settings = z
   .object({
     enabled: z.boolean().default(true).describe('When false, agents see only get_execution_status.'),
-    approval_time: Duration.prefault('24h').describe('How long a held call waits for a decision before it expires.'),
+    approval_time: Duration.prefault('24h')
+      .refine((ms) => ms >= minApprovalMs && ms <= maxApprovalMs, {
+        message: 'expected an approval time from 1s to 14d',
+      })
+      .describe('How long a held call waits for a decision before it expires (1s to 14d).'),
     allowed_staleness: Duration.prefault('15m').describe(
       'How old the last good configuration load may be before the gateway stops offering tools.',
     ),
     public_url: z.url().optional().describe('Base URL used in links (console, approval_url).'),
+    notifications: Notifications.prefault({}).describe('Where approvers hear about held calls, besides the console.'),
     data_key: Secret.optional().describe(
       'Local runtime only: the 256-bit key (base64) that encrypts secret argument values at rest. Default: a key kept in the data folder. In AWS, KMS does this.',
     ),

@@ -51,6 +51,8 @@ export const Execution = z.object({
   agent_id: z.string().min(1),
   customer_id: z.string().nullable(),
   tool: z.string(),
+  /** Whether the tool reads or writes (null when no tool was found): a read never ends unknown. */
+  access: z.enum(['read', 'write']).nullable().default(null),
   status: ExecutionStatus,
   /** Canonical arguments as the canonical serialization; null when they were refused unparsed. */
   arguments_json: z.string().nullable(),
@@ -98,6 +100,7 @@ export type NewExecutionFields = Pick<
 
 /** A new execution record: unset fields null, its first status in its history. */
 export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
+  access: null,
   arguments_json: null,
   code: null,
   message: null,

@@ -18,3 +18,9 @@ export const continueTrace = (incoming: string | null | undefined): TraceContext
   const flags = valid && match?.[3] !== undefined ? match[3] : '01';
   return { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}` };
 };
+
+/** The trace a held call was made in, continued when it finally runs (a new span of the gateway's). */
+export const resumeTrace = (traceId: string | null): TraceContext =>
+  traceId !== null && /^[0-9a-f]{32}$/.test(traceId) && !/^0+$/.test(traceId)
+    ? { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` }
+    : continueTrace(null);

@@ -8,7 +8,7 @@ import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import { jsonPointer } from '../json-pointer.js';
 import { type InputError, type ResultObject, resultObject } from '../result.js';
-import { settleAbandonedClaim } from './call-tool.js';
+import { settleOverdue } from './approvals.js';
 
 const invalid = (input_errors: InputError[]): ResultObject =>
   resultObject({
@@ -42,5 +42,5 @@ export const getExecutionStatus = async (
   if (execution === undefined) {
     return resultObject({ status: 'unknown', code: 'not_found', message: resultMessages.not_found });
   }
-  return toResultObject(await settleAbandonedClaim(deps, execution));
+  return toResultObject(await settleOverdue(deps, execution));
 };

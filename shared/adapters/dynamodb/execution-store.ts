@@ -195,11 +195,12 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     onlyIfUnset?: keyof ExecutionPatch,
   ): Promise<TransitionResult> {
     const names: Record<string, string> = { '#status': 'status' };
-    const values: Record<string, unknown> = { ':status': status, ':null': 'NULL' };
+    const values: Record<string, unknown> = { ':status': status };
     const sets: string[] = [];
     this.patchInto(patch, names, values, sets);
     const conditions = ['#status = :status'];
     if (onlyIfUnset !== undefined) {
+      values[':null'] = 'NULL';
       names['#unset'] = onlyIfUnset;
       conditions.push('(attribute_not_exists(#unset) OR attribute_type(#unset, :null))');
     }

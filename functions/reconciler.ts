@@ -1,0 +1,43 @@
+// The scheduled reconciler: brings open calls forward when something was lost in AWS. A decision
+// whose signal never reached its workflow is handed over again (or run here), a call whose
+// workflow never started gets one, a call past its approval time expires, and a claim past its
+// deadline is settled by the claim rules. Every step is a conditional write, so a pass that races
+// a workflow changes nothing twice.
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { type ApprovalDeps, type RecoveryReport, recoverOpenExecutions } from '../shared/use-cases/approvals.js';
+import { approvalServicesFor, serviceLogger } from './commons/aws.js';
+import { processWorkflowEnvironment } from './commons/environment.js';
+import { withTaskMiddleware } from './commons/middleware.js';
+
+export interface ReconcilerFunctionDeps {
+  readonly services: ApprovalDeps;
+  readonly logger: Logger;
+}
+
+export const createReconcilerFunction = (deps: ReconcilerFunctionDeps) => {
+  const handle = async (): Promise<RecoveryReport> => {
+    const work: Promise<unknown>[] = [];
+    const report = await recoverOpenExecutions(deps.services, 'reconcile', (run) => work.push(run));
+    // Calls run here finish within this invocation (their deadlines are shorter than its timeout).
+    const results = await Promise.allSettled(work);
+    for (const result of results) {
+      if (result.status === 'rejected') deps.logger.warn('a recovered call failed to run', { error: result.reason });
+    }
+    deps.logger.info('reconciled open calls', { ...report });
+    return report;
+  };
+  return withTaskMiddleware(handle, { logger: deps.logger });
+};
+
+let deployed: ReturnType<typeof createReconcilerFunction> | undefined;
+
+export const handler = (...args: Parameters<ReturnType<typeof createReconcilerFunction>>) => {
+  if (deployed === undefined) {
+    const logger = serviceLogger('reconciler');
+    deployed = createReconcilerFunction({
+      services: approvalServicesFor(processWorkflowEnvironment(), logger),
+      logger,
+    });
+  }
+  return deployed(...args);
+};

@@ -1,0 +1,65 @@
+// The approval workflow's tasks: Step Functions invokes this function to register the task token
+// (and notify approvers), to run an approved call once, and to expire a call nobody decided.
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { z } from 'zod';
+import { type ApprovalDeps, executeApproved, expireApproval, registerApproval } from '../shared/use-cases/approvals.js';
+import { approvalServicesFor, serviceLogger } from './commons/aws.js';
+import { processWorkflowEnvironment } from './commons/environment.js';
+import { withTaskMiddleware } from './commons/middleware.js';
+
+const key = { execution_id: z.uuid(), agent_id: z.string().min(1) };
+
+/** What the state machine sends (see infra/workflow/approval.asl.json). */
+export const WorkflowTask = z.discriminatedUnion('action', [
+  z.object({
+    action: z.literal('register'),
+    ...key,
+    task_token: z.string().min(1),
+    timeout_seconds: z.number().int().min(1),
+  }),
+  z.object({ action: z.literal('execute'), ...key }),
+  z.object({ action: z.literal('expire'), ...key }),
+]);
+export type WorkflowTask = z.infer<typeof WorkflowTask>;
+
+export interface WorkflowResult {
+  /** The execution's status after the task (`missing` when no such execution exists). */
+  readonly status: string;
+}
+
+export interface WorkflowFunctionDeps {
+  readonly services: ApprovalDeps;
+  readonly logger: Logger;
+}
+
+export const createWorkflowFunction = (deps: WorkflowFunctionDeps) => {
+  const handle = async (event: unknown): Promise<WorkflowResult> => {
+    const parsed = WorkflowTask.safeParse(event);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(`The workflow task is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    }
+    const task = parsed.data;
+    deps.logger.appendKeys({ execution_id: task.execution_id, action: task.action });
+    const taskKey = { execution_id: task.execution_id, agent_id: task.agent_id };
+    switch (task.action) {
+      case 'register':
+        return registerApproval(deps.services, { ...taskKey, task_token: task.task_token });
+      case 'execute':
+        return { status: (await executeApproved(deps.services, taskKey))?.status ?? 'missing' };
+      case 'expire':
+        return { status: (await expireApproval(deps.services, taskKey))?.status ?? 'missing' };
+    }
+  };
+  return withTaskMiddleware(handle, { logger: deps.logger });
+};
+
+let deployed: ReturnType<typeof createWorkflowFunction> | undefined;
+
+export const handler = (...args: Parameters<ReturnType<typeof createWorkflowFunction>>) => {
+  if (deployed === undefined) {
+    const logger = serviceLogger('workflow');
+    deployed = createWorkflowFunction({ services: approvalServicesFor(processWorkflowEnvironment(), logger), logger });
+  }
+  return deployed(...args);
+};

@@ -1,0 +1,7 @@
+// Who decides: an approver signed in to the console (locally a configured identity, in AWS the
+// identity provider's user), with the groups policies name in @approvers.
+export interface Approver {
+  readonly id: string;
+  readonly name: string | null;
+  readonly groups: readonly string[];
+}
