@@ -54,6 +54,22 @@ export const WorkflowEnvironment = FunctionEnvironment.extend({
 });
 export type WorkflowEnvironment = z.infer<typeof WorkflowEnvironment>;
 
+/** What the console reads: how approvers sign in, and the key that signs their sessions. */
+export const ConsoleEnvironment = WorkflowEnvironment.extend({
+  /** KMS HMAC key (HMAC_256) that signs console session cookies. */
+  SESSION_KEY_ID: z.string().min(1),
+  /** The OpenID Connect issuer approvers sign in with (the stack's Cognito user pool by default). */
+  OIDC_ISSUER: z.url(),
+  /** The console's client id at the issuer (a public client: PKCE, no secret). */
+  OIDC_CLIENT_ID: z.string().min(1),
+  /** The ID token claim naming the approver. */
+  OIDC_ID_CLAIM: z.string().min(1).default('email'),
+  /** The ID token claim listing the approver's groups. */
+  OIDC_GROUPS_CLAIM: z.string().min(1).default('cognito:groups'),
+  OIDC_SCOPES: z.string().min(1).default('openid email profile'),
+});
+export type ConsoleEnvironment = z.infer<typeof ConsoleEnvironment>;
+
 export const parseEnvironmentWith = <S extends z.ZodType>(
   schema: S,
   env: Readonly<Record<string, string | undefined>>,
@@ -78,6 +94,11 @@ let workflowEnvironment: WorkflowEnvironment | undefined;
 export const processWorkflowEnvironment = (): WorkflowEnvironment => {
   workflowEnvironment ??= parseEnvironmentWith(WorkflowEnvironment, process.env);
   return workflowEnvironment;
+};
+let consoleEnvironment: ConsoleEnvironment | undefined;
+export const processConsoleEnvironment = (): ConsoleEnvironment => {
+  consoleEnvironment ??= parseEnvironmentWith(ConsoleEnvironment, process.env);
+  return consoleEnvironment;
 };
 export const processCommonEnvironment = (): CommonEnvironment => {
   commonEnvironment ??= parseEnvironmentWith(CommonEnvironment, process.env);

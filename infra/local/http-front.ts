@@ -16,6 +16,8 @@ export interface Route {
   /** HTTP method, or ANY. */
   readonly method: string;
   readonly path: string;
+  /** Also matches every path below this one (API Gateway's `{proxy+}`). */
+  readonly prefix?: boolean;
   readonly functionName: string;
   readonly fn: LambdaHttpFunction;
   readonly authorize: boolean;
@@ -113,7 +115,10 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<Listeni
     const url = new URL(request.url ?? '/', 'http://front.local');
     const method = (request.method ?? 'GET').toUpperCase();
     const route = options.routes.find(
-      (candidate) => candidate.path === url.pathname && (candidate.method === 'ANY' || candidate.method === method),
+      (candidate) =>
+        (candidate.path === url.pathname ||
+          (candidate.prefix === true && url.pathname.startsWith(`${candidate.path}/`))) &&
+        (candidate.method === 'ANY' || candidate.method === method),
     );
     if (route === undefined) {
       response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Not Found' }));
@@ -148,7 +153,7 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<Listeni
     const asText = body.length === 0 || textType.test(contentType);
     const event: APIGatewayProxyEventV2 = {
       version: '2.0',
-      routeKey: `${route.method} ${route.path}`,
+      routeKey: `${route.method} ${route.path}${route.prefix === true ? '/{proxy+}' : ''}`,
       rawPath: url.pathname,
       rawQueryString: url.search.replace(/^\?/, ''),
       headers,

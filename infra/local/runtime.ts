@@ -1,11 +1,13 @@
 // The local runtime: the one place that wires the gateway together on one machine. It starts the
 // embedded store, creates the tables from the stack's definitions, loads the configuration and
 // serves the very Lambda handler modules behind a local API Gateway stand-in.
+import { hkdfSync } from 'node:crypto';
 import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { startDemoErp } from '../../examples/erp/server.js';
+import { createConsoleFunction } from '../../functions/console.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
 import { createWorkflowFunction } from '../../functions/workflow.js';
@@ -18,6 +20,7 @@ import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approva
 import { defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
+import { HmacSessionSigner } from '../../shared/console/session.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import { mcpPath } from '../../shared/mcp/auth-challenge.js';
@@ -204,6 +207,16 @@ export const startLocalRuntime = async (
       publicUrl,
       authorizationServers: [],
     });
+    const consoleFunction = createConsoleFunction({
+      services,
+      // Sessions are signed with a key derived from the data key: they survive a restart on disk.
+      signer: new HmacSessionSigner(
+        Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), 'approval-gateway console sessions', 32)),
+      ),
+      signIn: { kind: 'local', people: async () => config().approvers },
+      logger: logger('console'),
+      publicUrl,
+    });
     const authorize = createLocalAuthorizer({
       agents: () => config().agents,
       claimNames: defaultClaimNames,
@@ -218,6 +231,15 @@ export const startLocalRuntime = async (
       onError: (error) => frontLogger.error('unhandled error in the local front', { error }),
       routes: [
         { method: 'ANY', path: mcpPath, functionName: 'mcp', fn: mcp, authorize: true, timeoutMs: 30_000 },
+        {
+          method: 'ANY',
+          path: '/console',
+          prefix: true,
+          functionName: 'console',
+          fn: consoleFunction,
+          authorize: false,
+          timeoutMs: 30_000,
+        },
         ...['/.well-known/oauth-protected-resource', `/.well-known/oauth-protected-resource${mcpPath}`].map((path) => ({
           method: 'GET',
           path,

@@ -1,0 +1,108 @@
+// Console sessions: a signed cookie holding who signed in, their groups, the session's CSRF token
+// and its expiry. Nothing is kept on the server; the signature (an HMAC from a port: a local key,
+// or a KMS HMAC key in AWS) is what makes the cookie trustworthy.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { Approver } from '../approvals/approver.js';
+
+export interface SessionSigner {
+  /** A MAC of the text (base64url). */
+  sign(text: string): Promise<string>;
+  verify(text: string, mac: string): Promise<boolean>;
+}
+
+/** HMAC-SHA256 with a key held in memory (the local runtime's). */
+export class HmacSessionSigner implements SessionSigner {
+  constructor(private readonly key: Buffer) {
+    if (key.length < 32) throw new Error('A session key needs at least 256 bits.');
+  }
+
+  async sign(text: string): Promise<string> {
+    return createHmac('sha256', this.key).update(text).digest('base64url');
+  }
+
+  async verify(text: string, mac: string): Promise<boolean> {
+    return safeEqual(await this.sign(text), mac);
+  }
+}
+
+export const safeEqual = (a: string, b: string): boolean => {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+};
+
+export const randomToken = (): string => randomBytes(32).toString('base64url');
+
+const Session = z.object({
+  v: z.literal(1),
+  /** What the cookie is for: a signed-in session, or a sign-in in progress. */
+  use: z.enum(['session', 'sign-in']),
+  sub: z.string(),
+  name: z.string().nullable(),
+  groups: z.array(z.string()),
+  csrf: z.string(),
+  exp: z.number(),
+  /** A sign-in in progress (OIDC): the state, nonce and PKCE verifier, and where to go after. */
+  flow: z.object({ state: z.string(), nonce: z.string(), verifier: z.string(), next: z.string() }).optional(),
+});
+export type Session = z.infer<typeof Session>;
+
+/** How long a console session lasts. */
+export const sessionTtlMs = 8 * 3_600_000;
+/** How long a sign-in may take. */
+export const signInTtlMs = 10 * 60_000;
+
+export const newSession = (approver: Approver, now: number): Session => ({
+  v: 1,
+  use: 'session',
+  sub: approver.id,
+  name: approver.name,
+  groups: [...approver.groups],
+  csrf: randomToken(),
+  exp: now + sessionTtlMs,
+});
+
+export const newSignIn = (now: number, flow?: Session['flow']): Session => ({
+  v: 1,
+  use: 'sign-in',
+  sub: '',
+  name: null,
+  groups: [],
+  csrf: randomToken(),
+  exp: now + signInTtlMs,
+  ...(flow === undefined ? {} : { flow }),
+});
+
+export const approverOf = (session: Session): Approver => ({
+  id: session.sub,
+  name: session.name,
+  groups: session.groups,
+});
+
+export const encodeSession = async (signer: SessionSigner, session: Session): Promise<string> => {
+  const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
+  return `${payload}.${await signer.sign(payload)}`;
+};
+
+/** The session a cookie holds, if its signature is good, it is of the expected use and not expired. */
+export const decodeSession = async (
+  signer: SessionSigner,
+  cookie: string | undefined,
+  use: Session['use'],
+  now: number,
+): Promise<Session | null> => {
+  if (cookie === undefined || cookie.length > 8_192) return null;
+  const [payload, mac, extra] = cookie.split('.');
+  if (payload === undefined || mac === undefined || extra !== undefined) return null;
+  if (!(await signer.verify(payload, mac))) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  const session = Session.safeParse(parsed);
+  if (!session.success || session.data.use !== use || session.data.exp <= now) return null;
+  return session.data;
+};
