@@ -27,8 +27,8 @@ export const LocalOptions = z
     config: z.string().min(1).default('examples/gateway.config.yaml'),
     anonymousAgent: z.string().min(1).nullable().default(null),
     demoErp: z.boolean().default(true),
-    /** Fault injection for tests: kill the process at this step of a direct write. */
-    crashAt: z.enum(['claimed', 'answered']).nullable().default(null),
+    /** Fault injection for tests: kill the process at this step of a call. */
+    crashAt: z.enum(['decided', 'claimed', 'answered']).nullable().default(null),
     erpPort: portNumber.default(8788),
   })
   .superRefine((options, context) => {

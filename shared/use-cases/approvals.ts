@@ -270,6 +270,7 @@ export const decide = async (
       execution: current,
     };
   }
+  deps.probe?.('decided', execution.execution_id);
   deps.log.info('held call decided', {
     execution_id: execution.execution_id,
     outcome: decided.execution.status,

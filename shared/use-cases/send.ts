@@ -16,8 +16,11 @@ import type { Log } from '../log.js';
 import type { ResultObject } from '../result.js';
 import type { SecretRules } from '../secrets.js';
 
-/** Steps of a call being sent, reported to an optional probe (the local runtime's fault injection). */
-export type CallStep = 'claimed' | 'answered';
+/**
+ * Steps of a call, reported to an optional probe (the local runtime's fault injection): a decision
+ * recorded, a claim recorded, an answer received.
+ */
+export type CallStep = 'decided' | 'claimed' | 'answered';
 
 export interface SendDeps {
   readonly store: ExecutionStore;
