@@ -54,6 +54,8 @@ export interface LocalRuntime {
   readonly stepFunctions: LocalStepFunctions;
   /** What recovery found and did at start. */
   readonly recovered: RecoveryReport;
+  /** The approval services the workflow and the console use (for tools and tests in this process). */
+  readonly approvals: ApprovalDeps;
   /** The demo ERP's address, when it runs. */
   readonly erpUrl: string | null;
   readonly config: () => ResolvedConfig;
@@ -272,6 +274,7 @@ export const startLocalRuntime = async (
       dynamodbEndpoint: dynamodb.endpoint,
       stepFunctions,
       recovered,
+      approvals: services,
       erpUrl,
       config,
       controlPlane,

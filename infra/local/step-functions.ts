@@ -194,8 +194,10 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
       }
     } catch (error) {
       record.status = aborted.has(record.name) ? 'ABORTED' : 'FAILED';
-      record.error = error instanceof Error ? error.name : 'Error';
-      record.cause = error instanceof Error ? error.message : String(error);
+      // The run's error wraps the state's: Step Functions reports the state's error and cause.
+      const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+      record.error = cause instanceof Error ? cause.name : 'Error';
+      record.cause = cause instanceof Error ? cause.message : String(cause);
       if (!aborted.has(record.name)) options.onError(`workflow ${record.name} failed`, error);
     } finally {
       record.stopDate = Date.now();

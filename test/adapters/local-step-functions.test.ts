@@ -1,0 +1,243 @@
+// The local Step Functions endpoint, spoken to with the AWS SDK's own client: the repo's ASL runs
+// with local task functions, and the API answers as Step Functions does (AWS JSON protocol, its
+// error names), so the gateway's adapter needs no local special case.
+import {
+  DescribeExecutionCommand,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
+  SFNClient,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { localAwsClientConfig } from '../../infra/local/dynamodb.js';
+import { type LocalStepFunctions, startLocalStepFunctions } from '../../infra/local/step-functions.js';
+import { approvalDefinition, approvalDefinitionPath } from '../../infra/workflow/definition.js';
+import { SfnApprovalWorkflow } from '../../shared/adapters/sfn-workflow.js';
+import { eventually } from '../support/approval-org.js';
+
+const functionArn = 'arn:aws:lambda:local:000000000000:function:test-workflow';
+
+interface Invocation {
+  readonly action: string;
+  readonly execution_id: string;
+  readonly task_token?: string;
+  readonly timeout_seconds?: number;
+}
+
+let sfn: LocalStepFunctions;
+let client: SFNClient;
+const invocations: Invocation[] = [];
+/** What the register task does besides recording its call (a test may hand the decision back at once). */
+let onRegister: (invocation: Invocation) => Promise<void> = async () => undefined;
+
+beforeAll(async () => {
+  sfn = await startLocalStepFunctions({
+    host: '127.0.0.1',
+    port: 0,
+    stateMachineName: 'test-approvals',
+    definition: approvalDefinition({ Partition: 'aws', WorkflowFunction: functionArn }),
+    functions: new Map([
+      [
+        functionArn,
+        async (payload: unknown) => {
+          const invocation = payload as Invocation;
+          invocations.push(invocation);
+          if (invocation.action === 'register') await onRegister(invocation);
+          return { status: invocation.action === 'execute' ? 'succeeded' : 'expired' };
+        },
+      ],
+    ]),
+    onError: () => undefined,
+  });
+  client = new SFNClient(localAwsClientConfig(sfn.endpoint));
+});
+afterAll(async () => {
+  client?.destroy();
+  await sfn?.close();
+});
+afterEach(() => {
+  onRegister = async () => undefined;
+});
+
+const start = (name: string, timeoutSeconds = 60) =>
+  client.send(
+    new StartExecutionCommand({
+      stateMachineArn: sfn.stateMachineArn,
+      name,
+      input: JSON.stringify({
+        Payload: { execution_id: name, agent_id: 'procurement-agent', timeout_seconds: timeoutSeconds },
+      }),
+    }),
+  );
+
+const registered = (name: string) =>
+  eventually(
+    async () => invocations.find((invocation) => invocation.action === 'register' && invocation.execution_id === name),
+    (found) => found !== undefined,
+  );
+
+const describeExecution = (name: string) =>
+  client.send(
+    new DescribeExecutionCommand({
+      executionArn: sfn.stateMachineArn.replace(':stateMachine:', ':execution:').concat(`:${name}`),
+    }),
+  );
+
+const finished = (name: string) =>
+  eventually(
+    () => describeExecution(name),
+    (execution) => execution.status !== 'RUNNING',
+  );
+
+const errorName = async (promise: Promise<unknown>): Promise<string> => {
+  try {
+    await promise;
+  } catch (error) {
+    return error instanceof Error ? error.name : String(error);
+  }
+  return 'no error';
+};
+
+describe('the approval workflow on the local endpoint', () => {
+  it('[workflow.asl-in-repo] runs the repo’s ASL: a decided call takes three transitions, the task token reaches the register task', async () => {
+    const name = 'decided-call';
+    await start(name);
+    const register = await registered(name);
+    expect(register).toMatchObject({ action: 'register', execution_id: name, timeout_seconds: 60 });
+    expect(register?.task_token?.length).toBeGreaterThan(100);
+    await client.send(
+      new SendTaskSuccessCommand({
+        taskToken: register?.task_token ?? '',
+        output: JSON.stringify({ outcome: 'approved' }),
+      }),
+    );
+    const done = await finished(name);
+    expect(done.status).toBe('SUCCEEDED');
+    // The Execute task's selected result is the workflow's output.
+    expect(JSON.parse(done.output ?? 'null')).toEqual({ status: 'succeeded' });
+    expect(sfn.statesEntered(name)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
+    expect(invocations.filter((invocation) => invocation.execution_id === name).map((i) => i.action)).toEqual([
+      'register',
+      'execute',
+    ]);
+  });
+
+  it('[workflow.asl-in-repo] a rejected call ends after three transitions without running; an unanswered one expires after two', async () => {
+    await start('rejected-call');
+    const register = await registered('rejected-call');
+    await client.send(
+      new SendTaskSuccessCommand({
+        taskToken: register?.task_token ?? '',
+        output: JSON.stringify({ outcome: 'closed' }),
+      }),
+    );
+    expect((await finished('rejected-call')).status).toBe('SUCCEEDED');
+    expect(sfn.statesEntered('rejected-call')).toEqual(['AwaitDecision', 'Decided', 'Closed']);
+
+    await start('unanswered-call', 1);
+    const waiting = await registered('unanswered-call');
+    const expired = await finished('unanswered-call');
+    expect(expired.status).toBe('SUCCEEDED');
+    expect(sfn.statesEntered('unanswered-call')).toEqual(['AwaitDecision', 'Expire']);
+    expect(invocations.filter((i) => i.execution_id === 'unanswered-call').map((i) => i.action)).toEqual([
+      'register',
+      'expire',
+    ]);
+    // The wait is over: its token answers as Step Functions does for a timed-out task.
+    expect(
+      await errorName(
+        client.send(
+          new SendTaskSuccessCommand({ taskToken: waiting?.task_token ?? '', output: '{"outcome":"approved"}' }),
+        ),
+      ),
+    ).toBe('TaskTimedOut');
+  });
+
+  it('[workflow.asl-in-repo] the document is JSONPath-only Amazon States Language, with its wait timed by the remaining approval time', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const text = await readFile(approvalDefinitionPath, 'utf8');
+    expect(text).not.toMatch(/QueryLanguage|JSONata|\{%/);
+    const definition = approvalDefinition({ Partition: 'aws', WorkflowFunction: functionArn }) as {
+      States: Record<string, Record<string, unknown>>;
+    };
+    expect(definition.States.AwaitDecision).toMatchObject({
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      TimeoutSecondsPath: '$.Payload.timeout_seconds',
+      Catch: [{ ErrorEquals: ['States.Timeout'], Next: 'Expire' }],
+    });
+    expect(() => approvalDefinition({ Partition: 'aws' } as never)).toThrow(/WorkflowFunction/);
+  });
+
+  it('[workflow.local-endpoint] a decision handed back while the register task still runs is not lost', async () => {
+    onRegister = async (invocation) => {
+      await client.send(
+        new SendTaskSuccessCommand({ taskToken: invocation.task_token ?? '', output: '{"outcome":"approved"}' }),
+      );
+    };
+    await start('self-signalled');
+    expect((await finished('self-signalled')).status).toBe('SUCCEEDED');
+    expect(sfn.statesEntered('self-signalled')).toEqual(['AwaitDecision', 'Decided', 'Execute']);
+  });
+
+  it('[workflow.local-endpoint] starts are idempotent by name and input; the SDK sees AWS’s error names', async () => {
+    const first = await start('named-once');
+    const again = await start('named-once');
+    expect(again.executionArn).toBe(first.executionArn);
+    expect(await errorName(start('named-once', 30))).toBe('ExecutionAlreadyExists');
+    // The adapter treats an existing execution as started.
+    const workflow = new SfnApprovalWorkflow(client, sfn.stateMachineArn);
+    await expect(
+      workflow.start({ execution_id: 'named-once', agent_id: 'procurement-agent', timeout_seconds: 30 }),
+    ).resolves.toBeUndefined();
+    expect(
+      await errorName(
+        client.send(
+          new StartExecutionCommand({ stateMachineArn: `${sfn.stateMachineArn}-other`, name: 'x', input: '{}' }),
+        ),
+      ),
+    ).toBe('StateMachineDoesNotExist');
+    expect(
+      await errorName(
+        client.send(new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'bad name!' })),
+      ),
+    ).toBe('ValidationException');
+    expect(await errorName(client.send(new SendTaskSuccessCommand({ taskToken: 'no-such-token', output: '{}' })))).toBe(
+      'TaskDoesNotExist',
+    );
+    expect(await workflow.signal('no-such-token', 'approved')).toBe(false);
+    expect(
+      await errorName(client.send(new DescribeExecutionCommand({ executionArn: `${sfn.stateMachineArn}:nothing` }))),
+    ).toBe('ExecutionDoesNotExist');
+
+    const register = await registered('named-once');
+    expect(
+      await errorName(
+        client.send(new SendTaskSuccessCommand({ taskToken: register?.task_token ?? '', output: 'not json' })),
+      ),
+    ).toBe('InvalidOutput');
+    // A failure handed back fails the workflow with that error.
+    await client.send(
+      new SendTaskFailureCommand({ taskToken: register?.task_token ?? '', error: 'Gateway.Refused', cause: 'test' }),
+    );
+    const failed = await finished('named-once');
+    expect(failed).toMatchObject({ status: 'FAILED', error: 'Gateway.Refused' });
+    expect(sfn.statesEntered('named-once')).toEqual(['AwaitDecision']);
+  });
+
+  it('[workflow.local-endpoint] refuses operations it does not answer, and bodies that are not JSON', async () => {
+    const unknown = await fetch(sfn.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AWSStepFunctions.DeleteStateMachine' },
+      body: '{}',
+    });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({ __type: 'UnknownOperationException' });
+    const broken = await fetch(sfn.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AWSStepFunctions.StartExecution' },
+      body: '{not json',
+    });
+    expect(broken.status).toBe(400);
+    expect(broken.headers.get('x-amzn-errortype')).toBe('SerializationException');
+  });
+});
