@@ -1,0 +1,82 @@
+// Held-call notices over real HTTP: every channel is told, a failing one is logged and never stops
+// the others, and a notice never carries a secret.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HeldCallNotice, Notifiers, summarize, WebhookNotifier } from '../../shared/approvals/notifier.js';
+import { noticeOf } from '../../shared/use-cases/approvals.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/approval-org.js';
+import { anExecution } from '../support/executions.js';
+
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  receiver = await startWebhookReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+});
+
+const notice: HeldCallNotice = {
+  execution_id: '01a2288a-0a23-73e9-bf0d-b2f48fb85d36',
+  tool: 'erp.purchase_orders.create',
+  agent_id: 'procurement-agent',
+  customer_id: null,
+  staff_group: 'finance',
+  customer_confirms: false,
+  summary: '{"amount":"1500"}',
+  console_url: 'http://127.0.0.1:8787/console/executions/01a2288a-0a23-73e9-bf0d-b2f48fb85d36',
+  expires_at: '2026-11-30T12:00:00.000Z',
+};
+
+describe('notifiers', () => {
+  it('[notify.channels] a webhook gets the notice as JSON, with a Slack-style text line when asked', async () => {
+    await new WebhookNotifier(receiver.url, true).heldCall(notice);
+    await new WebhookNotifier(receiver.url, false).heldCall({ ...notice, execution_id: 'plain' });
+    const withText = await receiver.waitFor((body) => body.execution_id === notice.execution_id);
+    expect(withText).toEqual({
+      type: 'approval.requested',
+      ...notice,
+      text: `procurement-agent wants to run erp.purchase_orders.create; group finance decides: ${notice.console_url}`,
+    });
+    const plain = await receiver.waitFor((body) => body.execution_id === 'plain');
+    expect(plain).not.toHaveProperty('text');
+  });
+
+  it('[notify.channels] a failing channel is logged and the others are still told', async () => {
+    const warnings: unknown[] = [];
+    const log = { info: () => undefined, warn: (...entry: unknown[]) => warnings.push(entry) };
+    const closed = await startWebhookReceiver();
+    const closedUrl = `${closed.url}?token=S3CRET-IN-URL`;
+    await closed.close();
+    await new Notifiers(
+      [new WebhookNotifier(closedUrl, true, 1_000), new WebhookNotifier(receiver.url, true)],
+      log,
+    ).heldCall({ ...notice, execution_id: 'second-channel' });
+    expect(await receiver.waitFor((body) => body.execution_id === 'second-channel')).toBeDefined();
+    expect(warnings).toHaveLength(1);
+    expect(JSON.stringify(warnings)).toContain('a notification channel failed');
+    expect(JSON.stringify(warnings)).not.toContain('S3CRET-IN-URL');
+  });
+
+  it('[notify.no-secrets] a notice is built from the redacted arguments, shortened, never the sealed ones', () => {
+    const execution = anExecution({
+      arguments_json: '{"contact_email":"ana@vendor.example","initial_password":"[REDACTED]"}',
+      sealed_arguments: 'sealed-blob-that-holds-the-password',
+      expires_at: '2026-11-30T12:00:00.000Z',
+      decision: {
+        effect: 'allow',
+        reason: null,
+        determining: [],
+        step: { staff: 'finance', customer: false },
+        config_version: 'v',
+      },
+    });
+    const built = noticeOf({ consoleUrl: (id) => `https://gw.example/console/executions/${id}` }, execution);
+    expect(built.summary).toBe(execution.arguments_json);
+    expect(JSON.stringify(built)).not.toContain('sealed-blob');
+    expect(built).toMatchObject({
+      staff_group: 'finance',
+      customer_confirms: false,
+      expires_at: '2026-11-30T12:00:00.000Z',
+    });
+    expect(summarize('x'.repeat(2_000))).toHaveLength(500);
+  });
+});

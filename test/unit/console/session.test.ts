@@ -1,0 +1,64 @@
+// Console sessions and local sign-in: a cookie is a session only with a good signature, the right
+// use and time left; a password check answers the same way for every wrong guess.
+import { describe, expect, it } from 'vitest';
+import { checkPassword } from '../../../shared/console/identity.js';
+import {
+  decodeSession,
+  encodeSession,
+  HmacSessionSigner,
+  newSession,
+  newSignIn,
+  sessionTtlMs,
+} from '../../../shared/console/session.js';
+
+const signer = new HmacSessionSigner(Buffer.alloc(32, 7));
+const approver = { id: 'finance-approver', name: 'Farah', groups: ['finance'] };
+const now = Date.parse('2026-11-29T12:00:00.000Z');
+
+describe('session cookies', () => {
+  it('[console.sign-in] round-trips a session, with its own CSRF token', async () => {
+    const session = newSession(approver, now);
+    const cookie = await encodeSession(signer, session);
+    expect(await decodeSession(signer, cookie, 'session', now + 1_000)).toEqual(session);
+    expect(session.csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(newSession(approver, now).csrf).not.toBe(session.csrf);
+  });
+
+  it('[console.sign-in] refuses edited, foreign, expired, misused and malformed cookies', async () => {
+    const cookie = await encodeSession(signer, newSession(approver, now));
+    const [payload = '', mac = ''] = cookie.split('.');
+    const edited = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    edited.groups = ['finance', 'operations'];
+    const forged = `${Buffer.from(JSON.stringify(edited)).toString('base64url')}.${mac}`;
+    expect(await decodeSession(signer, forged, 'session', now)).toBeNull();
+    const otherKey = new HmacSessionSigner(Buffer.alloc(32, 8));
+    expect(await decodeSession(otherKey, cookie, 'session', now)).toBeNull();
+    expect(await decodeSession(signer, cookie, 'session', now + sessionTtlMs)).toBeNull();
+    expect(await decodeSession(signer, cookie, 'sign-in', now)).toBeNull();
+    const signIn = await encodeSession(signer, newSignIn(now));
+    expect(await decodeSession(signer, signIn, 'session', now)).toBeNull();
+    for (const junk of [undefined, '', 'a', 'a.b.c', `${payload}.`, 'x'.repeat(9_000)]) {
+      expect(await decodeSession(signer, junk, 'session', now)).toBeNull();
+    }
+  });
+
+  it('[console.sign-in] needs a key of at least 256 bits', () => {
+    expect(() => new HmacSessionSigner(Buffer.alloc(16))).toThrow(/256 bits/);
+  });
+});
+
+describe('local sign-in', () => {
+  const people = [{ id: 'finance-approver', name: 'Farah', password: 'demo-finance-password', groups: ['finance'] }];
+
+  it('[console.sign-in] accepts the configured id and password, and nothing else', () => {
+    expect(checkPassword(people, 'finance-approver', 'demo-finance-password')).toEqual({
+      ok: true,
+      approver: { id: 'finance-approver', name: 'Farah', groups: ['finance'] },
+    });
+    expect(checkPassword(people, ' finance-approver ', 'demo-finance-password').ok).toBe(true);
+    expect(checkPassword(people, 'finance-approver', 'demo-finance-password ').ok).toBe(false);
+    expect(checkPassword(people, 'finance-approver', '').ok).toBe(false);
+    expect(checkPassword(people, 'nobody', 'demo-finance-password').ok).toBe(false);
+    expect(checkPassword([], 'finance-approver', 'demo-finance-password').ok).toBe(false);
+  });
+});
