@@ -16,7 +16,7 @@ const banner = (runtime: LocalRuntime): string => {
     'Approval Gateway is running.',
     '',
     `  MCP endpoint     ${runtime.mcpUrl}`,
-    `  Console          ${runtime.baseUrl}/console (approvers sign in with the ids and passwords in the configuration)`,
+    `  Console          ${runtime.baseUrl}/console`,
     `  Resource meta    ${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp`,
     `  Store            ${runtime.dynamodbEndpoint} (DynamoDB API)`,
     `  Step Functions   ${runtime.stepFunctions.endpoint} (approval workflow ${runtime.stepFunctions.stateMachineArn})`,
@@ -26,6 +26,13 @@ const banner = (runtime: LocalRuntime): string => {
     '',
     '  Agents (bearer tokens):',
     ...agents.map((agent) => `    ${agent.id.padEnd(24)} ${agent.token}`),
+    '',
+    '  Approvers (console sign-in: id and password):',
+    ...runtime
+      .config()
+      .approvers.map(
+        (person) => `    ${person.id.padEnd(24)} ${person.password.padEnd(28)} ${person.groups.join(', ')}`,
+      ),
     '',
     '  Client configuration (paste into your MCP client):',
     ...JSON.stringify(clientConfig, null, 2)
