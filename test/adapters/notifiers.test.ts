@@ -1,6 +1,11 @@
 // Held-call notices over real HTTP: every channel is told, a failing one is logged and never stops
 // the others, and a notice never carries a secret.
+import { createServer } from 'node:http';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localAwsClientConfig } from '../../infra/local/dynamodb.js';
+import { listen } from '../../infra/local/net.js';
+import { EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { type HeldCallNotice, Notifiers, summarize, WebhookNotifier } from '../../shared/approvals/notifier.js';
 import { noticeOf } from '../../shared/use-cases/approvals.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/approval-org.js';
@@ -78,5 +83,63 @@ describe('notifiers', () => {
       expires_at: '2026-11-30T12:00:00.000Z',
     });
     expect(summarize('x'.repeat(2_000))).toHaveLength(500);
+  });
+});
+
+describe('the EventBridge channel', () => {
+  /** A stand-in for the PutEvents API (AWS JSON 1.1) on loopback: EventBridge does not run here. */
+  const startEventsEndpoint = async (failed: number) => {
+    const requests: { target: string; body: Record<string, unknown> }[] = [];
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        requests.push({
+          target: String(request.headers['x-amz-target']),
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+        });
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+        response.end(
+          JSON.stringify({ FailedEntryCount: failed, Entries: [failed > 0 ? { ErrorCode: 'X' } : { EventId: 'e-1' }] }),
+        );
+      });
+    });
+    const listening = await listen(server, '127.0.0.1', 0);
+    return { ...listening, requests, endpoint: `http://127.0.0.1:${listening.port}` };
+  };
+
+  it('[notify.channels] puts one "Approval requested" event with the notice on the gateway’s bus', async () => {
+    const events = await startEventsEndpoint(0);
+    const client = new EventBridgeClient(localAwsClientConfig(events.endpoint));
+    try {
+      await new EventBridgeNotifier(client, 'approval-gateway-notices').heldCall(notice);
+      expect(events.requests).toHaveLength(1);
+      const [request] = events.requests;
+      expect(request?.target).toBe('AWSEvents.PutEvents');
+      expect(request?.body).toEqual({
+        Entries: [
+          {
+            EventBusName: 'approval-gateway-notices',
+            Source: 'approval-gateway',
+            DetailType: 'Approval requested',
+            Detail: JSON.stringify(notice),
+          },
+        ],
+      });
+    } finally {
+      client.destroy();
+      await events.close();
+    }
+  });
+
+  it('[notify.channels] an event the bus refuses is a failed notice (logged by the notifier, never lost silently)', async () => {
+    const events = await startEventsEndpoint(1);
+    const client = new EventBridgeClient(localAwsClientConfig(events.endpoint));
+    try {
+      await expect(new EventBridgeNotifier(client, 'bus').heldCall(notice)).rejects.toThrow(/refused/);
+    } finally {
+      client.destroy();
+      await events.close();
+    }
   });
 });
