@@ -33,7 +33,7 @@ import {
   sessionTtlMs,
   signInTtlMs,
 } from '../shared/console/session.js';
-import { stylesheet, stylesheetPath } from '../shared/console/style.js';
+import { icon, iconPath, stylesheet, stylesheetPath } from '../shared/console/style.js';
 import { isUuid } from '../shared/ids.js';
 import {
   type ApprovalDeps,
@@ -69,7 +69,8 @@ const securityHeaders = (secure: boolean): Record<string, string> => ({
   'content-security-policy': contentSecurityPolicy,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: under it browsers send `Origin: null` even on same-origin form posts.
+  'referrer-policy': 'same-origin',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
   ...(secure ? { 'strict-transport-security': 'max-age=31536000; includeSubDomains' } : {}),
@@ -142,6 +143,17 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
     const path = event.rawPath.replace(/\/+$/, '') || '/';
     const query = new URLSearchParams(event.rawQueryString ?? '');
 
+    if (path === iconPath && (method === 'GET' || method === 'HEAD')) {
+      return {
+        statusCode: 200,
+        headers: {
+          'content-type': 'image/svg+xml',
+          'cache-control': 'public, max-age=31536000, immutable',
+          'x-content-type-options': 'nosniff',
+        },
+        body: method === 'HEAD' ? '' : icon,
+      };
+    }
     if (path === stylesheetPath && (method === 'GET' || method === 'HEAD')) {
       return {
         statusCode: 200,
@@ -176,9 +188,10 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
     const sameOrigin = (): boolean => {
       const origin = event.headers.origin;
       const site = event.headers['sec-fetch-site'];
-      if (origin !== undefined && origin !== 'null' && origin !== base) return false;
-      if (origin === 'null') return false;
-      return site === undefined || site === 'same-origin' || site === 'none';
+      if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+      // An opaque origin passes only when the browser itself says the request is same-origin.
+      if (origin === 'null') return site === 'same-origin';
+      return origin === undefined || origin === base;
     };
     const forbidden = (text: string) => page(403, messagePage(context, 'Refused', text));
 

@@ -6,7 +6,7 @@ import { redactedValue } from '../secrets.js';
 import type { DecisionRefusal } from '../use-cases/approvals.js';
 import { maxNoteLength } from '../use-cases/approvals.js';
 import { type Html, html } from './html.js';
-import { stylesheetPath } from './style.js';
+import { iconPath, stylesheetPath } from './style.js';
 
 export const consolePaths = {
   home: '/console',
@@ -30,9 +30,10 @@ const layout = (context: PageContext, title: string, body: Html): string =>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${title} · Approval Gateway</title>
 <link rel="stylesheet" href="${stylesheetPath}">
+<link rel="icon" href="${iconPath}" type="image/svg+xml">
 </head>
 <body>
 <header class="bar">
@@ -74,7 +75,7 @@ const when = (iso: string | null): Html =>
 // Characters that display as nothing, or move other text around: shown as visible code points so
 // an approver cannot be shown one thing and approve another.
 const hiddenCharacter =
-  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\u034f]/gu;
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0]|\u034f/gu;
 
 const visibleText = (text: string): Html => {
   const parts: Html[] = [];
@@ -214,6 +215,7 @@ export const executionPage = (context: PageContext, view: ExecutionView): string
   const pending = execution.status === 'pending_approval';
   const expiresAt = Date.parse(execution.expires_at ?? execution.created_at);
   const decidable = pending && view.refusal === null && context.csrf !== null && expiresAt > context.now;
+  const customerConfirms = execution.decision?.step?.customer === true;
   return layout(
     context,
     execution.tool,
@@ -245,9 +247,10 @@ ${
 <label for="note">Reason, if you reject (the agent will read it)</label>
 <textarea id="note" name="note" maxlength="${maxNoteLength}" rows="2"></textarea>
 <div class="buttons">
-<button type="submit" name="outcome" value="approve" class="approve">Approve and run</button>
+${customerConfirms ? '' : html`<button type="submit" name="outcome" value="approve" class="approve">Approve and run</button>`}
 <button type="submit" name="outcome" value="reject" class="reject">Reject</button>
 </div>
+${customerConfirms ? html`<p class="notice">${refusalMessages.customer_confirms}</p>` : ''}
 </form>`
     : pending && view.refusal !== null
       ? html`<p class="notice">${refusalMessages[view.refusal]}</p>`

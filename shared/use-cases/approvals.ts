@@ -176,7 +176,7 @@ export type DecisionRefusal =
   | 'not_an_approver'
   /** The approver made the call. */
   | 'own_call'
-  /** The call was decided (or expired) already; `execution` says how. */
+  /** The call was decided already; `execution` says how. */
   | 'already_decided'
   /** The approval time ran out. */
   | 'expired'
@@ -219,6 +219,10 @@ export const mayDecide = (approver: Approver, execution: Execution): DecisionRef
   return null;
 };
 
+/** Why a call that left pending cannot be decided: it expired, or someone decided it. */
+const closedReason = (execution: Execution): DecisionRefusal =>
+  execution.status === 'expired' ? 'expired' : 'already_decided';
+
 export const decide = async (
   deps: ApprovalDeps,
   approver: Approver,
@@ -228,7 +232,7 @@ export const decide = async (
   if (execution === undefined) return { kind: 'refused', reason: 'not_found' };
   const refusal = mayDecide(approver, execution);
   if (refusal !== null) return { kind: 'refused', reason: refusal, execution };
-  if (execution.status !== 'pending_approval') return { kind: 'refused', reason: 'already_decided', execution };
+  if (execution.status !== 'pending_approval') return { kind: 'refused', reason: closedReason(execution), execution };
   const now = isoAt(deps.clock);
   if (execution.expires_at !== null && execution.expires_at <= now) {
     return { kind: 'refused', reason: 'expired', execution };
@@ -263,7 +267,7 @@ export const decide = async (
   if (decided.kind === 'conflict') {
     const current = decided.current ?? execution;
     if (current.status !== 'pending_approval')
-      return { kind: 'refused', reason: 'already_decided', execution: current };
+      return { kind: 'refused', reason: closedReason(current), execution: current };
     return {
       kind: 'refused',
       reason: current.expires_at !== null && current.expires_at <= now ? 'expired' : 'arguments_changed',

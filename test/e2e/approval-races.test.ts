@@ -2,9 +2,12 @@
 // local runtime in this process (its real store, the ASL on the local Step Functions endpoint, the
 // workflow function), with the demo ERP counting what was sent.
 import { createHash } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
+import { createWorkflowFunction } from '../../functions/workflow.js';
+import { lambdaContext } from '../../infra/local/http-front.js';
 import { LocalOptions } from '../../infra/local/options.js';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.js';
 import type { Approver } from '../../shared/approvals/approver.js';
@@ -254,5 +257,45 @@ describe('the reconciler’s pass', () => {
     expect((await runtime.store.get(fresh.execution_id))?.status).toBe('pending_approval');
     expect((await runtime.store.get(justDecided.execution_id))?.status).toBe('approved');
     expect(erp.callsFor(justDecided.execution_id)).toBe(0);
+  });
+});
+
+describe('the workflow function', () => {
+  let runtime: LocalRuntime;
+
+  beforeAll(async () => {
+    runtime = await startRuntime('24h');
+  });
+  afterAll(async () => {
+    await runtime?.stop();
+  });
+
+  it('[workflow.task-input] refuses a task it cannot read, naming the field, and ends one for an unknown execution', async () => {
+    const workflow = createWorkflowFunction({
+      services: runtime.approvals,
+      logger: new Logger({ serviceName: 'workflow-test', logLevel: 'CRITICAL' }),
+    });
+    const invoke = (task: unknown) => workflow(task, lambdaContext('workflow-test', 10_000));
+    await expect(invoke({ action: 'execute', execution_id: 'not-a-uuid', agent_id: 'a' })).rejects.toThrow(
+      /invalid at execution_id/,
+    );
+    await expect(invoke({ action: 'register', execution_id: uuidV7Ids.next(), agent_id: 'a' })).rejects.toThrow(
+      /invalid at task_token/,
+    );
+    await expect(invoke({ action: 'approve', execution_id: uuidV7Ids.next(), agent_id: 'a' })).rejects.toThrow(
+      /invalid at action/,
+    );
+    await expect(invoke(null)).rejects.toThrow(/invalid at \(root\)/);
+    const missing = uuidV7Ids.next();
+    await expect(invoke({ action: 'execute', execution_id: missing, agent_id: 'a' })).resolves.toEqual({
+      status: 'missing',
+    });
+    await expect(invoke({ action: 'expire', execution_id: missing, agent_id: 'a' })).resolves.toEqual({
+      status: 'missing',
+    });
+    await expect(
+      invoke({ action: 'register', execution_id: missing, agent_id: 'a', task_token: 'token', timeout_seconds: 5 }),
+    ).resolves.toEqual({ status: 'missing' });
+    expect(await runtime.store.get(missing)).toBeUndefined();
   });
 });

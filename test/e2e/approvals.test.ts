@@ -221,6 +221,12 @@ describe('staff approvals against the demo ERP', () => {
       { 'sec-fetch-site': 'cross-site' },
     );
     expect(crossSite.status).toBe(403);
+    const opaque = await finance.post(
+      path,
+      { csrf: form.csrf, arguments_hash: form.argumentsHash, outcome: 'approve' },
+      { origin: 'null' },
+    );
+    expect(opaque.status).toBe(403);
 
     // Opening the decision link (a mail scanner, a chat preview) never decides.
     const opened = await finance.get(`${path}?outcome=approve&csrf=${form.csrf}&arguments_hash=${form.argumentsHash}`);
@@ -364,6 +370,54 @@ describe('staff approvals against the demo ERP', () => {
     edited.groups = ['finance', 'operations'];
     session.setCookie('gateway_session', `${Buffer.from(JSON.stringify(edited)).toString('base64url')}.${mac}`);
     expect((await session.get('/console')).status).toBe(303);
+  });
+
+  it('[approvals.customer-step-kept] a refund that also needs the customer is never run on finance’s approval alone', async () => {
+    const support = new Client({ name: 'approvals-e2e-support', version: '1.0.0' });
+    await support.connect(
+      new StreamableHTTPClientTransport(new URL(runtime.mcpUrl), {
+        requestInit: { headers: { Authorization: `Bearer ${demoTokens.support}` } },
+      }),
+    );
+    try {
+      const { result } = await callTool(support, 'erp.refunds.create', {
+        order_reference: 'SO-2024-0042',
+        amount: '800',
+        currency: 'EUR',
+      });
+      expect(result).toMatchObject({ status: 'pending_approval' });
+      expect(result.message).toMatch(/customer/);
+      const executionId = result.execution_id ?? '';
+      const form = await finance.decisionForm(executionId);
+      // The page offers only Reject, and says why; an approval sent anyway is refused.
+      expect(form.page.body).not.toContain('value="approve"');
+      expect(form.page.body).toContain('customer&#39;s confirmation');
+      const approve = await finance.decide(executionId, form, 'approve');
+      expect(approve.status).toBe(409);
+      expect(approve.body).toContain('customer&#39;s confirmation');
+      expect(((await store.get(executionId)) as Execution).status).toBe('pending_approval');
+      expect((await finance.decide(executionId, form, 'reject', 'Refund policy')).status).toBe(303);
+      expect((await statusOf(support, executionId)).result).toMatchObject({ status: 'rejected', code: 'rejected' });
+      expect(erp.callsFor(executionId)).toBe(0);
+    } finally {
+      await support.close();
+    }
+  });
+
+  it('[console.sign-in] sends a signed-in approver only to console pages (no open redirect)', async () => {
+    for (const next of ['https://evil.example/', '//evil.example', '/console/../mcp', 'javascript:alert(1)']) {
+      const visitor = new ConsoleSession(runtime.baseUrl);
+      const form = await visitor.get('/console/sign-in');
+      const csrf = /name="csrf" value="([^"]*)"/.exec(form.body)?.[1] ?? '';
+      const answer = await visitor.post('/console/sign-in', {
+        csrf,
+        next,
+        approver: approvers.finance.id,
+        password: approvers.finance.password,
+      });
+      expect(answer.status).toBe(303);
+      expect(answer.headers.get('location')).toBe('/console');
+    }
   });
 
   it('[console.csp] [console.call-page] [console.inbox] shows exactly the held arguments, escaped, under a strict CSP', async () => {
