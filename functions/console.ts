@@ -27,7 +27,6 @@ import {
   encodeSession,
   newSession,
   newSignIn,
-  type Session,
   type SessionSigner,
   safeEqual,
   sessionTtlMs,

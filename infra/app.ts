@@ -1,7 +1,11 @@
 // The CDK app: `npm run synth` / `cdk deploy`. Context values configure the deployment:
 //   -c agentIssuer=<OIDC issuer URL> -c agentAudience=<aud1,aud2> [-c agentClaim=sub]
-//   [-c publicUrl=https://gateway.example.com] [-c allowedOrigins=app.example.com]
-// Without agentIssuer the stack creates a Cognito user pool whose app clients are the agents.
+//   -c approverIssuer=<OIDC issuer URL> -c approverClientId=<public client id>
+//     [-c approverIdClaim=email] [-c approverGroupsClaim=groups]
+//   [-c approverGroups=finance,legal] [-c publicUrl=https://gateway.example.com]
+//   [-c allowedOrigins=app.example.com]
+// Without agentIssuer the stack creates a Cognito user pool whose app clients are the agents;
+// without approverIssuer, a Cognito user pool of approvers (approverGroups are created in it).
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GatewayStack } from './gateway-stack.js';
@@ -18,6 +22,11 @@ const list = (value: string | undefined): string[] =>
     .filter(Boolean);
 
 const issuer = context('agentIssuer');
+const approverIssuer = context('approverIssuer');
+const approverClientId = context('approverClientId');
+if ((approverIssuer === undefined) !== (approverClientId === undefined)) {
+  throw new Error('Give approverIssuer and approverClientId together (or neither, for the Cognito pool).');
+}
 new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
   ...(issuer === undefined
     ? {}
@@ -28,6 +37,17 @@ new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
           ...(context('agentClaim') === undefined ? {} : { agentClaim: context('agentClaim') }),
         },
       }),
+  ...(approverIssuer === undefined || approverClientId === undefined
+    ? {}
+    : {
+        approverSignIn: {
+          issuer: approverIssuer,
+          clientId: approverClientId,
+          ...(context('approverIdClaim') === undefined ? {} : { idClaim: context('approverIdClaim') }),
+          ...(context('approverGroupsClaim') === undefined ? {} : { groupsClaim: context('approverGroupsClaim') }),
+        },
+      }),
+  approverGroups: list(context('approverGroups')),
   ...(context('publicUrl') === undefined ? {} : { publicUrl: context('publicUrl') }),
   allowedOrigins: list(context('allowedOrigins')),
 });

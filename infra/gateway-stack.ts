@@ -1,12 +1,26 @@
-// The Approval Gateway stack: the agents' API, the handler functions and the executions table.
+// The Approval Gateway stack: the agents' API, the handler functions and the executions table,
+// and the staff-approval lifecycle (state machine, workflow and reconciler functions, the approver
+// console with its sign-in, and the bus held-call notices go out on).
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { EventBus } from 'aws-cdk-lib/aws-events';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
 import { AgentIdentity } from './constructs/agent-identity.js';
+import { ApprovalWorkflow } from './constructs/approval-workflow.js';
+import { ApproverConsole, type ConsoleSignIn } from './constructs/approver-console.js';
+import { ApproverIdentity } from './constructs/approver-identity.js';
 import { GatewayFunction } from './constructs/gateway-function.js';
 import { GatewayTable } from './constructs/gateway-table.js';
 import { McpApi } from './constructs/mcp-api.js';
+
+/** The sparse index of calls still waiting, which the reconciler and the console list. */
+const openIndexName = (): string => {
+  const index = executionsTable.globalSecondaryIndexes.find((candidate) => candidate.indexName === 'open-by-deadline');
+  if (index === undefined) throw new Error('The executions table no longer defines the open-by-deadline index.');
+  return index.indexName;
+};
 
 export interface AgentAuthorizationProps {
   /** OIDC issuer URL of the agents' tokens. */
@@ -23,6 +37,22 @@ export interface AgentAuthorizationProps {
   readonly requiredScopes?: readonly string[];
 }
 
+export interface ApproverSignInProps {
+  /** OIDC issuer URL approvers sign in with. */
+  readonly issuer: string;
+  /**
+   * The console's client id there: a public client (authorization code with PKCE, no secret)
+   * whose redirect URI is `<base URL>/console/callback`.
+   */
+  readonly clientId: string;
+  /** ID token claim naming the approver. @default 'email' */
+  readonly idClaim?: string;
+  /** ID token claim listing the approver's groups (the policies' `@approvers` names). @default 'groups' */
+  readonly groupsClaim?: string;
+  /** Scopes the console asks for. @default 'openid email profile' */
+  readonly scopes?: string;
+}
+
 export interface GatewayStackProps extends StackProps {
   /** Where agents' tokens come from. @default a Cognito user pool whose app clients are agents */
   readonly agentAuthorization?: AgentAuthorizationProps;
@@ -30,6 +60,10 @@ export interface GatewayStackProps extends StackProps {
   readonly publicUrl?: string;
   /** Browser origins (host names) allowed to call the MCP endpoint. @default none */
   readonly allowedOrigins?: readonly string[];
+  /** Where approvers sign in to the console. @default a Cognito user pool of approvers */
+  readonly approverSignIn?: ApproverSignInProps;
+  /** Approver groups to create in the default approvers' pool. @default none */
+  readonly approverGroups?: readonly string[];
 }
 
 export class GatewayStack extends Stack {
@@ -44,6 +78,8 @@ export class GatewayStack extends Stack {
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // Held-call notices, for whatever the organization routes them to (mail, chat, tickets).
+    const notices = new EventBus(this, 'Notices', { description: 'Approval Gateway: held-call notices' });
     let authorization: Required<AgentAuthorizationProps>;
     if (props.agentAuthorization === undefined) {
       const identity = new AgentIdentity(this, 'AgentIdentity');
@@ -120,11 +156,81 @@ export class GatewayStack extends Stack {
       requiredScopes: authorization.requiredScopes,
       allowedOrigins: props.allowedOrigins ?? [],
     });
+    // Where approvers reach the console; the console builds its links and callback from the same.
+    const baseUrl = props.publicUrl?.replace(/\/+$/, '') ?? api.url;
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
     new CfnOutput(this, 'ConfigTable', {
       value: configuration.table.tableName,
       description: 'Push the configuration here: npm run config:push -- --table <this>',
     });
+
+    // ---- staff approvals
+    const approvalEnvironment = { ...environment, API_URL: api.url };
+    const approvals = new ApprovalWorkflow(this, 'Approvals', {
+      environment: approvalEnvironment,
+      workflowEnvironment: { EVENT_BUS_NAME: notices.eventBusName },
+    });
+    mcp.function.addEnvironment('STATE_MACHINE_ARN', approvals.stateMachineArn);
+    approvals.grantStartExecution(mcp.role);
+
+    let signIn: ConsoleSignIn;
+    if (props.approverSignIn === undefined) {
+      const approvers = new ApproverIdentity(this, 'ApproverIdentity', {
+        callbackUrl: `${baseUrl}/console/callback`,
+        groups: props.approverGroups ?? [],
+      });
+      signIn = {
+        issuer: approvers.issuerUrl,
+        clientId: approvers.client.userPoolClientId,
+        idClaim: approvers.idClaim,
+        groupsClaim: approvers.groupsClaim,
+      };
+      new CfnOutput(this, 'ApproverUserPoolId', {
+        value: approvers.userPool.userPoolId,
+        description: 'Invite approvers here and add them to the groups the policies name',
+      });
+      new CfnOutput(this, 'ApproverSignInDomain', {
+        value: approvers.signInUrl,
+        description: 'Cognito sign-in pages of the approver console',
+      });
+    } else {
+      signIn = { idClaim: 'email', groupsClaim: 'groups', ...props.approverSignIn };
+    }
+    const consoleApp = new ApproverConsole(this, 'Console', {
+      environment: { ...approvalEnvironment, STATE_MACHINE_ARN: approvals.stateMachineArn },
+      signIn,
+    });
+    const consoleRoutes = api.addConsole(consoleApp.console.function);
+    approvals.grantTaskSuccess(consoleApp.console.role);
+    new CfnOutput(this, 'ConsoleUrl', { value: `${baseUrl}/console`, description: 'Approver console' });
+    new CfnOutput(this, 'NoticeBusName', {
+      value: notices.eventBusName,
+      description: 'EventBridge bus of held-call notices (source approval-gateway)',
+    });
+
+    // Exactly the calls each function's code paths make on the executions table (see the store).
+    const tableArn = store.table.tableArn;
+    const openIndexArn = `${tableArn}/index/${openIndexName()}`;
+    const allow = (grantee: IGrantable, actions: string[], resourceArns: string[]) =>
+      Grant.addToPrincipal({ grantee, actions, resourceArns });
+    const { workflow, reconciler } = approvals;
+    const approver = consoleApp.console;
+    // Workflow tasks read and conditionally update one execution by its full key.
+    allow(workflow.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
+    // The reconciler also reads the sparse index of open calls.
+    allow(reconciler.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
+    allow(reconciler.role, ['dynamodb:Query'], [openIndexArn]);
+    // The console finds a call by its id alone (a query on the table) and lists open calls.
+    allow(approver.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
+    allow(approver.role, ['dynamodb:Query'], [tableArn, openIndexArn]);
+    // Running an approved call reads the configuration and opens the arguments sealed at the hold
+    // (Decrypt only: nothing is sealed afterwards). The console needs neither.
+    for (const role of [workflow.role, reconciler.role]) {
+      configuration.table.grant(role, 'dynamodb:GetItem');
+      dataKey.grant(role, 'kms:Decrypt');
+    }
+    // Only the register task notifies approvers; a workflow the reconciler starts registers too.
+    notices.grantPutEventsTo(workflow.role);
 
     Validations.of(mcp.role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,
@@ -135,6 +241,13 @@ export class GatewayStack extends Stack {
         id: 'AwsSolutions-APIG4',
         reason:
           'OAuth protected-resource metadata is public by design (RFC 9728): clients read it before they hold a token.',
+      });
+    }
+    for (const route of consoleRoutes) {
+      Validations.of(route).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'The approver console authenticates approvers itself: OIDC sign-in (code flow with PKCE) and a session cookie signed by a KMS HMAC key, checked on every request.',
       });
     }
   }

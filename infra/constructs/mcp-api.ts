@@ -1,5 +1,6 @@
-// The agents' HTTP API: POST /mcp behind a JWT authorizer (Cognito or any OIDC issuer), and the
-// public protected-resource metadata document that tells MCP clients where tokens come from.
+// The gateway's HTTP API: POST /mcp behind a JWT authorizer (Cognito or any OIDC issuer), the
+// public protected-resource metadata document that tells MCP clients where tokens come from, and
+// the approver console, which signs approvers in itself.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
@@ -43,7 +44,7 @@ export class McpApi extends Construct {
   constructor(scope: Construct, id: string, props: McpApiProps) {
     super(scope, id);
     this.api = new HttpApi(this, 'Api', {
-      description: 'Approval Gateway: MCP endpoint for agents',
+      description: 'Approval Gateway: MCP endpoint for agents and the approver console',
       createDefaultStage: false,
       // CORS only for the browser origins the MCP function also accepts.
       ...((props.allowedOrigins ?? []).length === 0
@@ -106,5 +107,21 @@ export class McpApi extends Construct {
         }),
     );
     this.url = this.api.apiEndpoint;
+  }
+
+  /**
+   * Routes /console and everything under it to the console function, without an authorizer:
+   * the console runs the OIDC sign-in and checks its own signed session cookie on every request.
+   */
+  addConsole(consoleFunction: IFunction): HttpRoute[] {
+    const integration = new HttpLambdaIntegration('Console', consoleFunction);
+    return ['/console', '/console/{proxy+}'].flatMap((path) =>
+      this.api.addRoutes({
+        path,
+        methods: [HttpMethod.ANY],
+        integration,
+        authorizer: new HttpNoneAuthorizer(),
+      }),
+    );
   }
 }

@@ -13,7 +13,7 @@ export interface ApprovalSubstitutions {
 
 /** The document with its placeholders filled, as Step Functions would read it. */
 export const approvalDefinition = (substitutions: ApprovalSubstitutions): unknown => {
-  const text = readFileSync(approvalDefinitionPath, 'utf8').replace(/\$\{(\w+)\}/g, (whole, name: string) => {
+  const text = readFileSync(approvalDefinitionPath, 'utf8').replace(/\$\{(\w+)\}/g, (_whole, name: string) => {
     const value = (substitutions as unknown as Record<string, string | undefined>)[name];
     if (value === undefined) throw new Error(`The approval workflow names \${${name}}, which nothing substitutes.`);
     return value;

@@ -15,7 +15,7 @@ import { isoAt } from '../clock.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { resultMessages } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
-import type { ExecutionKey, ExecutionStore } from '../executions/store.js';
+import type { ExecutionKey } from '../executions/store.js';
 import { resumeTrace } from '../invoke/trace.js';
 import type { Sealer } from '../sealing.js';
 import { approvalTimeoutSeconds } from './approval-time.js';

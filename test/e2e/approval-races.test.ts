@@ -245,6 +245,33 @@ describe('the reconciler’s pass', () => {
     expect(erp.callsFor(lostSignal) + erp.callsFor(orphan.execution_id)).toBe(2);
   });
 
+  it('[approvals.expiry] [invoke.at-most-once] the status tool settles on sight what is overdue, after the timers’ grace', async () => {
+    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const expiredLongAgo = await stored({ created_at: ago(60_000), expires_at: ago(6_000) });
+    const justExpired = await stored({ created_at: ago(60_000), expires_at: ago(1_000) });
+    const staleClaim = await stored({
+      status: 'approved',
+      claimed_at: ago(60_000),
+      deadline_at: ago(6_000),
+      decided_at: ago(60_000),
+    });
+    const status = async (id: string) =>
+      ResultObject.parse(
+        (await client.callTool({ name: 'get_execution_status', arguments: { execution_id: id } })).structuredContent,
+      );
+    expect(await status(expiredLongAgo.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
+    // Within the grace the workflow's own timer has the first word.
+    expect((await status(justExpired.execution_id)).status).toBe('pending_approval');
+    expect(await status(staleClaim.execution_id)).toMatchObject({ status: 'unknown', code: 'interrupted' });
+    expect(erp.callsFor(staleClaim.execution_id)).toBe(0);
+    // Closed here, so the next pass over this store does not find it.
+    await runtime.store.transition(justExpired, {
+      from: 'pending_approval',
+      to: 'expired',
+      at: new Date().toISOString(),
+    });
+  });
+
   it('[approvals.reconciler] leaves alone what is merely in progress', async () => {
     const fresh = await stored({ expires_at: new Date(Date.now() + 86_400_000).toISOString() });
     const justDecided = await stored({

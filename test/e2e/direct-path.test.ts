@@ -257,11 +257,11 @@ describe('a gateway that dies in the middle of a write', () => {
       try {
         const store = storeOf(revived);
         const [claimed] = (await store.listByAgent('procurement-agent', { limit: 1 })).items;
-        expect(claimed).toMatchObject({ status: 'approved', tool: 'erp.purchase_orders.create' });
+        // The restarted runtime holds the only lock on its data, so no one can still be sending
+        // this call: it settles the claim at once instead of waiting out its deadline.
+        expect(claimed).toMatchObject({ status: 'unknown', code: 'interrupted', tool: 'erp.purchase_orders.create' });
+        expect(claimed?.history.map((change) => change.status)).toEqual(['approved', 'unknown']);
         const executionId = claimed?.execution_id ?? '';
-        // Once the claim's deadline and grace have passed, the status tool settles it.
-        const deadline = Date.parse(claimed?.deadline_at ?? '') + 5_000;
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now() + 250)));
         const status = await connect(revived);
         const answer = ResultObject.parse(
           (await status.callTool({ name: 'get_execution_status', arguments: { execution_id: executionId } }))

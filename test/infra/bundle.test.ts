@@ -1,17 +1,37 @@
-// The MCP function as Lambda would load it: bundled by the stack's own esbuild settings, then
-// imported from its asset folder and invoked. Cedar's Node build reads its wasm when imported,
+// The functions as Lambda would load them: bundled by the stack's own esbuild settings, then
+// imported from their asset folders and invoked. Cedar's Node build reads its wasm when imported,
 // so a bundle that cannot find it (or trips over an ESM/CommonJS seam) fails here, which no
 // unbundled test would notice.
 import { cp, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApprovalWorkflow } from '../../infra/constructs/approval-workflow.js';
+import { ApproverConsole } from '../../infra/constructs/approver-console.js';
+import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayStack } from '../../infra/gateway-stack.js';
 import { projectPath } from '../../infra/paths.js';
+import { child, isObject, logicalIdOf, resourceProperties } from './synthesis.js';
 
+/** What the deployed functions read, with local stand-ins (nothing here reaches AWS). */
+const probeEnvironment = {
+  EXECUTIONS_TABLE: 'executions',
+  CONFIG_TABLE: 'config',
+  DATA_KEY_ID: 'alias/approval-gateway',
+  STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:111111111111:stateMachine:approvals',
+  API_URL: 'https://api.example.com',
+  SESSION_KEY_ID: 'alias/approval-gateway-sessions',
+  OIDC_ISSUER: 'https://login.example.com',
+  OIDC_CLIENT_ID: 'console',
+  AWS_REGION: 'eu-west-1',
+};
+
+type Invoke = (event: unknown) => Promise<unknown>;
 let out: string;
-let asset: string;
+/** The bundled functions' asset folders, copied inside the project, by function. */
+const assets = new Map<string, string>();
 
 beforeAll(async () => {
   out = await mkdtemp(join(projectPath(), '.bundle-test-'));
@@ -19,63 +39,79 @@ beforeAll(async () => {
     outdir: join(out, 'cdk.out'),
     context: { '@aws-cdk/core:failSynthOnValidationErrors': false },
   });
-  new GatewayStack(app, 'BundleCheck');
+  const stack = new GatewayStack(app, 'BundleCheck');
   const assembly = app.synth();
-  const folders = (await readdir(assembly.directory)).filter((name) => name.startsWith('asset.'));
-  let found: string | undefined;
-  for (const folder of folders) {
-    const files = await readdir(join(assembly.directory, folder));
-    if (files.includes('cedar_wasm_bg.wasm')) found = join(assembly.directory, folder);
+  const template = Template.fromStack(stack);
+  const approvals = child(stack, 'Approvals', ApprovalWorkflow);
+  const functions = {
+    mcp: child(stack, 'Mcp', GatewayFunction),
+    workflow: approvals.workflow,
+    reconciler: approvals.reconciler,
+    console: child(stack, 'Console', ApproverConsole).console,
+  };
+  for (const [name, fn] of Object.entries(functions)) {
+    const code = resourceProperties(template, logicalIdOf(fn.function)).Code;
+    const key = isObject(code) ? String(code.S3Key) : '';
+    const folder = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
+    const files = await readdir(folder);
+    if (!files.includes('cedar_wasm_bg.wasm')) throw new Error(`the ${name} bundle does not ship the Cedar wasm`);
+    // Inside the project, so the AWS SDK (provided by the Lambda runtime) resolves from node_modules.
+    const copy = join(out, name);
+    await cp(folder, copy, { recursive: true });
+    assets.set(name, copy);
   }
-  if (found === undefined) throw new Error('no bundled asset ships the Cedar wasm');
-  // Inside the project, so the AWS SDK (provided by the Lambda runtime) resolves from node_modules.
-  asset = join(out, 'function');
-  await cp(found, asset, { recursive: true });
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await rm(out, { recursive: true, force: true });
 });
 
-describe('the bundled MCP function', () => {
-  it('[aws.stack-shape] loads with Cedar beside it and answers an unauthenticated request with the challenge', async () => {
-    const probe = join(asset, 'probe.mjs');
-    await writeFile(
-      probe,
-      [
-        "process.env.EXECUTIONS_TABLE = 'executions';",
-        "process.env.CONFIG_TABLE = 'config';",
-        "process.env.DATA_KEY_ID = 'alias/approval-gateway';",
-        "process.env.AWS_REGION = 'eu-west-1';",
-        "const { handler } = await import('./index.mjs');",
-        'export const invoke = (event) => handler(event, { getRemainingTimeInMillis: () => 10_000, functionName: "mcp", awsRequestId: "probe" });',
-      ].join('\n'),
-    );
-    const module: unknown = await import(pathToFileURL(probe).href);
-    if (typeof module !== 'object' || module === null || !('invoke' in module) || typeof module.invoke !== 'function') {
-      throw new Error('the probe did not load');
-    }
-    const result: unknown = await module.invoke({
-      version: '2.0',
-      routeKey: 'POST /mcp',
-      rawPath: '/mcp',
-      rawQueryString: '',
-      headers: { host: 'api.example.com', 'content-type': 'application/json' },
-      isBase64Encoded: false,
-      body: '{}',
-      requestContext: {
-        accountId: '1',
-        apiId: 'api',
-        domainName: 'api.example.com',
-        domainPrefix: 'api',
-        http: { method: 'POST', path: '/mcp', protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'probe' },
-        requestId: 'r',
-        routeKey: 'POST /mcp',
-        stage: '$default',
-        time: '',
-        timeEpoch: 0,
-      },
-    });
+/** Loads a bundled handler the way the Lambda runtime does, with the probe's environment. */
+const load = async (name: string): Promise<Invoke> => {
+  const folder = assets.get(name);
+  if (folder === undefined) throw new Error(`no bundle for ${name}`);
+  const probe = join(folder, 'probe.mjs');
+  await writeFile(
+    probe,
+    [
+      `Object.assign(process.env, ${JSON.stringify(probeEnvironment)});`,
+      "const { handler } = await import('./index.mjs');",
+      `export const invoke = (event) => handler(event, { getRemainingTimeInMillis: () => 10_000, functionName: ${JSON.stringify(name)}, awsRequestId: "probe" });`,
+    ].join('\n'),
+  );
+  const module: unknown = await import(pathToFileURL(probe).href);
+  if (typeof module !== 'object' || module === null || !('invoke' in module) || typeof module.invoke !== 'function') {
+    throw new Error(`the ${name} probe did not load`);
+  }
+  return module.invoke as Invoke;
+};
+
+const httpEvent = (method: string, path: string, body?: string) => ({
+  version: '2.0',
+  routeKey: '$default',
+  rawPath: path,
+  rawQueryString: '',
+  headers: { host: 'api.example.com', 'content-type': 'application/json' },
+  isBase64Encoded: false,
+  ...(body === undefined ? {} : { body }),
+  requestContext: {
+    accountId: '1',
+    apiId: 'api',
+    domainName: 'api.example.com',
+    domainPrefix: 'api',
+    http: { method, path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'probe' },
+    requestId: 'r',
+    routeKey: '$default',
+    stage: '$default',
+    time: '',
+    timeEpoch: 0,
+  },
+});
+
+describe('the bundled functions', () => {
+  it('[aws.stack-shape] loads the MCP function with Cedar beside it and answers an unauthenticated request with the challenge', async () => {
+    const invoke = await load('mcp');
+    const result = await invoke(httpEvent('POST', '/mcp', '{}'));
     expect(result).toMatchObject({
       statusCode: 401,
       headers: {
@@ -84,5 +120,26 @@ describe('the bundled MCP function', () => {
         ),
       },
     });
+  });
+
+  it('[aws.approval-resources] loads the console function and sends a signed-out approver to sign in', async () => {
+    const invoke = await load('console');
+    const result = await invoke(httpEvent('GET', '/console'));
+    expect(result).toMatchObject({
+      statusCode: 303,
+      headers: { location: `/console/sign-in?next=${encodeURIComponent('/console')}` },
+    });
+  });
+
+  it('[aws.approval-resources] loads the workflow function, which refuses a task the state machine would never send', async () => {
+    const invoke = await load('workflow');
+    await expect(invoke({ action: 'launch' })).rejects.toThrow(/The workflow task is invalid/);
+  });
+
+  it('[aws.approval-resources] loads the reconciler function with Cedar beside it', async () => {
+    const folder = assets.get('reconciler');
+    expect(folder).toBeDefined();
+    const module: unknown = await import(pathToFileURL(join(folder ?? '', 'index.mjs')).href);
+    expect(isObject(module) && typeof module.handler).toBe('function');
   });
 });

@@ -1,125 +1,30 @@
 // CDK assertion tests for the gateway stack: its shape (table, functions, API) and its least
-// privilege (IAM grants, cdk-nag AwsSolutions). Each App is synthesized once, with esbuild
-// bundling skipped ('aws:cdk:bundling-stacks': []) and the cdk-nag pack registered as app.ts does.
-import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import {
-  App,
-  CfnElement,
-  type IPolicyValidationContext,
-  type PolicyValidationPluginReport,
-  Stack,
-  Validations,
-} from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+// privilege (IAM grants, cdk-nag AwsSolutions). The staff-approval resources have their own file
+// (approvals-stack.test.ts); both synthesize through ./synthesis.ts.
+import { Match } from 'aws-cdk-lib/assertions';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { AwsSolutionsChecks } from 'cdk-nag';
-import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { AgentIdentity } from '../../infra/constructs/agent-identity.js';
+import { ApprovalWorkflow } from '../../infra/constructs/approval-workflow.js';
+import { ApproverConsole } from '../../infra/constructs/approver-console.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
-import { GatewayStack, type GatewayStackProps } from '../../infra/gateway-stack.js';
 import { configTable, executionsTable, type KeyAttribute } from '../../shared/adapters/dynamodb/tables.js';
-
-type JsonObject = Record<string, unknown>;
-
-const isObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** IAM and CloudFormation accept one value or a list in many places. */
-const asList = (value: unknown): unknown[] => {
-  if (Array.isArray(value)) return value;
-  return value === undefined ? [] : [value];
-};
-
-/** The AwsSolutions pack, remembering what it reported each time the synthesis ran it. */
-class RecordingAwsSolutionsChecks extends AwsSolutionsChecks {
-  readonly reports: PolicyValidationPluginReport[] = [];
-
-  override validate(context: IPolicyValidationContext): PolicyValidationPluginReport {
-    const report = super.validate(context);
-    this.reports.push(report);
-    return report;
-  }
-}
-
-interface Synthesized {
-  readonly stack: GatewayStack;
-  readonly template: Template;
-  readonly nag: RecordingAwsSolutionsChecks;
-  /** The parsed validation-report.json of the cloud assembly. */
-  readonly validationReport: unknown;
-}
-
-const synthesize = (props?: GatewayStackProps): Synthesized => {
-  const app = new App({
-    context: {
-      // No stack needs bundling: NodejsFunction does not run esbuild.
-      'aws:cdk:bundling-stacks': [],
-      // Keep the assembly and its validation report when findings exist, so the cdk-nag test
-      // below names them instead of every test failing on a thrown synthesis.
-      '@aws-cdk/core:failSynthOnValidationErrors': false,
-    },
-  });
-  const stack = new GatewayStack(app, 'ApprovalGateway', props);
-  const nag = new RecordingAwsSolutionsChecks(app);
-  Validations.of(app).addPlugins(nag);
-  if (stack.bundlingRequired) throw new Error('Bundling would run: the test app must skip esbuild.');
-  const assembly = app.synth();
-  const validationReport: unknown = JSON.parse(
-    readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8'),
-  );
-  const template = Template.fromStack(stack);
-  // Everything needed is read: do not leave a temporary cloud assembly behind per run.
-  rmSync(assembly.directory, { recursive: true, force: true });
-  return { stack, template, nag, validationReport };
-};
-
-const child = <T extends IConstruct>(scope: IConstruct, id: string, type: abstract new (...args: never[]) => T): T => {
-  const found = scope.node.findChild(id);
-  if (!(found instanceof type)) throw new Error(`${scope.node.path}/${id} is not a ${type.name}`);
-  return found;
-};
-
-const logicalIdOf = (construct: IConstruct): string => {
-  const cfn = construct.node.defaultChild;
-  if (!(cfn instanceof CfnElement)) throw new Error(`${construct.node.path} has no CloudFormation element`);
-  return Stack.of(construct).getLogicalId(cfn);
-};
-
-const resourcesOf = (template: Template, type: string): Map<string, JsonObject> => {
-  const found: Record<string, unknown> = template.findResources(type);
-  const resources = new Map<string, JsonObject>();
-  for (const [logicalId, resource] of Object.entries(found)) {
-    if (!isObject(resource)) throw new Error(`${logicalId} is not an object`);
-    resources.set(logicalId, resource);
-  }
-  return resources;
-};
-
-const propertiesOf = (resource: JsonObject | undefined): JsonObject => {
-  const properties = resource?.Properties;
-  return isObject(properties) ? properties : {};
-};
-
-/** The statements of the IAM policies attached to a role (by Ref in the policy's Roles). */
-const statementsForRole = (template: Template, roleLogicalId: string): JsonObject[] =>
-  [...resourcesOf(template, 'AWS::IAM::Policy').values()]
-    .map(propertiesOf)
-    .filter((policy) => asList(policy.Roles).some((role) => isObject(role) && role.Ref === roleLogicalId))
-    .flatMap((policy) => (isObject(policy.PolicyDocument) ? asList(policy.PolicyDocument.Statement) : []))
-    .filter(isObject);
-
-const allStatements = (template: Template): JsonObject[] =>
-  [...resourcesOf(template, 'AWS::IAM::Policy').values()]
-    .map(propertiesOf)
-    .flatMap((policy) => (isObject(policy.PolicyDocument) ? asList(policy.PolicyDocument.Statement) : []))
-    .filter(isObject);
-
-const actionsOf = (statement: JsonObject): string[] =>
-  asList(statement.Action).filter((action): action is string => typeof action === 'string');
+import {
+  actionsOf,
+  allStatements,
+  asList,
+  awsSolutionsReports,
+  child,
+  describeViolations,
+  isObject,
+  logicalIdOf,
+  propertiesOf,
+  resourcesOf,
+  statementsForRole,
+  synthesize,
+} from './synthesis.js';
 
 const isDynamoDbAction = (action: string): boolean => action.toLowerCase().startsWith('dynamodb:');
 
@@ -147,23 +52,21 @@ const cognitoIssuer = (userPoolLogicalId: string) => ({
 });
 
 const metadataRoutes = ['GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/mcp'];
-
-/** The AwsSolutions entries of the assembly's validation report (present only when it found something). */
-const awsSolutionsReports = (validationReport: unknown): JsonObject[] =>
-  (isObject(validationReport) ? asList(validationReport.pluginReports) : [])
-    .filter(isObject)
-    .filter((report) => report.pluginName === 'AwsSolutions');
-
-const describeViolations = (violations: readonly unknown[]): string[] =>
-  violations.filter(isObject).map((violation) => {
-    const where = asList(violation.violatingResources ?? violation.violatingConstructs)
-      .filter(isObject)
-      .map((resource) => String(resource.constructPath));
-    return `${String(violation.ruleName)} (${String(violation.severity)}) at ${where.join(', ')}`;
-  });
+/** The approver console signs approvers in itself (OIDC and a signed session cookie). */
+const consoleRoutes = ['ANY /console', 'ANY /console/{proxy+}'];
 
 describe('the stack with the default Cognito agent identity', () => {
   const { stack, template, nag, validationReport } = synthesize();
+  const approvals = child(stack, 'Approvals', ApprovalWorkflow);
+  const approverConsole = child(stack, 'Console', ApproverConsole).console;
+  /** Every function of the stack: the agents' two, and the approval lifecycle's three. */
+  const functions = [
+    child(stack, 'Mcp', GatewayFunction),
+    child(stack, 'ResourceMetadata', GatewayFunction),
+    approvals.workflow,
+    approvals.reconciler,
+    approverConsole,
+  ];
   const tableLogicalId = child(stack, 'Executions', GatewayTable).tableLogicalId;
   const mcp = child(stack, 'Mcp', GatewayFunction);
   const metadata = child(stack, 'ResourceMetadata', GatewayFunction);
@@ -205,9 +108,9 @@ describe('the stack with the default Cognito agent identity', () => {
     expect(executionsTable.globalSecondaryIndexes.map((index) => index.indexName)).toContain('by-agent');
   });
 
-  it('[aws.stack-shape] runs both functions on Node 24, arm64, with active tracing and handler index.handler', () => {
-    const functions = resourcesOf(template, 'AWS::Lambda::Function');
-    expect([...functions.keys()].sort()).toEqual([logicalIdOf(mcp.function), logicalIdOf(metadata.function)].sort());
+  it('[aws.stack-shape] runs every function on Node 24, arm64, with active tracing and handler index.handler', () => {
+    const resources = resourcesOf(template, 'AWS::Lambda::Function');
+    expect([...resources.keys()].sort()).toEqual(functions.map((fn) => logicalIdOf(fn.function)).sort());
     template.allResourcesProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
@@ -228,7 +131,7 @@ describe('the stack with the default Cognito agent identity', () => {
     });
   });
 
-  it('[aws.stack-shape] puts the JWT authorizer on POST /mcp and leaves only the metadata routes public', () => {
+  it('[aws.stack-shape] puts the JWT authorizer on POST /mcp and leaves only the metadata and console routes public', () => {
     const [authorizerId] = [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').keys()];
     const api = child(stack, 'AgentApi', McpApi);
     const routes = [...resourcesOf(template, 'AWS::ApiGatewayV2::Route').values()].map(propertiesOf);
@@ -244,7 +147,12 @@ describe('the stack with the default Cognito agent identity', () => {
       expect(route(key), key).toMatchObject({ AuthorizationType: 'NONE' });
       expect(route(key)?.AuthorizerId, key).toBeUndefined();
     }
-    const otherRoutes = routes.filter((properties) => !metadataRoutes.includes(String(properties.RouteKey)));
+    const publicRoutes = [...metadataRoutes, ...consoleRoutes];
+    for (const key of consoleRoutes) {
+      expect(route(key), key).toMatchObject({ AuthorizationType: 'NONE' });
+      expect(route(key)?.AuthorizerId, key).toBeUndefined();
+    }
+    const otherRoutes = routes.filter((properties) => !publicRoutes.includes(String(properties.RouteKey)));
     expect(otherRoutes.length).toBeGreaterThan(0);
     for (const properties of otherRoutes) {
       expect(properties, String(properties.RouteKey)).toMatchObject({
@@ -283,7 +191,9 @@ describe('the stack with the default Cognito agent identity', () => {
 
   it('[aws.least-privilege] attaches no managed policy to any role', () => {
     const roles = resourcesOf(template, 'AWS::IAM::Role');
-    expect([...roles.keys()].sort()).toEqual([logicalIdOf(mcp.role), logicalIdOf(metadata.role)].sort());
+    expect([...roles.keys()].sort()).toEqual(
+      [...functions.map((fn) => logicalIdOf(fn.role)), logicalIdOf(approvals.stateMachine.role)].sort(),
+    );
     for (const [logicalId, role] of roles) {
       expect(propertiesOf(role), logicalId).not.toHaveProperty('ManagedPolicyArns');
     }
@@ -318,12 +228,22 @@ describe('the stack with the default Cognito agent identity', () => {
       'dynamodb:Query',
       'dynamodb:UpdateItem',
     ]);
-    // Nothing anywhere in the stack touches DynamoDB on "*".
+    // Nothing anywhere in the stack touches DynamoDB on "*": only X-Ray and, for the state
+    // machine, log delivery are granted there (neither accepts a narrower resource).
     for (const statement of allStatements(template)) {
       if (asList(statement.Resource).includes('*')) {
         expect(actionsOf(statement).filter(isDynamoDbAction)).toEqual([]);
-        expect(actionsOf(statement).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+        expect(actionsOf(statement).every((action) => /^(xray|logs):/.test(action))).toBe(true);
       }
+    }
+    for (const fn of functions) {
+      const wildcard = statementsForRole(template, logicalIdOf(fn.role)).filter((statement) =>
+        asList(statement.Resource).includes('*'),
+      );
+      expect(wildcard.flatMap(actionsOf).sort(), fn.node.path).toEqual([
+        'xray:PutTelemetryRecords',
+        'xray:PutTraceSegments',
+      ]);
     }
   });
 
@@ -378,6 +298,8 @@ describe('the stack with an explicit OIDC issuer', () => {
   const { stack, template, nag, validationReport } = synthesize({
     agentAuthorization: { issuer, audience: ['gateway'] },
     allowedOrigins: ['app.example.com'],
+    // Approvers sign in at the organization's provider too, so no pool is created for anyone.
+    approverSignIn: { issuer, clientId: 'approver-console' },
   });
 
   it('[aws.least-privilege] answers CORS preflights for the allowed browser origins only', () => {
@@ -399,6 +321,7 @@ describe('the stack with an explicit OIDC issuer', () => {
     });
     template.resourceCountIs('AWS::Cognito::UserPool', 0);
     expect(stack.node.tryFindChild('AgentIdentity')).toBeUndefined();
+    expect(stack.node.tryFindChild('ApproverIdentity')).toBeUndefined();
   });
 
   it('[aws.stack-shape] still protects POST /mcp with the JWT authorizer', () => {

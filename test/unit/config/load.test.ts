@@ -46,6 +46,7 @@ describe('loadConfigText: the example file', () => {
       enabled: true,
       approval_time: 86_400_000,
       allowed_staleness: 900_000,
+      notifications: { webhooks: [] },
       data_key: null,
     });
     expect(config.agents).toEqual([
@@ -79,7 +80,13 @@ describe('loadConfigText: the example file', () => {
 describe('loadConfigText: defaults', () => {
   it('an empty file gives the default settings and no agents', () => {
     expect(loaded('')).toEqual({
-      settings: { enabled: true, approval_time: 86_400_000, allowed_staleness: 900_000, data_key: null },
+      settings: {
+        enabled: true,
+        approval_time: 86_400_000,
+        allowed_staleness: 900_000,
+        data_key: null,
+        notifications: { webhooks: [] },
+      },
       systems: [],
       agents: [],
       approvers: [],
@@ -102,6 +109,7 @@ describe('loadConfigText: defaults', () => {
       enabled: false,
       approval_time: 86_400_000,
       allowed_staleness: 900_000,
+      notifications: { webhooks: [] },
       public_url: 'https://gateway.example.com',
       data_key: null,
     });
@@ -184,9 +192,20 @@ describe('loadConfigText: durations', () => {
       ['d', 86_400_000],
     ] as const;
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.constantFrom(...units), (n, [unit, factor]) => {
-        expect(loaded(withApprovalTime(`${n}${unit}`)).settings.approval_time).toBe(n * factor);
-      }),
+      fc.property(
+        fc
+          .constantFrom(...units)
+          // Within the approval time's bounds (1s to 14d).
+          .chain(([unit, factor]) =>
+            fc.tuple(
+              fc.integer({ min: 1, max: Math.floor((14 * 86_400_000) / factor) }),
+              fc.constant([unit, factor] as const),
+            ),
+          ),
+        ([n, [unit, factor]]) => {
+          expect(loaded(withApprovalTime(`${n}${unit}`)).settings.approval_time).toBe(n * factor);
+        },
+      ),
     );
   });
 });

@@ -1,0 +1,128 @@
+// The approval lifecycle in AWS: the Standard state machine run from the repo's ASL document (the
+// same file the local runtime runs), the workflow function its tasks invoke, and the reconciler
+// that brings lost or overdue calls forward every minute.
+import { ArnFormat, Aws, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { type ApprovalSubstitutions, approvalDefinitionPath } from '../workflow/definition.js';
+import { GatewayFunction } from './gateway-function.js';
+
+export interface ApprovalWorkflowProps {
+  /** Environment of the workflow and reconciler functions; STATE_MACHINE_ARN is added here. */
+  readonly environment: Record<string, string>;
+  /** Variables only the workflow function reads (e.g. the notice bus). @default none */
+  readonly workflowEnvironment?: Record<string, string>;
+  /**
+   * How long one workflow task or reconciler pass may run: an approved call is sent within it,
+   * so it must exceed the longest system timeout. @default 300
+   */
+  readonly runTimeoutSeconds?: number;
+}
+
+export class ApprovalWorkflow extends Construct {
+  readonly stateMachine: StateMachine;
+  /**
+   * The state machine's ARN, built from its fixed name rather than read from the resource: the
+   * workflow function needs it while the state machine's definition names the function.
+   */
+  readonly stateMachineArn: string;
+  readonly logGroup: LogGroup;
+  /** Invoked by the state machine's tasks: register and notify, execute once, expire. */
+  readonly workflow: GatewayFunction;
+  /** Run by the schedule: starts lost workflows, hands lost decisions over, expires overdue calls. */
+  readonly reconciler: GatewayFunction;
+  readonly schedule: Rule;
+
+  constructor(scope: Construct, id: string, props: ApprovalWorkflowProps) {
+    super(scope, id);
+    const stateMachineName = Names.uniqueResourceName(this, { maxLength: 80 });
+    this.stateMachineArn = Stack.of(this).formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const timeoutSeconds = props.runTimeoutSeconds ?? 300;
+    const environment = { ...props.environment, STATE_MACHINE_ARN: this.stateMachineArn };
+
+    this.workflow = new GatewayFunction(this, 'Workflow', {
+      entry: 'workflow.ts',
+      description: 'Approval Gateway approval workflow tasks',
+      timeoutSeconds,
+      // Running an approved call loads the configuration snapshot, whose policy engine is Cedar.
+      cedar: true,
+      environment: { ...environment, ...props.workflowEnvironment },
+    });
+    this.reconciler = new GatewayFunction(this, 'Reconciler', {
+      entry: 'reconciler.ts',
+      description: 'Approval Gateway reconciler of open calls',
+      timeoutSeconds,
+      cedar: true,
+      environment,
+    });
+
+    // Vended-logs prefix: Step Functions then needs no CloudWatch Logs resource policy per group.
+    this.logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const substitutions: ApprovalSubstitutions = {
+      Partition: Aws.PARTITION,
+      WorkflowFunction: this.workflow.function.functionArn,
+    };
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineName,
+      stateMachineType: StateMachineType.STANDARD,
+      definitionBody: DefinitionBody.fromFile(approvalDefinitionPath),
+      definitionSubstitutions: { ...substitutions },
+      // Every state transition is logged, without inputs and outputs: those carry task tokens,
+      // which stay in the execution history (read only with states:GetExecutionHistory).
+      logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: false },
+      tracingEnabled: true,
+    });
+    // The definition names the unqualified function ARN, so exactly that may be invoked.
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.workflow.function.functionArn] }),
+    );
+    // The register task hands a decision back itself when the call was decided before it listened.
+    this.grantTaskSuccess(this.workflow.role);
+    this.grantStartExecution(this.reconciler.role);
+    this.grantTaskSuccess(this.reconciler.role);
+
+    this.schedule = new Rule(this, 'Schedule', {
+      description: 'Approval Gateway: reconcile open calls',
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(this.reconciler.function)],
+    });
+    // The next pass, a minute later, is the retry; a retried pass would only overlap it.
+    this.reconciler.function.configureAsyncInvoke({ retryAttempts: 0 });
+
+    Validations.of(this.stateMachine.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Step Functions log delivery (logs:CreateLogDelivery and the other delivery APIs) and X-Ray (xray:PutTraceSegments, sampling rules) accept only resource "*".',
+    });
+  }
+
+  /** Start approval workflows (named by execution id) on this state machine only. */
+  grantStartExecution(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['states:StartExecution'], resources: [this.stateMachineArn] }),
+    );
+  }
+
+  /**
+   * Hand a decision to a waiting workflow. Step Functions authorizes a callback task's token
+   * against the state machine that issued it, so the grant names this one.
+   */
+  grantTaskSuccess(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['states:SendTaskSuccess'], resources: [this.stateMachineArn] }),
+    );
+  }
+}

@@ -1,0 +1,60 @@
+// The approver console's function and the KMS HMAC key that signs its session cookies. Approvers
+// sign in through OpenID Connect; the console keeps its own session, so its routes carry no
+// API Gateway authorizer.
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
+import { Construct } from 'constructs';
+import { GatewayFunction } from './gateway-function.js';
+
+export interface ConsoleSignIn {
+  /** The OpenID Connect issuer URL. */
+  readonly issuer: string;
+  /** The console's client id there: a public client (code flow with PKCE, no secret). */
+  readonly clientId: string;
+  /** The ID token claim naming the approver. */
+  readonly idClaim: string;
+  /** The ID token claim listing the approver's groups. */
+  readonly groupsClaim: string;
+  /** @default 'openid email profile' */
+  readonly scopes?: string;
+}
+
+export interface ApproverConsoleProps {
+  /** Tables, data key, state machine and URLs, as the workflow function reads them. */
+  readonly environment: Record<string, string>;
+  readonly signIn: ConsoleSignIn;
+}
+
+export class ApproverConsole extends Construct {
+  readonly console: GatewayFunction;
+  /** Signs and verifies session cookies; the key never leaves KMS. */
+  readonly sessionKey: Key;
+
+  constructor(scope: Construct, id: string, props: ApproverConsoleProps) {
+    super(scope, id);
+    // HMAC keys have no automatic rotation; replacing the key only signs every approver out.
+    this.sessionKey = new Key(this, 'SessionKey', {
+      description: 'Approval Gateway: signs approver console sessions',
+      keySpec: KeySpec.HMAC_256,
+      keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
+      removalPolicy: RemovalPolicy.DESTROY,
+      pendingWindow: Duration.days(7),
+    });
+    this.console = new GatewayFunction(this, 'Console', {
+      entry: 'console.ts',
+      description: 'Approval Gateway approver console',
+      // Its bundle imports the shared service graph, whose policy engine loads Cedar's wasm.
+      cedar: true,
+      environment: {
+        ...props.environment,
+        SESSION_KEY_ID: this.sessionKey.keyArn,
+        OIDC_ISSUER: props.signIn.issuer,
+        OIDC_CLIENT_ID: props.signIn.clientId,
+        OIDC_ID_CLAIM: props.signIn.idClaim,
+        OIDC_GROUPS_CLAIM: props.signIn.groupsClaim,
+        ...(props.signIn.scopes === undefined ? {} : { OIDC_SCOPES: props.signIn.scopes }),
+      },
+    });
+    this.sessionKey.grant(this.console.role, 'kms:GenerateMac', 'kms:VerifyMac');
+  }
+}
