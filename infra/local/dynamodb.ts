@@ -95,6 +95,27 @@ export const ensureTables = async (
   for (const { definition, tableName } of tables) {
     if (!existing.has(tableName)) await client.send(new CreateTableCommand(createTableInput(definition, tableName)));
     await waitUntilActive(client, tableName);
+    await requireIndexes(client, definition, tableName);
+  }
+};
+
+/** A table this version reads through an index it lacks (made by an older version) is refused. */
+export class OutdatedTableError extends Error {
+  override readonly name = 'OutdatedTableError';
+}
+
+const requireIndexes = async (client: DynamoDBClient, definition: TableDefinition, tableName: string) => {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  const missing = definition.globalSecondaryIndexes
+    .map((index) => index.indexName)
+    .filter((name) => !present.has(name));
+  if (missing.length > 0) {
+    // The embedded store cannot add an index to a table, and its data would not be in it anyway.
+    throw new OutdatedTableError(
+      `The local table ${tableName} was made by an older version: it lacks the ${missing.join(', ')} index. ` +
+        'Start with a new data folder (--data-dir), or move the old one away.',
+    );
   }
 };
 

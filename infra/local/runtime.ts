@@ -31,7 +31,13 @@ import { createLocalAuthorizer } from './authorizer.js';
 import { LocalConfigSource } from './config-source.js';
 import { localDataKey } from './data-key.js';
 import { type DataLock, lockDataFolder } from './data-lock.js';
-import { ensureTables, type LocalDynamoDb, localAwsClientConfig, startLocalDynamoDb } from './dynamodb.js';
+import {
+  ensureTables,
+  type LocalDynamoDb,
+  localAwsClientConfig,
+  OutdatedTableError,
+  startLocalDynamoDb,
+} from './dynamodb.js';
 import { lambdaContext, startHttpFront } from './http-front.js';
 import { isLoopback, urlHost } from './net.js';
 import type { LocalOptions } from './options.js';
@@ -133,10 +139,16 @@ export const startLocalRuntime = async (
       port: options.dynamodbPort,
     });
     cleanups.push(() => dynamodb.close());
-    await ensureTables(dynamodb.client, [
-      { definition: executionsTable, tableName: localTableNames.executions },
-      { definition: configTable, tableName: localTableNames.config },
-    ]);
+    try {
+      await ensureTables(dynamodb.client, [
+        { definition: executionsTable, tableName: localTableNames.executions },
+        { definition: configTable, tableName: localTableNames.config },
+      ]);
+    } catch (error) {
+      if (error instanceof OutdatedTableError)
+        throw new StartupError(`${error.message} (data folder: ${options.dataDir})`);
+      throw error;
+    }
     const store = new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions);
     let dataKey: Buffer;
     try {

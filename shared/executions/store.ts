@@ -88,7 +88,10 @@ export interface ExecutionStore {
     patch: ExecutionPatch,
     onlyIfUnset?: keyof ExecutionPatch,
   ): Promise<TransitionResult>;
-  /** Calls still waiting (for a decision or an outcome), soonest deadline first. */
+  /**
+   * Calls still waiting (for a decision or an outcome), page by page; each page's order is by
+   * partition of the index, soonest deadline first within one.
+   */
   listOpen(options?: { dueBefore?: string; limit?: number; cursor?: string }): Promise<ExecutionPage>;
 }
 

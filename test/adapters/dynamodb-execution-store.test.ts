@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTables, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
+import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import { IllegalTransitionError } from '../../shared/executions/store.js';
 import { anExecution } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
@@ -168,6 +170,108 @@ describe('a store on disk', () => {
       }
     } finally {
       await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('guarded writes and the open calls', () => {
+  const iso = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
+
+  it('[store.guarded-writes] a decision holds only with the held arguments hash and before the expiry', async () => {
+    const execution = anExecution({ arguments_hash: 'a'.repeat(64), expires_at: iso(60_000) });
+    await local.store.create(execution);
+    const decide = (hash: string, now: string) =>
+      local.store.transition(execution, {
+        from: 'pending_approval',
+        to: 'approved',
+        at: now,
+        guard: { argumentsHash: hash, notExpiredAt: now },
+      });
+    expect((await decide('b'.repeat(64), iso(0))).kind).toBe('conflict');
+    expect((await decide('a'.repeat(64), iso(61_000))).kind).toBe('conflict');
+    expect((await local.store.get(execution.execution_id))?.status).toBe('pending_approval');
+    expect((await decide('a'.repeat(64), iso(0))).kind).toBe('applied');
+  });
+
+  it('[store.guarded-writes] a claim holds once, and only on an approved call', async () => {
+    const pending = anExecution();
+    await local.store.create(pending);
+    expect((await local.store.claim(pending, { at: iso(0), deadline: iso(10_000) })).kind).toBe('conflict');
+    const approved = anExecution({ status: 'approved' });
+    await local.store.create(approved);
+    const claims = await Promise.all(
+      Array.from({ length: 10 }, () => local.store.claim(approved, { at: iso(0), deadline: iso(10_000) })),
+    );
+    expect(claims.filter((claim) => claim.kind === 'applied')).toHaveLength(1);
+    const held = await local.store.get(approved.execution_id);
+    expect(held?.claimed_at).not.toBeNull();
+    expect(held?.status).toBe('approved');
+  });
+
+  it('[store.guarded-writes] an annotation holds only in the expected status, and once when asked', async () => {
+    const execution = anExecution();
+    await local.store.create(execution);
+    const token = await local.store.annotate(execution, 'pending_approval', { task_token: 't-1' });
+    expect(token.kind === 'applied' && token.execution.task_token).toBe('t-1');
+    expect((await local.store.annotate(execution, 'approved', { task_token: 't-2' })).kind).toBe('conflict');
+    const first = await local.store.annotate(execution, 'pending_approval', { notified_at: iso(0) }, 'notified_at');
+    const second = await local.store.annotate(execution, 'pending_approval', { notified_at: iso(5) }, 'notified_at');
+    expect([first.kind, second.kind]).toEqual(['applied', 'conflict']);
+    const held = await local.store.get(execution.execution_id);
+    expect(held).toMatchObject({
+      task_token: 't-1',
+      notified_at: first.kind === 'applied' ? first.execution.notified_at : '',
+    });
+  });
+
+  it('[store.open-calls] lists every open call once over small pages, and a call leaves the list when it ends', async () => {
+    const separate = await startTestStore();
+    try {
+      const open = Array.from({ length: 40 }, (_, index) =>
+        anExecution({ status: index % 2 === 0 ? 'pending_approval' : 'approved', expires_at: iso(index * 1000) }),
+      );
+      for (const execution of open) await separate.store.create(execution);
+      await separate.store.create(anExecution({ status: 'succeeded' }));
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await separate.store.listOpen({ limit: 7, ...(cursor === undefined ? {} : { cursor }) });
+        expect(page.items.length).toBeLessThanOrEqual(7);
+        seen.push(...page.items.map((item) => item.execution_id));
+        cursor = page.next;
+        pages += 1;
+      } while (cursor !== undefined);
+      expect(pages).toBeGreaterThanOrEqual(6);
+      expect(seen.sort()).toEqual(open.map((execution) => execution.execution_id).sort());
+      // Spread over the index's partitions by the id's last digit.
+      const shards = new Set(open.map((execution) => execution.execution_id.slice(-1)));
+      expect(shards.size).toBeGreaterThan(4);
+
+      const [ended] = open;
+      if (ended === undefined) throw new Error('expected calls');
+      await separate.store.transition(ended, { from: 'pending_approval', to: 'expired', at: iso(0) });
+      const after = await separate.store.listOpen({ limit: 100 });
+      expect(after.items.map((item) => item.execution_id)).not.toContain(ended.execution_id);
+      expect(after.items).toHaveLength(39);
+    } finally {
+      await separate.close();
+    }
+  });
+
+  it('[local.outdated-data] refuses a table made without an index this version reads, saying what to do', async () => {
+    const dynamodb = await startLocalDynamoDb({ dataPath: null });
+    try {
+      const { globalSecondaryIndexes, ...rest } = executionsTable;
+      const older = { ...rest, globalSecondaryIndexes: globalSecondaryIndexes.slice(0, 1) };
+      await ensureTables(dynamodb.client, [{ definition: older, tableName: 'older-executions' }]);
+      await expect(
+        ensureTables(dynamodb.client, [{ definition: executionsTable, tableName: 'older-executions' }]),
+      ).rejects.toThrow(
+        'The local table older-executions was made by an older version: it lacks the open-by-deadline index. Start with a new data folder (--data-dir), or move the old one away.',
+      );
+    } finally {
+      await dynamodb.close();
     }
   });
 });

@@ -20,14 +20,22 @@ import { executionsTable } from './tables.js';
 
 const byAgentIndex = executionsTable.globalSecondaryIndexes[0].indexName;
 const openIndex = executionsTable.globalSecondaryIndexes[1].indexName;
-const openShard = 'open';
+/**
+ * Open calls are spread over sixteen index partitions by the last hex digit of their id (random
+ * in a UUIDv7), so a busy gateway's direct writes, each open for the length of its call, never
+ * crowd one partition of the index.
+ */
+export const openShards: readonly string[] = [...'0123456789abcdef'].map((digit) => `open-${digit}`);
+const openShardOf = (executionId: string): string => `open-${executionId.slice(-1).toLowerCase()}`;
 
 /** The sparse index's attributes of a call still waiting, keyed by its next deadline. */
 const openAttributes = (execution: Execution): Record<string, string> => {
   if (!openStatuses.has(execution.status)) return {};
   const until = execution.deadline_at ?? execution.expires_at ?? execution.updated_at;
-  return { open_shard: openShard, open_until: until };
+  return { open_shard: openShardOf(execution.execution_id), open_until: until };
 };
+
+const OpenCursor = z.object({ shard: z.number().int().min(0), key: z.record(z.string(), z.string()).optional() });
 
 const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
@@ -208,22 +216,41 @@ export class DynamoDbExecutionStore implements ExecutionStore {
   }
 
   async listOpen(options: { dueBefore?: string; limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
-    const { Items, LastEvaluatedKey } = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: openIndex,
-        KeyConditionExpression:
-          options.dueBefore === undefined ? 'open_shard = :shard' : 'open_shard = :shard AND open_until <= :due',
-        ExpressionAttributeValues: {
-          ':shard': openShard,
-          ...(options.dueBefore === undefined ? {} : { ':due': options.dueBefore }),
-        },
-        Limit: options.limit ?? 100,
-        ExclusiveStartKey: options.cursor === undefined ? undefined : decodeCursor(options.cursor),
-      }),
-    );
-    const items = (Items ?? []).map((item) => readItem(item)).filter((item) => item !== undefined);
-    return LastEvaluatedKey === undefined ? { items } : { items, next: encodeCursor(LastEvaluatedKey) };
+    const limit = options.limit ?? 100;
+    const start =
+      options.cursor === undefined
+        ? { shard: 0 }
+        : OpenCursor.parse(JSON.parse(Buffer.from(options.cursor, 'base64url').toString('utf8')));
+    const items: Execution[] = [];
+    let shard = start.shard;
+    let key = start.key;
+    while (shard < openShards.length && items.length < limit) {
+      const { Items, LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: openIndex,
+          KeyConditionExpression:
+            options.dueBefore === undefined ? 'open_shard = :shard' : 'open_shard = :shard AND open_until <= :due',
+          ExpressionAttributeValues: {
+            ':shard': openShards[shard],
+            ...(options.dueBefore === undefined ? {} : { ':due': options.dueBefore }),
+          },
+          Limit: limit - items.length,
+          ExclusiveStartKey: key,
+        }),
+      );
+      for (const item of Items ?? []) {
+        const execution = readItem(item);
+        if (execution !== undefined) items.push(execution);
+      }
+      if (LastEvaluatedKey === undefined) {
+        shard += 1;
+        key = undefined;
+      } else key = LastEvaluatedKey as Record<string, string>;
+    }
+    if (shard >= openShards.length) return { items };
+    const next = Buffer.from(JSON.stringify(key === undefined ? { shard } : { shard, key })).toString('base64url');
+    return { items, next };
   }
 
   async listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
