@@ -76,6 +76,10 @@ const securityHeaders = (secure: boolean): Record<string, string> => ({
 });
 
 const maxFormBytes = 16 * 1024;
+const assets = new Map([
+  [stylesheetPath, { type: 'text/css; charset=utf-8', body: stylesheet }],
+  [iconPath, { type: 'image/svg+xml', body: icon }],
+]);
 const executionPath = /^\/console\/executions\/([0-9a-fA-F-]{36})(\/decision)?$/;
 const safeNext = (next: string | null | undefined): string =>
   next !== null && next !== undefined && /^\/console(\/[A-Za-z0-9/_.-]*)?$/.test(next) && !next.includes('..')
@@ -142,26 +146,17 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
     const path = event.rawPath.replace(/\/+$/, '') || '/';
     const query = new URLSearchParams(event.rawQueryString ?? '');
 
-    if (path === iconPath && (method === 'GET' || method === 'HEAD')) {
+    // The console's own static files: named by their content, so cached for good.
+    const asset = assets.get(path);
+    if (asset !== undefined && (method === 'GET' || method === 'HEAD')) {
       return {
         statusCode: 200,
         headers: {
-          'content-type': 'image/svg+xml',
+          'content-type': asset.type,
           'cache-control': 'public, max-age=31536000, immutable',
           'x-content-type-options': 'nosniff',
         },
-        body: method === 'HEAD' ? '' : icon,
-      };
-    }
-    if (path === stylesheetPath && (method === 'GET' || method === 'HEAD')) {
-      return {
-        statusCode: 200,
-        headers: {
-          'content-type': 'text/css; charset=utf-8',
-          'cache-control': 'public, max-age=31536000, immutable',
-          'x-content-type-options': 'nosniff',
-        },
-        body: method === 'HEAD' ? '' : stylesheet,
+        body: method === 'HEAD' ? '' : asset.body,
       };
     }
 

@@ -3,7 +3,7 @@
 // workflow function), with the demo ERP counting what was sent.
 import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { createWorkflowFunction } from '../../functions/workflow.js';
@@ -18,6 +18,7 @@ import { decide, type RecoveryReport, recoverOpenExecutions } from '../../shared
 import { type ApprovalOrg, approvalOrg, eventually } from '../support/approval-org.js';
 import { ManualClock } from '../support/clock.js';
 import { anExecution } from '../support/executions.js';
+import { connectAgent } from '../support/mcp-client.js';
 import { demoTokens } from '../support/runtime-process.js';
 
 const financeApprover: Approver = { id: 'finance-approver', name: null, groups: ['finance'] };
@@ -46,15 +47,7 @@ const startRuntime = async (approvalTime: string): Promise<LocalRuntime> =>
     { variables: { DEMO_ERP_URL: erp.url }, logLevel: 'ERROR' },
   );
 
-const connect = async (runtime: LocalRuntime) => {
-  const client = new Client({ name: 'races', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(runtime.mcpUrl), {
-      requestInit: { headers: { Authorization: `Bearer ${demoTokens.procurement}` } },
-    }),
-  );
-  return client;
-};
+const connect = (runtime: LocalRuntime) => connectAgent(runtime.mcpUrl, demoTokens.procurement);
 
 const hold = async (client: Client): Promise<string> => {
   const answer = await client.callTool({ name: 'erp.purchase_orders.create', arguments: bigOrder });

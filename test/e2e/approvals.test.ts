@@ -4,7 +4,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { documentClient, localAwsClientConfig } from '../../infra/local/dynamodb.js';
@@ -21,6 +21,7 @@ import {
   type WebhookReceiver,
 } from '../support/approval-org.js';
 import { ConsoleSession, signedIn } from '../support/console.js';
+import { connectAgent } from '../support/mcp-client.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
 
 let erp: DemoErp;
@@ -45,15 +46,7 @@ const startGateway = (configFile: string, dataDir: string, env: Record<string, s
     ...env,
   });
 
-const connect = async (runtime: RuntimeProcess) => {
-  const client = new Client({ name: 'approvals-e2e', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(runtime.mcpUrl), {
-      requestInit: { headers: { Authorization: `Bearer ${demoTokens.procurement}` } },
-    }),
-  );
-  return client;
-};
+const connect = (runtime: RuntimeProcess) => connectAgent(runtime.mcpUrl, demoTokens.procurement);
 
 const storeOf = (runtime: RuntimeProcess) =>
   new DynamoDbExecutionStore(
@@ -373,12 +366,7 @@ describe('staff approvals against the demo ERP', () => {
   });
 
   it('[approvals.customer-step-kept] a refund that also needs the customer is never run on finance’s approval alone', async () => {
-    const support = new Client({ name: 'approvals-e2e-support', version: '1.0.0' });
-    await support.connect(
-      new StreamableHTTPClientTransport(new URL(runtime.mcpUrl), {
-        requestInit: { headers: { Authorization: `Bearer ${demoTokens.support}` } },
-      }),
-    );
+    const support = await connectAgent(runtime.mcpUrl, demoTokens.support);
     try {
       const { result } = await callTool(support, 'erp.refunds.create', {
         order_reference: 'SO-2024-0042',

@@ -4,7 +4,7 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoErp, demoErpApiKey, startDemoErp } from '../../examples/erp/server.js';
 import { documentClient, localAwsClientConfig } from '../../infra/local/dynamodb.js';
@@ -12,6 +12,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
+import { connectAgent } from '../support/mcp-client.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 const plantedPassword = 'Plant3d-Secret-Portal-Pa55';
@@ -42,20 +43,8 @@ const startGateway = (dataDir: string, env: Record<string, string> = {}) =>
     ...env,
   });
 
-const connect = async (runtime: RuntimeProcess) => {
-  const client = new Client({ name: 'direct-e2e', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(runtime.mcpUrl), {
-      requestInit: {
-        headers: {
-          Authorization: `Bearer ${demoTokens.procurement}`,
-          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
-        },
-      },
-    }),
-  );
-  return client;
-};
+const connect = (runtime: RuntimeProcess) =>
+  connectAgent(runtime.mcpUrl, demoTokens.procurement, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
 
 const storeOf = (runtime: RuntimeProcess) =>
   new DynamoDbExecutionStore(

@@ -111,7 +111,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     };
     const sets = ['#status = :to', 'updated_at = :at', 'history = list_append(history, :change)'];
     this.patchInto(change.patch ?? {}, names, values, sets);
-    const conditions = ['attribute_exists(execution_id)', '#status = :from'];
+    const conditions = ['#status = :from'];
     if (change.guard?.argumentsHash !== undefined) {
       values[':hash'] = change.guard.argumentsHash;
       conditions.push('arguments_hash = :hash');
@@ -121,26 +121,8 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       conditions.push('expires_at > :now');
     }
     // A call that is over leaves the index of waiting calls.
-    const removes = openStatuses.has(change.to) ? '' : ' REMOVE open_shard, open_until';
-    try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { execution_id: key.execution_id, agent_id: key.agent_id },
-          UpdateExpression: `SET ${sets.join(', ')}${removes}`,
-          ConditionExpression: conditions.join(' AND '),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      const execution = readItem(Attributes);
-      if (execution === undefined) throw new Error('The store returned no attributes for an applied transition.');
-      return { kind: 'applied', execution };
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return { kind: 'conflict', current: await this.getOwned(key) };
-    }
+    const removes = openStatuses.has(change.to) ? [] : ['open_shard', 'open_until'];
+    return this.update(key, sets, conditions, names, values, removes);
   }
 
   private patchInto(
@@ -157,20 +139,21 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     }
   }
 
-  /** One conditional update that leaves the status as it is; a failed condition is a conflict. */
+  /** One conditional update of an existing execution; a failed condition is a conflict. */
   private async update(
     key: ExecutionKey,
     sets: string[],
     conditions: string[],
     names: Record<string, string>,
     values: Record<string, unknown>,
+    removes: readonly string[] = [],
   ): Promise<TransitionResult> {
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { execution_id: key.execution_id, agent_id: key.agent_id },
-          UpdateExpression: `SET ${sets.join(', ')}`,
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
           ConditionExpression: ['attribute_exists(execution_id)', ...conditions].join(' AND '),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
