@@ -76,6 +76,7 @@ export const resultMessages = {
   rejected_because: 'An approver rejected the call; nothing ran. Their reason: ',
   approval_expired: 'Nobody decided within the approval time; nothing ran.',
   tool_unavailable: 'The call was approved, but the tool was removed or turned off before it ran; nothing was sent.',
+  system_unavailable: "The tool's system is not configured now; nothing was sent.",
   arguments_mismatch:
     'The call was approved, but its stored arguments no longer match what the approver saw; nothing was sent.',
 } as const;

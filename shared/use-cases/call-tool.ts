@@ -140,8 +140,20 @@ export const callTool = async (
   const sealed = holdsSecrets(canonical.arguments.value, tool.inputSchema, rules)
     ? await deps.sealer.seal(canonical.arguments.json, execution.execution_id)
     : null;
-  if (decision.step !== null || system === undefined) {
+  if (decision.step !== null) {
     return holdCall(deps, { ...execution, sealed_arguments: sealed }, snapshot.config.settings.approval_time);
+  }
+  if (system === undefined) {
+    // A catalog tool always has its system in the same snapshot; should one not, nothing is sent.
+    const at = isoAt(deps.clock);
+    return record(deps, {
+      ...execution,
+      status: 'failed',
+      code: 'tool_unavailable',
+      message: resultMessages.system_unavailable,
+      updated_at: at,
+      history: [...execution.history, { status: 'failed', at }],
+    });
   }
   return runNow(
     deps,
