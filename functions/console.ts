@@ -76,6 +76,19 @@ const securityHeaders = (secure: boolean): Record<string, string> => ({
 });
 
 const maxFormBytes = 16 * 1024;
+
+/** What an operator needs from a failed sign-in: the library's code and the provider's error, not just a generic message. */
+const signInFailure = (error: unknown): Record<string, unknown> => {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const detail = error as Error & { code?: unknown; error?: unknown; error_description?: unknown };
+  return {
+    message: error.message,
+    ...(detail.code === undefined ? {} : { code: detail.code }),
+    ...(detail.error === undefined ? {} : { provider_error: detail.error }),
+    ...(detail.error_description === undefined ? {} : { provider_description: detail.error_description }),
+    ...(error.cause instanceof Error ? { cause: error.cause.message } : {}),
+  };
+};
 const assets = new Map([
   [stylesheetPath, { type: 'text/css; charset=utf-8', body: stylesheet }],
   [iconPath, { type: 'image/svg+xml', body: icon }],
@@ -265,14 +278,14 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
       }
       try {
         const callback = new URL(`${base}${path}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`);
-        const signedIn = await deps.signIn.provider.finish(callback, pending.flow, `${base}${consolePaths.callback}`);
+        const signedIn = await deps.signIn.provider.finish(callback, pending.flow);
         deps.logger.info('approver signed in', { approver: signedIn.id });
         return redirect(safeNext(pending.flow.next), [
           setCookie(cookieNames.session, await encodeSession(deps.signer, newSession(signedIn, now())), sessionTtlMs),
           clearCookie(cookieNames.signIn),
         ]);
       } catch (error) {
-        deps.logger.warn('console sign-in failed', { error: error instanceof Error ? error.message : String(error) });
+        deps.logger.warn('console sign-in failed', { error: signInFailure(error) });
         return page(
           401,
           messagePage(
@@ -280,6 +293,7 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
             'Sign-in failed',
             'The identity provider did not confirm who you are; please sign in again.',
           ),
+          { cookies: [clearCookie(cookieNames.signIn)] },
         );
       }
     }
@@ -390,7 +404,7 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
     logger: deps.logger,
     render: (statusCode, message) => ({
       statusCode,
-      headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...securityHeaders(true) },
+      headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...securityHeaders(false) },
       body: messagePage({ approver: null, csrf: null, now: Date.now() }, 'Something went wrong', message),
     }),
   });

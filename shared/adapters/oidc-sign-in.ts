@@ -73,16 +73,21 @@ export class OidcSignIn {
   }
 
   /** Exchanges the callback's code and reads the approver from the validated ID token. */
-  async finish(callbackUrl: URL, flow: OidcFlow, redirectUri: string): Promise<Approver> {
+  async finish(callbackUrl: URL, flow: OidcFlow): Promise<Approver> {
     const configuration = await this.discover();
-    const tokens = await oidc.authorizationCodeGrant(
-      configuration,
-      callbackUrl,
-      { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, idTokenExpected: true },
-      { redirect_uri: redirectUri },
-    );
+    // The redirect_uri sent to the token endpoint is the callback's own address.
+    const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+      idTokenExpected: true,
+    });
     const claims = tokens.claims();
     if (claims === undefined) throw new Error('The identity provider returned no ID token.');
+    // An address the provider says it has not verified does not name an approver.
+    if (this.settings.idClaim === 'email' && claims.email_verified === false) {
+      throw new Error('The identity provider has not verified this email address.');
+    }
     const id = claims[this.settings.idClaim];
     if (typeof id !== 'string' || id.length === 0) {
       throw new Error(`The ID token has no "${this.settings.idClaim}" claim to name the approver.`);

@@ -1,0 +1,124 @@
+// An OpenID Connect provider on loopback for the console's OIDC sign-in tests: panva's
+// oidc-provider in the test process, with one public client (authorization code with PKCE), the
+// accounts the test names, and the provider's development login and consent pages (any password
+// is accepted; the login names the account), which a real browser fills in.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import Provider from 'oidc-provider';
+import { listen } from '../../infra/local/net.js';
+
+/** An account's claims, by the login typed on the provider's sign-in page. */
+export type OidcAccounts = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
+export interface OidcProviderOptions {
+  /** The client's only redirect URI (the console's callback). */
+  readonly redirectUri: string;
+  readonly accounts: OidcAccounts;
+  readonly clientId?: string;
+  /** A port to listen on (127.0.0.1); a free one when not given. */
+  readonly port?: number;
+}
+
+export interface TestOidcProvider {
+  /** `http://127.0.0.1:<port>`: discovery is at /.well-known/openid-configuration. */
+  readonly issuer: string;
+  readonly port: number;
+  readonly clientId: string;
+  /** Failures the provider itself reported (server_error); a clean run has none. */
+  readonly errors: string[];
+  close(): Promise<void>;
+}
+
+export const startOidcProvider = async (options: OidcProviderOptions): Promise<TestOidcProvider> => {
+  const server = createServer();
+  const listening = await listen(server, '127.0.0.1', options.port ?? 0);
+  const issuer = `http://127.0.0.1:${listening.port}`;
+  const clientId = options.clientId ?? 'approval-console';
+  const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: clientId,
+        redirect_uris: [options.redirectUri],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
+    // Each scope and the claims it releases; `groups` is a scope of its own.
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name'],
+      groups: ['groups'],
+    },
+    // The console reads the approver from the ID token, so the scopes' claims go there too.
+    conformIdTokenClaims: false,
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    jwks: { keys: [{ ...signingKey, use: 'sig', alg: 'RS256', kid: 'test-signing-key' }] },
+    features: { devInteractions: { enabled: true } },
+    ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
+    findAccount: async (_context, sub) => {
+      const claims = options.accounts[sub];
+      if (claims === undefined) return undefined;
+      return { accountId: sub, claims: () => ({ sub, ...claims }) };
+    },
+  });
+  const errors: string[] = [];
+  provider.on('server_error', (_context, error) => {
+    errors.push(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  });
+  server.on('request', provider.callback());
+  return { issuer, port: listening.port, clientId, errors, close: () => listening.close() };
+};
+
+const formAction = (html: string): string | undefined => /<form[^>]* action="([^"]+)"/.exec(html)?.[1];
+const promptOf = (html: string): string | undefined => /name="prompt" value="([a-z]+)"/.exec(html)?.[1];
+
+/**
+ * Goes through the provider's login (any password) and consent pages over plain HTTP, as a browser
+ * would, for an authorization request the console made (or a test altered); answers where the
+ * provider then sends the browser: the redirect URI with the code, the state and the issuer, or
+ * with an error.
+ */
+export const authorizationResponse = async (authorizationUrl: URL, login: string, redirectUri: string) => {
+  const jar = new Map<string, string>();
+  let url = authorizationUrl;
+  let form: URLSearchParams | undefined;
+  for (let step = 0; step < 12; step += 1) {
+    const response = await fetch(url, {
+      redirect: 'manual',
+      headers: {
+        ...(jar.size === 0 ? {} : { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') }),
+        ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+      },
+      ...(form === undefined ? {} : { method: 'POST', body: form.toString() }),
+    });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair = ''] = cookie.split(';');
+      const index = pair.indexOf('=');
+      jar.set(pair.slice(0, index), pair.slice(index + 1));
+    }
+    const location = response.headers.get('location');
+    if (location !== null) {
+      await response.body?.cancel();
+      const next = new URL(location, url);
+      if (next.href.startsWith(`${redirectUri}?`)) return next;
+      url = next;
+      form = undefined;
+      continue;
+    }
+    const html = await response.text();
+    const action = formAction(html);
+    const prompt = promptOf(html);
+    if (response.status !== 200 || action === undefined || prompt === undefined) {
+      throw new Error(`The provider answered ${response.status} at ${url.href}:\n${html.slice(0, 2_000)}`);
+    }
+    url = new URL(action.replaceAll('&amp;', '&'), url);
+    form =
+      prompt === 'login'
+        ? new URLSearchParams({ prompt, login, password: 'any password will do' })
+        : new URLSearchParams({ prompt });
+  }
+  throw new Error(`The provider never sent the browser back to ${redirectUri}.`);
+};

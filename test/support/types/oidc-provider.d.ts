@@ -1,0 +1,30 @@
+// Type declarations for the part of oidc-provider (panva, v9; it ships none) the tests use: a
+// provider is a Koa application configured with clients, claims and an account lookup.
+declare module 'oidc-provider' {
+  import type { IncomingMessage, ServerResponse } from 'node:http';
+
+  export interface Account {
+    readonly accountId: string;
+    claims(use: string, scope: string): Promise<Record<string, unknown>> | Record<string, unknown>;
+  }
+
+  export interface Configuration {
+    readonly clients?: readonly Record<string, unknown>[];
+    readonly claims?: Record<string, readonly string[] | null>;
+    readonly scopes?: readonly string[];
+    readonly conformIdTokenClaims?: boolean;
+    readonly cookies?: { readonly keys?: readonly string[] };
+    readonly jwks?: { readonly keys: readonly Record<string, unknown>[] };
+    readonly features?: Record<string, { readonly enabled: boolean }>;
+    readonly ttl?: Record<string, number>;
+    findAccount?(context: unknown, sub: string, token?: unknown): Promise<Account | undefined>;
+  }
+
+  export default class Provider {
+    constructor(issuer: string, configuration?: Configuration);
+    readonly issuer: string;
+    proxy: boolean;
+    callback(): (request: IncomingMessage, response: ServerResponse) => void;
+    on(event: string, listener: (...args: unknown[]) => void): this;
+  }
+}
