@@ -2,9 +2,9 @@
 // client which authorization servers issue tokens for this gateway. Public, cacheable.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { protectedResourceMetadata } from '../shared/mcp/auth-challenge.js';
-import { serviceLogger } from './commons/aws.js';
 import { processCommonEnvironment } from './commons/environment.js';
 import { requestOrigin } from './commons/http-event.js';
+import { serviceLogger } from './commons/logger.js';
 import { type HttpHandler, jsonErrorRenderer, withGatewayMiddleware } from './commons/middleware.js';
 
 export interface ResourceMetadataFunctionDeps {

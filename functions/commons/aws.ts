@@ -1,5 +1,5 @@
 // AWS clients for the deployed functions, built once per container from the parsed environment.
-import { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KMSClient } from '@aws-sdk/client-kms';
@@ -22,7 +22,7 @@ import type { Sealer } from '../../shared/sealing.js';
 import type { ApprovalDeps } from '../../shared/use-cases/approvals.js';
 import { type FunctionEnvironment, referenceVariables, type WorkflowEnvironment } from './environment.js';
 
-export const serviceLogger = (serviceName: string): Logger => new Logger({ serviceName });
+export { serviceLogger } from './logger.js';
 
 let documents: DynamoDBDocumentClient | undefined;
 const documentClient = (): DynamoDBDocumentClient => {

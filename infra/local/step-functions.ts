@@ -123,6 +123,9 @@ const parse = <S extends z.ZodType>(schema: S, body: unknown): z.infer<S> => {
 
 const epochSeconds = (ms: number): number => ms / 1000;
 
+/** How many executions the endpoint remembers (running ones are never forgotten). */
+const maxExecutions = 10_000;
+
 export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions): Promise<LocalStepFunctions> => {
   const region = 'local';
   const account = '000000000000';
@@ -173,6 +176,17 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
     );
 
   const aborted = new Set<string>();
+
+  /** Finished executions are kept for DescribeExecution, the oldest forgotten past a bound. */
+  const forgetOldest = () => {
+    if (executions.size <= maxExecutions) return;
+    for (const [name, execution] of executions) {
+      if (executions.size <= maxExecutions) break;
+      if (execution.status === 'RUNNING') continue;
+      executions.delete(name);
+      aborted.delete(name);
+    }
+  };
 
   /** Follows a run to its end: the states it enters, how it ends, and its token's wait. */
   const follow = async (record: LocalExecution, run: ReturnType<typeof machine.run>): Promise<void> => {
@@ -250,6 +264,7 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
     };
     record.done = follow(record, run);
     executions.set(name, record);
+    forgetOldest();
     return { executionArn: arn, startDate: epochSeconds(startDate) };
   };
 
@@ -350,6 +365,11 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
         if (execution.status !== 'RUNNING') continue;
         aborted.add(execution.name);
         execution.abort();
+      }
+      // A wait ends with its execution: its task settles, so its timer (the approval time) goes.
+      for (const [token, waiter] of waiters) {
+        waiters.delete(token);
+        waiter.reject(new TaskFailure('States.Aborted', 'The local Step Functions endpoint stopped.'));
       }
       await Promise.all([...executions.values()].map((execution) => execution.done));
       await listening.close();

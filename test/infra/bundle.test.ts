@@ -48,13 +48,18 @@ beforeAll(async () => {
     workflow: approvals.workflow,
     reconciler: approvals.reconciler,
     console: child(stack, 'Console', ApproverConsole).console,
+    'resource-metadata': child(stack, 'ResourceMetadata', GatewayFunction),
   };
   for (const [name, fn] of Object.entries(functions)) {
     const code = resourceProperties(template, logicalIdOf(fn.function)).Code;
     const key = isObject(code) ? String(code.S3Key) : '';
     const folder = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
     const files = await readdir(folder);
-    if (!files.includes('cedar_wasm_bg.wasm')) throw new Error(`the ${name} bundle does not ship the Cedar wasm`);
+    // The metadata function ships without Cedar: it must not need it.
+    const needsCedar = name !== 'resource-metadata';
+    if (files.includes('cedar_wasm_bg.wasm') !== needsCedar) {
+      throw new Error(`the ${name} bundle ${needsCedar ? 'does not ship' : 'ships'} the Cedar wasm`);
+    }
     // Inside the project, so the AWS SDK (provided by the Lambda runtime) resolves from node_modules.
     const copy = join(out, name);
     await cp(folder, copy, { recursive: true });
@@ -134,6 +139,14 @@ describe('the bundled functions', () => {
   it('[aws.approval-resources] loads the workflow function, which refuses a task the state machine would never send', async () => {
     const invoke = await load('workflow');
     await expect(invoke({ action: 'launch' })).rejects.toThrow(/The workflow task is invalid/);
+  });
+
+  it('[aws.stack-shape] loads the metadata function, which needs no Cedar, and answers its document', async () => {
+    const invoke = await load('resource-metadata');
+    const result = await invoke(httpEvent('GET', '/.well-known/oauth-protected-resource/mcp'));
+    expect(result).toMatchObject({ statusCode: 200 });
+    const body = JSON.parse(String((result as { body?: unknown }).body));
+    expect(body).toMatchObject({ resource: 'https://api.example.com/mcp' });
   });
 
   it('[aws.approval-resources] loads the reconciler function with Cedar beside it', async () => {

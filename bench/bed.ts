@@ -1,0 +1,240 @@
+// The bench bed: everything the measurements drive, in this process on loopback. The demo ERP;
+// the local runtime (its store, its Step Functions endpoint, the handler modules Lambda runs) with
+// the demo configuration; the reference servers (minimal with the same store, minimal without a
+// store, the MCP SDK's stateless server); the load generator's thread; and the wire watch on the
+// store's and the ERP's ports.
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Pool } from 'undici';
+import { type DemoErp, demoErpApiKey, startDemoErp } from '../examples/erp/server.js';
+import { documentClient, ensureTables, localAwsClientConfig } from '../infra/local/dynamodb.js';
+import { LocalOptions } from '../infra/local/options.js';
+import { type LocalRuntime, startLocalRuntime } from '../infra/local/runtime.js';
+import { projectPath } from '../infra/paths.js';
+import { executionsTable } from '../shared/adapters/dynamodb/tables.js';
+import type { Execution } from '../shared/executions/execution.js';
+import { ResultObject } from '../shared/result.js';
+import { LoadClient, type Target } from './load.js';
+import { type MinimalServer, startMinimalServer } from './minimal-server.js';
+import { type SdkServer, startSdkServer } from './sdk-server.js';
+import { WireWatch } from './wire-watch.js';
+
+export const agentToken = 'demo-procurement-token';
+export const approver = { id: 'finance-approver', password: 'demo-finance-password' } as const;
+export const toolName = 'erp.purchase_orders.create';
+/** Below 1000 the demo policy runs a purchase order at once; from 1000 up finance approves first. */
+export const directAmount = '250';
+export const heldAmount = '1500';
+
+const minimalTable = 'bench-minimal-executions';
+
+/** A stateless 2026-07-28 tools/call: the per-request envelope in _meta and the headers it requires. */
+export const toolCall = (amount: string): { body: string; headers: Record<string, string> } => ({
+  body: JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: toolName,
+      arguments: { vendor_id: 'V-100', amount, currency: 'EUR', description: 'Printer paper' },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  }),
+  headers: {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${agentToken}`,
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': toolName,
+  },
+});
+
+const target = (name: string, description: string, origin: string, amount: string, expect: string): Target => ({
+  name,
+  description,
+  origin,
+  path: '/mcp',
+  ...toolCall(amount),
+  expect,
+});
+
+/** The result object of a tools/call answer. */
+const resultOf = (text: string): ResultObject => {
+  const answer: unknown = JSON.parse(text);
+  const structured =
+    typeof answer === 'object' && answer !== null && 'result' in answer && typeof answer.result === 'object'
+      ? (answer.result as { structuredContent?: unknown }).structuredContent
+      : undefined;
+  return ResultObject.parse(structured);
+};
+
+export const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
+  startLocalRuntime(LocalOptions.parse({ port: '0', memory: true, demoErp: false, config }), {
+    variables: { DEMO_ERP_URL: erpUrl },
+    logLevel: 'ERROR',
+  });
+
+export const portOf = (url: string): number => Number(new URL(url).port);
+
+/** Polls `read` until `done` holds (bounded); answers the last value read. */
+export const waitFor = async <T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  intervalMs = 2,
+): Promise<T> => {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > until) throw new Error(`gave up waiting after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+};
+
+export interface Bed {
+  readonly erp: DemoErp;
+  readonly runtime: LocalRuntime;
+  readonly watch: WireWatch;
+  readonly load: LoadClient;
+  readonly targets: {
+    readonly gateway: Target;
+    readonly minimal: Target;
+    readonly sdk: Target;
+    readonly bare: Target;
+    readonly held: Target;
+  };
+  /** One tools/call to a gateway (the bed's runtime unless told), untimed: its result object. */
+  call(amount: string, baseUrl?: string): Promise<ResultObject>;
+  /** Starts a second runtime whose held calls expire after one second (same ERP). */
+  startExpiringRuntime(): Promise<{ runtime: LocalRuntime; stop(): Promise<void> }>;
+  close(): Promise<void>;
+}
+
+export const startBed = async (): Promise<Bed> => {
+  const closers: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const closer of closers.splice(0).reverse()) await closer().catch(() => undefined);
+  };
+  try {
+    const erp = await startDemoErp({ port: 0 });
+    closers.push(() => erp.close());
+    const runtime = await startRuntime(projectPath('examples', 'gateway.config.yaml'), erp.url);
+    closers.push(() => runtime.stop());
+    const watch = new WireWatch(portOf(runtime.dynamodbEndpoint), erp.port);
+    closers.push(async () => watch.close());
+    const call = async (amount: string, baseUrl = runtime.baseUrl): Promise<ResultObject> => {
+      const { body, headers } = toolCall(amount);
+      const agent = new Pool(baseUrl, { connections: 1 });
+      try {
+        const response = await agent.request({ path: '/mcp', method: 'POST', headers, body });
+        const text = await response.body.text();
+        if (response.statusCode !== 200) throw new Error(`tools/call answered ${response.statusCode}: ${text}`);
+        return resultOf(text);
+      } finally {
+        await agent.close();
+      }
+    };
+
+    // The minimal server writes items shaped like the gateway's own, to a table of the same
+    // definition in the same store.
+    const first = await call(directAmount);
+    const template = first.execution_id === null ? undefined : await runtime.store.get(first.execution_id);
+    if (first.status !== 'succeeded' || template === undefined) {
+      throw new Error(`the gateway's first direct call ended ${first.status} ${first.code ?? ''}`);
+    }
+    const storeClient = new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint));
+    closers.push(async () => storeClient.destroy());
+    await ensureTables(storeClient, [{ definition: executionsTable, tableName: minimalTable }]);
+    const system = runtime.config().systems.find((candidate) => candidate.key === 'erp');
+    const minimal: MinimalServer = await startMinimalServer({
+      erpUrl: erp.url,
+      erpApiKey: demoErpApiKey,
+      deadlineMs: system?.timeout ?? 10_000,
+      store: { documents: documentClient(storeClient), tableName: minimalTable, template: template as Execution },
+    });
+    closers.push(() => minimal.close());
+    const bare = await startMinimalServer({
+      erpUrl: erp.url,
+      erpApiKey: demoErpApiKey,
+      deadlineMs: system?.timeout ?? 10_000,
+      store: null,
+    });
+    closers.push(() => bare.close());
+    const sdk: SdkServer = await startSdkServer({ erpUrl: erp.url, erpApiKey: demoErpApiKey });
+    closers.push(() => sdk.close());
+    const load = new LoadClient();
+    closers.push(() => load.close());
+
+    const succeeded = '"status":"succeeded"';
+    return {
+      erp,
+      runtime,
+      watch,
+      load,
+      targets: {
+        gateway: target(
+          'gateway',
+          'the local runtime: HTTP front, MCP SDK, policy, two store writes, system call',
+          runtime.baseUrl,
+          directAmount,
+          succeeded,
+        ),
+        minimal: target(
+          'minimal',
+          'the same system call and the same two store writes, nothing else',
+          minimal.url,
+          directAmount,
+          succeeded,
+        ),
+        sdk: target(
+          'SDK',
+          'the MCP SDK stateless server and the same system call, no store',
+          sdk.url,
+          directAmount,
+          succeeded,
+        ),
+        bare: target('bare', 'the same system call only', bare.url, directAmount, succeeded),
+        held: target(
+          'gateway (held)',
+          'the local runtime holding the call for approval',
+          runtime.baseUrl,
+          heldAmount,
+          '"status":"pending_approval"',
+        ),
+      },
+      call,
+      startExpiringRuntime: async () => {
+        const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-org-'));
+        try {
+          await cp(projectPath('examples'), folder, { recursive: true });
+          const config = join(folder, 'gateway.config.yaml');
+          const text = await readFile(config, 'utf8');
+          if (!text.includes('approval_time: 24h')) throw new Error('the demo configuration has no approval_time: 24h');
+          await writeFile(config, text.replace('approval_time: 24h', 'approval_time: 1s'));
+          const expiring = await startRuntime(config, erp.url);
+          return {
+            runtime: expiring,
+            stop: async () => {
+              await expiring.stop();
+              await rm(folder, { recursive: true, force: true });
+            },
+          };
+        } catch (error) {
+          await rm(folder, { recursive: true, force: true });
+          throw error;
+        }
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+};

@@ -1,0 +1,213 @@
+// Direct calls (erp.purchase_orders.create for 250: the policy runs it at once, a write): the
+// gateway's own cost against the minimal server in latency mode, throughput at fixed concurrency,
+// and the store requests one call makes.
+import type { Bed } from './bed.js';
+import type { Target } from './load.js';
+import type { Plan } from './plan.js';
+import { heading, line, type Row, table, within } from './report.js';
+import { median, ms, perSecond, quantile, ratio, signedMs } from './stats.js';
+
+const sleep = (delayMs: number) => new Promise((resolve) => setTimeout(resolve, delayMs));
+
+/** The targets in a different order each round, so none always runs first or last. */
+export const rotated = <T>(items: readonly T[], round: number): T[] =>
+  items.map((_, index) => items[(index + round) % items.length] as T);
+
+export interface LatencyFigures {
+  /** Median of the round medians. */
+  readonly p50: number;
+  /** Over every timed call of every round. */
+  readonly p99: number;
+  readonly roundMedians: readonly number[];
+  readonly samples: number;
+  readonly failures: number;
+  readonly firstFailure: string | null;
+}
+
+const noFigures: LatencyFigures = {
+  p50: Number.NaN,
+  p99: Number.NaN,
+  roundMedians: [],
+  samples: 0,
+  failures: 0,
+  firstFailure: null,
+};
+
+/** Latency mode: rounds in which each target runs its calls on one keep-alive connection in turn. */
+export const latencyRounds = async (
+  bed: Bed,
+  targets: readonly Target[],
+  options: { rounds: number; count: number; warmup: number },
+): Promise<(target: Target) => LatencyFigures> => {
+  const collected = new Map(
+    targets.map((target) => [
+      target.name,
+      { roundMedians: [] as number[], pooled: [] as number[], failures: 0, firstFailure: null as string | null },
+    ]),
+  );
+  for (let round = 0; round < options.rounds; round += 1) {
+    const progress: string[] = [];
+    for (const target of rotated(targets, round)) {
+      const result = await bed.load.run({ kind: 'latency', target, warmup: options.warmup, count: options.count });
+      // The demo ERP keeps every call it received; dropping them keeps its memory flat.
+      bed.erp.reset();
+      const entry = collected.get(target.name);
+      if (entry === undefined) continue;
+      entry.roundMedians.push(median(result.samples));
+      entry.pooled.push(...result.samples);
+      entry.failures += result.failures;
+      entry.firstFailure ??= result.firstFailure;
+      progress.push(`${target.name} ${ms(median(result.samples))}`);
+    }
+    line(`round ${round + 1}/${options.rounds}, p50: ${progress.join(', ')}`);
+  }
+  const figures = new Map(
+    [...collected].map(([name, entry]): [string, LatencyFigures] => [
+      name,
+      {
+        p50: median(entry.roundMedians),
+        p99: quantile(entry.pooled, 0.99),
+        roundMedians: entry.roundMedians,
+        samples: entry.pooled.length,
+        failures: entry.failures,
+        firstFailure: entry.firstFailure,
+      },
+    ]),
+  );
+  for (const [name, entry] of figures) {
+    if (entry.failures > 0) line(`!! ${name}: ${entry.failures} bad answers; the first: ${entry.firstFailure ?? ''}`);
+  }
+  return (target) => figures.get(target.name) ?? noFigures;
+};
+
+export const ownCost = async (bed: Bed, plan: Plan): Promise<Row[]> => {
+  heading("The gateway's own cost per direct tools/call (latency mode: one keep-alive connection per target)");
+  line(
+    `${plan.latencyRounds} interleaved rounds × ${plan.latencyCount} timed calls per target (after ${plan.latencyWarmup}` +
+      ' untimed); erp.purchase_orders.create for 250, a direct write',
+  );
+  const { gateway, minimal, sdk, bare } = bed.targets;
+  const figures = await latencyRounds(bed, [gateway, minimal, sdk, bare], {
+    rounds: plan.latencyRounds,
+    count: plan.latencyCount,
+    warmup: plan.latencyWarmup,
+  });
+  table([
+    ['target', 'p50', 'p99', 'calls', 'what it does'],
+    ...[gateway, minimal, sdk, bare].map((target) => [
+      target.name,
+      ms(figures(target).p50),
+      ms(figures(target).p99),
+      String(figures(target).samples),
+      target.description,
+    ]),
+  ]);
+  const own = figures(gateway).p50 - figures(minimal).p50;
+  const perRound = figures(gateway).roundMedians.map(
+    (value, index) => value - (figures(minimal).roundMedians[index] ?? Number.NaN),
+  );
+  line(
+    `gateway − minimal, p50: ${signedMs(own)} (round by round: ${signedMs(Math.min(...perRound))}` +
+      ` … ${signedMs(Math.max(...perRound))})`,
+  );
+  line(`minimal − bare, p50: ${signedMs(figures(minimal).p50 - figures(bare).p50)} (the two store writes)`);
+  line(`SDK − bare, p50: ${signedMs(figures(sdk).p50 - figures(bare).p50)} (the MCP SDK's stateless server alone)`);
+  return [
+    {
+      what: "gateway's own cost per direct tools/call, p50",
+      measured: `${signedMs(own)} (${ms(figures(gateway).p50)} vs ${ms(figures(minimal).p50)})`,
+      target: '≤ 0.5 ms',
+      mark: within(own <= 0.5),
+    },
+  ];
+};
+
+export const throughput = async (bed: Bed, plan: Plan): Promise<Row[]> => {
+  const { gateway, minimal, sdk } = bed.targets;
+  const targets = [gateway, minimal, sdk];
+  heading(`Throughput at ${plan.connections} connections (fixed concurrency, rotated order)`);
+  line(
+    `warm-up ${plan.throughputWarmupMs} ms per target, then ${plan.throughputRounds} rounds × ` +
+      `${plan.throughputMs} ms per target; the same direct call`,
+  );
+  const run = async (target: Target, durationMs: number) => {
+    const result = await bed.load.run({ kind: 'throughput', target, connections: plan.connections, durationMs });
+    bed.erp.reset();
+    return result;
+  };
+  for (const target of targets) await run(target, plan.throughputWarmupMs);
+  const rates = new Map(targets.map((target) => [target.name, [] as number[]]));
+  const underLoad = new Map(targets.map((target) => [target.name, [] as number[]]));
+  for (let round = 0; round < plan.throughputRounds; round += 1) {
+    const progress: string[] = [];
+    for (const target of rotated(targets, round)) {
+      const result = await run(target, plan.throughputMs);
+      if (result.failures > 0) {
+        line(`!! ${target.name}: ${result.failures} bad answers; the first: ${result.firstFailure ?? ''}`);
+      }
+      const rate = (result.completed / result.elapsedMs) * 1000;
+      rates.get(target.name)?.push(rate);
+      underLoad.get(target.name)?.push(median(result.samples));
+      progress.push(`${target.name} ${perSecond(rate)}`);
+    }
+    line(`round ${round + 1}/${plan.throughputRounds}: ${progress.join(', ')}`);
+  }
+  const rateOf = (target: Target) => median(rates.get(target.name) ?? []);
+  table([
+    ['target', 'requests/s (median of rounds)', 'p50 under load'],
+    ...targets.map((target) => [target.name, perSecond(rateOf(target)), ms(median(underLoad.get(target.name) ?? []))]),
+  ]);
+  /** The gateway's rate over another's, round by round (each round ran both within seconds). */
+  const versus = (other: Target) =>
+    median((rates.get(gateway.name) ?? []).map((rate, index) => rate / (rates.get(other.name)?.[index] ?? Number.NaN)));
+  const vsMinimal = versus(minimal);
+  const vsSdk = versus(sdk);
+  line(`gateway / minimal (same store): ${ratio(vsMinimal)}; gateway / SDK (no store): ${ratio(vsSdk)}`);
+  line('(ratios: median of the per-round ratios)');
+  return [
+    {
+      what: `throughput at ${plan.connections} connections vs minimal server (same store)`,
+      measured: `${ratio(vsMinimal)} (${perSecond(rateOf(gateway))} vs ${perSecond(rateOf(minimal))})`,
+      target: '≥ 0.7×',
+      mark: within(vsMinimal >= 0.7),
+    },
+    {
+      what: 'throughput vs SDK stateless server (no store)',
+      measured: `${ratio(vsSdk)} (${perSecond(rateOf(gateway))} vs ${perSecond(rateOf(sdk))})`,
+      target: 'reported',
+      mark: 'info',
+    },
+  ];
+};
+
+export const storeRequests = async (bed: Bed, plan: Plan): Promise<Row[]> => {
+  heading('DynamoDB requests per direct call (counted on the wire at the store)');
+  const perCall = async (target: Target) => {
+    bed.watch.resetStore();
+    const result = await bed.load.run({ kind: 'latency', target, warmup: 0, count: plan.storeCountCalls });
+    // A write made after the answer still counts.
+    await sleep(100);
+    bed.erp.reset();
+    if (result.failures > 0) throw new Error(`${target.name}: ${result.firstFailure ?? 'bad answers'}`);
+    const operations = [...bed.watch.storeOperations()]
+      .map(([operation, count]) => `${operation} ${count / plan.storeCountCalls}`)
+      .join(', ');
+    return { writes: bed.watch.storeWrites() / plan.storeCountCalls, operations };
+  };
+  const gateway = await perCall(bed.targets.gateway);
+  const minimal = await perCall(bed.targets.minimal);
+  table([
+    ['target', 'writes/call', 'requests/call by operation'],
+    [bed.targets.gateway.name, String(gateway.writes), gateway.operations],
+    [bed.targets.minimal.name, String(minimal.writes), minimal.operations],
+  ]);
+  line(`${plan.storeCountCalls} direct calls each, one after another`);
+  return [
+    {
+      what: 'DynamoDB writes per direct call',
+      measured: String(gateway.writes),
+      target: '≤ 2',
+      mark: within(gateway.writes <= 2),
+    },
+  ];
+};

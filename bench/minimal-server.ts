@@ -1,0 +1,181 @@
+// The reference the gateway is measured against: a server that takes the same JSON-RPC tools/call
+// over HTTP, makes the same system call (the demo ERP's POST /purchase-orders, with the headers the
+// gateway sends) and, with a store, the same two store writes as the gateway's direct write (a
+// conditional PutItem of the claimed record, then a conditional UpdateItem with the outcome), and
+// nothing else: no policy, no validation, no MCP SDK. Without a store it is the bare system call.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { Agent, request } from 'undici';
+import { type Listening, listen } from '../infra/local/net.js';
+import type { Execution } from '../shared/executions/execution.js';
+
+export interface MinimalStore {
+  readonly documents: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** A record the gateway wrote for the same call: each write here is an item of its shape and size. */
+  readonly template: Execution;
+}
+
+export interface MinimalServerOptions {
+  readonly erpUrl: string;
+  readonly erpApiKey: string;
+  /** The system's deadline, recorded on the claim as the gateway does. */
+  readonly deadlineMs: number;
+  readonly store: MinimalStore | null;
+}
+
+export interface MinimalServer extends Listening<Server> {
+  readonly url: string;
+}
+
+interface ToolCall {
+  readonly id: unknown;
+  readonly arguments: unknown;
+}
+
+const readToolCall = async (request: IncomingMessage): Promise<ToolCall> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  const message: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  if (typeof message !== 'object' || message === null || !('params' in message)) throw new Error('not a tools/call');
+  const { params } = message;
+  const args = typeof params === 'object' && params !== null && 'arguments' in params ? params.arguments : {};
+  return { id: 'id' in message ? message.id : null, arguments: args };
+};
+
+const reply = (response: ServerResponse, status: number, body: unknown) => {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+};
+
+export const startMinimalServer = async (options: MinimalServerOptions): Promise<MinimalServer> => {
+  const dispatcher = new Agent();
+  const { store } = options;
+
+  const claim = async (executionId: string, traceId: string, claimedAt: number): Promise<void> => {
+    if (store === null) return;
+    const at = new Date(claimedAt).toISOString();
+    const deadline = new Date(claimedAt + options.deadlineMs).toISOString();
+    await store.documents.send(
+      new PutCommand({
+        TableName: store.tableName,
+        Item: {
+          ...store.template,
+          execution_id: executionId,
+          status: 'approved',
+          code: null,
+          message: null,
+          result_json: null,
+          http_status: null,
+          latency_ms: null,
+          trace_id: traceId,
+          claimed_at: at,
+          deadline_at: deadline,
+          created_at: at,
+          updated_at: at,
+          history: [{ status: 'approved', at }],
+          open_shard: 'open',
+          open_until: deadline,
+        },
+        ConditionExpression: 'attribute_not_exists(execution_id)',
+      }),
+    );
+  };
+
+  const settle = async (executionId: string, resultJson: string, httpStatus: number, latencyMs: number) => {
+    if (store === null) return;
+    const at = new Date().toISOString();
+    await store.documents.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: { execution_id: executionId, agent_id: store.template.agent_id },
+        UpdateExpression:
+          'SET #status = :to, updated_at = :at, history = list_append(history, :change), #code = :code, ' +
+          '#message = :message, #result_json = :result_json, #http_status = :http_status, ' +
+          '#latency_ms = :latency_ms REMOVE open_shard, open_until',
+        ConditionExpression: 'attribute_exists(execution_id) AND #status = :from',
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          '#code': 'code',
+          '#message': 'message',
+          '#result_json': 'result_json',
+          '#http_status': 'http_status',
+          '#latency_ms': 'latency_ms',
+        },
+        ExpressionAttributeValues: {
+          ':from': 'approved',
+          ':to': 'succeeded',
+          ':at': at,
+          ':change': [{ status: 'succeeded', at }],
+          ':code': null,
+          ':message': null,
+          ':result_json': resultJson,
+          ':http_status': httpStatus,
+          ':latency_ms': latencyMs,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+  };
+
+  const handle = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const call = await readToolCall(incoming);
+    const executionId = randomUUID();
+    const traceId = randomBytes(16).toString('hex');
+    const claimedAt = Date.now();
+    await claim(executionId, traceId, claimedAt);
+    const started = Date.now();
+    const answer = await request(`${options.erpUrl}/purchase-orders`, {
+      method: 'POST',
+      dispatcher,
+      headers: {
+        accept: 'application/json',
+        'x-request-id': executionId,
+        traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+        'x-api-key': options.erpApiKey,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(call.arguments),
+    });
+    const resultJson = await answer.body.text();
+    const result: unknown = JSON.parse(resultJson);
+    await settle(executionId, resultJson, answer.statusCode, Date.now() - started);
+    const outcome = {
+      status: answer.statusCode < 300 ? 'succeeded' : 'failed',
+      execution_id: executionId,
+      result,
+      code: null,
+      message: null,
+      approval_url: null,
+      input_errors: null,
+    };
+    reply(response, 200, {
+      jsonrpc: '2.0',
+      id: call.id,
+      result: {
+        content: [{ type: 'text', text: JSON.stringify(outcome) }],
+        structuredContent: outcome,
+        isError: false,
+      },
+    });
+  };
+
+  const server = createServer((incoming, response) => {
+    handle(incoming, response).catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!response.headersSent) reply(response, 500, { jsonrpc: '2.0', id: null, error: { code: -32603, message } });
+      else response.destroy();
+    });
+  });
+  const listening = await listen(server, '127.0.0.1', 0);
+  return {
+    ...listening,
+    url: `http://127.0.0.1:${listening.port}`,
+    close: async () => {
+      await listening.close();
+      await dispatcher.close();
+    },
+  };
+};

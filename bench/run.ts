@@ -1,0 +1,104 @@
+// `npm run bench [-- --quick]`: the Performance figures of ../shared/QUALITY.md, measured side by
+// side in one run, on loopback. Latency figures come from interleaved rounds against reference
+// servers in this same process (a busy machine slows them all alike), as medians of round medians
+// with pooled p99; throughput from rotated rounds at fixed concurrency; the rest from the
+// workflow's own record, the store's wire and fresh processes. Each section prints as it ends,
+// then a summary row per figure with its target. It reports and does not judge: missed targets
+// still end with exit code 0; 1 means a section could not be measured at all.
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { type Bed, startBed } from './bed.js';
+import { lambdaBundles } from './bundles.js';
+import { ownCost, storeRequests, throughput } from './direct-calls.js';
+import { decisionToSend, heldCallCosts, heldReply } from './held-calls.js';
+import { plans } from './plan.js';
+import { line, type Row, summary } from './report.js';
+
+/** The summary's order: the rows of QUALITY.md's Performance table. */
+const summaryOrder = ['own-cost', 'throughput', 'held-reply', 'decision', 'bundles', 'held-cost', 'store'] as const;
+type SectionKey = (typeof summaryOrder)[number];
+
+/** What a section's summary rows say when it could not run. */
+const expected: Record<SectionKey, readonly { what: string; target: string }[]> = {
+  'own-cost': [{ what: "gateway's own cost per direct tools/call, p50", target: '≤ 0.5 ms' }],
+  throughput: [
+    { what: 'throughput at 16 connections vs minimal server (same store)', target: '≥ 0.7×' },
+    { what: 'throughput vs SDK stateless server (no store)', target: 'reported' },
+  ],
+  'held-reply': [{ what: 'reply to a held call (pending_approval), p50', target: '≤ 5 ms' }],
+  decision: [{ what: 'decision click → downstream call sent, local', target: '≤ 200 ms' }],
+  bundles: [
+    { what: 'Lambda bundle per function (minified, without the wasm)', target: '≤ 650 KB' },
+    { what: '  import in a fresh process', target: '≤ 100 ms' },
+  ],
+  'held-cost': [{ what: 'Step Functions transitions per held call (approve / reject / expire)', target: '≤ 5' }],
+  store: [{ what: 'DynamoDB writes per direct call', target: '≤ 2' }],
+};
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+const main = async (): Promise<number> => {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, strict: true });
+  const plan = values.quick ? plans.quick : plans.full;
+  // A run that stops making progress still ends, and says so.
+  setTimeout(() => {
+    process.stdout.write(`\nThe benchmark did not end within ${plan.watchdogMs / 1000} s; stopping it.\n`);
+    process.exit(1);
+  }, plan.watchdogMs).unref();
+
+  const started = performance.now();
+  process.stdout.write(`Approval Gateway benchmark, ${plan.name} run, loopback only\n`);
+  const rows = new Map<SectionKey, readonly Row[]>();
+  let complete = true;
+  const measure = async (key: SectionKey, section: () => Promise<Row[]>): Promise<void> => {
+    const sectionStarted = performance.now();
+    try {
+      rows.set(key, await section());
+      line(`(${seconds(sectionStarted)})`);
+    } catch (error) {
+      complete = false;
+      line(`!! not measured: ${errorText(error)}`);
+    }
+  };
+
+  let bed: Bed | undefined;
+  try {
+    process.stdout.write('Starting the demo ERP, the local runtime and the reference servers...\n');
+    bed = await startBed();
+    line(`ready after ${seconds(started)}`);
+    const ready = bed;
+    await measure('own-cost', () => ownCost(ready, plan));
+    await measure('throughput', () => throughput(ready, plan));
+    await measure('store', () => storeRequests(ready, plan));
+    await measure('held-reply', () => heldReply(ready, plan));
+    await measure('decision', () => decisionToSend(ready, plan));
+    await measure('held-cost', () => heldCallCosts(ready, plan));
+  } catch (error) {
+    complete = false;
+    line(`!! the bench bed did not start: ${errorText(error)}`);
+  } finally {
+    await bed?.close();
+  }
+  // Bundles last, with every server stopped: the fresh processes compete with nothing of ours.
+  await measure('bundles', () => lambdaBundles(plan));
+
+  summary(
+    summaryOrder.flatMap(
+      (key): readonly Row[] =>
+        rows.get(key) ??
+        expected[key].map((row) => ({ what: row.what, measured: '-', target: row.target, mark: 'not measured' })),
+    ),
+  );
+  process.stdout.write(`\nWall time ${seconds(started)}.\n`);
+  return complete ? 0 : 1;
+};
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,33 @@
+// Order statistics and number formatting for the benchmark's figures.
+
+const sorted = (values: readonly number[]): number[] => [...values].sort((a, b) => a - b);
+
+/** The median (the mean of the two middle values for an even count); NaN for no values. */
+export const median = (values: readonly number[]): number => {
+  if (values.length === 0) return Number.NaN;
+  const ordered = sorted(values);
+  const middle = Math.floor(ordered.length / 2);
+  return ordered.length % 2 === 1
+    ? (ordered[middle] ?? Number.NaN)
+    : ((ordered[middle - 1] ?? Number.NaN) + (ordered[middle] ?? Number.NaN)) / 2;
+};
+
+/** The nearest-rank quantile (q from 0 to 1); NaN for no values. */
+export const quantile = (values: readonly number[], q: number): number => {
+  if (values.length === 0) return Number.NaN;
+  const ordered = sorted(values);
+  const rank = Math.min(ordered.length, Math.max(1, Math.ceil(q * ordered.length)));
+  return ordered[rank - 1] ?? Number.NaN;
+};
+
+export const ms = (value: number, digits = 2): string =>
+  Number.isFinite(value) ? `${value.toFixed(digits)} ms` : 'n/a';
+
+export const signedMs = (value: number, digits = 2): string =>
+  Number.isFinite(value) ? `${value >= 0 ? '+' : ''}${value.toFixed(digits)} ms` : 'n/a';
+
+export const perSecond = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(0)}/s` : 'n/a');
+
+export const ratio = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a');
+
+export const kilobytes = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
