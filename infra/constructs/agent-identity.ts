@@ -18,6 +18,15 @@ export interface AgentIdentityProps {
   readonly agentNames?: readonly string[];
 }
 
+/** The password rules of the stack's user pools (cdk-nag AwsSolutions-COG1 and then some). */
+export const strongPasswords = {
+  minLength: 14,
+  requireDigits: true,
+  requireLowercase: true,
+  requireUppercase: true,
+  requireSymbols: true,
+} as const;
+
 export class AgentIdentity extends Construct {
   readonly userPool: UserPool;
   readonly issuerUrl: string;
@@ -33,13 +42,7 @@ export class AgentIdentity extends Construct {
       // No person signs in here: agents use client credentials, which MFA and threat protection
       // (the PLUS plan) do not cover.
       featurePlan: FeaturePlan.ESSENTIALS,
-      passwordPolicy: {
-        minLength: 14,
-        requireDigits: true,
-        requireLowercase: true,
-        requireUppercase: true,
-        requireSymbols: true,
-      },
+      passwordPolicy: strongPasswords,
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
     });

@@ -15,6 +15,7 @@ import {
   type UserPoolDomain,
 } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
+import { strongPasswords } from './agent-identity.js';
 
 export interface ApproverIdentityProps {
   /** Where the identity provider sends the approver back with the code: the console's callback. */
@@ -54,14 +55,7 @@ export class ApproverIdentity extends Construct {
       mfaSecondFactor: { otp: true, sms: false },
       featurePlan: FeaturePlan.PLUS,
       standardThreatProtectionMode: StandardThreatProtectionMode.FULL_FUNCTION,
-      passwordPolicy: {
-        minLength: 14,
-        requireDigits: true,
-        requireLowercase: true,
-        requireUppercase: true,
-        requireSymbols: true,
-        tempPasswordValidity: Duration.days(3),
-      },
+      passwordPolicy: { ...strongPasswords, tempPasswordValidity: Duration.days(3) },
       accountRecovery: AccountRecovery.EMAIL_ONLY,
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
