@@ -200,6 +200,9 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
       if (origin === 'null') return site === 'same-origin';
       return origin === undefined || origin === base;
     };
+    /** A form posted from a page of this console: same origin, carrying the expected CSRF token. */
+    const fromThisConsole = (fields: URLSearchParams | null, token: string): fields is URLSearchParams =>
+      fields !== null && sameOrigin() && safeEqual(fields.get('csrf') ?? '', token);
     const forbidden = (text: string) => page(403, messagePage(context, 'Refused', text));
 
     // ---- sign-in and sign-out
@@ -228,7 +231,7 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
         });
       const fields = form();
       const pending = await decodeSession(deps.signer, cookieOf(cookieNames.signIn), 'sign-in', now());
-      if (fields === null || pending === null || !sameOrigin() || !safeEqual(fields.get('csrf') ?? '', pending.csrf)) {
+      if (pending === null || !fromThisConsole(fields, pending.csrf)) {
         const fresh = newSignIn(now());
         return page(
           403,
@@ -303,10 +306,7 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
           headers: { allow: 'POST' },
         });
       const fields = form();
-      if (
-        session !== null &&
-        (fields === null || !sameOrigin() || !safeEqual(fields.get('csrf') ?? '', session.csrf))
-      ) {
+      if (session !== null && !fromThisConsole(fields, session.csrf)) {
         return forbidden('The form did not come from this console.');
       }
       return redirect(consolePaths.signIn, [clearCookie(cookieNames.session)]);
@@ -369,7 +369,7 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
     const fields = form();
     if (fields === null)
       return page(415, messagePage(context, 'Refused', 'The decision must be sent by the console form.'));
-    if (!sameOrigin() || !safeEqual(fields.get('csrf') ?? '', session.csrf)) {
+    if (!fromThisConsole(fields, session.csrf)) {
       deps.logger.warn('decision refused: CSRF check failed', { execution_id: executionId, approver: approver.id });
       return forbidden(
         'The form did not come from this console (its security token is missing or wrong); nothing was changed.',

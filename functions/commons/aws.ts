@@ -14,6 +14,7 @@ import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.j
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
 import type { ApprovalWorkflow } from '../../shared/approvals/workflow.js';
 import { systemClock } from '../../shared/clock.js';
+import { consoleLink } from '../../shared/console/paths.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
@@ -63,7 +64,7 @@ export const workflowFor = (environment: WorkflowEnvironment): ApprovalWorkflow 
 export const consoleUrlFor =
   (environment: WorkflowEnvironment) =>
   (executionId: string): string =>
-    `${(environment.PUBLIC_URL ?? environment.API_URL ?? '').replace(/\/+$/, '')}/console/executions/${executionId}`;
+    consoleLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
 
 export const notifierFor = (environment: WorkflowEnvironment, controlPlane: ControlPlane, logger: Logger): Notifier =>
   new Notifiers(

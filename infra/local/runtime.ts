@@ -20,6 +20,7 @@ import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approva
 import { defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
+import { consoleLink } from '../../shared/console/paths.js';
 import { HmacSessionSigner } from '../../shared/console/session.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
@@ -183,6 +184,7 @@ export const startLocalRuntime = async (
 
     // Links in notifications name the console; the front's port is known once it listens.
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
+    const approvalsLogger = logger('approvals');
     const services: ApprovalDeps = {
       store,
       clock: systemClock,
@@ -192,10 +194,10 @@ export const startLocalRuntime = async (
       log: logger('calls'),
       workflow: new SfnApprovalWorkflow(sfnClient, stepFunctions.stateMachineArn),
       notifier: new Notifiers(
-        [new LogNotifier(logger('approvals')), new ConfiguredWebhooks(controlPlane, logger('approvals'))],
-        logger('approvals'),
+        [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger)],
+        approvalsLogger,
       ),
-      consoleUrl: (executionId) => `${linkBase.replace(/\/+$/, '')}/console/executions/${executionId}`,
+      consoleUrl: (executionId) => consoleLink(linkBase, executionId),
       ...(options.crashAt === null ? {} : { probe: crashProbe(options.crashAt) }),
     };
     const workflowFunction = createWorkflowFunction({ services, logger: workflowLogger });

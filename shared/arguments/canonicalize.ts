@@ -213,9 +213,12 @@ export const canonicalizeArguments = (
     return { ok: false, errors: [error('', 'arguments_too_large')] };
   return {
     ok: true,
-    arguments: { value: canonical, json, hash: createHash('sha256').update(json).digest('hex') },
+    arguments: { value: canonical, json, hash: argumentsHash(json) },
   };
 };
+
+/** The hash of a canonical serialization: what is stored with a call and what an approver's decision names. */
+export const argumentsHash = (json: string): string => createHash('sha256').update(json).digest('hex');
 
 /** The schema that governs the value at a JSON Pointer, when the schema says. */
 const schemaAt = (schema: JsonObject, pointer: string): JsonObject | undefined => {

@@ -6,16 +6,10 @@ import { redactedValue } from '../secrets.js';
 import type { DecisionRefusal } from '../use-cases/approvals.js';
 import { maxNoteLength } from '../use-cases/approvals.js';
 import { type Html, html } from './html.js';
+import { consolePaths } from './paths.js';
 import { iconPath, stylesheetPath } from './style.js';
 
-export const consolePaths = {
-  home: '/console',
-  signIn: '/console/sign-in',
-  callback: '/console/callback',
-  signOut: '/console/sign-out',
-  execution: (id: string) => `/console/executions/${id}`,
-  decision: (id: string) => `/console/executions/${id}/decision`,
-} as const;
+export { consolePaths } from './paths.js';
 
 export interface PageContext {
   readonly approver: Approver | null;

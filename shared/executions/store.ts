@@ -54,6 +54,10 @@ export type TransitionResult =
   /** Someone else moved it first (or it does not exist): `current` is what the store holds now. */
   | { readonly kind: 'conflict'; readonly current: Execution | undefined };
 
+/** What the store holds after a transition: the applied record, or the winner's (`fallback` if gone). */
+export const heldAfter = (result: TransitionResult, fallback: Execution): Execution =>
+  result.kind === 'applied' ? result.execution : (result.current ?? fallback);
+
 export type CreateResult = { readonly kind: 'created' } | { readonly kind: 'exists' };
 
 export interface ExecutionPage {

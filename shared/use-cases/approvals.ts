@@ -5,21 +5,21 @@
 // at once, a decision racing the expiry timer, a restarted runtime and a lost signal each end in
 // exactly one outcome. The decision is recorded first and then pushed to the workflow; if the push
 // is lost, the workflow (when it registers) or recovery hands it over again.
-import { createHash } from 'node:crypto';
 import type { Approver } from '../approvals/approver.js';
 import type { HeldCallNotice, Notifier } from '../approvals/notifier.js';
 import { summarize } from '../approvals/notifier.js';
-import type { ApprovalWorkflow } from '../approvals/workflow.js';
+import type { ApprovalWorkflow, WorkflowOutcome } from '../approvals/workflow.js';
+import { argumentsHash } from '../arguments/canonicalize.js';
 import type { JsonObject } from '../catalog/tool.js';
 import { isoAt } from '../clock.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { resultMessages } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
-import type { ExecutionKey } from '../executions/store.js';
+import { type ExecutionKey, type ExecutionStore, heldAfter, type TransitionResult } from '../executions/store.js';
 import { resumeTrace } from '../invoke/trace.js';
 import type { Sealer } from '../sealing.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
-import { claimGraceMs, outboundFor, type SendDeps, sendClaimed, settleAbandonedClaim } from './send.js';
+import { claimGraceMs, claimWindow, outboundFor, type SendDeps, sendClaimed, settleAbandonedClaim } from './send.js';
 
 export interface ApprovalDeps extends SendDeps {
   readonly controlPlane: ControlPlane;
@@ -36,6 +36,29 @@ const keyOf = (execution: Pick<Execution, 'execution_id' | 'agent_id'>): Executi
 });
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** What a waiting workflow is told of a call that left pending: run it, or end. */
+const workflowOutcome = (execution: Execution): WorkflowOutcome =>
+  execution.status === 'approved' ? 'approved' : 'closed';
+
+/** Every call still open, page by page from the store's index. */
+async function* openExecutions(store: ExecutionStore): AsyncGenerator<Execution> {
+  let cursor: string | undefined;
+  do {
+    const page = await store.listOpen({ limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+    yield* page.items;
+    cursor = page.next;
+  } while (cursor !== undefined);
+}
+
+/** Pending becomes expired (nothing ran), by a conditional write: only if it is still pending. */
+const expirePending = (deps: Pick<SendDeps, 'store' | 'clock'>, key: ExecutionKey): Promise<TransitionResult> =>
+  deps.store.transition(key, {
+    from: 'pending_approval',
+    to: 'expired',
+    at: isoAt(deps.clock),
+    patch: { code: 'approval_expired', message: resultMessages.approval_expired },
+  });
 
 // ---------------------------------------------------------------------------------------------
 // The workflow's steps
@@ -64,7 +87,7 @@ export const registerApproval = async (
     await deps.workflow.signal(request.task_token, 'closed');
     return { status: 'missing' };
   }
-  await deps.workflow.signal(request.task_token, current.status === 'approved' ? 'approved' : 'closed');
+  await deps.workflow.signal(request.task_token, workflowOutcome(current));
   return { status: current.status };
 };
 
@@ -92,12 +115,7 @@ const notifyOnce = async (deps: ApprovalDeps, execution: Execution): Promise<voi
 
 /** The approval time ran out: pending becomes expired; a decision that won the race runs instead. */
 export const expireApproval = async (deps: ApprovalDeps, key: ExecutionKey): Promise<Execution | undefined> => {
-  const expired = await deps.store.transition(key, {
-    from: 'pending_approval',
-    to: 'expired',
-    at: isoAt(deps.clock),
-    patch: { code: 'approval_expired', message: resultMessages.approval_expired },
-  });
+  const expired = await expirePending(deps, key);
   if (expired.kind === 'applied') {
     deps.log.info('held call expired', { execution_id: key.execution_id });
     return expired.execution;
@@ -105,8 +123,6 @@ export const expireApproval = async (deps: ApprovalDeps, key: ExecutionKey): Pro
   if (expired.current?.status === 'approved') return executeApproved(deps, key);
   return expired.current;
 };
-
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** Ends an approved call that cannot be sent, before anything was sent. */
 const failUnsent = async (
@@ -121,7 +137,7 @@ const failUnsent = async (
     at: isoAt(deps.clock),
     patch: { code, message: resultMessages[code] },
   });
-  return failed.kind === 'applied' ? failed.execution : (failed.current ?? execution);
+  return heldAfter(failed, execution);
 };
 
 /**
@@ -143,7 +159,7 @@ export const executeApproved = async (deps: ApprovalDeps, key: ExecutionKey): Pr
     execution.sealed_arguments === null
       ? execution.arguments_json
       : await deps.sealer.open(execution.sealed_arguments, execution.execution_id);
-  if (json === null || execution.arguments_hash === null || sha256(json) !== execution.arguments_hash) {
+  if (json === null || execution.arguments_hash === null || argumentsHash(json) !== execution.arguments_hash) {
     return failUnsent(deps, execution, 'arguments_mismatch');
   }
   const sendable = {
@@ -153,11 +169,7 @@ export const executeApproved = async (deps: ApprovalDeps, key: ExecutionKey): Pr
     traceparent: resumeTrace(execution.trace_id).traceparent,
   };
   const outbound = outboundFor(execution, sendable);
-  const claimedAt = deps.clock.now();
-  const claimed = await deps.store.claim(execution, {
-    at: new Date(claimedAt).toISOString(),
-    deadline: new Date(claimedAt + outbound.deadlineMs).toISOString(),
-  });
+  const claimed = await deps.store.claim(execution, claimWindow(deps.clock, outbound));
   // Another worker claimed it first: it sends, this one does not.
   if (claimed.kind === 'conflict') return claimed.current;
   return sendClaimed(deps, claimed.execution, sendable, outbound);
@@ -288,7 +300,7 @@ export const decide = async (
 const pushDecision = async (deps: ApprovalDeps, execution: Execution): Promise<boolean> => {
   if (execution.task_token === null) return false;
   try {
-    return await deps.workflow.signal(execution.task_token, execution.status === 'approved' ? 'approved' : 'closed');
+    return await deps.workflow.signal(execution.task_token, workflowOutcome(execution));
   } catch (error) {
     deps.log.warn('the decision could not be handed to the workflow; recovery will', {
       execution_id: execution.execution_id,
@@ -305,14 +317,10 @@ export const decidableBy = async (
   limit = 200,
 ): Promise<Execution[]> => {
   const found: Execution[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await deps.store.listOpen({ limit: 100, ...(cursor === undefined ? {} : { cursor }) });
-    for (const execution of page.items) {
-      if (execution.status === 'pending_approval' && mayDecide(approver, execution) === null) found.push(execution);
-    }
-    cursor = page.next;
-  } while (cursor !== undefined && found.length < limit);
+  for await (const execution of openExecutions(deps.store)) {
+    if (execution.status === 'pending_approval' && mayDecide(approver, execution) === null) found.push(execution);
+    if (found.length >= limit) break;
+  }
   return found
     .sort((a, b) => (a.expires_at ?? '').localeCompare(b.expires_at ?? '') || a.created_at.localeCompare(b.created_at))
     .slice(0, limit);
@@ -332,13 +340,8 @@ export const settleOverdue = async (
   if (execution.status === 'approved') return settleAbandonedClaim(deps, execution);
   if (execution.status !== 'pending_approval' || execution.expires_at === null) return execution;
   if (deps.clock.now() <= Date.parse(execution.expires_at) + claimGraceMs) return execution;
-  const expired = await deps.store.transition(execution, {
-    from: 'pending_approval',
-    to: 'expired',
-    at: isoAt(deps.clock),
-    patch: { code: 'approval_expired', message: resultMessages.approval_expired },
-  });
-  return expired.kind === 'applied' ? expired.execution : (expired.current ?? execution);
+  const expired = await expirePending(deps, execution);
+  return heldAfter(expired, execution);
 };
 
 /** How long a decision may wait for its workflow before recovery runs it itself. */
@@ -370,49 +373,41 @@ export const recoverOpenExecutions = async (
   let expired = 0;
   let executed = 0;
   let settled = 0;
-  let cursor: string | undefined;
   const now = deps.clock.now();
-  do {
-    const page = await deps.store.listOpen({ limit: 100, ...(cursor === undefined ? {} : { cursor }) });
-    for (const execution of page.items) {
-      try {
-        if (execution.status === 'pending_approval') {
-          const expiresAt = execution.expires_at === null ? now : Date.parse(execution.expires_at);
-          const overdue = mode === 'restart' ? now >= expiresAt : now > expiresAt + claimGraceMs;
-          if (overdue) {
-            await expireApproval(deps, execution);
-            expired += 1;
-          } else if (
-            mode === 'restart' ||
-            (execution.task_token === null && now - Date.parse(execution.created_at) > registerGraceMs)
-          ) {
-            await deps.workflow.start({
-              execution_id: execution.execution_id,
-              agent_id: execution.agent_id,
-              timeout_seconds: approvalTimeoutSeconds(execution, now),
-            });
-            resumed += 1;
-          }
-        } else if (execution.claimed_at !== null) {
-          const after = await settleAbandonedClaim(deps, execution, { now: mode === 'restart' });
-          if (after.status !== 'approved') settled += 1;
+  for await (const execution of openExecutions(deps.store)) {
+    try {
+      if (execution.status === 'pending_approval') {
+        const expiresAt = execution.expires_at === null ? now : Date.parse(execution.expires_at);
+        const overdue = mode === 'restart' ? now >= expiresAt : now > expiresAt + claimGraceMs;
+        if (overdue) {
+          await expireApproval(deps, execution);
+          expired += 1;
         } else if (
           mode === 'restart' ||
-          now - Date.parse(execution.decided_at ?? execution.updated_at) > signalGraceMs
+          (execution.task_token === null && now - Date.parse(execution.created_at) > registerGraceMs)
         ) {
-          // Approved, not yet claimed: hand it to its workflow again, or run it here.
-          const handed = mode === 'reconcile' && (await pushDecision(deps, execution));
-          if (!handed) background(executeApproved(deps, keyOf(execution)));
-          executed += 1;
+          await deps.workflow.start({
+            execution_id: execution.execution_id,
+            agent_id: execution.agent_id,
+            timeout_seconds: approvalTimeoutSeconds(execution, now),
+          });
+          resumed += 1;
         }
-      } catch (error) {
-        deps.log.warn('an open call could not be recovered now; the next pass retries', {
-          execution_id: execution.execution_id,
-          error: errorText(error),
-        });
+      } else if (execution.claimed_at !== null) {
+        const after = await settleAbandonedClaim(deps, execution, { now: mode === 'restart' });
+        if (after.status !== 'approved') settled += 1;
+      } else if (mode === 'restart' || now - Date.parse(execution.decided_at ?? execution.updated_at) > signalGraceMs) {
+        // Approved, not yet claimed: hand it to its workflow again, or run it here.
+        const handed = mode === 'reconcile' && (await pushDecision(deps, execution));
+        if (!handed) background(executeApproved(deps, keyOf(execution)));
+        executed += 1;
       }
+    } catch (error) {
+      deps.log.warn('an open call could not be recovered now; the next pass retries', {
+        execution_id: execution.execution_id,
+        error: errorText(error),
+      });
     }
-    cursor = page.next;
-  } while (cursor !== undefined);
+  }
   return { resumed, expired, executed, settled };
 };

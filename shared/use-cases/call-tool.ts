@@ -19,7 +19,16 @@ import type { ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
 import { holdsSecrets, redactSecrets } from '../secrets.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
-import { outboundFor, outcomeFields, type Sendable, type SendDeps, secretRules, send, sendClaimed } from './send.js';
+import {
+  claimWindow,
+  outboundFor,
+  outcomeFields,
+  type Sendable,
+  type SendDeps,
+  secretRules,
+  send,
+  sendClaimed,
+} from './send.js';
 
 export type { CallStep } from './send.js';
 
@@ -194,12 +203,8 @@ const holdCall = async (deps: CallToolDeps, execution: Execution, approvalMs: nu
 const runNow = async (deps: CallToolDeps, execution: Execution, sendable: Sendable): Promise<ResultObject> => {
   const outbound = outboundFor(execution, sendable);
   if (sendable.tool.access === 'write') {
-    const claimedAt = deps.clock.now();
-    const claimed: Execution = {
-      ...execution,
-      claimed_at: new Date(claimedAt).toISOString(),
-      deadline_at: new Date(claimedAt + outbound.deadlineMs).toISOString(),
-    };
+    const window = claimWindow(deps.clock, outbound);
+    const claimed: Execution = { ...execution, claimed_at: window.at, deadline_at: window.deadline };
     await deps.store.create(claimed);
     return toResultObject(await sendClaimed(deps, claimed, sendable, outbound));
   }

@@ -8,12 +8,11 @@
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';
 import type { ResolvedSystem } from '../config/load.js';
-import { type Execution, toResultObject } from '../executions/execution.js';
-import type { ExecutionStore } from '../executions/store.js';
+import type { Execution } from '../executions/execution.js';
+import { type ExecutionStore, heldAfter } from '../executions/store.js';
 import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
 import type { OutboundRequest, SystemClient } from '../invoke/system-client.js';
 import type { Log } from '../log.js';
-import type { ResultObject } from '../result.js';
 import type { SecretRules } from '../secrets.js';
 
 /**
@@ -60,6 +59,12 @@ export const outboundFor = (execution: Execution, sendable: Sendable): OutboundR
     executionId: execution.execution_id,
     traceparent: sendable.traceparent,
   });
+
+/** When a claim is made and by when its outcome must be known: the request's whole deadline. */
+export const claimWindow = (clock: Clock, outbound: OutboundRequest): { at: string; deadline: string } => {
+  const at = clock.now();
+  return { at: new Date(at).toISOString(), deadline: new Date(at + outbound.deadlineMs).toISOString() };
+};
 
 /** Sends the request and classifies the answer, logging how it went. */
 export const send = async (
@@ -113,9 +118,8 @@ export const sendClaimed = async (
     at: isoAt(deps.clock),
     patch: outcomeFields(outcome, latency),
   });
-  if (settled.kind === 'applied') return settled.execution;
-  // Someone settled the claim first (it outlived its deadline): their answer stands.
-  return settled.current ?? claimed;
+  // Someone may have settled the claim first (it outlived its deadline): then their answer stands.
+  return heldAfter(settled, claimed);
 };
 
 export const interruptedMessages = {
@@ -144,7 +148,5 @@ export const settleAbandonedClaim = async (
     at: isoAt(deps.clock),
     patch: { code: 'interrupted', message: read ? interruptedMessages.read : interruptedMessages.write },
   });
-  return settled.kind === 'applied' ? settled.execution : (settled.current ?? execution);
+  return heldAfter(settled, execution);
 };
-
-export const resultOf = (execution: Execution): ResultObject => toResultObject(execution);

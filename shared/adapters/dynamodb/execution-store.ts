@@ -35,15 +35,16 @@ const openAttributes = (execution: Execution): Record<string, string> => {
   return { open_shard: openShardOf(execution.execution_id), open_until: until };
 };
 
-const OpenCursor = z.object({ shard: z.number().int().min(0), key: z.record(z.string(), z.string()).optional() });
-
 const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
+/** Page cursors are opaque to callers: JSON in base64url, checked against its shape on the way back. */
 const Cursor = z.record(z.string(), z.string());
-const encodeCursor = (key: Record<string, unknown>): string => Buffer.from(JSON.stringify(key)).toString('base64url');
-const decodeCursor = (cursor: string): Record<string, string> =>
-  Cursor.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+/** Where a listing of open calls goes on: the index partition, and the key within it. */
+const OpenCursor = z.object({ shard: z.number().int().min(0), key: Cursor.optional() });
+const encodeCursor = (position: unknown): string => Buffer.from(JSON.stringify(position)).toString('base64url');
+const decodeCursor = <S extends z.ZodType>(cursor: string, shape: S): z.infer<S> =>
+  shape.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
 
 /** Items are validated on the way out: a record that does not parse is a fault, not data. */
 const readItem = (item: Record<string, unknown> | undefined): Execution | undefined => {
@@ -200,10 +201,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
 
   async listOpen(options: { dueBefore?: string; limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
     const limit = options.limit ?? 100;
-    const start =
-      options.cursor === undefined
-        ? { shard: 0 }
-        : OpenCursor.parse(JSON.parse(Buffer.from(options.cursor, 'base64url').toString('utf8')));
+    const start = options.cursor === undefined ? { shard: 0 } : decodeCursor(options.cursor, OpenCursor);
     const items: Execution[] = [];
     let shard = start.shard;
     let key = start.key;
@@ -232,8 +230,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       } else key = LastEvaluatedKey as Record<string, string>;
     }
     if (shard >= openShards.length) return { items };
-    const next = Buffer.from(JSON.stringify(key === undefined ? { shard } : { shard, key })).toString('base64url');
-    return { items, next };
+    return { items, next: encodeCursor(key === undefined ? { shard } : { shard, key }) };
   }
 
   async listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
@@ -245,7 +242,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
         ExpressionAttributeValues: { ':agent': agentId },
         ScanIndexForward: false,
         Limit: options.limit ?? 50,
-        ExclusiveStartKey: options.cursor === undefined ? undefined : decodeCursor(options.cursor),
+        ExclusiveStartKey: options.cursor === undefined ? undefined : decodeCursor(options.cursor, Cursor),
       }),
     );
     const items = (Items ?? []).map((item) => readItem(item)).filter((item) => item !== undefined);
