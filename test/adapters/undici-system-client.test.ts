@@ -25,7 +25,10 @@ const hitsOn = (path: string): number => seen.filter((request) => request.url ==
 const socketClosed = new Map<string, Promise<number>>();
 
 /** Servers must stop by themselves: no handler writes for longer than this. */
-const serverSafetyMs = 3_000;
+// The hanging routes end themselves only after every test's own timeout, so a connection that
+// closes within a test was closed by the client. No assertion here measures time: a deadline that
+// was not kept leaves the call hanging, and the test fails by timing out.
+const serverSafetyMs = 120_000;
 
 const chunk = Buffer.alloc(16 * 1024, 'x');
 
@@ -165,16 +168,11 @@ const timed = async (
   return { result, elapsedMs: endedAt - started, endedAt };
 };
 
-const closedWithin = async (path: string, ms: number): Promise<number | 'not closed'> => {
+/** Resolves when the client has closed the connection that asked for `path` (see serverSafetyMs). */
+const clientClosed = async (path: string): Promise<void> => {
   const closed = socketClosed.get(path);
-  if (closed === undefined) return 'not closed';
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<'not closed'>((resolve) => {
-    timer = setTimeout(() => resolve('not closed'), ms);
-  });
-  const at = await Promise.race([closed, limit]);
-  clearTimeout(timer);
-  return at;
+  if (closed === undefined) throw new Error(`No request for ${path} reached the server.`);
+  await closed;
 };
 
 describe('the undici system client', () => {
@@ -245,12 +243,9 @@ describe('the undici system client', () => {
   });
 
   it('[invoke.outbound] [invoke.outcomes] stops reading an endless answer at the size cap and drops the connection', async () => {
-    const { result, elapsedMs, endedAt } = await timed(outbound('/endless', { maxResponseBytes: 100_000 }));
+    const { result } = await timed(outbound('/endless', { maxResponseBytes: 100_000 }));
     expect(result).toEqual({ kind: 'too_large', status: 200 });
-    expect(elapsedMs).toBeLessThan(1_500);
-    const closedAt = await closedWithin('/endless', 1_000);
-    expect(typeof closedAt).toBe('number');
-    if (typeof closedAt === 'number') expect(closedAt - endedAt).toBeLessThan(1_000);
+    await clientClosed('/endless');
   });
 
   it('[invoke.outbound] accepts an answer of exactly the size cap', async () => {
@@ -269,13 +264,10 @@ describe('the undici system client', () => {
   });
 
   it('[invoke.outbound] [invoke.outcomes] ends a call whose answer drips past the deadline as a timeout after sending', async () => {
-    const { result, elapsedMs, endedAt } = await timed(outbound('/drip', { deadlineMs: 300 }));
+    const { result, elapsedMs } = await timed(outbound('/drip', { deadlineMs: 300 }));
     expect(result).toEqual({ kind: 'timeout', sent: true });
     expect(elapsedMs).toBeGreaterThanOrEqual(290);
-    expect(elapsedMs).toBeLessThan(800);
-    const closedAt = await closedWithin('/drip', 1_000);
-    expect(typeof closedAt).toBe('number');
-    if (typeof closedAt === 'number') expect(closedAt - endedAt).toBeLessThan(1_000);
+    await clientClosed('/drip');
   });
 
   it('[invoke.outbound] [invoke.outcomes] ends a call the server never answers as a timeout after sending', async () => {
@@ -283,8 +275,7 @@ describe('the undici system client', () => {
     expect(result).toEqual({ kind: 'timeout', sent: true });
     expect(hitsOn('/silent')).toBe(1);
     expect(elapsedMs).toBeGreaterThanOrEqual(240);
-    expect(elapsedMs).toBeLessThan(750);
-    expect(typeof (await closedWithin('/silent', 1_000))).toBe('number');
+    await clientClosed('/silent');
   });
 
   it('[invoke.outcomes] reports a refused connection as connection_failed, not sent', async () => {
@@ -292,17 +283,16 @@ describe('the undici system client', () => {
     await listen(vacant);
     const port = portOf(vacant);
     await closeServer(vacant);
-    const { result, elapsedMs } = await timed(
-      outbound('/orders', { url: `http://127.0.0.1:${port}/orders`, method: 'POST', body: '{}', deadlineMs: 500 }),
+    const { result } = await timed(
+      outbound('/orders', { url: `http://127.0.0.1:${port}/orders`, method: 'POST', body: '{}', deadlineMs: 60_000 }),
     );
+    // Answered as refused, not after the deadline as a timeout.
     expect(result).toEqual({ kind: 'connection_failed', sent: false });
-    expect(elapsedMs).toBeLessThan(500);
   });
 
   it('[invoke.outcomes] reports a connection reset in the middle of the body as connection_failed after sending', async () => {
-    const { result, elapsedMs } = await timed(outbound('/reset', { deadlineMs: 500 }));
+    const { result } = await timed(outbound('/reset', { deadlineMs: 60_000 }));
     expect(result).toEqual({ kind: 'connection_failed', sent: true });
-    expect(elapsedMs).toBeLessThan(500);
   });
 
   it.each([
@@ -321,23 +311,29 @@ describe('the undici system client', () => {
   );
 
   describe('when connecting is slow', () => {
-    // A real TCP connection to the test server, established only after a second, as a slow or
-    // lossy network would: the deadline of 300 ms passes while nothing has been sent.
+    // A network that never completes a connection until the tests are over: a call returns only
+    // if the deadline also covers connecting.
     const realConnector = buildConnector({});
+    const pending: (() => void)[] = [];
     const slowNetwork = new Agent({
       connect: (options, callback) => {
-        setTimeout(() => realConnector(options, callback), 1_000);
+        pending.push(() => realConnector(options, callback));
       },
     });
     const slowClient = new UndiciSystemClient(slowNetwork);
 
     afterAll(async () => {
+      for (const connect of pending.splice(0)) connect();
       await slowNetwork.close();
     });
 
     it('[invoke.outbound] the one deadline also covers connecting', async () => {
-      const { elapsedMs } = await timed(outbound('/echo', { method: 'POST', body: '{}', deadlineMs: 300 }), slowClient);
-      expect(elapsedMs).toBeLessThan(600);
+      const { result, elapsedMs } = await timed(
+        outbound('/echo', { method: 'POST', body: '{}', deadlineMs: 300 }),
+        slowClient,
+      );
+      expect(result.kind).toBe('timeout');
+      expect(elapsedMs).toBeGreaterThanOrEqual(290);
     });
 
     it('[invoke.outcomes] a deadline passed while connecting is a timeout with nothing sent', async () => {

@@ -60,7 +60,7 @@ const terminal = (runtime: LocalRuntime, executionId: string) =>
   eventually(
     () => runtime.store.get(executionId),
     (execution) => execution !== undefined && !['pending_approval', 'approved'].includes(execution.status),
-    15_000,
+    60_000,
   );
 
 describe('a decision racing the approval time', () => {
@@ -109,7 +109,7 @@ describe('a decision racing the approval time', () => {
     }
     expect(outcomes).toHaveLength(60);
     expect(outcomes.every((status) => status === 'succeeded' || status === 'expired')).toBe(true);
-  }, 60_000);
+  }, 180_000);
 
   it('[approvals.decision-pushed] a decision reaches its waiting workflow at once: no timer, no poll', async () => {
     const id = await hold(client);

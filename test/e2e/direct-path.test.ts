@@ -263,6 +263,6 @@ describe('a gateway that dies in the middle of a write', () => {
       } finally {
         await revived.stop();
       }
-    }, 60_000);
+    }, 180_000);
   }
 });

@@ -58,7 +58,7 @@ describe('the local runtime on a data folder', () => {
     } finally {
       expect((await second.stop('SIGTERM')).code).toBe(0);
     }
-  }, 60_000);
+  }, 180_000);
 
   it('[local.single-owner] refuses a second runtime on a folder in use, and the first keeps serving', async () => {
     const first = await startRuntimeProcess(['--data-dir', folder.path]);
@@ -72,7 +72,7 @@ describe('the local runtime on a data folder', () => {
     } finally {
       await first.stop();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('[local.persistence] keeps nothing with --memory', async () => {
     const execution = anExecution();
@@ -85,7 +85,7 @@ describe('the local runtime on a data folder', () => {
     } finally {
       await second.stop();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('[config.clear-errors] refuses to start on an invalid configuration and says where', async () => {
     const { writeFile } = await import('node:fs/promises');

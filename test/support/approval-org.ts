@@ -93,7 +93,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
     });
   });
   const listening = await listen(server, '127.0.0.1', 0);
-  const waitFor = async (predicate: (body: Record<string, unknown>) => boolean, timeoutMs = 10_000) => {
+  const waitFor = async (predicate: (body: Record<string, unknown>) => boolean, timeoutMs = 60_000) => {
     const until = Date.now() + timeoutMs;
     while (Date.now() < until) {
       const found = received.find(
@@ -112,7 +112,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
 export const eventually = async <T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
 ): Promise<T> => {
   const until = Date.now() + timeoutMs;
   for (;;) {

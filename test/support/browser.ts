@@ -1,23 +1,92 @@
-// A real Chromium for the end-to-end console tests: playwright-core drives the system's browser
-// (Debian's chromium package; CI installs it in .ci/run). No browser is downloaded here, and a
-// missing one fails the test with what to install rather than skipping it.
-import { access, constants } from 'node:fs/promises';
+// A real Chromium for the end-to-end console tests: playwright-core drives the headless Chromium
+// that the `@sparticuz/chromium` dev dependency ships inside the npm registry package, so a machine
+// with nothing but Node and npm runs them. CHROMIUM_PATH points at another Chromium instead.
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import sparticuz from '@sparticuz/chromium';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { z } from 'zod';
+import { projectPath } from '../../infra/paths.js';
 
-/** Where the browser is: CHROMIUM_PATH when set, else Debian's /usr/bin/chromium. */
-export const chromiumPath = (): string => process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const packageVersion = (): string => {
+  const manifest = readFileSync(projectPath('node_modules', '@sparticuz', 'chromium', 'package.json'), 'utf8');
+  return z.object({ version: z.string() }).parse(JSON.parse(manifest)).version;
+};
+
+/** Where the package's browser is unpacked: once per installed version, shared by every test run. */
+const unpackedFolder = (): string =>
+  projectPath('node_modules', '.cache', `approval-gateway-chromium-${packageVersion()}`);
+
+/**
+ * Unpacks the package's browser (brotli archives, about 5 s) into its folder. The package writes into
+ * `os.tmpdir()`; pointing that at a fresh private folder and renaming the finished folder into place
+ * makes concurrent test runs safe: each either finds a complete folder or publishes its own whole.
+ */
+const unpackOnce = async (): Promise<string> => {
+  const folder = unpackedFolder();
+  const complete = join(folder, '.complete');
+  if (existsSync(complete)) return join(folder, 'chromium');
+  await mkdir(dirname(folder), { recursive: true });
+  const staging = await mkdtemp(`${folder}.staging-`);
+  const tmpdir = process.env.TMPDIR;
+  try {
+    process.env.TMPDIR = staging;
+    await sparticuz.executablePath();
+  } finally {
+    if (tmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmpdir;
+  }
+  await writeFile(join(staging, '.complete'), '');
+  try {
+    await rename(staging, folder);
+  } catch {
+    // Another run published the folder first; its copy is as good as ours.
+    await rm(staging, { recursive: true, force: true });
+  }
+  if (!existsSync(complete)) throw new Error(`Chromium could not be unpacked into ${folder}`);
+  return join(folder, 'chromium');
+};
+
+// Unpacking points TMPDIR elsewhere for a moment: one unpacking per process, and nothing else
+// (a browser launch reads TMPDIR too) runs before it ends.
+let unpacking: Promise<string> | undefined;
+const unpack = (): Promise<string> => {
+  unpacking ??= unpackOnce();
+  return unpacking;
+};
+
+/** The browser to drive: CHROMIUM_PATH when set, else the one `@sparticuz/chromium` ships. */
+export const chromiumPath = async (): Promise<string> => process.env.CHROMIUM_PATH ?? (await unpack());
+
+/**
+ * Headless flags for a closed network (no background connections, updates or sync). The package's
+ * own `args` are for Lambda (`--single-process` among them), where a browser with several contexts
+ * at once, as the tests open, closes itself.
+ */
+const chromiumArgs = [
+  '--no-sandbox',
+  '--no-zygote',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export const launchChromium = async (): Promise<Browser> => {
-  const executablePath = chromiumPath();
-  try {
-    await access(executablePath, constants.X_OK);
-  } catch {
-    throw new Error(
-      `No Chromium at ${executablePath}: the browser tests need it. Install it with ` +
-        '`apt-get update && apt-get install -y chromium` (as .ci/run does), or set CHROMIUM_PATH to a Chromium binary.',
-    );
+  const override = process.env.CHROMIUM_PATH;
+  if (override !== undefined) {
+    if (!existsSync(override)) throw new Error(`CHROMIUM_PATH names ${override}, which does not exist`);
+    return chromium.launch({ executablePath: override, headless: true, args: chromiumArgs });
   }
-  return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
+  const executablePath = await unpack();
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: chromiumArgs,
+    env: { ...process.env, FONTCONFIG_PATH: join(dirname(executablePath), 'fonts') },
+  });
 };
 
 /**

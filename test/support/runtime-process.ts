@@ -30,7 +30,7 @@ export const runtimeCommand = (args: readonly string[]) => ({
 export const startRuntimeProcess = (
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
-  timeoutMs = 30_000,
+  timeoutMs = 120_000,
 ): Promise<RuntimeProcess> => {
   const { command, args: argv } = runtimeCommand(['--port', '0', '--erp-port', '0', ...args]);
   const child = spawn(command, argv, {

@@ -81,16 +81,15 @@ describe('the shared middleware stack', () => {
 
   it('[functions.timeout] answers 504 before the Lambda deadline instead of hanging', async () => {
     const handler = withGatewayMiddleware(
+      // Never answers on its own: only the middleware's deadline can end this call.
       async (_event, _context, { signal }) => {
-        await new Promise((resolve) => setTimeout(resolve, 5_000));
-        return { statusCode: 200, body: signal.aborted ? 'aborted' : 'late' };
+        await new Promise((resolve) => signal.addEventListener('abort', resolve));
+        return { statusCode: 200, body: 'answered after the abort' };
       },
       { logger, render: jsonErrorRenderer, timeoutMarginMs: 100 },
     );
-    const started = Date.now();
     const result = await handler(event, contextWith(300));
     expect(result.statusCode).toBe(504);
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(result.body).toContain('ran out of time');
   });
 });
