@@ -37,6 +37,12 @@ const unpackOnce = async (): Promise<string> => {
     if (tmpdir === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = tmpdir;
   }
+  // The package's fonts.conf names Lambda's folders (/tmp/fonts …); without a font it can find,
+  // Chromium aborts as soon as a page draws a form control. Point it at the unpacked fonts.
+  await writeFile(
+    join(staging, 'fonts', 'fonts.conf'),
+    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${join(folder, 'fonts')}</dir>\n  <cachedir>${join(folder, 'fonts-cache')}</cachedir>\n</fontconfig>\n`,
+  );
   await writeFile(join(staging, '.complete'), '');
   try {
     await rename(staging, folder);
