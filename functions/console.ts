@@ -20,6 +20,7 @@ import {
   type PageContext,
   refusalMessages,
   signInPage,
+  timeLeft,
 } from '../shared/console/pages.js';
 import {
   approverOf,
@@ -33,6 +34,7 @@ import {
   signInTtlMs,
 } from '../shared/console/session.js';
 import { icon, iconPath, stylesheet, stylesheetPath } from '../shared/console/style.js';
+import { SignInThrottle } from '../shared/console/throttle.js';
 import { isUuid } from '../shared/ids.js';
 import {
   type ApprovalDeps,
@@ -119,6 +121,8 @@ const refusalStatus: Record<DecisionRefusal, number> = {
 export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
   const { services } = deps;
   const now = () => services.clock.now();
+  // Failed password sign-ins, per approver id and per address, in this instance (local sign-in only).
+  const throttle = new SignInThrottle(services.clock);
 
   const handle: HttpHandler = async (event) => {
     const base = (deps.publicUrl ?? requestOrigin(event)).replace(/\/+$/, '');
@@ -245,13 +249,30 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
           },
         );
       }
+      // The id as checkPassword compares it; the address as the connection (not a header) gives it.
+      const account = (fields.get('approver') ?? '').trim().slice(0, 256);
+      const address = event.requestContext.http.sourceIp;
+      const waitMs = throttle.waitMs(account, address);
+      if (waitMs > 0) {
+        deps.logger.warn('console sign-in throttled', { approver: account.slice(0, 64), address });
+        return page(
+          429,
+          signInPage(anonymous, {
+            csrf: pending.csrf,
+            next: safeNext(fields.get('next')),
+            error: `Too many failed sign-ins for this approver id or from this address; nothing was checked. Try again in ${timeLeft(waitMs)}.`,
+          }),
+          { headers: { 'retry-after': String(Math.ceil(waitMs / 1000)) } },
+        );
+      }
       const checked = checkPassword(
         await deps.signIn.people(),
         fields.get('approver') ?? '',
         fields.get('password') ?? '',
       );
       if (!checked.ok) {
-        deps.logger.warn('console sign-in refused', { approver: (fields.get('approver') ?? '').slice(0, 64) });
+        throttle.failed(account, address);
+        deps.logger.warn('console sign-in refused', { approver: account.slice(0, 64) });
         return page(
           401,
           signInPage(anonymous, {
@@ -261,6 +282,7 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
           }),
         );
       }
+      throttle.succeeded(account);
       deps.logger.info('approver signed in', { approver: checked.approver.id });
       return redirect(safeNext(fields.get('next')), [
         setCookie(

@@ -3,6 +3,7 @@
 // when its name says so, read as whole words across snake_case, kebab-case and camelCase:
 // `api_key`, `apiKey`, `client-secret`, `portalPassword` are secret; `passenger_name` and
 // `boarding_pass` are not.
+import { anyApplies, memberSchemas } from './catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
 
 export const redactedValue = '[REDACTED]';
@@ -57,38 +58,26 @@ export interface SecretRules {
   readonly names: ReadonlySet<string>;
 }
 
-const childSchema = (schema: JsonObject | null, key: string | number): JsonObject | null => {
-  if (schema === null) return null;
-  if (typeof key === 'number') return isJsonObject(schema.items) ? schema.items : null;
-  const properties = schema.properties;
-  return isJsonObject(properties) && Object.hasOwn(properties, key) && isJsonObject(properties[key])
-    ? properties[key]
-    : null;
-};
+/** Whether a schema marks its value secret: x-sensitive, or format: password. */
+export const marksSecret = (schema: JsonObject): boolean =>
+  schema[marks.sensitive] === true || schema.format === 'password';
 
-const markedSecret = (schema: JsonObject | null): boolean =>
-  schema !== null && (schema[marks.sensitive] === true || schema.format === 'password');
-
-/**
- * A copy of a JSON value with every secret value replaced by "[REDACTED]": by the schema's marks
- * where a schema is known, by the configuration's list and by name everywhere.
- */
-export const redactSecrets = (
+const redactUnder = (
   value: unknown,
-  schema: JsonObject | null,
+  schemas: readonly JsonObject[],
   rules: SecretRules,
-  name?: string,
+  name: string | undefined,
 ): unknown => {
-  if (markedSecret(schema) || (name !== undefined && (rules.names.has(name) || isSecretName(name)))) {
+  if (anyApplies(schemas, marksSecret) || (name !== undefined && (rules.names.has(name) || isSecretName(name)))) {
     return value === null ? null : redactedValue;
   }
   if (Array.isArray(value))
-    return value.map((item, index) => redactSecrets(item, childSchema(schema, index), rules, name));
+    return value.map((item, index) => redactUnder(item, memberSchemas(schemas, index), rules, name));
   if (isJsonObject(value)) {
     const out: JsonObject = {};
     for (const [key, child] of Object.entries(value)) {
       Object.defineProperty(out, key, {
-        value: redactSecrets(child, childSchema(schema, key), rules, key),
+        value: redactUnder(child, memberSchemas(schemas, key), rules, key),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -98,6 +87,15 @@ export const redactSecrets = (
   }
   return value;
 };
+
+/**
+ * A copy of a JSON value with every secret value replaced by "[REDACTED]": by the schema's marks
+ * where a schema is known (on any branch that may apply: allOf, anyOf, oneOf, if / then / else,
+ * prefixItems, items, additional and pattern properties; see schema-walk.ts), by the
+ * configuration's list and by name everywhere.
+ */
+export const redactSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules, name?: string): unknown =>
+  redactUnder(value, schema === null ? [] : [schema], rules, name);
 
 /** Whether any value in the arguments is secret (so they must be kept encrypted). */
 export const holdsSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules): boolean =>

@@ -2,6 +2,8 @@
 // and a summary of the arguments with secrets redacted; never a secret value.
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { Log } from '../log.js';
+import { type HiddenSecret, shownArgumentsJson } from '../secret-pointers.js';
+import { escapeInvisible } from '../text/invisible.js';
 
 export interface HeldCallNotice {
   readonly execution_id: string;
@@ -101,7 +103,11 @@ export class ConfiguredWebhooks implements Notifier {
 /** How long a summary may be in a notice. */
 export const summaryLength = 500;
 
-export const summarize = (argumentsJson: string | null): string => {
-  const text = argumentsJson ?? '{}';
+/**
+ * The arguments as people read them in a notice: a hidden secret as "[REDACTED]" and a value that
+ * only reads so escaped (shared/secret-pointers.ts), invisible characters as \u escapes.
+ */
+export const summarize = (argumentsJson: string | null, hidden: HiddenSecret = () => true): string => {
+  const text = escapeInvisible(argumentsJson === null ? '{}' : shownArgumentsJson(argumentsJson, hidden));
   return text.length > summaryLength ? `${text.slice(0, summaryLength - 1)}…` : text;
 };

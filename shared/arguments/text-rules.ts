@@ -1,6 +1,7 @@
 // The character rules for argument values: strings in NFC and trimmed; amounts as canonical
 // decimal strings (with Arabic-Indic and Persian digits read as 0-9); identifiers in one script.
 import type { InputErrorCode } from '../errors.js';
+import { isInvisible } from '../text/invisible.js';
 
 /**
  * Strings as stored, compared and sent: Unicode NFC (never NFKC), surrounding white space
@@ -79,8 +80,6 @@ export const compareDecimals = (left: string, right: string): number => {
   return negativeLeft ? -order : order;
 };
 
-/** Bidirectional controls and zero-width characters: invisible, and able to disguise an identifier. */
-const invisible = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u180e]/u;
 /** Latin letters as written in names and codes (not fullwidth or letter-like symbols such as K). */
 const latinLetter = /^[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]$/u;
 /** Arabic letters, not their presentation forms (compatibility shapes that NFKC would fold). */
@@ -90,14 +89,16 @@ const allowedSymbol = /^[0-9._/-]$/;
 /**
  * Problems of an identifier (already in NFC, trimmed): Latin or Arabic letters but not both,
  * ASCII digits and - _ . / only. Letters of any other script are unsupported_script; everything
- * else (spaces, punctuation, other digits, invisible characters) is disallowed_character.
+ * else (spaces, punctuation, other digits) is disallowed_character, and so is any invisible
+ * character (shared/text/invisible.ts), Hangul fillers included although Unicode calls them letters.
  */
 export const identifierProblem = (text: string): InputErrorCode | null => {
   let latin = false;
   let arabic = false;
   let problem: InputErrorCode | null = null;
   for (const character of text) {
-    if (invisible.test(character)) return 'disallowed_character';
+    // Invisible characters (bidi controls, zero-width, variation selectors, fillers) disguise an identifier.
+    if (isInvisible(character)) return 'disallowed_character';
     if (latinLetter.test(character)) latin = true;
     else if (arabicLetter.test(character)) arabic = true;
     else if (allowedSymbol.test(character)) continue;

@@ -2,6 +2,7 @@
 // 2020-12, no coercion, every error), its findings turned into the gateway's input errors.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { mapSubschemas } from '../catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
 import { jsonPointer } from '../json-pointer.js';
@@ -30,23 +31,12 @@ const numericKeywords = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMax
  * type becomes string and its numeric limits are checked by canonicalization instead.
  */
 export const validationSchema = (schema: JsonObject): JsonObject => {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (schema[marks.amount] === true && (key === 'type' || numericKeywords.includes(key))) continue;
-    if (Array.isArray(value)) out[key] = value.map((item) => (isJsonObject(item) ? validationSchema(item) : item));
-    else if (isJsonObject(value) && key !== 'const' && key !== 'default' && key !== 'examples') {
-      out[key] =
-        key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'dependentSchemas'
-          ? Object.fromEntries(
-              Object.entries(value).map(([name, child]) => [
-                name,
-                isJsonObject(child) ? validationSchema(child) : child,
-              ]),
-            )
-          : validationSchema(value);
-    } else out[key] = value;
-  }
-  if (schema[marks.amount] === true) out.type = 'string';
+  const out = mapSubschemas(schema, validationSchema);
+  if (schema[marks.amount] !== true) return out;
+  for (const key of numericKeywords) delete out[key];
+  // An optional amount stays optional: null is still null after canonicalization.
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  out.type = types.includes('null') ? ['string', 'null'] : 'string';
   return out;
 };
 

@@ -1,13 +1,10 @@
 // Turns OpenAPI schemas into the JSON Schema 2020-12 that MCP tool input schemas use, and marks
 // the properties the gateway treats specially (secrets, identifiers, amounts).
+import { mapSubschemas, nameAt } from './schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './tool.js';
 
 /** Keywords of OpenAPI's schema object that JSON Schema does not have. */
 const openApiOnly = new Set(['discriminator', 'xml', 'externalDocs', 'nullable', 'example']);
-
-const nested = ['items', 'additionalProperties', 'not', 'contains', 'propertyNames', 'if', 'then', 'else'] as const;
-const lists = ['allOf', 'anyOf', 'oneOf', 'prefixItems'] as const;
-const maps = ['properties', 'patternProperties', '$defs', 'dependentSchemas'] as const;
 
 export interface ConversionOptions {
   readonly dialect: 'openapi-3.0' | 'json-schema-2020-12';
@@ -41,25 +38,17 @@ export const toJsonSchema = (schema: JsonObject, options: ConversionOptions): Js
     }
   }
   if (schema.example !== undefined && out.examples === undefined) out.examples = [schema.example];
-  for (const key of nested) {
-    const value = schema[key];
-    if (isJsonObject(value)) out[key] = toJsonSchema(value, options);
+  const converted = mapSubschemas(out, (child) => toJsonSchema(child, options));
+  if (options.dropReadOnly && isJsonObject(converted.properties)) {
+    converted.properties = Object.fromEntries(
+      Object.entries(converted.properties).filter(([, child]) => !(isJsonObject(child) && child.readOnly === true)),
+    );
   }
-  for (const key of lists) {
-    const value = schema[key];
-    if (Array.isArray(value)) out[key] = value.map((item) => (isJsonObject(item) ? toJsonSchema(item, options) : item));
-  }
-  for (const key of maps) {
-    const value = schema[key];
-    if (!isJsonObject(value)) continue;
-    const converted: JsonObject = {};
-    for (const [name, child] of Object.entries(value)) {
-      if (!isJsonObject(child)) continue;
-      if (key === 'properties' && options.dropReadOnly && child.readOnly === true) continue;
-      converted[name] = toJsonSchema(child, options);
-    }
-    out[key] = converted;
-  }
+  return withKnownRequired(converted);
+};
+
+/** `required` names only properties that are there (readOnly ones were left out). */
+const withKnownRequired = (out: JsonObject): JsonObject => {
   if (Array.isArray(out.required) && isJsonObject(out.properties)) {
     const present = out.properties;
     out.required = out.required.filter((name) => typeof name === 'string' && name in present);
@@ -86,26 +75,10 @@ export interface MarkRules {
  * x-amount or format: decimal; or a property name listed for the system.
  */
 export const applyMarks = (schema: JsonObject, rules: MarkRules, name?: string): JsonObject => {
-  const out: JsonObject = { ...schema };
+  const out = mapSubschemas(schema, (child, position) => applyMarks(child, rules, nameAt(position, name)));
   if (schema.format === 'password' || (name !== undefined && rules.sensitive.has(name))) out[marks.sensitive] = true;
   if (schema.format === 'identifier' || (name !== undefined && rules.identifier.has(name)))
     out[marks.identifier] = true;
   if (schema.format === 'decimal' || (name !== undefined && rules.amount.has(name))) out[marks.amount] = true;
-  for (const field of nested) {
-    const value = schema[field];
-    if (isJsonObject(value)) out[field] = applyMarks(value, rules, field === 'items' ? name : undefined);
-  }
-  for (const field of lists) {
-    const value = schema[field];
-    if (Array.isArray(value))
-      out[field] = value.map((item) => (isJsonObject(item) ? applyMarks(item, rules, name) : item));
-  }
-  if (isJsonObject(schema.properties)) {
-    const properties: JsonObject = {};
-    for (const [property, child] of Object.entries(schema.properties)) {
-      properties[property] = isJsonObject(child) ? applyMarks(child, rules, property) : child;
-    }
-    out.properties = properties;
-  }
   return out;
 };

@@ -1,8 +1,10 @@
 // The console's pages. Plain server-rendered HTML with one stylesheet and no script at all, so the
 // strict Content-Security-Policy costs nothing; every value is escaped by `html`.
 import type { Approver } from '../approvals/approver.js';
+import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import type { Execution } from '../executions/execution.js';
-import { redactedValue } from '../secrets.js';
+import { hiddenSecretsOf } from '../secret-pointers.js';
+import { splitInvisible } from '../text/invisible.js';
 import type { DecisionRefusal } from '../use-cases/approvals.js';
 import { maxNoteLength } from '../use-cases/approvals.js';
 import { type Html, html } from './html.js';
@@ -66,23 +68,16 @@ export const timeLeft = (ms: number): string => {
 const when = (iso: string | null): Html =>
   iso === null ? html`—` : html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>`;
 
-// Characters that display as nothing, or move other text around: shown as visible code points so
-// an approver cannot be shown one thing and approve another.
-const hiddenCharacter =
-  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0]|\u034f/gu;
-
-const visibleText = (text: string): Html => {
-  const parts: Html[] = [];
-  let last = 0;
-  for (const match of text.matchAll(hiddenCharacter)) {
-    const index = match.index ?? 0;
-    parts.push(html`${text.slice(last, index)}`);
-    const code = match[0].codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0') ?? '????';
-    parts.push(html`<span class="hidden-char" title="an invisible or direction-changing character">U+${code}</span>`);
-    last = index + match[0].length;
-  }
-  parts.push(html`${text.slice(last)}`);
-  return html`${parts}`;
+/**
+ * Text with every character that displays as nothing, looks blank or moves other text around
+ * shown as its visible code point, so an approver cannot be shown one thing and approve another.
+ */
+export const visibleText = (text: string): Html => {
+  const { runs, rest } = splitInvisible(text);
+  return html`${runs.map(
+    (run) =>
+      html`${run.before}<span class="hidden-char" title="an invisible or direction-changing character">${run.codePoint}</span>`,
+  )}${rest}`;
 };
 
 const pointerPart = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -106,19 +101,23 @@ const argumentRows = (value: unknown, path = ''): ArgumentRow[] => {
   return [{ path, value }];
 };
 
-const argumentValue = (value: unknown): Html => {
-  if (value === redactedValue) return html`<em class="secret">hidden (secret)</em>`;
+/** A value as shown: a hidden secret says so in its own element; a string, even "[REDACTED]", is its text. */
+const argumentValue = (value: unknown, secret: boolean): Html => {
+  if (secret)
+    return html`<em class="secret" title="a secret: hidden here, sent as the agent gave it">hidden (secret)</em>`;
   if (typeof value === 'string') return html`<span class="string">${visibleText(value)}</span>`;
-  return html`<code>${JSON.stringify(value)}</code>`;
+  return html`<code>${exactJsonText(value)}</code>`;
 };
 
 const argumentsTable = (execution: Execution): Html => {
   if (execution.arguments_json === null) return html`<p>No arguments were recorded.</p>`;
-  const rows = argumentRows(JSON.parse(execution.arguments_json));
+  // Read exactly: an integer beyond 2^53 shows the digits that will be sent.
+  const rows = argumentRows(parseExactJson(execution.arguments_json));
+  const hidden = hiddenSecretsOf(execution);
   return html`<table class="arguments">
 <thead><tr><th scope="col">Field</th><th scope="col">Value</th></tr></thead>
 <tbody>
-${rows.map((row) => html`<tr><th scope="row"><code>${visibleText(row.path || '(whole)')}</code></th><td>${argumentValue(row.value)}</td></tr>\n`)}
+${rows.map((row) => html`<tr><th scope="row"><code>${visibleText(row.path || '(whole)')}</code></th><td>${argumentValue(row.value, hidden(row.path, row.value))}</td></tr>\n`)}
 </tbody>
 </table>`;
 };
@@ -227,7 +226,7 @@ ${
     ? html`<dt>Time left</dt><dd>${timeLeft(expiresAt - context.now)} <span class="muted">(until ${when(execution.expires_at)})</span></dd>`
     : html`<dt>Decided</dt><dd>${execution.decided_by === null ? '—' : html`${execution.decided_by}, ${when(execution.decided_at)}`}</dd>`
 }
-${execution.decision_note === null ? '' : html`<dt>Reason given</dt><dd>${execution.decision_note}</dd>`}
+${execution.decision_note === null ? '' : html`<dt>Reason given</dt><dd>${visibleText(execution.decision_note)}</dd>`}
 <dt>Execution</dt><dd><code>${execution.execution_id}</code></dd>
 </dl>
 <h2>Arguments, exactly as they will be sent</h2>

@@ -225,7 +225,8 @@ describe('the approver console in Chromium against the local runtime', () => {
 
   it('[console.browser-flow] an approver rejects with a reason; the agent reads it and nothing runs', async () => {
     const before = createCalls().length;
-    const { executionId } = await heldOrder(main, 'Gold-plated staplers');
+    // Tag characters and a blank braille cell hide text after what reads "Gold-plated staplers".
+    const { executionId } = await heldOrder(main, 'Gold-plated staplers\u{e0049}\u{e0067}\u2800');
     const reason = 'Over the quarterly budget; split it across two quarters.';
 
     const { context, page, problems } = await openPage(browser);
@@ -235,7 +236,10 @@ describe('the approver console in Chromium against the local runtime', () => {
       // The inbox lists the call; its Review link opens it.
       await page.locator(`a[href="/console/executions/${executionId}"]`).click();
       await page.waitForURL(callPage(main, executionId));
-      expect(await argumentRows(page)).toContainEqual(['/description', 'Gold-plated staplers']);
+      expect(await argumentRows(page)).toContainEqual(['/description', 'Gold-plated staplersU+E0049U+E0067U+2800']);
+      const marks = page.locator('table.arguments .hidden-char');
+      await expect(marks.count()).resolves.toBe(3);
+      for (const mark of await marks.all()) await expect(mark.isVisible()).resolves.toBe(true);
 
       await page.getByLabel('Reason').fill(reason);
       await page.getByRole('button', { name: 'Reject' }).click();

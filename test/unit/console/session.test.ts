@@ -48,7 +48,15 @@ describe('session cookies', () => {
 });
 
 describe('local sign-in', () => {
-  const people = [{ id: 'finance-approver', name: 'Farah', password: 'demo-finance-password', groups: ['finance'] }];
+  const people = [
+    {
+      id: 'finance-approver',
+      name: 'Farah',
+      password: 'demo-finance-password',
+      passwordFromEnvironment: false,
+      groups: ['finance'],
+    },
+  ];
 
   it('[console.sign-in] accepts the configured id and password, and nothing else', () => {
     expect(checkPassword(people, 'finance-approver', 'demo-finance-password')).toEqual({

@@ -1,0 +1,93 @@
+// From tools/call to the console page and the notice: a held call keeps where its secrets were
+// hidden, so a plain field that reads "[REDACTED]" is shown as that text and a secret as hidden.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AesSealer } from '../../../shared/adapters/aes-sealer.js';
+import { readArguments } from '../../../shared/arguments/strict-json.js';
+import { executionPage } from '../../../shared/console/pages.js';
+import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
+import { uuidV7Ids } from '../../../shared/ids.js';
+import { noticeOf } from '../../../shared/use-cases/approvals.js';
+import { callTool } from '../../../shared/use-cases/call-tool.js';
+import { ManualClock } from '../../support/clock.js';
+import { startTestStore, type TestStore } from '../../support/local-store.js';
+
+const config = [
+  'systems:',
+  '  - key: portal',
+  '    base_url: http://127.0.0.1:9',
+  '    operations:',
+  '      - id: logins.create',
+  '        method: POST',
+  '        path: /logins',
+  '        description: Creates a login.',
+  '        input_schema:',
+  '          type: object',
+  '          properties:',
+  '            note: { type: string }',
+  '            first_password: { type: string }',
+  '            pin: { type: string, x-sensitive: true }',
+  'agents:',
+  '  - id: agent-1',
+  '    token: t',
+  '    groups: [staff]',
+  'policies: [held.cedar]',
+  '',
+].join('\n');
+const policy =
+  '@approval("staff")\n@approvers("finance")\npermit (principal, action == Action::"portal.logins.create", resource);\n';
+
+let local: TestStore;
+beforeAll(async () => {
+  local = await startTestStore(null, 'held-call-secrets');
+});
+afterAll(async () => {
+  await local?.close();
+});
+
+const unused = (what: string) => () => Promise.reject(new Error(`${what} is not used by a held call`));
+
+describe('a held call with a look-alike and real secrets', () => {
+  it('[console.redacted-distinct] keeps the secrets’ pointers; the page and the notice tell them from a plain "[REDACTED]"', async () => {
+    const loaded = await loadSnapshot({
+      text: config,
+      file: 'test.yaml',
+      environment: {},
+      files: { read: async (path) => (path === 'held.cedar' ? policy : undefined) },
+    });
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    const { snapshot } = loaded;
+    const clock = new ManualClock();
+    const result = await callTool(
+      {
+        store: local.store,
+        clock,
+        ids: uuidV7Ids,
+        systems: { send: unused('the system client') },
+        log: { info: () => undefined, warn: () => undefined },
+        controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
+        sealer: new AesSealer(Buffer.alloc(32, 3)),
+        workflow: { start: async () => undefined, signal: unused('the workflow signal') },
+      },
+      { id: 'agent-1', groups: ['staff'], customerId: null },
+      'portal.logins.create',
+      readArguments('{"note":"[REDACTED]","first_password":"Pa55-word","pin":"[REDACTED]"}', []) ??
+        expect.unreachable(),
+    );
+    expect(result.status).toBe('pending_approval');
+    const execution = (await local.store.get(result.execution_id ?? '')) ?? expect.unreachable();
+    expect(execution.secret_pointers).toEqual(['/first_password', '/pin']);
+    expect(execution.arguments_json).toBe('{"first_password":"[REDACTED]","note":"[REDACTED]","pin":"[REDACTED]"}');
+
+    const page = executionPage(
+      { approver: { id: 'f', name: null, groups: ['finance'] }, csrf: 'c', now: clock.now() },
+      { execution, refusal: null, flash: null },
+    );
+    expect(page).toContain('<code>/note</code></th><td><span class="string">[REDACTED]</span>');
+    expect(page).toMatch(/<code>\/first_password<\/code><\/th><td><em class="secret"[^>]*>hidden \(secret\)<\/em>/);
+    expect(page).toMatch(/<code>\/pin<\/code><\/th><td><em class="secret"[^>]*>hidden \(secret\)<\/em>/);
+    expect(page).not.toContain('Pa55-word');
+
+    const notice = noticeOf({ consoleUrl: (id) => `http://127.0.0.1/console/executions/${id}` }, execution);
+    expect(notice.summary).toBe('{"first_password":"[REDACTED]","note":"\\u005bREDACTED]","pin":"[REDACTED]"}');
+  });
+});

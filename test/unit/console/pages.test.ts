@@ -1,0 +1,74 @@
+// The call page without a browser: what an approver reads is what is held, invisible characters
+// marked and hidden secrets told apart from values that only read "[REDACTED]".
+import { describe, expect, it } from 'vitest';
+import { summarize } from '../../../shared/approvals/notifier.js';
+import { executionPage, type PageContext } from '../../../shared/console/pages.js';
+import { noticeOf } from '../../../shared/use-cases/approvals.js';
+import { anExecution } from '../../support/executions.js';
+
+const context: PageContext = {
+  approver: { id: 'finance-approver', name: 'Farah', groups: ['finance'] },
+  csrf: 'csrf-token',
+  now: Date.now(),
+};
+const secretCell = '<em class="secret" title="a secret: hidden here, sent as the agent gave it">hidden (secret)</em>';
+const row = (pointer: string, cell: string) => `<tr><th scope="row"><code>${pointer}</code></th><td>${cell}</td></tr>`;
+const mark = (code: string) =>
+  `<span class="hidden-char" title="an invisible or direction-changing character">${code}</span>`;
+const pageOf = (overrides: Parameters<typeof anExecution>[0]) =>
+  executionPage(context, { execution: anExecution(overrides), refusal: null, flash: null });
+
+describe('the call page', () => {
+  it('[console.redacted-distinct] shows a hidden secret as one and a plain "[REDACTED]" as the text it is', () => {
+    const page = pageOf({
+      arguments_json: '{"initial_password":"[REDACTED]","note":"[REDACTED]"}',
+      sealed_arguments: 'sealed',
+      secret_pointers: ['/initial_password'],
+    });
+    expect(page).toContain(row('/initial_password', secretCell));
+    expect(page).toContain(row('/note', '<span class="string">[REDACTED]</span>'));
+  });
+
+  it('[console.redacted-distinct] on a record without pointers, a "[REDACTED]" in unsealed arguments is plain text', () => {
+    const page = pageOf({ arguments_json: '{"note":"[REDACTED]"}', sealed_arguments: null, secret_pointers: null });
+    expect(page).toContain(row('/note', '<span class="string">[REDACTED]</span>'));
+    expect(page).not.toContain('class="secret"');
+  });
+
+  it('[console.invisible-marked] marks variation selectors, tag characters, fillers and blank symbols in values and names', () => {
+    const hidden = 'Office chairs\u{e0049}\u{e0067}\u{e006e}\ufe0f\u3164\u2800';
+    const page = pageOf({ arguments_json: JSON.stringify({ item: hidden, 'a\u17b4b': 'x\u115f' }) });
+    expect(page).toContain(
+      `<span class="string">Office chairs${mark('U+E0049')}${mark('U+E0067')}${mark('U+E006E')}${mark('U+FE0F')}${mark('U+3164')}${mark('U+2800')}</span>`,
+    );
+    expect(page).toContain(`<code>/a${mark('U+17B4')}b</code>`);
+    expect(page).toContain(`x${mark('U+115F')}`);
+    for (const character of ['\u{e0049}', '\ufe0f', '\u3164', '\u2800', '\u17b4', '\u115f']) {
+      expect(page).not.toContain(character);
+    }
+  });
+
+  it('[console.invisible-marked] marks invisible characters in the reason a rejecting approver gave', () => {
+    const page = pageOf({ status: 'rejected', decision_note: 'Budget\u200b frozen' });
+    expect(page).toContain(`<dd>Budget${mark('U+200B')} frozen</dd>`);
+  });
+});
+
+describe('the notice summary', () => {
+  it('[console.redacted-distinct] [notify.no-secrets] reads a hidden secret as "[REDACTED]" and writes a look-alike escaped', () => {
+    const execution = anExecution({
+      arguments_json: '{"initial_password":"[REDACTED]","note":"[REDACTED]"}',
+      sealed_arguments: 'sealed',
+      secret_pointers: ['/initial_password'],
+    });
+    const { summary } = noticeOf({ consoleUrl: (id) => `https://gw.example/console/executions/${id}` }, execution);
+    expect(summary).toBe('{"initial_password":"[REDACTED]","note":"\\u005bREDACTED]"}');
+  });
+
+  it('[console.invisible-marked] writes invisible characters as \\u escapes, so the summary reads what is held', () => {
+    const held = { item: 'Office chairs\u{e0049}\u{e0067}\ufe0f\u2800' };
+    const summary = summarize(JSON.stringify(held));
+    expect(summary).toBe('{"item":"Office chairs\\udb40\\udc49\\udb40\\udc67\\ufe0f\\u2800"}');
+    expect(JSON.parse(summary)).toEqual(held);
+  });
+});
