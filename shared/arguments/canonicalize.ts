@@ -2,13 +2,15 @@
 // schema, or lists every problem with its JSON Pointer. The canonical form is what policy
 // evaluates, what the approver sees, what is hashed, stored and sent.
 import { createHash } from 'node:crypto';
-import canonicalJson from 'canonicalize';
+import { inPlace, memberSchemas } from '../catalog/schema-walk.js';
 import { type CatalogTool, isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
-import { unsafePathValue } from '../invoke/call.js';
+import { headerText, unsafePathValue } from '../invoke/call.js';
+import { headerValueMessage, printableHeaderValue } from '../invoke/headers.js';
 import { jsonPointer } from '../json-pointer.js';
 import type { InputError } from '../result.js';
-import type { ArgumentIssue, StrictArguments } from './strict-json.js';
+import { canonicalJsonText, lenientJsonText } from './exact-json.js';
+import { type ArgumentIssue, pointerSegment, type StrictArguments } from './strict-json.js';
 import { canonicalDecimal, canonicalText, compareDecimals, identifierProblem, isMultipleOf } from './text-rules.js';
 import { validatorFor } from './validation.js';
 
@@ -33,33 +35,17 @@ const error = (path: string, code: InputErrorCode, message: string = inputErrorC
   message,
 });
 
-/** Marks can sit on the schema itself or on the branches of allOf / anyOf / oneOf. */
-const branches = (schema: JsonObject): JsonObject[] => [
-  schema,
-  ...(['allOf', 'anyOf', 'oneOf'] as const).flatMap((key) => {
-    const list = schema[key];
-    return Array.isArray(list) ? list.filter(isJsonObject) : [];
-  }),
-];
+/** Marks can sit on the schema itself or on any branch that applies in place (schema-walk.ts). */
+const branches = (schema: JsonObject): readonly JsonObject[] => inPlace(schema);
 
 const hasMark = (schema: JsonObject | undefined, mark: string): boolean =>
   schema !== undefined && branches(schema).some((branch) => branch[mark] === true);
 
+/** The schema of a member: several that may govern it are read together, as an allOf. */
 const childSchema = (schema: JsonObject | undefined, key: string | number): JsonObject | undefined => {
   if (schema === undefined) return undefined;
-  for (const branch of branches(schema)) {
-    if (typeof key === 'number') {
-      const prefix = branch.prefixItems;
-      if (Array.isArray(prefix) && isJsonObject(prefix[key])) return prefix[key];
-      if (isJsonObject(branch.items)) return branch.items;
-    } else {
-      const properties = branch.properties;
-      if (isJsonObject(properties) && Object.hasOwn(properties, key) && isJsonObject(properties[key])) {
-        return properties[key];
-      }
-    }
-  }
-  return undefined;
+  const members = memberSchemas([schema], key);
+  return members.length <= 1 ? members[0] : { allOf: members };
 };
 
 const decimalOf = (value: unknown): string | null =>
@@ -98,17 +84,33 @@ const amountProblem = (schema: JsonObject, amount: string): InputErrorCode | nul
   return null;
 };
 
-/** Depth is bounded (32) by the reader before this walk, so recursion here is shallow. */
-const canonicalValue = (
-  value: unknown,
-  schema: JsonObject | undefined,
-  path: (string | number)[],
-  numbers: ReadonlyMap<string, string>,
-  problems: InputError[],
-): unknown => {
-  const pointer = jsonPointer(path);
+/** An integer beyond ±(2^53−1) kept exact, and where it sits (the validator sees a stand-in there). */
+interface ExactInteger {
+  readonly container: JsonObject | unknown[];
+  readonly key: string | number;
+  readonly value: bigint;
+  readonly pointer: string;
+  readonly schema: JsonObject | undefined;
+}
+
+interface Walk {
+  readonly numbers: ReadonlyMap<string, string>;
+  readonly problems: InputError[];
+  readonly exact: ExactInteger[];
+}
+
+const setMember = (container: JsonObject | unknown[], key: string | number, value: unknown): void => {
+  Object.defineProperty(container, key, { value, enumerable: true, writable: true, configurable: true });
+};
+
+/**
+ * Depth is bounded (32) by the reader before this walk, so recursion here is shallow. Pointers
+ * grow by one segment per level, and are read only where a problem or a number's text needs one.
+ */
+const canonicalValue = (value: unknown, schema: JsonObject | undefined, pointer: string, walk: Walk): unknown => {
+  const { numbers, problems } = walk;
   if (hasMark(schema, marks.amount) && (typeof value === 'string' || typeof value === 'number')) {
-    const amount = canonicalDecimal(value, numbers.get(pointer));
+    const amount = canonicalDecimal(value, typeof value === 'number' ? numbers.get(pointer) : undefined);
     if (amount === null) {
       problems.push(error(pointer, 'invalid_decimal'));
       // A stand-in the validator accepts, so the field is reported once, as invalid_decimal.
@@ -126,25 +128,84 @@ const canonicalValue = (
     }
     return text;
   }
-  if (typeof value === 'number') return Object.is(value, -0) ? 0 : value;
+  if (typeof value === 'number') {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      // Beyond 2^53 a double is not the number written: the digits come from the text, exactly.
+      const digits = canonicalDecimal(value, numbers.get(pointer));
+      if (digits !== null && !digits.includes('.')) return BigInt(digits);
+      problems.push(error(pointer, 'unsafe_integer'));
+    }
+    return Object.is(value, -0) ? 0 : value;
+  }
   if (Array.isArray(value)) {
-    return value.map((item, index) =>
-      canonicalValue(item, childSchema(schema, index), [...path, index], numbers, problems),
-    );
+    const out: unknown[] = [];
+    for (const [index, item] of value.entries()) {
+      const child = childSchema(schema, index);
+      const childPointer = pointer + pointerSegment(index);
+      const canonical = canonicalValue(item, child, childPointer, walk);
+      out.push(canonical);
+      if (typeof canonical === 'bigint') {
+        walk.exact.push({ container: out, key: index, value: canonical, pointer: childPointer, schema: child });
+      }
+    }
+    return out;
   }
   if (isJsonObject(value)) {
     const out: JsonObject = {};
-    for (const [key, child] of Object.entries(value)) {
-      Object.defineProperty(out, key, {
-        value: canonicalValue(child, childSchema(schema, key), [...path, key], numbers, problems),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+    for (const [key, item] of Object.entries(value)) {
+      const child = childSchema(schema, key);
+      const childPointer = pointer + pointerSegment(key);
+      const canonical = canonicalValue(item, child, childPointer, walk);
+      setMember(out, key, canonical);
+      if (typeof canonical === 'bigint') {
+        walk.exact.push({ container: out, key, value: canonical, pointer: childPointer, schema: child });
+      }
     }
     return out;
   }
   return value;
+};
+
+/**
+ * Validates with the schema's validator, which cannot read a bigint: each exact integer is shown
+ * to it as a double of the same sign and size (so type checks hold), and its numeric limits are
+ * checked exactly, on its digits, instead.
+ */
+const validate = (schema: JsonObject, canonical: JsonObject, exact: readonly ExactInteger[]): InputError[] => {
+  for (const item of exact) setMember(item.container, item.key, Number(item.value));
+  let found: InputError[];
+  try {
+    found = validatorFor(schema)(canonical);
+  } finally {
+    for (const item of exact) setMember(item.container, item.key, item.value);
+  }
+  if (exact.length === 0) return found;
+  const exactAt = new Set(exact.map((item) => item.pointer));
+  const numeric: ReadonlySet<string> = new Set<InputErrorCode>(['out_of_range', 'not_allowed_value']);
+  return [
+    ...found.filter((problem) => !(exactAt.has(problem.path) && numeric.has(problem.code))),
+    ...exact.flatMap((item) => {
+      const problem = item.schema === undefined ? null : amountProblem(item.schema, item.value.toString());
+      return problem === null ? [] : [error(item.pointer, problem)];
+    }),
+  ];
+};
+
+/** Most input errors an answer (and the record) lists; the rest are counted in one last entry. */
+export const maxInputErrors = 100;
+/** Longest path or message an input error keeps (a key can be as long as the request). */
+const maxErrorText = 500;
+
+const clip = (text: string): string => (text.length > maxErrorText ? `${text.slice(0, maxErrorText)}…` : text);
+
+/** The errors as listed: each clipped, at most maxInputErrors, and a count of the rest. */
+const bounded = (errors: readonly InputError[]): InputError[] => {
+  const listed = errors
+    .slice(0, maxInputErrors)
+    .map((item) => ({ path: clip(item.path), code: item.code, message: clip(item.message) }));
+  if (errors.length <= maxInputErrors) return listed;
+  const rest = errors.length - maxInputErrors;
+  return [...listed, error('', 'more_errors', `${inputErrorCodes.more_errors} (${rest} more)`)];
 };
 
 const dedupe = (errors: InputError[]): InputError[] => {
@@ -177,7 +238,8 @@ export const canonicalizeArguments = (
     input.numbers.has(issue.path) &&
     hasMark(schemaAt(schema, issue.path), marks.amount);
   const problems: InputError[] = input.issues.filter((issue) => !exactAmount(issue)).map(issueError);
-  const canonical = canonicalValue(value, schema, [], input.numbers, problems);
+  const walk: Walk = { numbers: input.numbers, problems, exact: [] };
+  const canonical = canonicalValue(value, schema, '', walk);
   if (!isJsonObject(canonical)) return { ok: false, errors: [error('', 'not_an_object')] };
   // A path value of "." or ".." would move the call to another path of the system.
   for (const binding of tool.fields ?? []) {
@@ -193,22 +255,40 @@ export const canonicalizeArguments = (
       );
     }
   }
-  // Where a value was not read (nested too deep), the validator would only see a stand-in.
-  const unread = input.issues.filter((issue) => issue.code === 'nesting_too_deep').map((issue) => issue.path);
-  problems.push(
-    ...validatorFor(schema)(canonical).filter(
-      (found) => !unread.some((path) => found.path === path || found.path.startsWith(`${path}/`)),
-    ),
+  // A header value goes on the wire as it is: printable ASCII only (no line breaks to smuggle
+  // headers, nothing a system would decode differently from what the approver saw).
+  for (const binding of tool.fields ?? []) {
+    if (binding.in !== 'header' || !Object.hasOwn(canonical, binding.field)) continue;
+    if (!printableHeaderValue(headerText(canonical[binding.field]))) {
+      problems.push(error(jsonPointer([binding.field]), 'invalid_format', headerValueMessage));
+    }
+  }
+  // Where a value was not read (nested too deep, past a cap), the validator would only see a
+  // stand-in (or nothing): its findings there are left out.
+  const unread = new Set(
+    input.issues
+      .filter((issue) => issue.code === 'nesting_too_deep' || issue.code === 'too_many_items')
+      .map((issue) => issue.path),
   );
+  const tooMany = input.issues.some((issue) => issue.code === 'too_many_values');
+  const underUnread = (path: string): boolean => {
+    for (let end = path.length; end !== -1; end = path.lastIndexOf('/', end - 1)) {
+      if (unread.has(path.slice(0, end))) return true;
+      if (end === 0) break;
+    }
+    return false;
+  };
+  // Past the value cap the arguments were not all read, so the validator has nothing to say.
+  if (!tooMany) problems.push(...validate(schema, canonical, walk.exact).filter((found) => !underUnread(found.path)));
   if (problems.length > 0) {
     // Values already refused (lone surrogates, non-finite numbers) have no canonical text; the
     // size is still reported, measured on the plain serialization.
-    if (Buffer.byteLength(JSON.stringify(canonical), 'utf8') > maxArgumentBytes) {
+    if (Buffer.byteLength(lenientJsonText(canonical), 'utf8') > maxArgumentBytes) {
       problems.push(error('', 'arguments_too_large'));
     }
-    return { ok: false, errors: dedupe(problems) };
+    return { ok: false, errors: bounded(dedupe(problems)) };
   }
-  const json = canonicalJson(canonical) ?? '{}';
+  const json = canonicalJsonText(canonical);
   if (Buffer.byteLength(json, 'utf8') > maxArgumentBytes)
     return { ok: false, errors: [error('', 'arguments_too_large')] };
   return {

@@ -1,8 +1,10 @@
 // A strict, non-recursive JSON reader for tool-call arguments. JSON.parse cannot see what the
-// gateway must refuse rather than silently change: a key given twice, an integer beyond 2^53, a
-// number too large to be finite, a `__proto__` key, a lone UTF-16 surrogate, nesting beyond the
-// limit. This reader reports each with its JSON Pointer, keeps the source text of every number
-// (so amounts stay exact), and uses an explicit stack, so hostile depth cannot overflow it.
+// gateway must refuse rather than silently change: a key given twice, a number too large to be
+// finite, a `__proto__` key, a lone UTF-16 surrogate, nesting beyond the limit, more values than
+// one call may hold. This reader reports each with its JSON Pointer, keeps the source text of
+// every number a double would change (so amounts and integers beyond 2^53 stay exact), reads the
+// whole message once, in one linear pass, and uses an explicit stack, so hostile depth cannot
+// overflow it.
 //
 // (No maintained JSON library reports duplicate keys and raw number text without recursing, which
 // is why this one is written here.)
@@ -15,25 +17,39 @@ export interface ArgumentIssue {
 }
 
 export interface StrictArguments {
-  /** The arguments as read (forbidden keys and values nested too deep left out); undefined when absent. */
+  /** The arguments as read (forbidden keys, values nested too deep and values past a cap left out); undefined when absent. */
   readonly value: unknown;
-  /** Source text of every number, by JSON Pointer. */
+  /**
+   * Source text of each number its JavaScript number does not spell the same way (1.50, 1e3,
+   * 9007199254740993), by JSON Pointer: the rest are exactly `String(value)`.
+   */
   readonly numbers: ReadonlyMap<string, string>;
   readonly issues: readonly ArgumentIssue[];
 }
 
 export const maxArgumentDepth = 32;
+/** Most values (objects, arrays and scalars, the arguments object included) one call's arguments may hold. */
+export const maxArgumentValues = 10_000;
+/** Most items one array in the arguments may hold. */
+export const maxArrayItems = 1_000;
 export const forbiddenKeys: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 class JsonSyntaxError extends Error {}
 
+/** Where a container sits relative to the focus (the arguments). */
 interface Frame {
   readonly kind: 'object' | 'array';
+  /** null: not built (refused, nested too deep, or past a cap). */
   readonly container: Record<string, unknown> | unknown[] | null;
-  readonly path: readonly (string | number)[];
+  /** Pointer relative to the focus, for containers inside it; null outside. */
+  readonly pointer: string | null;
+  /** Focus keys this container's path matched so far; -1 once it left the focus's path. */
+  readonly matched: number;
   readonly keys: Set<string>;
   key: string | null;
   index: number;
+  /** This array reached maxArrayItems (reported once). */
+  full: boolean;
 }
 
 const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -48,27 +64,41 @@ const escapes = new Map([
   ['t', '\t'],
 ]);
 
+/** One pointer segment (RFC 6901) with its slash, escaped only when it has to be. */
+export const pointerSegment = (key: string | number): string => {
+  if (typeof key === 'number') return `/${key}`;
+  return key.includes('~') || key.includes('/') ? `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}` : `/${key}`;
+};
+
 interface ReadDocument {
+  /** The whole document, as JSON.parse would give it (less what was refused or left out). */
   readonly root: unknown;
-  readonly numbers: Map<string, string>;
-  readonly issues: ArgumentIssue[];
+  /** The focus, read strictly. */
+  readonly focus: StrictArguments;
 }
 
 /**
- * Reads a whole JSON document. Containers deeper than `maxDepth` are not built: the reader skips
- * them (still checking their syntax) and reports nesting_too_deep where they start.
+ * Reads a whole JSON document once, in one pass, and the value at `focus` strictly: hazards are
+ * reported only there, with pointers relative to it, and pointers are built only for what needs
+ * one (an issue, a number whose text must be kept, a container inside the focus). Containers
+ * deeper than `maxDepth` are not built: the reader skips them (still checking their syntax) and
+ * reports nesting_too_deep where they start. Inside the focus, values past maxArgumentValues and
+ * array items past maxArrayItems are not built either, and reported once.
  */
-const readDocument = (text: string, maxDepth: number): ReadDocument => {
+const readDocument = (text: string, focus: readonly string[], maxDepth: number): ReadDocument => {
   const numbers = new Map<string, string>();
   const issues: ArgumentIssue[] = [];
   const stack: Frame[] = [];
   let root: unknown;
+  let focusValue: unknown;
   let position = 0;
   /** Stack length at which a value not to be built started; -1 when not skipping. */
   let skippingFrom = -1;
   /** The next value belongs to a refused key: read it, build nothing. */
   let skipNext = false;
-  const noPath: readonly (string | number)[] = [];
+  /** Values read inside the focus; past the cap nothing more is built there. */
+  let values = 0;
+  let overflow = false;
 
   const fail = (): never => {
     throw new JsonSyntaxError(`invalid JSON at offset ${position}`);
@@ -111,13 +141,26 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
     }
     return fail();
   };
-  /** Where the next value goes. */
-  const slotPath = (): readonly (string | number)[] => {
+
+  /** The next value's place: its pointer inside the focus (null outside), and the focus keys matched. */
+  let slotPointer: string | null = null;
+  let slotMatched = -1;
+  const locateSlot = () => {
     const frame = stack.at(-1);
-    if (frame === undefined) return noPath;
-    // Paths are only needed where values are built; skipped depth costs no memory.
-    if (skippingFrom !== -1) return noPath;
-    return [...frame.path, frame.kind === 'array' || frame.key === null ? frame.index : frame.key];
+    if (frame === undefined) {
+      slotMatched = 0;
+      slotPointer = focus.length === 0 ? '' : null;
+    } else if (frame.pointer !== null) {
+      slotMatched = focus.length;
+      slotPointer =
+        frame.pointer + pointerSegment(frame.kind === 'array' || frame.key === null ? frame.index : frame.key);
+    } else if (frame.matched >= 0 && frame.kind === 'object' && frame.key === focus[frame.matched]) {
+      slotMatched = frame.matched + 1;
+      slotPointer = slotMatched === focus.length ? '' : null;
+    } else {
+      slotMatched = -1;
+      slotPointer = null;
+    }
   };
   const store = (value: unknown) => {
     const frame = stack.at(-1);
@@ -131,6 +174,7 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
         configurable: true,
       });
     }
+    if (slotPointer === '') focusValue = value;
   };
   const readKey = () => {
     const frame = stack.at(-1);
@@ -142,13 +186,21 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
     position += 1;
     // Keys are compared in NFC, so two spellings of one name are one key.
     const key = raw.normalize('NFC');
-    if (skippingFrom === -1) {
-      const pointer = jsonPointer([...frame.path, key]);
-      if (frame.keys.has(key)) issues.push({ path: pointer, code: 'duplicate_key' });
-      if (forbiddenKeys.has(key)) issues.push({ path: pointer, code: 'forbidden_key' });
-      if (!raw.isWellFormed()) issues.push({ path: pointer, code: 'lone_surrogate' });
+    const repeated = frame.keys.has(key);
+    if (frame.container !== null && frame.pointer !== null) {
+      // Past the cap nothing more is built, so nothing more is reported either.
+      if (overflow) {
+        frame.key = key;
+        return;
+      }
+      if (repeated) issues.push({ path: frame.pointer + pointerSegment(key), code: 'duplicate_key' });
+      if (forbiddenKeys.has(key)) issues.push({ path: frame.pointer + pointerSegment(key), code: 'forbidden_key' });
+      if (!raw.isWellFormed()) issues.push({ path: frame.pointer + pointerSegment(key), code: 'lone_surrogate' });
+    } else if (repeated && frame.matched === focus.length - 1 && key === focus[frame.matched]) {
+      // The arguments given twice: the last one is kept, and the call refused.
+      issues.push({ path: '', code: 'duplicate_key' });
     }
-    frame.keys.add(key);
+    if (frame.container !== null) frame.keys.add(key);
     frame.key = key;
     if (forbiddenKeys.has(key) && skippingFrom === -1) skipNext = true;
   };
@@ -158,10 +210,24 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
   while (true) {
     if (expectValue) {
       skipSpace();
-      const path = slotPath();
       const refused = skipNext;
       skipNext = false;
-      const collecting = skippingFrom === -1 && !refused;
+      const parent = stack.at(-1);
+      let collecting = skippingFrom === -1 && !refused && (parent === undefined || parent.container !== null);
+      if (collecting) locateSlot();
+      const inside = collecting && slotPointer !== null;
+      if (inside) {
+        values += 1;
+        if (values > maxArgumentValues) {
+          if (!overflow) issues.push({ path: '', code: 'too_many_values' });
+          overflow = true;
+        }
+        if (parent?.kind === 'array' && parent.index >= maxArrayItems) {
+          if (!parent.full && parent.pointer !== null) issues.push({ path: parent.pointer, code: 'too_many_items' });
+          parent.full = true;
+        }
+        if (overflow || parent?.full === true) collecting = false;
+      }
       const char = text[position];
       if (char === '{' || char === '[') {
         position += 1;
@@ -169,15 +235,24 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
         let container: Record<string, unknown> | unknown[] | null = null;
         if (refused) skippingFrom = stack.length;
         else if (collecting && stack.length >= maxDepth) {
-          issues.push({ path: jsonPointer(path), code: 'nesting_too_deep' });
+          if (slotPointer !== null) issues.push({ path: slotPointer, code: 'nesting_too_deep' });
           skippingFrom = stack.length;
           // An array keeps the refused item's place, so later items keep their indexes.
-          if (stack.at(-1)?.kind === 'array') store(null);
+          if (parent?.kind === 'array') store(null);
         } else if (collecting) {
           container = kind === 'object' ? {} : [];
           store(container);
         }
-        stack.push({ kind, container, path, keys: new Set(), key: null, index: 0 });
+        stack.push({
+          kind,
+          container,
+          pointer: container === null ? null : slotPointer,
+          matched: container === null ? -1 : slotMatched,
+          keys: new Set(),
+          key: null,
+          index: 0,
+          full: false,
+        });
         skipSpace();
         if (text[position] === (kind === 'object' ? '}' : ']')) {
           position += 1;
@@ -192,7 +267,9 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
       let value: unknown;
       if (char === '"') {
         const string = readString();
-        if (collecting && !string.isWellFormed()) issues.push({ path: jsonPointer(path), code: 'lone_surrogate' });
+        if (collecting && slotPointer !== null && !string.isWellFormed()) {
+          issues.push({ path: slotPointer, code: 'lone_surrogate' });
+        }
         value = string;
       } else if (char === 't' && text.startsWith('true', position)) {
         position += 4;
@@ -208,13 +285,10 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
         const raw = numberPattern.exec(text)?.[0] ?? fail();
         position += raw.length;
         const number = Number(raw);
-        if (collecting) {
-          const pointer = jsonPointer(path);
-          numbers.set(pointer, raw);
-          if (!Number.isFinite(number)) issues.push({ path: pointer, code: 'non_finite_number' });
-          else if (Number.isInteger(number) && !Number.isSafeInteger(number)) {
-            issues.push({ path: pointer, code: 'unsafe_integer' });
-          }
+        if (collecting && slotPointer !== null) {
+          if (!Number.isFinite(number)) issues.push({ path: slotPointer, code: 'non_finite_number' });
+          // Most numbers spell themselves; only the others need their text kept.
+          if (String(number) !== raw) numbers.set(slotPointer, raw);
         }
         value = number;
       }
@@ -245,7 +319,7 @@ const readDocument = (text: string, maxDepth: number): ReadDocument => {
   }
   skipSpace();
   if (position !== text.length) fail();
-  return { root, numbers, issues };
+  return { root, focus: { value: focusValue, numbers, issues } };
 
   function popFrame() {
     stack.pop();
@@ -258,56 +332,46 @@ const ownMember = (value: unknown, key: string): unknown =>
     ? Object.getOwnPropertyDescriptor(value, key)?.value
     : undefined;
 
+const toolCallFocus = ['params', 'arguments'];
+
 /**
  * Reads the arguments at `focus` (member names from the root, e.g. params → arguments of a
  * JSON-RPC message; [] for a document that is the arguments). Pointers are relative to the
  * arguments. Null when the text is not JSON.
  */
-export const readArguments = (
-  text: string,
-  focus: readonly string[] = ['params', 'arguments'],
-): StrictArguments | null => {
-  const document = tryRead(text, focus.length + maxArgumentDepth);
-  return document === null ? null : focusOn(document, focus);
-};
+export const readArguments = (text: string, focus: readonly string[] = toolCallFocus): StrictArguments | null =>
+  tryRead(text, focus)?.focus ?? null;
+
+/** A JSON-RPC message read once: the message as JSON.parse would give it, and a tools/call's arguments read strictly. */
+export interface ReadMessage {
+  readonly message: unknown;
+  /** The arguments of a tools/call; null for any other message. */
+  readonly toolArguments: StrictArguments | null;
+}
 
 /**
- * The arguments of a JSON-RPC tools/call message, or null for any other message (or text that
- * is not JSON). The method is read from the message itself, so no spelling of it (escapes
- * included) avoids the strict reading.
+ * Reads a JSON-RPC message in one pass (null when the text is not JSON). The method is read from
+ * the message itself, so no spelling of it (escapes included) avoids the strict reading.
  */
-export const readToolCallArguments = (text: string): StrictArguments | null => {
-  const focus = ['params', 'arguments'];
-  const document = tryRead(text, focus.length + maxArgumentDepth);
-  if (document === null || ownMember(document.root, 'method') !== 'tools/call') return null;
-  return focusOn(document, focus);
+export const readMessage = (text: string): ReadMessage | null => {
+  const document = tryRead(text, toolCallFocus);
+  if (document === null) return null;
+  return {
+    message: document.root,
+    toolArguments: ownMember(document.root, 'method') === 'tools/call' ? document.focus : null,
+  };
 };
 
-const tryRead = (text: string, maxDepth: number): ReadDocument | null => {
+/** The arguments of a JSON-RPC tools/call message, or null for any other message (or text that is not JSON). */
+export const readToolCallArguments = (text: string): StrictArguments | null => readMessage(text)?.toolArguments ?? null;
+
+const tryRead = (text: string, focus: readonly string[]): ReadDocument | null => {
   try {
-    return readDocument(text, maxDepth);
+    return readDocument(text, focus, focus.length + maxArgumentDepth);
   } catch (error) {
     if (error instanceof JsonSyntaxError) return null;
     throw error;
   }
-};
-
-const focusOn = (document: ReadDocument, focus: readonly string[]): StrictArguments => {
-  const prefix = jsonPointer(focus);
-  const inside = (pointer: string) => pointer === prefix || pointer.startsWith(`${prefix}/`);
-  let value: unknown = document.root;
-  for (const key of focus) value = ownMember(value, key);
-  return {
-    value,
-    numbers: new Map(
-      [...document.numbers]
-        .filter(([pointer]) => inside(pointer))
-        .map(([pointer, raw]) => [pointer.slice(prefix.length), raw]),
-    ),
-    issues: document.issues
-      .filter((issue) => inside(issue.path))
-      .map((issue) => ({ path: issue.path.slice(prefix.length), code: issue.code })),
-  };
 };
 
 /**

@@ -4,8 +4,9 @@
 // Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
 import type { ResolvedSystem } from '../config/load.js';
+import { headerParameterRule } from '../invoke/headers.js';
 import { normalizeOperationId, toolName } from './naming.js';
-import type { OperationSpec } from './operations.js';
+import type { OperationSpec, ParameterSpec } from './operations.js';
 import { applyMarks, hasReference, type MarkRules, toJsonSchema } from './schema-conversion.js';
 import { type Access, type CatalogTool, type FieldBinding, isJsonObject, type JsonObject } from './tool.js';
 
@@ -39,6 +40,54 @@ interface InputShape {
   readonly fields: FieldBinding[];
 }
 
+/**
+ * Header and cookie parameters agents cannot fill (the gateway's decision in docs/decisions.md):
+ * names OpenAPI says to ignore (Accept, Content-Type, Authorization) are ignored; the credential's
+ * header, x-request-id and traceparent are the gateway's own; the transport's headers, Cookie,
+ * names that are no header name, and cookie parameters are never taken from an agent: an optional
+ * one is dropped, a required one leaves its operation out. Dropped and left out are noted.
+ */
+const screenParameters = (
+  operation: OperationSpec,
+  credentialHeader: string | null,
+): { readonly parameters: ParameterSpec[]; readonly notes: string[]; readonly leftOut: string | null } => {
+  const parameters: ParameterSpec[] = [];
+  const notes: string[] = [];
+  for (const parameter of operation.parameters) {
+    const quoted = JSON.stringify(parameter.name);
+    if (parameter.in === 'cookie') {
+      if (parameter.required) {
+        return {
+          parameters,
+          notes,
+          leftOut: `it needs the cookie parameter ${quoted}, which the gateway does not send`,
+        };
+      }
+      notes.push(`the cookie parameter ${quoted} is not offered: the gateway does not send cookies`);
+      continue;
+    }
+    const rule = parameter.in === 'header' ? headerParameterRule(parameter.name, credentialHeader) : 'send';
+    if (rule === 'ignored') continue;
+    if (rule === 'gateway') {
+      notes.push(`the header parameter ${quoted} is not offered: the gateway sends its own`);
+      continue;
+    }
+    if (rule === 'forbidden') {
+      if (parameter.required) {
+        return {
+          parameters,
+          notes,
+          leftOut: `it needs the header parameter ${quoted}, which the gateway does not take from agents`,
+        };
+      }
+      notes.push(`the header parameter ${quoted} is not offered: the gateway does not take it from agents`);
+      continue;
+    }
+    parameters.push(parameter);
+  }
+  return { parameters, notes, leftOut: null };
+};
+
 const openApiInput = (operation: OperationSpec, convert: (schema: JsonObject) => JsonObject): InputShape | string => {
   const properties: JsonObject = {};
   const required: string[] = [];
@@ -64,6 +113,7 @@ const openApiInput = (operation: OperationSpec, convert: (schema: JsonObject) =>
     }
   }
   for (const parameter of operation.parameters) {
+    // Screened out before (screenParameters); kept so the binding's location is never a cookie.
     if (parameter.in === 'cookie') return `cookie parameter "${parameter.name}" cannot be sent by the gateway`;
     let field = parameter.name;
     if (Object.hasOwn(properties, field)) field = `${parameter.in}_${parameter.name}`;
@@ -153,8 +203,21 @@ export const buildSystemTools = (
       });
       continue;
     }
+    const screened = screenParameters(
+      operation,
+      system.credentials.type === 'api_key' ? system.credentials.header : null,
+    );
+    if (screened.leftOut !== null) {
+      warnings.push({ path: where, message: `${operation.source} (${name}) is left out: ${screened.leftOut}` });
+      continue;
+    }
+    for (const note of screened.notes)
+      warnings.push({ path: where, message: `${operation.source} (${name}): ${note}` });
     const convert = (schema: JsonObject) => toJsonSchema(schema, { dialect: operation.dialect, dropReadOnly: true });
-    const shape = operation.inputSchema === undefined ? openApiInput(operation, convert) : adminInput(operation);
+    const shape =
+      operation.inputSchema === undefined
+        ? openApiInput({ ...operation, parameters: screened.parameters }, convert)
+        : adminInput(operation);
     if (typeof shape === 'string') {
       problems.push({ path: where, message: `${operation.source} (${name}): ${shape}` });
       continue;

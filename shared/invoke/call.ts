@@ -2,10 +2,12 @@
 // means: succeeded, failed (the system refused, or a read got no usable answer), or unknown (a
 // write was sent but no reliable answer came back). The system's free text never comes back:
 // only its error code, when it is a short machine token, or http_<status>.
+import { exactJsonText } from '../arguments/exact-json.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import type { ResolvedSystem } from '../config/load.js';
 import { systemCodePattern } from '../errors.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
+import { headerParameterRule } from './headers.js';
 import type { OutboundRequest, OutboundResult } from './system-client.js';
 
 export interface CallContext {
@@ -26,7 +28,11 @@ const pathSegment = (value: string): string => {
   return encodeURIComponent(value);
 };
 
-const scalar = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+/** A value as text: a string as it is, anything else as JSON (an integer beyond 2^53 as its exact digits). */
+const scalar = (value: unknown): string => (typeof value === 'string' ? value : exactJsonText(value));
+
+/** A header parameter's value as it goes on the wire (canonicalization checks this very text). */
+export const headerText = scalar;
 
 export const buildRequest = (
   tool: CatalogTool,
@@ -34,6 +40,7 @@ export const buildRequest = (
   args: JsonObject,
   context: CallContext,
 ): OutboundRequest => {
+  const credentialHeader = system.credentials.type === 'api_key' ? system.credentials.header : null;
   let path = tool.path;
   const query = new URLSearchParams();
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -51,7 +58,10 @@ export const buildRequest = (
         for (const item of Array.isArray(value) ? value : [value]) query.append(binding.name, scalar(item));
         break;
       case 'header':
-        headers[binding.name.toLowerCase()] = scalar(value);
+        // The catalog offers no other header; should a binding name one, it is not sent.
+        if (headerParameterRule(binding.name, credentialHeader) === 'send') {
+          headers[binding.name.toLowerCase()] = headerText(value);
+        }
         break;
       case 'body':
         Object.defineProperty(body, binding.name, { value, enumerable: true, writable: true, configurable: true });
@@ -78,7 +88,7 @@ export const buildRequest = (
     method: tool.method,
     url: `${system.base_url}${path}${search.length > 0 ? `?${search}` : ''}`,
     headers,
-    body: hasBody ? JSON.stringify(wholeBody === undefined ? body : wholeBody) : null,
+    body: hasBody ? exactJsonText(wholeBody === undefined ? body : wholeBody) : null,
     deadlineMs: system.timeout,
     maxResponseBytes: system.max_response_size,
   };

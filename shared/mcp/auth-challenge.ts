@@ -16,15 +16,25 @@ export const mcpResourceUrl = (publicBaseUrl: string): URL => new URL(mcpPath, p
 export const resourceMetadataUrl = (publicBaseUrl: string): string =>
   getOAuthProtectedResourceMetadataUrl(mcpResourceUrl(publicBaseUrl));
 
-/** 401 with `WWW-Authenticate: Bearer … resource_metadata="…"`. */
-export const unauthorizedResponse = (publicBaseUrl: string, tokenPresented: boolean): Response =>
-  bearerAuthChallengeResponse(
-    new OAuthError(
-      OAuthErrorCode.InvalidToken,
-      tokenPresented ? 'The bearer token is not valid for this gateway.' : 'A bearer token is required.',
-    ),
-    { resourceMetadataUrl: resourceMetadataUrl(publicBaseUrl) },
+/**
+ * 401 with `WWW-Authenticate: Bearer … resource_metadata="…"` (RFC 6750 §3). A request without a
+ * bearer token gets no error code, as §3.1 asks; a token that is not valid gets `invalid_token`
+ * and a description. The body says the same in words.
+ */
+export const unauthorizedResponse = (publicBaseUrl: string, tokenPresented: boolean): Response => {
+  const metadataUrl = resourceMetadataUrl(publicBaseUrl);
+  if (tokenPresented) {
+    return bearerAuthChallengeResponse(
+      new OAuthError(OAuthErrorCode.InvalidToken, 'The bearer token is not valid for this gateway.'),
+      { resourceMetadataUrl: metadataUrl },
+    );
+  }
+  // A URL's href holds no quote or backslash, so it goes into the quoted string as it is.
+  return Response.json(
+    { message: 'A bearer token is required: send Authorization: Bearer <token>.' },
+    { status: 401, headers: { 'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}"` } },
   );
+};
 
 export interface ProtectedResourceMetadata {
   readonly resource: string;

@@ -6,12 +6,16 @@ import {
   type AuthInfo,
   createMcpHandler,
   hostHeaderValidationResponse,
+  isJsonContentType,
   isLegacyRequest,
   originValidationResponse,
+  readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { readToolCallArguments } from '../arguments/strict-json.js';
+import { readMessage, type StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
+import { limitsNow } from '../limits/agent-limits.js';
+import type { LimitRefusal, RequestGate } from '../limits/request-gate.js';
 import { McpRequestContext, requestContextOf } from './request-context.js';
 import { buildMcpServer, type McpServices } from './server.js';
 
@@ -23,6 +27,10 @@ export interface McpEndpointOptions {
   readonly allowedHostnames: readonly string[] | null;
   /** Origin hostnames accepted from browsers; requests without an Origin header always pass. */
   readonly allowedOrigins: readonly string[];
+  /** Per-agent rate and concurrency, checked for every request once the agent is known. */
+  readonly requestGate: RequestGate;
+  /** Called when an agent starts being refused by a limit (once per run of refusals, for logging). */
+  readonly onLimited?: (agent: AgentIdentity, refusal: LimitRefusal) => void;
   /** Called with faults the SDK reports out of band (for logging). */
   readonly onError?: (error: Error) => void;
 }
@@ -38,8 +46,51 @@ export const jsonRpcErrorResponse = (status: number, code: number, message: stri
 export const bodyTooLargeResponse = (): Response =>
   jsonRpcErrorResponse(413, -32600, `The request body is larger than ${maxRequestBodyBytes} bytes.`);
 
+/** A request other than tools/call refused by a limit: HTTP 429, as API Gateway's own throttling answers. */
+export const limitedResponse = (refusal: LimitRefusal): Response => {
+  const response = jsonRpcErrorResponse(429, -32000, refusal.message);
+  response.headers.set('retry-after', String(refusal.retryAfterSeconds));
+  return response;
+};
+
+/** JSON-RPC batches (removed from MCP in 2025-06-18) are refused on every path. */
+export const batchRefusedResponse = (): Response =>
+  jsonRpcErrorResponse(400, -32600, 'JSON-RPC batches are not supported: send one request per HTTP POST.');
+
+/** What reading a request's body gave: the message for the SDK and a tool call's arguments, or the answer. */
+type ReadBody =
+  | { readonly kind: 'read'; readonly parsedBody: unknown; readonly toolArguments: StrictArguments | null }
+  | { readonly kind: 'answered'; readonly response: Response };
+
+/**
+ * Reads a POST's JSON body once, strictly: the SDK gets the message already parsed (it does not
+ * read the text again), a tools/call gets its arguments as the strict reader saw them. Anything
+ * else (other methods, other media types) goes to the SDK untouched, which answers it.
+ */
+const readBody = async (request: Request): Promise<ReadBody> => {
+  if (request.method.toUpperCase() !== 'POST' || !isJsonContentType(request.headers.get('content-type'))) {
+    return { kind: 'read', parsedBody: undefined, toolArguments: null };
+  }
+  const body = await readRequestBody(request, maxRequestBodyBytes);
+  if (body.tooLarge) return { kind: 'answered', response: bodyTooLargeResponse() };
+  const read = readMessage(body.text);
+  if (read === null) {
+    return {
+      kind: 'answered',
+      response: jsonRpcErrorResponse(400, -32700, 'Parse error: the body is not valid JSON.'),
+    };
+  }
+  if (Array.isArray(read.message)) return { kind: 'answered', response: batchRefusedResponse() };
+  return { kind: 'read', parsedBody: read.message, toolArguments: read.toolArguments };
+};
+
 /** 2025-era requests: a fresh server and a JSON-mode transport for this one exchange. */
-const serveLegacy = async (services: McpServices, request: Request, authInfo: AuthInfo): Promise<Response> => {
+const serveLegacy = async (
+  services: McpServices,
+  request: Request,
+  authInfo: AuthInfo,
+  parsedBody: unknown,
+): Promise<Response> => {
   if (request.method.toUpperCase() !== 'POST') return jsonRpcErrorResponse(405, -32000, 'Method not allowed.');
   const server = buildMcpServer(services, requestContextOf(authInfo));
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -49,7 +100,7 @@ const serveLegacy = async (services: McpServices, request: Request, authInfo: Au
   });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request, { authInfo });
+    return await transport.handleRequest(request, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
   } finally {
     await transport.close();
     await server.close();
@@ -74,15 +125,31 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
       if (refused !== undefined) return refused;
       const declaredLength = Number(request.headers.get('content-length') ?? '0');
       if (declaredLength > maxRequestBodyBytes) return bodyTooLargeResponse();
-      // A tool call's arguments are read from the request's own text, where duplicate keys,
-      // huge integers and lone surrogates are still visible.
-      let toolArguments = null;
-      if (request.method === 'POST') toolArguments = readToolCallArguments(await request.clone().text());
-      const authInfo = new McpRequestContext(agent, toolArguments, request.headers.get('traceparent')).toAuthInfo();
-      if (await isLegacyRequest(request, undefined, { maxRequestBodySize: maxRequestBodyBytes })) {
-        return serveLegacy(services, request, authInfo);
+      // Every request of a known agent counts against its limits, unreadable ones included.
+      const admission = options.requestGate.admit(agent.id, await limitsNow(services.controlPlane, agent));
+      if (admission.kind === 'refused' && admission.first) options.onLimited?.(agent, admission.refusal);
+      try {
+        // The body is read once, here (see readBody): a tool call's arguments come from the
+        // request's own text, where duplicate keys, huge integers and lone surrogates are visible.
+        const body = await readBody(request);
+        if (body.kind === 'answered') return body.response;
+        const { parsedBody, toolArguments } = body;
+        // A refused tools/call is answered with a result object the agent reads (denied, the limit
+        // in its message); any other refused request gets 429 before the SDK sees it.
+        if (admission.kind === 'refused' && toolArguments === null) return limitedResponse(admission.refusal);
+        const authInfo = new McpRequestContext(
+          agent,
+          toolArguments,
+          request.headers.get('traceparent'),
+          admission.kind === 'refused' ? admission.refusal : null,
+        ).toAuthInfo();
+        if (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: maxRequestBodyBytes })) {
+          return await serveLegacy(services, request, authInfo, parsedBody);
+        }
+        return await modern.fetch(request, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
+      } finally {
+        if (admission.kind === 'admitted') admission.release();
       }
-      return modern.fetch(request, { authInfo });
     },
     close: () => modern.close(),
   };

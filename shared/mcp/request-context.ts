@@ -3,6 +3,7 @@
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
+import type { LimitRefusal } from '../limits/request-gate.js';
 
 export class McpRequestContext {
   constructor(
@@ -11,6 +12,8 @@ export class McpRequestContext {
     readonly toolArguments: StrictArguments | null,
     /** The caller's W3C traceparent header, if any. */
     readonly traceparent: string | null = null,
+    /** Set when one of the agent's limits refused this tools/call: it is answered without running. */
+    readonly refusal: LimitRefusal | null = null,
   ) {}
 
   toAuthInfo(): AuthInfo {

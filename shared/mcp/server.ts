@@ -1,10 +1,17 @@
 // The gateway's MCP server for one request and one agent: protocol mechanics come from the
 // official SDK (both revisions, discover, caching fields); the gateway answers tools/list and
 // tools/call from its use-cases.
-import { type CallToolResult, type ListToolsResult, Server, type Tool } from '@modelcontextprotocol/server';
+import {
+  type CallToolResult,
+  type ListToolsResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type Tool,
+} from '@modelcontextprotocol/server';
 import { readParsedArguments } from '../arguments/strict-json.js';
 import type { CatalogTool } from '../catalog/tool.js';
-import { resultObjectJsonSchema } from '../result.js';
+import { resultObject, resultObjectJsonSchema } from '../result.js';
 import { type CallToolDeps, callTool, visibleTools } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../version.js';
@@ -13,6 +20,10 @@ import { statusTool, statusToolName } from './status-tool.js';
 import { toCallToolResult } from './tool-result.js';
 
 export type McpServices = CallToolDeps;
+
+/** What an agent reads when tools/call fails inside the gateway: nothing of the fault itself. */
+export const toolCallFaultMessage =
+  'The gateway met an internal fault while handling this call, and its outcome is not known here. Check before repeating a write.';
 
 /** A catalog tool as MCP lists it; every tool answers the result object. */
 const toMcpTool = (tool: CatalogTool): Tool => ({
@@ -56,14 +67,31 @@ export const buildMcpServer = (services: McpServices, context: McpRequestContext
 
   server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
-    if (name === statusToolName) {
-      return toCallToolResult(await getExecutionStatus(services, agent, args));
+    if (context.refusal !== null) {
+      // Refused by a limit before anything ran, and not recorded: a flood must not cost store writes.
+      return toCallToolResult(
+        resultObject({ status: 'denied', code: context.refusal.code, message: context.refusal.message }),
+      );
     }
-    return toCallToolResult(
-      await callTool(services, agent, name, context.toolArguments ?? readParsedArguments(args), {
-        traceparent: context.traceparent,
-      }),
-    );
+    try {
+      if (name === statusToolName) {
+        return toCallToolResult(await getExecutionStatus(services, agent, args));
+      }
+      return toCallToolResult(
+        await callTool(services, agent, name, context.toolArguments ?? readParsedArguments(args), {
+          traceparent: context.traceparent,
+        }),
+      );
+    } catch (error) {
+      // A fault (the store refused a write, a bug) is logged here and answered in the gateway's
+      // own words: the SDK would otherwise send the exception's text, the store's or a system's.
+      services.log.warn('tools/call failed', {
+        agent_id: agent.id,
+        tool: name.slice(0, 200),
+        error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
+      });
+      throw new ProtocolError(ProtocolErrorCode.InternalError, toolCallFaultMessage);
+    }
   });
 
   return server;

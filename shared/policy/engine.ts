@@ -14,7 +14,7 @@ import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
-import { toCedarRecord } from './cedar-values.js';
+import { type CedarConversion, toCedarRecord } from './cedar-values.js';
 import type { CompiledPolicies, PolicyInfo } from './policy-set.js';
 import { witnessArguments } from './witness.js';
 
@@ -56,6 +56,28 @@ const compare = (left: PolicyInfo, right: PolicyInfo): number => {
     if (x !== y) return x < y ? -1 : 1;
   }
   return Number(left.id.slice('policy'.length)) - Number(right.id.slice('policy'.length));
+};
+
+/** Whether a canonical value is, or holds, an integer beyond 2^53 (a bigint). */
+const holdsBigInteger = (value: unknown): boolean =>
+  typeof value === 'bigint' ||
+  (typeof value === 'object' && value !== null && Object.values(value).some(holdsBigInteger));
+
+/** A copy with 0 in place of each integer beyond 2^53. */
+const withoutBigIntegers = (value: unknown): unknown => {
+  if (typeof value === 'bigint') return 0;
+  if (Array.isArray(value)) return value.map(withoutBigIntegers);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    Object.defineProperty(out, key, {
+      value: withoutBigIntegers(child),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 };
 
 export class PolicyEngine {
@@ -122,9 +144,34 @@ export class PolicyEngine {
     };
   }
 
+  /**
+   * The call's arguments as a Cedar record. Cedar's JavaScript binding takes numbers as doubles,
+   * so an integer beyond 2^53 (kept exact for the system) cannot reach it. In a field no policy
+   * reads, Cedar is shown 0 in its place (its value cannot change any decision, and Cedar wants
+   * every field of the schema); in a field a policy reads, the call cannot be evaluated exactly
+   * and is refused (not_representable).
+   */
+  private contextOf(tool: CatalogTool, args: JsonObject): CedarConversion {
+    const shape = this.shapeOf(tool);
+    const read = this.compiled.argumentsRead;
+    if (read === 'all') return toCedarRecord(args, shape);
+    let shown = args;
+    for (const name of shape.attributes.keys()) {
+      if (read.has(name) || !Object.hasOwn(args, name) || !holdsBigInteger(args[name])) continue;
+      shown = { ...shown };
+      Object.defineProperty(shown, name, {
+        value: withoutBigIntegers(args[name]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return toCedarRecord(shown, shape);
+  }
+
   /** The decision for a call with canonical arguments. */
   decide(agent: AgentIdentity, tool: CatalogTool, args: JsonObject): PolicyDecision {
-    const context = toCedarRecord(args, this.shapeOf(tool));
+    const context = this.contextOf(tool, args);
     if (!context.ok || typeof context.value !== 'object' || context.value === null || Array.isArray(context.value)) {
       return { kind: 'deny', reason: 'not_representable', determining: [] };
     }

@@ -42,7 +42,40 @@ export interface CompiledPolicies {
   /** Each policy's text, by id (policy0, policy1, … in file order). */
   readonly texts: Readonly<Record<string, string>>;
   readonly policies: ReadonlyMap<string, PolicyInfo>;
+  /** Argument fields some policy reads (`context.arguments.<field>`, or `has <field>`); 'all' when one reads them whole. */
+  readonly argumentsRead: ReadonlySet<string> | 'all';
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `context.arguments` in a policy's JSON form. */
+const isArgumentsRecord = (node: unknown): boolean => {
+  const access = isRecord(node) ? node['.'] : undefined;
+  return isRecord(access) && access.attr === 'arguments' && isRecord(access.left) && access.left.Var === 'context';
+};
+
+/**
+ * Adds the argument fields a policy's conditions read to `fields`; false when the policy uses the
+ * context otherwise (the arguments whole), so that every field counts as read.
+ */
+const collectArgumentsRead = (node: unknown, fields: Set<string>): boolean => {
+  if (Array.isArray(node)) return node.every((item) => collectArgumentsRead(item, fields));
+  if (!isRecord(node)) return true;
+  if (node.Var === 'context' || isArgumentsRecord(node)) return false;
+  for (const operator of ['.', 'has']) {
+    const access = node[operator];
+    if (isRecord(access) && typeof access.attr === 'string' && isArgumentsRecord(access.left)) {
+      fields.add(access.attr);
+      return true;
+    }
+    // `context.arguments` itself, or `context has arguments`: no field read yet.
+    if (isRecord(access) && access.attr === 'arguments' && isRecord(access.left) && access.left.Var === 'context') {
+      return operator === 'has';
+    }
+  }
+  return Object.values(node).every((child) => collectArgumentsRead(child, fields));
+};
 
 export type PolicyCompilation = { ok: true; policies: CompiledPolicies } | { ok: false; problems: PolicyProblem[] };
 
@@ -141,6 +174,8 @@ export const compilePolicies = (
   const texts: Record<string, string> = {};
   const names = new Map<string, string>();
   const sourceOf = new Map<string, PolicySource>();
+  const fieldsRead = new Set<string>();
+  let readsAll = false;
   for (const [index, source] of sources.entries()) {
     const id = `policy${index}`;
     const line = lineAt(source.file.text, source.offset);
@@ -150,6 +185,7 @@ export const compilePolicies = (
       problems.push(...json.errors.map((error) => problemAt(source, error, names)));
       continue;
     }
+    if (!collectArgumentsRead(json.json.conditions, fieldsRead)) readsAll = true;
     const annotations = json.json.annotations ?? {};
     const name = annotations.id ?? `${source.file.path}:${line}`;
     const earlier = [...policies.values()].find((policy) => policy.name === name);
@@ -223,5 +259,8 @@ export const compilePolicies = (
       };
     }
   }
-  return { ok: true, policies: { setId, schemaName: setId, texts, policies } };
+  return {
+    ok: true,
+    policies: { setId, schemaName: setId, texts, policies, argumentsRead: readsAll ? 'all' : fieldsRead },
+  };
 };

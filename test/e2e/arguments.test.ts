@@ -24,7 +24,7 @@ beforeAll(async () => {
     }),
   );
   store = new DynamoDbExecutionStore(
-    documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint))),
+    documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
   );
 });
@@ -137,11 +137,12 @@ describe('tools/call arguments over MCP', () => {
     expect((await create(order)).result.code).not.toBe('invalid_arguments');
   });
 
-  it('[args.json-hazards] [args.every-problem] reports duplicate keys, huge integers and lone surrogates, all at once', async () => {
+  // A whole number beyond 2^53 is kept exact ([args.exact-integers]); one that is not whole cannot be.
+  it('[args.json-hazards] [args.every-problem] reports duplicate keys, huge inexact numbers and lone surrogates, all at once', async () => {
     const body =
       '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"erp.purchase_orders.create","arguments":' +
       '{"vendor_id":"V-100","vendor_id":"V-200","amount":"1","currency":"EUR","description":"\\ud800 broken",' +
-      '"lines":[{"sku":"A","quantity":9007199254740993}],"__proto__":{"admin":true}}}}';
+      '"lines":[{"sku":"A","quantity":9007199254740993.5}],"__proto__":{"admin":true}}}}';
     const response = await rawRequest(runtime.mcpUrl, {
       headers: mcpHeaders(demoTokens.procurement, { 'mcp-protocol-version': '2025-11-25' }),
       body,

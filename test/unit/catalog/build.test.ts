@@ -79,7 +79,7 @@ describe('input schema: merging parameters and body', () => {
           { name: 'order_id', in: 'path', required: true, description: 'The order.', schema: { type: 'string' } },
           { name: 'dry_run', in: 'query', schema: { type: 'boolean' } },
           { name: 'page', in: 'query', required: true, schema: { type: 'integer', description: 'Own description.' } },
-          { name: 'X-Request-Id', in: 'header', required: true, schema: { type: 'string' } },
+          { name: 'X-Correlation-Id', in: 'header', required: true, schema: { type: 'string' } },
           { name: 'X-Trace', in: 'header', required: false, schema: { type: 'string' } },
         ],
         requestBody: {
@@ -111,7 +111,7 @@ describe('input schema: merging parameters and body', () => {
     order_id: { type: 'string', description: 'The order.' },
     dry_run: { type: 'boolean' },
     page: { type: 'integer', description: 'Own description.' },
-    'X-Request-Id': { type: 'string' },
+    'X-Correlation-Id': { type: 'string' },
     'X-Trace': { type: 'string' },
   };
 
@@ -122,7 +122,7 @@ describe('input schema: merging parameters and body', () => {
       description: 'A line of an order.',
       type: 'object',
       properties,
-      required: ['sku', 'quantity', 'order_id', 'page', 'X-Request-Id'],
+      required: ['sku', 'quantity', 'order_id', 'page', 'X-Correlation-Id'],
       additionalProperties: false,
     });
     expect(tool.fields).toEqual([
@@ -132,7 +132,7 @@ describe('input schema: merging parameters and body', () => {
       { field: 'order_id', in: 'path', name: 'order_id' },
       { field: 'dry_run', in: 'query', name: 'dry_run' },
       { field: 'page', in: 'query', name: 'page' },
-      { field: 'X-Request-Id', in: 'header', name: 'X-Request-Id' },
+      { field: 'X-Correlation-Id', in: 'header', name: 'X-Correlation-Id' },
       { field: 'X-Trace', in: 'header', name: 'X-Trace' },
     ]);
     expect(tool.method).toBe('POST');
@@ -145,7 +145,7 @@ describe('input schema: merging parameters and body', () => {
       description: 'A line of an order.',
       type: 'object',
       properties,
-      required: ['order_id', 'page', 'X-Request-Id'],
+      required: ['order_id', 'page', 'X-Correlation-Id'],
       additionalProperties: false,
     });
   });
@@ -335,8 +335,8 @@ describe('input schema: bodies that are not objects, cookies, read-only fields',
     expect(tool.fields).toEqual([{ field: 'body', in: 'whole-body', name: 'body' }]);
   });
 
-  it('[catalog.input-schema] refuses an operation with a cookie parameter', async () => {
-    const built = await build({
+  it('[catalog.header-parameters] leaves out an operation that needs a cookie parameter, with a note; the document stays valid', async () => {
+    const paths = {
       '/me': {
         get: {
           operationId: 'me.get',
@@ -345,14 +345,21 @@ describe('input schema: bodies that are not objects, cookies, read-only fields',
         },
       },
       '/other': { get: { operationId: 'other.get', responses: ok } },
-    });
+    };
+    const built = await build(paths);
     expect(built.tools.map((tool) => tool.name)).toEqual(['erp.other.get']);
-    expect(built.problems).toEqual([
+    expect(built.problems).toEqual([]);
+    expect(built.warnings).toEqual([
       {
         path: ['systems', 0, 'openapi'],
-        message: 'openapi: GET /me (erp.me.get): cookie parameter "session" cannot be sent by the gateway',
+        message:
+          'openapi: GET /me (erp.me.get) is left out: it needs the cookie parameter "session", which the gateway does not send',
       },
     ]);
+    // disabled_tools may name it (nothing to turn off, and no "there is no tool named" problem).
+    const disabled = await build(paths, { disabled_tools: ['erp.me.get'] });
+    expect(disabled.problems).toEqual([]);
+    expect(disabled.tools.map((tool) => tool.name)).toEqual(['erp.other.get']);
   });
 
   it('[catalog.input-schema] leaves read-only body properties out of the input (and out of required)', async () => {
@@ -1126,5 +1133,117 @@ describe('operations left out with a warning', () => {
     );
     expect(tool.name).toBe('erp.tree.get');
     expect(tool.responseSchema).toBeNull();
+  });
+});
+
+describe('header and cookie parameters the gateway will not take from agents', () => {
+  const withParameters = (parameters: JsonObject[]): JsonObject => ({
+    '/orders': { get: { operationId: 'orders.list', parameters, responses: ok } },
+    '/other': { get: { operationId: 'other.get', responses: ok } },
+  });
+  const header = (name: string, required: boolean): JsonObject => ({
+    name,
+    in: 'header',
+    required,
+    schema: { type: 'string' },
+  });
+  const keep = header('X-Tenant', false);
+
+  it.each([
+    'Host',
+    'Connection',
+    'Keep-Alive',
+    'Proxy-Authenticate',
+    'Proxy-Authorization',
+    'Proxy-Connection',
+    'TE',
+    'Trailer',
+    'Transfer-Encoding',
+    'Upgrade',
+    'Content-Length',
+    'cookie',
+    'X Tenant',
+  ])(
+    '[catalog.header-parameters] leaves out an operation whose required header parameter is %s, with a note',
+    async (name) => {
+      const built = await build(withParameters([keep, header(name, true)]));
+      expect(built.problems).toEqual([]);
+      expect(built.tools.map((tool) => tool.name)).toEqual(['erp.other.get']);
+      expect(built.warnings).toEqual([
+        {
+          path: ['systems', 0, 'openapi'],
+          message: `openapi: GET /orders (erp.orders.list) is left out: it needs the header parameter "${name}", which the gateway does not take from agents`,
+        },
+      ]);
+    },
+  );
+
+  it.each(['Host', 'connection', 'TRANSFER-ENCODING', 'Upgrade', 'Content-Length', 'Cookie'])(
+    '[catalog.header-parameters] drops an optional header parameter %s from the input, with a note',
+    async (name) => {
+      const built = await build(withParameters([keep, header(name, false)]));
+      expect(built.problems).toEqual([]);
+      const tool = toolNamed(built, 'erp.orders.list');
+      expect(tool.inputSchema).toEqual({
+        type: 'object',
+        properties: { 'X-Tenant': { type: 'string' } },
+        additionalProperties: false,
+      });
+      expect(tool.fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+      expect(built.warnings).toEqual([
+        {
+          path: ['systems', 0, 'openapi'],
+          message: `openapi: GET /orders (erp.orders.list): the header parameter "${name}" is not offered: the gateway does not take it from agents`,
+        },
+      ]);
+    },
+  );
+
+  it.each(['Accept', 'Content-Type', 'authorization'])(
+    '[catalog.header-parameters] ignores a header parameter named %s, as OpenAPI says (no field, no note)',
+    async (name) => {
+      const built = await build(withParameters([keep, header(name, true)]));
+      const tool = toolNamed(built, 'erp.orders.list');
+      expect(built.warnings).toEqual([]);
+      expect(built.problems).toEqual([]);
+      expect(tool.fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+      expect(Object.keys(tool.inputSchema.properties as JsonObject)).toEqual(['X-Tenant']);
+    },
+  );
+
+  it.each<[string, string, Partial<ResolvedSystem>]>([
+    ['the api key header', 'API_KEY', { credentials: { type: 'api_key', header: 'api_key', value: 'k' } }],
+    ['x-request-id', 'X-Request-Id', {}],
+    ['traceparent', 'traceparent', {}],
+  ])(
+    '[catalog.header-parameters] does not ask agents for %s, which the gateway sends itself (a note)',
+    async (_label, name, overrides) => {
+      const built = await build(withParameters([keep, header(name, true)]), overrides);
+      expect(built.problems).toEqual([]);
+      const tool = toolNamed(built, 'erp.orders.list');
+      expect(tool.fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+      expect(tool.inputSchema.required).toBeUndefined();
+      expect(built.warnings).toEqual([
+        {
+          path: ['systems', 0, 'openapi'],
+          message: `openapi: GET /orders (erp.orders.list): the header parameter "${name}" is not offered: the gateway sends its own`,
+        },
+      ]);
+    },
+  );
+
+  it('[catalog.header-parameters] drops an optional cookie parameter with a note', async () => {
+    const built = await build(
+      withParameters([keep, { name: 'theme', in: 'cookie', required: false, schema: { type: 'string' } }]),
+    );
+    expect(built.problems).toEqual([]);
+    expect(toolNamed(built, 'erp.orders.list').fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+    expect(built.warnings).toEqual([
+      {
+        path: ['systems', 0, 'openapi'],
+        message:
+          'openapi: GET /orders (erp.orders.list): the cookie parameter "theme" is not offered: the gateway does not send cookies',
+      },
+    ]);
   });
 });

@@ -18,7 +18,7 @@ const demo = (): Promise<GatewaySnapshot> => {
 const decimal = (arg: string) => ({ __extn: { fn: 'decimal', arg } });
 
 const shopModel = async () => {
-  const snapshot = await loadedShop({ 'p.cedar': '' });
+  const snapshot = await loadedShop({});
   return { snapshot, model: cedarModelOf([...snapshot.catalog.tools, ...snapshot.catalog.disabled]) };
 };
 
@@ -296,7 +296,7 @@ describe('the demo policies', () => {
     );
   };
 
-  it.each(['999.99', '"999.99"', '999.9999', '"999.9999"', '0', '"-5"'])(
+  it.each(['999.99', '"999.99"', '999.9999', '"999.9999"', '0.0001', '"1"'])(
     '[policy.model] [policy.human-step] runs a purchase order of %s at once for procurement',
     async (amount) => {
       expect(await orderDecision(amount)).toEqual({
@@ -329,6 +329,36 @@ describe('the demo policies', () => {
     expect(step('999.9999')).toMatchObject({ kind: 'allow', step: null });
     expect(step('1000.0000')).toMatchObject({ kind: 'allow', step: { staff: 'finance', customer: false } });
   });
+
+  it.each(['0', '"0.0000"', '-0', '"-0.0001"', '"-5"', '-1500', '"-922337203685477.5808"'])(
+    '[demo.positive-amounts] refuses a purchase order of %s (zero or less), naming the forbid',
+    async (amount) => {
+      expect(await orderDecision(amount)).toEqual({
+        kind: 'deny',
+        reason: 'forbidden',
+        determining: [expect.objectContaining(await demoPolicy('positive-amounts', 'forbid', [], null))],
+      });
+    },
+  );
+
+  it.each(['0', '-0.01', '-10', '-600'])(
+    '[demo.positive-amounts] refuses a refund of %s for a customer: neither the customer nor finance is asked',
+    async (amount) => {
+      const snapshot = await demo();
+      const tool = toolNamed(snapshot, 'erp.refunds.create');
+      expect(
+        snapshot.policy.decide(
+          support,
+          tool,
+          canonical(tool, `{"order_reference":"SO-1","amount":${JSON.stringify(amount)},"currency":"EUR"}`),
+        ),
+      ).toEqual({
+        kind: 'deny',
+        reason: 'forbidden',
+        determining: [expect.objectContaining(await demoPolicy('positive-amounts', 'forbid', [], null))],
+      });
+    },
+  );
 
   it('[policy.model] [policy.fail-closed] refuses a purchase order of 999.99999 as not representable', async () => {
     expect(await orderDecision('999.99999')).toEqual({ kind: 'deny', reason: 'not_representable', determining: [] });

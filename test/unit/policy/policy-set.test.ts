@@ -173,14 +173,17 @@ describe('validation against the generated schema', () => {
     });
   });
 
-  it('[policy.schema-validation] accepts no policy files and empty ones', async () => {
+  it('[policy.schema-validation] accepts an explicit empty list of policy files', async () => {
     await expect(loadedShop({})).resolves.toMatchObject({ catalog: { disabled: [{ name: 'shop.off' }] } });
-    await expect(loadedShop({ 'a.cedar': '', 'b.cedar': '// nothing yet\n' })).resolves.toMatchObject({
-      files: new Map([
-        ['a.cedar', ''],
-        ['b.cedar', '// nothing yet\n'],
-      ]),
-    });
+  });
+
+  it('[config.no-half-written] refuses a policy file that holds no policy, naming each such file', async () => {
+    // An empty file (or one with only comments) is what an editor caught mid-save leaves behind.
+    const problems = await refusedShop({ 'a.cedar': '', 'b.cedar': '// nothing yet\n', 'c.cedar': fine });
+    expect(problems).toEqual([
+      { file: 'gateway.config.yaml', path: 'policies[0]', line: 2, message: 'the policy file a.cedar holds no policy' },
+      { file: 'gateway.config.yaml', path: 'policies[1]', line: 3, message: 'the policy file b.cedar holds no policy' },
+    ]);
   });
 });
 

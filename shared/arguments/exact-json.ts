@@ -1,0 +1,56 @@
+// JSON text for canonical arguments, which hold integers beyond ±(2^53−1) exactly, as bigint: the
+// canonical form (RFC 8785 key order) that is stored and hashed, the plain form sent to systems,
+// and a reader that gives such integers back exactly from stored text. JSON.stringify refuses a
+// bigint, so a place that forgets these fails loudly instead of rounding.
+
+/**
+ * RFC 8785 text, a bigint written as its digits. For values without a bigint it is exactly what
+ * the `canonicalize` package writes (keys in UTF-16 code-unit order, numbers as ECMAScript does).
+ */
+export const canonicalJsonText = (value: unknown): string => write(value, true);
+
+/** JSON text in the value's own key order, a bigint written as its digits. */
+export const exactJsonText = (value: unknown): string => write(value, false);
+
+/** The same, for refused input that may hold what JSON cannot: a number that is not finite is written null, as JSON.stringify does. */
+export const lenientJsonText = (value: unknown): string => write(value, false, true);
+
+/** Depth is bounded by the reader (32 levels), so recursion here is shallow. */
+const write = (value: unknown, sorted: boolean, lenient = false): string => {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) {
+      if (lenient) return 'null';
+      throw new Error('A number that is not finite has no JSON form.');
+    }
+    return JSON.stringify(value);
+  }
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    return `[${value.map((item) => (item === undefined ? 'null' : write(item, sorted, lenient))).join(',')}]`;
+  }
+  if (typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (sorted) keys.sort();
+    const parts: string[] = [];
+    for (const key of keys) {
+      const child: unknown = Object.getOwnPropertyDescriptor(value, key)?.value;
+      if (child !== undefined) parts.push(`${JSON.stringify(key)}:${write(child, sorted, lenient)}`);
+    }
+    return `{${parts.join(',')}}`;
+  }
+  throw new Error(`A ${typeof value} has no JSON form.`);
+};
+
+const integerText = /^-?(?:0|[1-9]\d*)$/;
+
+/** Reads JSON text, keeping each integer beyond ±(2^53−1) exact (a bigint) from its own digits. */
+export const parseExactJson = (text: string): unknown =>
+  JSON.parse(text, (_key: string, value: unknown, context?: { readonly source?: string }): unknown =>
+    typeof value === 'number' &&
+    !Number.isSafeInteger(value) &&
+    context?.source !== undefined &&
+    integerText.test(context.source)
+      ? BigInt(context.source)
+      : value,
+  );

@@ -1,0 +1,56 @@
+// JSON text for canonical arguments that may hold integers beyond 2^53 (as bigint): the canonical
+// form is the `canonicalize` package's wherever there is no bigint, and stored text reads back exactly.
+import canonicalize from 'canonicalize';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJsonText, exactJsonText, parseExactJson } from '../../../shared/arguments/exact-json.js';
+import { maxArgumentValues, maxArrayItems, readArguments } from '../../../shared/arguments/strict-json.js';
+
+describe('[args.exact-integers] exact JSON text', () => {
+  it('[args.exact-integers] writes the same canonical text as the canonicalize package for plain JSON', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        // -0 is written 0 by both; the package has no bigint to compare.
+        expect(canonicalJsonText(value)).toBe(canonicalize(value));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('[args.exact-integers] writes a bigint as its digits and reads such digits back as a bigint', () => {
+    const value = { b: [9007199254740993n, -12345678901234567890n, 1], a: { '10': 1, '9': 2 }, c: 2.5 };
+    const canonical = canonicalJsonText(value);
+    expect(canonical).toBe('{"a":{"10":1,"9":2},"b":[9007199254740993,-12345678901234567890,1],"c":2.5}');
+    expect(exactJsonText({ z: 9007199254740993n, a: 1 })).toBe('{"z":9007199254740993,"a":1}');
+    expect(parseExactJson(canonical)).toEqual(value);
+    // Safe integers and fractions stay numbers.
+    expect(parseExactJson('[9007199254740991,1e400,1.5]')).toEqual([9007199254740991, Number.POSITIVE_INFINITY, 1.5]);
+    expect(() => JSON.stringify({ n: 1n })).toThrow();
+  });
+});
+
+describe('[args.value-caps] what the reader builds past the caps', () => {
+  it('[args.value-caps] reports too many values once and builds, and reports, nothing more', () => {
+    // Eleven arrays of 500 two-value elements (an array and its string): past the cap in the tenth.
+    const chunk = `[${Array.from({ length: 500 }, () => '["\\ud800"]').join(',')}]`;
+    const read = readArguments(`{"a":[${Array.from({ length: 11 }, () => chunk).join(',')}],"a":1}`, []);
+    expect(read?.issues.filter((issue) => issue.code === 'too_many_values')).toEqual([
+      { path: '', code: 'too_many_values' },
+    ]);
+    // Every value past the cap went unread: its lone surrogate is not reported, nor the duplicate key.
+    expect(read?.issues.filter((issue) => issue.code === 'lone_surrogate').length).toBeLessThan(maxArgumentValues);
+    expect(read?.issues.some((issue) => issue.code === 'duplicate_key')).toBe(false);
+  });
+
+  it('[args.value-caps] stops an array at 1 000 items, keeps reading its siblings, and says where', () => {
+    const items = Array.from({ length: maxArrayItems + 5 }, (_, index) => String(index)).join(',');
+    const read = readArguments(`{"x/y":{"list":[${items}]},"after":"\\ud800"}`, []);
+    expect(read?.issues).toEqual([
+      { path: '/x~1y/list', code: 'too_many_items' },
+      { path: '/after', code: 'lone_surrogate' },
+    ]);
+    const value = read?.value;
+    expect(value).toMatchObject({ 'x/y': { list: expect.any(Array) } });
+    expect(JSON.stringify(value).split(',').length).toBe(maxArrayItems + 1);
+  });
+});

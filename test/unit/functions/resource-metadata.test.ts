@@ -1,0 +1,60 @@
+// The protected-resource metadata document (RFC 9728): it names an authorization server only
+// where one exists, and the resource by the configured public URL.
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { createResourceMetadataFunction } from '../../../functions/resource-metadata.js';
+import { lambdaContext } from '../../../infra/local/http-front.js';
+
+const logger = new Logger({ serviceName: 'resource-metadata-test', logLevel: 'SILENT' });
+
+const event = {
+  version: '2.0',
+  routeKey: 'GET /.well-known/oauth-protected-resource/mcp',
+  rawPath: '/.well-known/oauth-protected-resource/mcp',
+  rawQueryString: '',
+  headers: { host: 'evil.example' },
+  isBase64Encoded: false,
+  requestContext: {
+    accountId: '0',
+    apiId: 'test',
+    domainName: 'api.example.com',
+    domainPrefix: 'api',
+    http: {
+      method: 'GET',
+      path: '/.well-known/oauth-protected-resource/mcp',
+      protocol: 'HTTP/1.1',
+      sourceIp: '127.0.0.1',
+      userAgent: 'test',
+    },
+    requestId: 'r',
+    routeKey: 'GET /.well-known/oauth-protected-resource/mcp',
+    stage: '$default',
+    time: '',
+    timeEpoch: 0,
+  },
+} satisfies APIGatewayProxyEventV2;
+
+const documentFrom = async (authorizationServers: string[]) => {
+  const metadata = createResourceMetadataFunction({
+    logger,
+    publicUrl: 'https://api.example.com',
+    authorizationServers,
+  });
+  const result = await metadata(event, lambdaContext('resource-metadata', 5_000));
+  return JSON.parse(String(result.body));
+};
+
+describe('the protected-resource metadata', () => {
+  it('[auth.metadata-authorization-servers] names the stack’s issuer where there is one, and no server where there is none', async () => {
+    const issuer = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example';
+    expect(await documentFrom([issuer])).toMatchObject({
+      resource: 'https://api.example.com/mcp',
+      authorization_servers: [issuer],
+    });
+    const local = await documentFrom([]);
+    expect(local).not.toHaveProperty('authorization_servers');
+    // The configured public URL names the resource, not the Host header.
+    expect(local.resource).toBe('https://api.example.com/mcp');
+  });
+});
