@@ -80,6 +80,28 @@ export const startRuntime = (config: string, erpUrl: string): Promise<LocalRunti
     logLevel: 'ERROR',
   });
 
+/**
+ * The demo organization with its one agent's limits (settings.limits) raised out of the way: the
+ * bench measures the gateway's own cost at full speed, not the limits.
+ */
+const unlimitedDemo = async (): Promise<{ config: string; remove: () => Promise<void> }> => {
+  const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-org-'));
+  const remove = () => rm(folder, { recursive: true, force: true });
+  try {
+    await cp(projectPath('examples'), folder, { recursive: true });
+    const config = join(folder, 'gateway.config.yaml');
+    const text = await readFile(config, 'utf8');
+    if (!text.includes('\nsettings:\n')) throw new Error('the demo configuration has no settings block');
+    const limits =
+      '  limits: { concurrent_requests: 10000, requests_per_second: 100000, burst: 100000, pending_calls: 1000 }\n';
+    await writeFile(config, text.replace('\nsettings:\n', `\nsettings:\n${limits}`));
+    return { config, remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+};
+
 export const portOf = (url: string): number => Number(new URL(url).port);
 
 /** Polls `read` until `done` holds (bounded); answers the last value read. */
@@ -125,7 +147,9 @@ export const startBed = async (): Promise<Bed> => {
   try {
     const erp = await startDemoErp({ port: 0 });
     closers.push(() => erp.close());
-    const runtime = await startRuntime(projectPath('examples', 'gateway.config.yaml'), erp.url);
+    const org = await unlimitedDemo();
+    closers.push(org.remove);
+    const runtime = await startRuntime(org.config, erp.url);
     closers.push(() => runtime.stop());
     const watch = new WireWatch(portOf(runtime.dynamodbEndpoint), erp.port);
     closers.push(async () => watch.close());
@@ -149,7 +173,7 @@ export const startBed = async (): Promise<Bed> => {
     if (first.status !== 'succeeded' || template === undefined) {
       throw new Error(`the gateway's first direct call ended ${first.status} ${first.code ?? ''}`);
     }
-    const storeClient = new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint));
+    const storeClient = new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials));
     closers.push(async () => storeClient.destroy());
     await ensureTables(storeClient, [{ definition: executionsTable, tableName: minimalTable }]);
     const system = runtime.config().systems.find((candidate) => candidate.key === 'erp');

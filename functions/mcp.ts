@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { agentFromClaims, type ClaimNames } from '../shared/auth/agent.js';
 import { systemClock } from '../shared/clock.js';
 import { uuidV7Ids } from '../shared/ids.js';
+import { RequestGate } from '../shared/limits/request-gate.js';
 import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
 import {
   bodyTooLargeResponse,
@@ -54,6 +55,14 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
   const endpoint: McpEndpoint = createMcpEndpoint(deps.services, {
     allowedHostnames: deps.allowedHostnames,
     allowedOrigins: deps.allowedOrigins,
+    // One gate per process: exact locally, per instance in Lambda (docs/decisions.md).
+    requestGate: new RequestGate(deps.services.clock),
+    onLimited: (agent, refusal) =>
+      deps.logger.warn('agent refused by its limit', {
+        agent_id: agent.id,
+        code: refusal.code,
+        limit: refusal.message,
+      }),
     onError: (error) => deps.logger.warn('MCP request refused', { error: error.message }),
   });
   const handle: HttpHandler = async (event, _context, { signal }) => {

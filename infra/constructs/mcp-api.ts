@@ -29,9 +29,12 @@ export interface McpApiProps {
   readonly requiredScopes?: readonly string[];
   /** Browser origins (host names, served over https) allowed to call /mcp. @default none: no CORS */
   readonly allowedOrigins?: readonly string[];
-  /** Steady-state requests per second across all agents. @default 200 */
+  /**
+   * The floor under the gateway's own per-agent limits: API Gateway's throttling of each route,
+   * shared by all agents (HTTP APIs have no per-client throttling). @default 200
+   */
   readonly rateLimitPerSecond?: number;
-  /** @default 400 */
+  /** Requests each route accepts at once above its rate. @default 400 */
   readonly burstLimit?: number;
 }
 
@@ -43,6 +46,14 @@ export class McpApi extends Construct {
 
   constructor(scope: Construct, id: string, props: McpApiProps) {
     super(scope, id);
+    const rateLimit = props.rateLimitPerSecond ?? 200;
+    const burstLimit = props.burstLimit ?? 400;
+    if (!Number.isFinite(rateLimit) || rateLimit <= 0) {
+      throw new Error(`McpApi: rateLimitPerSecond must be a number above 0 (got ${rateLimit}).`);
+    }
+    if (!Number.isInteger(burstLimit) || burstLimit < 1) {
+      throw new Error(`McpApi: burstLimit must be a whole number of at least 1 (got ${burstLimit}).`);
+    }
     this.api = new HttpApi(this, 'Api', {
       description: 'Approval Gateway: MCP endpoint for agents and the approver console',
       createDefaultStage: false,
@@ -84,7 +95,7 @@ export class McpApi extends Construct {
           }),
         ),
       },
-      throttle: { rateLimit: props.rateLimitPerSecond ?? 200, burstLimit: props.burstLimit ?? 400 },
+      throttle: { rateLimit, burstLimit },
     });
     const authorizer = new HttpJwtAuthorizer('AgentTokens', props.jwtIssuer, {
       jwtAudience: [...props.jwtAudience],

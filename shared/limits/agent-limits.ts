@@ -1,0 +1,46 @@
+// The limits that apply to one agent: the configured defaults, raised or lowered for its groups,
+// then for the agent itself. Pure, so the MCP endpoint and the hold path read the same numbers.
+import type { AgentIdentity } from '../auth/agent.js';
+import { Limits } from '../config/schema.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
+
+export interface AgentLimits {
+  readonly concurrentRequests: number;
+  readonly requestsPerSecond: number;
+  readonly burst: number;
+  readonly pendingCalls: number;
+}
+
+/** The defaults, for the moments no configuration has loaded yet. */
+const defaultLimits: Limits = Limits.parse({});
+
+type LimitField = 'concurrent_requests' | 'requests_per_second' | 'burst' | 'pending_calls';
+
+/**
+ * Per limit: the agent's own override; else the highest any of its groups sets (a group grants
+ * capacity, so belonging to one more group never lowers a limit); else the default.
+ */
+export const limitsFor = (limits: Limits, agent: Pick<AgentIdentity, 'id' | 'groups'>): AgentLimits => {
+  const own = Object.hasOwn(limits.agents, agent.id) ? limits.agents[agent.id] : undefined;
+  const groups = agent.groups.flatMap((group) =>
+    Object.hasOwn(limits.groups, group) ? [limits.groups[group] ?? {}] : [],
+  );
+  const pick = (field: LimitField): number => {
+    const set = own?.[field];
+    if (set !== undefined) return set;
+    const fromGroups = groups.map((group) => group[field]).filter((value) => value !== undefined);
+    return fromGroups.length > 0 ? Math.max(...fromGroups) : limits[field];
+  };
+  return {
+    concurrentRequests: pick('concurrent_requests'),
+    requestsPerSecond: pick('requests_per_second'),
+    burst: pick('burst'),
+    pendingCalls: pick('pending_calls'),
+  };
+};
+
+/** The limits of `agent` under the configuration held now (the last good one while stale or off). */
+export const limitsNow = async (controlPlane: ControlPlane, agent: AgentIdentity): Promise<AgentLimits> => {
+  const state = await controlPlane.current();
+  return limitsFor(state.snapshot?.config.settings.limits ?? defaultLimits, agent);
+};
