@@ -15,7 +15,9 @@ const usage = `Usage: npm run config:push -- --table <name> [file] [--region <re
   file             the configuration (default examples/gateway.config.yaml)
   --table <name>   the stack's configuration table (output ConfigTable of the stack)
   --region         AWS region (default: from the AWS environment)
-  --endpoint       DynamoDB endpoint, e.g. the local runtime's store
+  --endpoint       DynamoDB endpoint, e.g. the local runtime's store, with the runtime's credential
+                   from the AWS environment: AWS_CONFIG_FILE=<data-dir>/aws-config
+                   AWS_PROFILE=approval-gateway-local
 `;
 
 const run = async (): Promise<number> => {
@@ -57,8 +59,8 @@ const run = async (): Promise<number> => {
     ...(values.endpoint === undefined
       ? {}
       : {
+          // The local store answers only its run's credential, which the AWS environment names.
           endpoint: values.endpoint,
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
           region: values.region ?? 'local',
         }),
   });

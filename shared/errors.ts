@@ -7,6 +7,10 @@ export const resultCodes = {
   invalid_arguments: 'The arguments do not match the tool input schema; `input_errors` lists each problem.',
   unknown_tool: 'No tool of that name is listed for this agent (it does not exist, is turned off, or policy hides it).',
   policy_denied: "The organization's policy does not allow this call.",
+  // denied: one of the agent's own limits (settings.limits); nothing ran, the call may be made again later
+  rate_limited: 'The agent made more requests per second than its limit allows.',
+  concurrency_limited: 'The agent already has as many requests in progress as its limit allows.',
+  too_many_pending: 'The agent already has as many calls waiting for approval as its limit allows.',
   // get_execution_status
   not_found: 'No execution with that id belongs to this agent.',
   // outcomes of a system call (failed for reads, unknown for writes)
@@ -53,14 +57,28 @@ export const inputErrorCodes = {
   arguments_too_large: 'The arguments exceed 64 KB once canonicalized.',
   nesting_too_deep: 'The arguments are nested more than 32 levels deep.',
   duplicate_key: 'This object has the same key more than once.',
-  unsafe_integer: 'This integer is beyond ±(2^53−1); send it as a string.',
+  unsafe_integer:
+    'This number is beyond ±(2^53−1) and cannot be kept exact here (whole numbers written in JSON are kept digit for digit).',
   non_finite_number: 'Numbers must be finite.',
   forbidden_key: 'Keys named __proto__, constructor or prototype are refused.',
   lone_surrogate: 'This string holds a lone UTF-16 surrogate.',
   not_an_object: 'The arguments must be a JSON object.',
+  too_many_values: 'The arguments hold more than 10 000 values (objects, arrays and scalars counted).',
+  too_many_items: 'This array holds more than 1 000 items.',
+  more_errors: 'More problems were found than are listed.',
 } as const;
 
 export type InputErrorCode = keyof typeof inputErrorCodes;
+
+/** Messages of the limit refusals, naming the limit that was reached. */
+export const limitMessages = {
+  rate_limited: (perSecond: number, burst: number, retryAfterSeconds: number): string =>
+    `This agent may make ${perSecond} requests per second (bursts of ${burst}); nothing ran. Try again in ${retryAfterSeconds} s.`,
+  concurrency_limited: (concurrent: number): string =>
+    `This agent may have ${concurrent} requests in progress at once; nothing ran. Try again when one has answered.`,
+  too_many_pending: (pending: number): string =>
+    `This agent may have ${pending} calls waiting for approval at once; this one was not held. Try again when one is decided.`,
+} as const;
 
 /** Gateway-own messages for result objects, so wording lives in one place. */
 export const resultMessages = {
@@ -79,4 +97,6 @@ export const resultMessages = {
   system_unavailable: "The tool's system is not configured now; nothing was sent.",
   arguments_mismatch:
     'The call was approved, but its stored arguments no longer match what the approver saw; nothing was sent.',
+  policy_changed:
+    "The call was approved, but the organization's policy changed before it ran and no longer allows it as approved; nothing was sent.",
 } as const;

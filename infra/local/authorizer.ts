@@ -59,7 +59,8 @@ export const createLocalAuthorizer = (options: LocalAuthorizerOptions) => {
       if (agent === undefined) return { kind: 'refused', tokenPresented: true };
       return { kind: 'authorized', claims: claimsFor(agent, options.claimNames) };
     } catch {
-      return { kind: 'refused', tokenPresented: authorizationHeader !== undefined };
+      // Only a bearer token counts as presented: another scheme, or none, is asked for one.
+      return { kind: 'refused', tokenPresented: /^bearer\s+\S/i.test(authorizationHeader ?? '') };
     }
   };
 };

@@ -8,7 +8,7 @@ import type { HttpResult } from '../../functions/commons/middleware.js';
 import { unauthorizedResponse } from '../../shared/mcp/auth-challenge.js';
 import { bodyTooLargeResponse, maxRequestBodyBytes } from '../../shared/mcp/endpoint.js';
 import type { Authorization } from './authorizer.js';
-import { type Listening, listen } from './net.js';
+import { type Listening, listen, urlHost } from './net.js';
 
 export type LambdaHttpFunction = (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>;
 
@@ -29,8 +29,11 @@ export interface HttpFrontOptions {
   readonly port: number;
   readonly routes: readonly Route[];
   readonly authorize: (authorizationHeader: string | undefined) => Promise<Authorization>;
-  /** Public base URL for the authentication challenge, given the request's Host header. */
-  readonly publicUrl: (hostHeader: string | undefined) => string;
+  /**
+   * The configured public base URL, which the authentication challenge names; null: the address
+   * the front is bound to. Never the request's Host header, which any client chooses.
+   */
+  readonly publicUrl: string | null;
   readonly onError: (error: unknown) => void;
 }
 
@@ -91,6 +94,11 @@ const writeResult = (response: ServerResponse, result: HttpResult): void => {
   response.end(body);
 };
 
+/** `host[:port]` as RFC 9112 allows it in the Host header: a name, IPv4 or bracketed IPv6, and digits. */
+const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const isWellFormedHost = (host: string | undefined): host is string =>
+  host !== undefined && hostPattern.test(host) && URL.canParse(`http://${host}/`);
+
 export const lambdaContext = (functionName: string, timeoutMs: number): Context => {
   const deadline = Date.now() + timeoutMs;
   const requestId = randomUUID();
@@ -110,8 +118,41 @@ export const lambdaContext = (functionName: string, timeoutMs: number): Context 
   };
 };
 
-export const startHttpFront = async (options: HttpFrontOptions): Promise<Listening<Server>> => {
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+/** What a request gets while the front stops: a clear refusal, and the connection closed. */
+const refuseWhileStopping = (response: ServerResponse): void => {
+  response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '10', connection: 'close' });
+  response.end(JSON.stringify({ message: 'Service Unavailable: the gateway is stopping' }));
+};
+
+export interface HttpFront extends Listening<Server> {
+  /**
+   * The first half of a clean stop: new requests are refused (503, Retry-After, connection closed)
+   * while requests in flight finish, each up to its function's deadline. The server keeps refusing
+   * until `close`.
+   */
+  drain(): Promise<void>;
+}
+
+export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFront> => {
+  /** The address the front is bound to, once it listens (no request arrives before). */
+  let boundUrl = '';
+  /** Requests in flight, each with the time its function's deadline runs out. */
+  const inflight = new Map<Promise<void>, { deadline: number }>();
+  let stopping = false;
+  const longestTimeoutMs = Math.max(0, ...options.routes.map((route) => route.timeoutMs));
+
+  const handle = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    work: { deadline: number },
+  ): Promise<void> => {
+    if (!isWellFormedHost(request.headers.host)) {
+      // The client's mistake, answered as such: handlers build URLs from the Host header.
+      response
+        .writeHead(400, { 'content-type': 'application/json', connection: 'close' })
+        .end(JSON.stringify({ message: 'Bad Request: the Host header is not a host name or address (and port)' }));
+      return;
+    }
     const url = new URL(request.url ?? '/', 'http://front.local');
     const method = (request.method ?? 'GET').toUpperCase();
     const route = options.routes.find(
@@ -121,6 +162,7 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<Listeni
         (candidate.method === 'ANY' || candidate.method === method),
     );
     if (route === undefined) {
+      if (stopping) response.setHeader('connection', 'close');
       response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Not Found' }));
       return;
     }
@@ -134,13 +176,14 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<Listeni
       await writeWebResponse(response, bodyTooLargeResponse(), true);
       return;
     }
+    work.deadline = Date.now() + route.timeoutMs;
     let claims: Record<string, string> | undefined;
     if (route.authorize) {
       const authorization = await options.authorize(request.headers.authorization);
       if (authorization.kind === 'refused') {
         await writeWebResponse(
           response,
-          unauthorizedResponse(options.publicUrl(request.headers.host), authorization.tokenPresented),
+          unauthorizedResponse(options.publicUrl ?? boundUrl, authorization.tokenPresented),
         );
         return;
       }
@@ -182,18 +225,54 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<Listeni
       isBase64Encoded: !asText,
     };
     const result = await route.fn(event, lambdaContext(route.functionName, route.timeoutMs));
+    // While stopping, a finished request's connection is not kept for another one.
+    if (stopping) response.setHeader('connection', 'close');
     writeResult(response, result);
   };
 
   const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      options.onError(error);
-      if (!response.headersSent) {
-        response.writeHead(502, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ message: 'Internal Server Error' }));
-      } else response.destroy();
-    });
+    if (stopping) {
+      refuseWhileStopping(response);
+      return;
+    }
+    const work = { deadline: Date.now() + longestTimeoutMs };
+    const done = handle(request, response, work)
+      .catch((error: unknown) => {
+        options.onError(error);
+        if (!response.headersSent) {
+          response.writeHead(502, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ message: 'Internal Server Error' }));
+        } else response.destroy();
+      })
+      .finally(() => inflight.delete(done));
+    inflight.set(done, work);
   });
   server.keepAliveTimeout = 65_000;
-  return listen(server, options.host, options.port);
+  const listening = await listen(server, options.host, options.port);
+  boundUrl = `http://${urlHost(options.host)}:${listening.port}`;
+  // A call sent to a system gets its answer and its outcome recorded before the front goes.
+  const drain = async () => {
+    stopping = true;
+    server.closeIdleConnections();
+    while (inflight.size > 0) {
+      const waitMs = Math.max(...[...inflight.values()].map((work) => work.deadline)) - Date.now();
+      if (waitMs <= 0) break;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...inflight.keys()]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, waitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+  };
+  return {
+    ...listening,
+    drain,
+    close: async () => {
+      await drain();
+      await listening.close();
+    },
+  };
 };

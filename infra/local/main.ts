@@ -2,10 +2,13 @@
 import { parseLocalOptions, usage } from './options.js';
 import { type LocalRuntime, StartupError, startLocalRuntime } from './runtime.js';
 
-const banner = (runtime: LocalRuntime): string => {
+/** Shown instead of a secret read from the environment: only literal demo values are printed. */
+const fromEnvironment = '(from the environment)';
+
+const banner = (runtime: LocalRuntime, memory: boolean): string => {
   const agents = runtime.config().agents;
   const first = agents[0];
-  const token = first?.token ?? '<token>';
+  const token = first === undefined || first.tokenFromEnvironment ? '<token>' : first.token;
   const clientConfig = {
     mcpServers: {
       'approval-gateway': { type: 'http', url: runtime.mcpUrl, headers: { Authorization: `Bearer ${token}` } },
@@ -18,20 +21,23 @@ const banner = (runtime: LocalRuntime): string => {
     `  MCP endpoint     ${runtime.mcpUrl}`,
     `  Console          ${runtime.baseUrl}/console`,
     `  Resource meta    ${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp`,
-    `  Store            ${runtime.dynamodbEndpoint} (DynamoDB API)`,
+    `  Store            ${runtime.dynamodbEndpoint} (DynamoDB API${memory ? ', in memory only' : ''})`,
     `  Step Functions   ${runtime.stepFunctions.endpoint} (approval workflow ${runtime.stepFunctions.stateMachineArn})`,
     ...(runtime.erpUrl === null ? [] : [`  Demo ERP         ${runtime.erpUrl}`]),
     `  Configuration    ${runtime.configFile} (watched: edits apply without a restart)`,
     `  Tools            ${runtime.toolNames().join(', ') || '(none)'}`,
     '',
     '  Agents (bearer tokens):',
-    ...agents.map((agent) => `    ${agent.id.padEnd(24)} ${agent.token}`),
+    ...agents.map(
+      (agent) => `    ${agent.id.padEnd(24)} ${agent.tokenFromEnvironment ? fromEnvironment : agent.token}`,
+    ),
     '',
     '  Approvers (console sign-in: id and password):',
     ...runtime
       .config()
       .approvers.map(
-        (person) => `    ${person.id.padEnd(24)} ${person.password.padEnd(28)} ${person.groups.join(', ')}`,
+        (person) =>
+          `    ${person.id.padEnd(24)} ${(person.passwordFromEnvironment ? fromEnvironment : person.password).padEnd(28)} ${person.groups.join(', ')}`,
       ),
     '',
     '  Client configuration (paste into your MCP client):',
@@ -43,12 +49,17 @@ const banner = (runtime: LocalRuntime): string => {
     `    npx @modelcontextprotocol/inspector@latest --cli ${runtime.mcpUrl} --transport http \\`,
     `      --header "Authorization: Bearer ${token}" --method tools/list`,
     '',
-    'Press Ctrl-C to stop; data is kept for the next start.',
+    memory
+      ? 'Press Ctrl-C to stop; the data is in memory only: it grows with every call (about 5 KB each) and is gone when it stops.'
+      : 'Press Ctrl-C to stop; data is kept for the next start.',
     '',
   ].join('\n');
 };
 
 const main = async (): Promise<number> => {
+  // Everything this process writes (the store's files, the data key, the credential file) is its
+  // owner's only: the store's files are made by LevelDB, which takes its modes from the umask.
+  process.umask(0o077);
   const parsed = parseLocalOptions(process.argv.slice(2), process.env);
   if (parsed.kind === 'help') {
     process.stdout.write(usage);
@@ -67,14 +78,23 @@ const main = async (): Promise<number> => {
     );
     return 1;
   }
-  process.stdout.write(banner(runtime));
+  process.stdout.write(banner(runtime, parsed.options.memory));
   await new Promise<void>((resolve) => {
+    let stopping = false;
     const shutdown = (signal: string) => {
-      process.stdout.write(`\n${signal} received, stopping...\n`);
+      if (stopping) {
+        // Calls cut short here are settled at the next start (never sent twice).
+        process.stdout.write(`\n${signal} received again: stopping at once.\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      process.stdout.write(
+        `\n${signal} received, stopping: new requests are refused, calls in flight finish first (Ctrl-C again stops at once)...\n`,
+      );
       resolve();
     };
-    process.once('SIGINT', () => shutdown('SIGINT'));
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
   });
   await runtime.stop();
   process.stdout.write('Stopped.\n');

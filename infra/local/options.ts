@@ -24,11 +24,16 @@ export const LocalOptions = z
     stepFunctionsPort: portNumber.default(0),
     dataDir: z.string().min(1).default('.gateway-data'),
     memory: z.boolean().default(false),
+    /** Where the per-run credential of the store and Step Functions endpoints is written (null: the data folder's). */
+    awsConfigFile: z.string().min(1).nullable().default(null),
     config: z.string().min(1).default('examples/gateway.config.yaml'),
     anonymousAgent: z.string().min(1).nullable().default(null),
     demoErp: z.boolean().default(true),
-    /** Fault injection for tests: kill the process at this step of a call. */
-    crashAt: z.enum(['decided', 'claimed', 'answered']).nullable().default(null),
+    /**
+     * Fault injection for tests: kill the process at this step of a call, or (`between-index-and-record`)
+     * inside the store, when a call has left the index of open calls and its record is not yet written.
+     */
+    crashAt: z.enum(['decided', 'claimed', 'answered', 'between-index-and-record']).nullable().default(null),
     erpPort: portNumber.default(8788),
   })
   .superRefine((options, context) => {
@@ -49,7 +54,11 @@ export const usage = `Usage: npm start -- [options]
   --dynamodb-port <n>       embedded DynamoDB port (GATEWAY_DYNAMODB_PORT, default 0 = any free port)
   --sfn-port <n>            local Step Functions endpoint port (GATEWAY_SFN_PORT, default 0 = any free port)
   --data-dir <folder>       where the store keeps its data (GATEWAY_DATA_DIR, default .gateway-data)
-  --memory                  keep nothing on disk (GATEWAY_MEMORY=1)
+  --memory                  keep everything in memory and nothing on disk: gone when it stops; grows
+                            with every call, about 5 KB each (GATEWAY_MEMORY=1)
+  --aws-config-file <file>  where to write the per-run credential of the store and Step Functions
+                            endpoints, as an AWS config file (GATEWAY_AWS_CONFIG_FILE, default
+                            <data-dir>/aws-config; with --memory, only when given)
   --config <file>           gateway configuration (GATEWAY_CONFIG, default examples/gateway.config.yaml)
   --anonymous-agent <id>    treat requests without a token as this agent; loopback only, for
                             conformance runs (GATEWAY_ANONYMOUS_AGENT)
@@ -74,6 +83,7 @@ const parseFlags = (args: string[]) =>
       'sfn-port': { type: 'string' },
       'data-dir': { type: 'string' },
       memory: { type: 'boolean' },
+      'aws-config-file': { type: 'string' },
       config: { type: 'string' },
       'anonymous-agent': { type: 'string' },
       'erp-port': { type: 'string' },
@@ -102,6 +112,7 @@ export const parseLocalOptions = (
     stepFunctionsPort: flagOrEnv(values['sfn-port'], 'GATEWAY_SFN_PORT'),
     dataDir: flagOrEnv(values['data-dir'], 'GATEWAY_DATA_DIR'),
     memory: values.memory ?? ['1', 'true'].includes(environment.GATEWAY_MEMORY ?? ''),
+    awsConfigFile: flagOrEnv(values['aws-config-file'], 'GATEWAY_AWS_CONFIG_FILE') ?? null,
     config: flagOrEnv(values.config, 'GATEWAY_CONFIG'),
     anonymousAgent: flagOrEnv(values['anonymous-agent'], 'GATEWAY_ANONYMOUS_AGENT') ?? null,
     demoErp: values['no-demo-erp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_ERP ?? ''),

@@ -2,6 +2,7 @@
 // embedded store, creates the tables from the stack's definitions, loads the configuration and
 // serves the very Lambda handler modules behind a local API Gateway stand-in.
 import { hkdfSync } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
@@ -29,6 +30,8 @@ import { type ApprovalDeps, type RecoveryReport, recoverOpenExecutions } from '.
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
 import { approvalDefinition } from '../workflow/definition.js';
 import { createLocalAuthorizer } from './authorizer.js';
+import { writeLocalAwsConfig } from './aws-config-file.js';
+import { type LocalAwsCredentials, newLocalAwsCredentials } from './aws-signature.js';
 import { LocalConfigSource } from './config-source.js';
 import { localDataKey } from './data-key.js';
 import { type DataLock, lockDataFolder } from './data-lock.js';
@@ -57,6 +60,10 @@ export interface LocalRuntime {
   readonly mcpUrl: string;
   readonly port: number;
   readonly dynamodbEndpoint: string;
+  /** The run's credential: the store and the Step Functions endpoint refuse requests not signed with it. */
+  readonly awsCredentials: LocalAwsCredentials;
+  /** The owner-only AWS config file naming that credential and both endpoints, if one was written. */
+  readonly awsConfigFile: string | null;
   /** The local Step Functions endpoint running the approval workflow. */
   readonly stepFunctions: LocalStepFunctions;
   /** What recovery found and did at start. */
@@ -99,7 +106,10 @@ export const startLocalRuntime = async (
   environment: RuntimeEnvironment,
 ): Promise<LocalRuntime> => {
   const cleanups: (() => Promise<void>)[] = [];
+  /** A clean stop drains first, in order (nothing new taken, work in flight finished), then closes. */
+  const drains: (() => Promise<void>)[] = [];
   const stop = async () => {
+    for (const drain of drains.splice(0)) await drain();
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   };
   try {
@@ -135,9 +145,13 @@ export const startLocalRuntime = async (
       lock = await lockDataFolder(options.dataDir);
       cleanups.push(() => lock?.release() ?? Promise.resolve());
     }
+    // One credential per run: only this process's clients (and whoever may read the data folder) can sign.
+    const awsCredentials = newLocalAwsCredentials();
     const dynamodb: LocalDynamoDb = await startLocalDynamoDb({
       dataPath: options.memory ? null : join(options.dataDir, 'dynamodb'),
       port: options.dynamodbPort,
+      credentials: awsCredentials,
+      crashBetweenIndexAndRecord: options.crashAt === 'between-index-and-record',
     });
     cleanups.push(() => dynamodb.close());
     try {
@@ -177,9 +191,20 @@ export const startLocalRuntime = async (
       definition: approvalDefinition({ Partition: 'aws', WorkflowFunction: localWorkflow.functionArn }),
       functions,
       onError: (message, error) => workflowLogger.error(message, { error }),
+      credentials: awsCredentials,
     });
     cleanups.push(() => stepFunctions.close());
-    const sfnClient = new SFNClient(localAwsClientConfig(stepFunctions.endpoint));
+    const awsConfigFile = options.awsConfigFile ?? (options.memory ? null : join(options.dataDir, 'aws-config'));
+    if (awsConfigFile !== null) {
+      await writeLocalAwsConfig(awsConfigFile, {
+        credentials: awsCredentials,
+        dynamodbEndpoint: dynamodb.endpoint,
+        stepFunctionsEndpoint: stepFunctions.endpoint,
+      });
+      // The credential dies with the run.
+      cleanups.push(() => rm(awsConfigFile, { force: true }));
+    }
+    const sfnClient = new SFNClient(localAwsClientConfig(stepFunctions.endpoint, awsCredentials));
     cleanups.push(async () => sfnClient.destroy());
 
     // Links in notifications name the console; the front's port is known once it listens.
@@ -198,7 +223,9 @@ export const startLocalRuntime = async (
         approvalsLogger,
       ),
       consoleUrl: (executionId) => consoleLink(linkBase, executionId),
-      ...(options.crashAt === null ? {} : { probe: crashProbe(options.crashAt) }),
+      ...(options.crashAt === null || options.crashAt === 'between-index-and-record'
+        ? {}
+        : { probe: crashProbe(options.crashAt) }),
     };
     const workflowFunction = createWorkflowFunction({ services, logger: workflowLogger });
     functions.set(localWorkflow.functionArn, (payload) =>
@@ -216,11 +243,18 @@ export const startLocalRuntime = async (
       claimNames: defaultClaimNames,
       allowedHostnames,
       allowedOrigins: ['localhost', '127.0.0.1', '[::1]'],
-      publicUrl,
+      // The handlers name the gateway by the configured public URL, else by the address the front
+      // is bound to (known once it listens, before any request): never by a request's Host header.
+      get publicUrl() {
+        return linkBase;
+      },
     });
     const metadata = createResourceMetadataFunction({
       logger: logger('resource-metadata'),
-      publicUrl,
+      get publicUrl() {
+        return linkBase;
+      },
+      // Local tokens come from the configuration: there is no authorization server to name.
       authorizationServers: [],
     });
     const consoleFunction = createConsoleFunction({
@@ -231,7 +265,9 @@ export const startLocalRuntime = async (
       ),
       signIn: { kind: 'local', people: async () => config().approvers },
       logger: logger('console'),
-      publicUrl,
+      get publicUrl() {
+        return linkBase;
+      },
     });
     const authorize = createLocalAuthorizer({
       agents: () => config().agents,
@@ -243,7 +279,7 @@ export const startLocalRuntime = async (
       host: options.host,
       port: options.port,
       authorize,
-      publicUrl: (hostHeader) => publicUrl ?? `http://${hostHeader ?? `${urlHost(options.host)}:${options.port}`}`,
+      publicUrl,
       onError: (error) => frontLogger.error('unhandled error in the local front', { error }),
       routes: [
         { method: 'ANY', path: mcpPath, functionName: 'mcp', fn: mcp, authorize: true, timeoutMs: 30_000 },
@@ -267,6 +303,15 @@ export const startLocalRuntime = async (
       ],
     });
     cleanups.push(() => front.close());
+    // Requests in flight finish (the front refuses new ones until it closes), then calls recovery
+    // runs in the background, then workflow steps under way (an approved call being sent).
+    drains.push(
+      () => front.drain(),
+      async () => {
+        await Promise.allSettled([...inflight]);
+      },
+      () => stepFunctions.drain(),
+    );
     const baseUrl = `http://${urlHost(options.host)}:${front.port}`;
     linkBase = publicUrl ?? baseUrl;
 
@@ -286,6 +331,8 @@ export const startLocalRuntime = async (
       mcpUrl: `${baseUrl}${mcpPath}`,
       port: front.port,
       dynamodbEndpoint: dynamodb.endpoint,
+      awsCredentials,
+      awsConfigFile,
       stepFunctions,
       recovered,
       approvals: services,

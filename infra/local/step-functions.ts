@@ -6,6 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type RunOptions, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { z } from 'zod';
+import {
+  BodyTooLargeError,
+  isSignedBy,
+  type LocalAwsCredentials,
+  newLocalAwsCredentials,
+  readRequestBody,
+  refuseUnsigned,
+} from './aws-signature.js';
 import { type Listening, listen } from './net.js';
 
 /** A local Lambda function as a task calls it: the payload in, the function's result out. */
@@ -19,6 +27,8 @@ export interface LocalStepFunctionsOptions {
   /** The functions tasks may invoke, by the ARN the definition names. */
   readonly functions: ReadonlyMap<string, LocalFunction>;
   readonly onError: (message: string, error: unknown) => void;
+  /** The credential requests must be signed with. @default a fresh credential for this endpoint */
+  readonly credentials?: LocalAwsCredentials;
 }
 
 type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
@@ -45,6 +55,8 @@ type JsonValue = Parameters<TaskHandlers[string]>[0];
 
 interface Waiter {
   readonly execution: string;
+  /** The task's function has run (the token is recorded): the execution only waits now. */
+  registered: boolean;
   resolve(output: unknown): void;
   reject(error: Error): void;
 }
@@ -52,10 +64,14 @@ interface Waiter {
 export interface LocalStepFunctions {
   readonly endpoint: string;
   readonly stateMachineArn: string;
+  /** The credential requests must be signed with: anything else is refused. */
+  readonly credentials: LocalAwsCredentials;
   /** The states an execution entered so far (tests count transitions with it). */
   statesEntered(name: string): readonly string[];
   /** Resolves when no execution is running any more. */
   settled(): Promise<void>;
+  /** Stops waiting executions and lets the others finish the step they are in (see `close`). */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -93,26 +109,27 @@ const SendTaskFailure = z.object({
 });
 const DescribeExecution = z.object({ executionArn: z.string() });
 
-const readJson = (request: IncomingMessage): Promise<unknown> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > 1024 * 1024) {
-        request.destroy();
-        reject(new ApiError('ValidationException', 'The request is larger than 1 MB.'));
-      } else chunks.push(chunk);
-    });
-    request.on('end', () => {
-      try {
-        resolve(chunks.length === 0 ? {} : JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch {
-        reject(new ApiError('SerializationException', 'The request body is not JSON.'));
-      }
-    });
-    request.on('error', reject);
-  });
+/** Reads the body and checks its signature: an unsigned request learns nothing and changes nothing. */
+const readSignedJson = async (
+  request: IncomingMessage,
+  credentials: LocalAwsCredentials,
+): Promise<{ signed: false } | { signed: true; body: unknown }> => {
+  let raw: Buffer;
+  try {
+    raw = await readRequestBody(request, 1024 * 1024);
+  } catch (error) {
+    request.destroy();
+    if (error instanceof BodyTooLargeError)
+      throw new ApiError('ValidationException', 'The request is larger than 1 MB.');
+    throw error;
+  }
+  if (!(await isSignedBy(credentials, request, raw))) return { signed: false };
+  try {
+    return { signed: true, body: raw.length === 0 ? {} : JSON.parse(raw.toString('utf8')) };
+  } catch {
+    throw new ApiError('SerializationException', 'The request body is not JSON.');
+  }
+};
 
 const parse = <S extends z.ZodType>(schema: S, body: unknown): z.infer<S> => {
   const parsed = schema.safeParse(body);
@@ -132,6 +149,7 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
   const stateMachineArn = `arn:aws:states:${region}:${account}:stateMachine:${options.stateMachineName}`;
   const definition = options.definition as StateMachineDefinition;
   const machine = new StateMachine(definition);
+  const credentials = options.credentials ?? newLocalAwsCredentials();
   const executions = new Map<string, LocalExecution>();
   const waiters = new Map<string, Waiter>();
   /** Tokens whose wait ended without a signal (timed out, or the execution stopped). */
@@ -161,13 +179,19 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
               // The waiter exists before the function runs: it may hand the decision back itself.
               const signalled = new Promise<unknown>((resolve, reject) => {
                 closedTokens.delete(token);
-                waiters.set(token, { execution: executionArn, resolve, reject });
+                waiters.set(token, { execution: executionArn, registered: false, resolve, reject });
               });
               try {
                 await fn(Payload);
               } catch (error) {
                 waiters.delete(token);
                 throw error;
+              }
+              const waiter = waiters.get(token);
+              if (waiter !== undefined) {
+                waiter.registered = true;
+                // Stopping: a wait that has just begun ends here (the call resumes at the next start).
+                if (stopping) stopWaiting(token);
               }
               return (await signalled) as JsonValue;
             },
@@ -176,6 +200,20 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
     );
 
   const aborted = new Set<string>();
+  let stopping = false;
+
+  /** Ends an execution that only waits for its token: its task settles, so its timer goes too. */
+  const stopWaiting = (token: string) => {
+    const waiter = waiters.get(token);
+    if (waiter === undefined) return;
+    const execution = [...executions.values()].find((candidate) => candidate.arn === waiter.execution);
+    if (execution !== undefined && execution.status === 'RUNNING') {
+      aborted.add(execution.name);
+      execution.abort();
+    }
+    waiters.delete(token);
+    waiter.reject(new TaskFailure('States.Aborted', 'The local Step Functions endpoint stopped.'));
+  };
 
   /** Finished executions are kept for DescribeExecution, the oldest forgotten past a bound. */
   const forgetOldest = () => {
@@ -331,10 +369,15 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
     const target = String(request.headers['x-amz-target'] ?? '');
     const operation = target.startsWith('AWSStepFunctions.') ? operations[target.slice(17)] : undefined;
     (async () => {
+      const read = await readSignedJson(request, credentials);
+      if (!read.signed) {
+        refuseUnsigned(response);
+        return;
+      }
       if (request.method !== 'POST' || operation === undefined) {
         throw new ApiError('UnknownOperationException', `The local endpoint does not answer '${target}'.`);
       }
-      answer(response, 200, operation(await readJson(request)));
+      answer(response, 200, operation(read.body));
     })().catch((error: unknown) => {
       if (error instanceof ApiError) {
         answer(response, 400, { __type: error.type, message: error.message }, error.type);
@@ -347,6 +390,17 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
   const listening: Listening<Server> = await listen(server, options.host, options.port);
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
 
+  /**
+   * A clean stop: executions that only wait for a decision stop (they resume at the next start,
+   * with their remaining time); an execution in the middle of a step (an approved call being sent,
+   * an expiry, a token being recorded) finishes that step first, so its outcome is recorded.
+   */
+  const drain = async () => {
+    stopping = true;
+    for (const [token, waiter] of waiters) if (waiter.registered) stopWaiting(token);
+    await Promise.all([...executions.values()].map((execution) => execution.done));
+  };
+
   const settled = async () => {
     for (;;) {
       const running = [...executions.values()].filter((execution) => execution.status === 'RUNNING');
@@ -358,20 +412,12 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
   return {
     endpoint: `http://${host}:${listening.port}`,
     stateMachineArn,
+    credentials,
     statesEntered: (name) => executions.get(name)?.states ?? [],
     settled,
+    drain,
     close: async () => {
-      for (const execution of executions.values()) {
-        if (execution.status !== 'RUNNING') continue;
-        aborted.add(execution.name);
-        execution.abort();
-      }
-      // A wait ends with its execution: its task settles, so its timer (the approval time) goes.
-      for (const [token, waiter] of waiters) {
-        waiters.delete(token);
-        waiter.reject(new TaskFailure('States.Aborted', 'The local Step Functions endpoint stopped.'));
-      }
-      await Promise.all([...executions.values()].map((execution) => execution.done));
+      await drain();
       await listening.close();
     },
   };

@@ -16,6 +16,8 @@ export interface ConfigProblem {
 export interface ResolvedAgent {
   readonly id: string;
   readonly token: string;
+  /** The token came from `${env:…}`: a real secret, never printed (literal tokens are demo values). */
+  readonly tokenFromEnvironment: boolean;
   readonly groups: readonly string[];
   readonly customer: string | null;
 }
@@ -24,6 +26,8 @@ export interface ResolvedPerson {
   readonly id: string;
   readonly name: string | null;
   readonly password: string;
+  /** The password came from `${env:…}`: a real secret, never printed. */
+  readonly passwordFromEnvironment: boolean;
   readonly groups: readonly string[];
 }
 
@@ -171,6 +175,18 @@ export const loadConfigText = (
   }
 
   const problems: ConfigProblem[] = [];
+  // Without policies nothing runs, so a file with systems and no `policies` is most likely one
+  // caught half-written (policies come last); taking it would take every tool away. `policies: []`
+  // still says "nothing runs" on purpose.
+  if (parsed.data.systems.length > 0 && valueAt(data, ['policies']) === undefined) {
+    problems.push({
+      file,
+      path: 'policies',
+      line: null,
+      message:
+        'missing: a configuration with systems must list its policy files (without policies nothing runs; write "policies: []" to mean that)',
+    });
+  }
   const resolve = (secret: SecretRef, path: PropertyKey[], placeholder: string = unsetPlaceholders.text): string => {
     if (secret.kind === 'literal') return secret.value;
     const value = environment[secret.name];
@@ -218,19 +234,46 @@ export const loadConfigText = (
       credentials: credentials(system.credentials, ['systems', index, 'credentials']),
     };
   });
-  const agents = parsed.data.agents.map((agent, index) => ({
-    id: agent.id,
-    token: resolve(agent.token, ['agents', index, 'token']),
-    groups: agent.groups,
-    customer: agent.customer ?? null,
-  }));
+  const agents = parsed.data.agents.map(
+    (agent, index): ResolvedAgent => ({
+      id: agent.id,
+      token: resolve(agent.token, ['agents', index, 'token']),
+      tokenFromEnvironment: agent.token.kind === 'env',
+      groups: agent.groups,
+      customer: agent.customer ?? null,
+    }),
+  );
+  // A token names one agent: the authorizer would otherwise take the first agent holding it, with
+  // its rights. An unset variable compares by its name (two agents reading one variable collide).
+  const agentOfToken = new Map<string, string>();
+  parsed.data.agents.forEach((agent, index) => {
+    const token = agent.token;
+    const unset = token.kind === 'env' && (environment[token.name] ?? '').length === 0;
+    const key = unset ? `env\0${token.name}` : `value\0${agents[index]?.token ?? ''}`;
+    const first = agentOfToken.get(key);
+    if (first === undefined) {
+      agentOfToken.set(key, agent.id);
+      return;
+    }
+    const path = ['agents', index, 'token'];
+    // The message names both agents and never the token.
+    problems.push({
+      file,
+      path: formatPath(path),
+      line: lineOf(nodeAt(document.contents, path)),
+      message: `agents "${first}" and "${agent.id}" have the same token; each agent needs its own`,
+    });
+  });
   const people = (list: 'approvers' | 'customers') =>
-    parsed.data[list].map((person, index) => ({
-      id: person.id,
-      name: person.name ?? null,
-      password: resolve(person.password, [list, index, 'password']),
-      groups: person.groups,
-    }));
+    parsed.data[list].map(
+      (person, index): ResolvedPerson => ({
+        id: person.id,
+        name: person.name ?? null,
+        password: resolve(person.password, [list, index, 'password']),
+        passwordFromEnvironment: person.password.kind === 'env',
+        groups: person.groups,
+      }),
+    );
   const webhooks = parsed.data.settings.notifications.webhooks.map((webhook, index): ResolvedWebhook => {
     const path = ['settings', 'notifications', 'webhooks', index, 'url'];
     const url = resolve(webhook.url, path, unsetPlaceholders.url);

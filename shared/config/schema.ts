@@ -3,6 +3,7 @@
 // (Descriptions quote the file's own ${env:NAME} syntax, which is why the linter's template-string
 // rule is off for this file.)
 import { z } from 'zod';
+import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';
 
 const secretReference = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
@@ -44,6 +45,56 @@ export const Notifications = z
   })
   .strict();
 
+/** Per-agent limits: how much of the gateway one agent may use, so one agent cannot starve the others. */
+const wholeNumber = (field: string, max: number) =>
+  z
+    .number({ error: `expected ${field} as a whole number` })
+    .int(`expected ${field} as a whole number`)
+    .min(1, `expected ${field} of at least 1`)
+    .max(max, `expected ${field} of at most ${max}`);
+
+/** Largest pending_calls: an agent's held calls are tracked in one store item, which must stay small. */
+export const maxPendingCallsLimit = 1_000;
+
+export const LimitValues = z
+  .object({
+    concurrent_requests: wholeNumber('concurrent_requests', 10_000).describe(
+      'MCP requests one agent may have in progress at once.',
+    ),
+    requests_per_second: z
+      .number({ error: 'expected requests_per_second as a number' })
+      .positive('expected requests_per_second above 0')
+      .max(100_000, 'expected requests_per_second of at most 100000')
+      .describe('MCP requests per second one agent may make on average (a token bucket refilled at this rate).'),
+    burst: wholeNumber('burst', 100_000).describe(
+      'Requests one agent may make at once above its rate (the bucket size).',
+    ),
+    pending_calls: wholeNumber('pending_calls', maxPendingCallsLimit).describe(
+      'Calls of one agent that may wait for approval at once; a call that would be held beyond it is denied.',
+    ),
+  })
+  .strict();
+
+const LimitOverrides = LimitValues.partial().strict();
+
+export const Limits = LimitValues.extend({
+  concurrent_requests: LimitValues.shape.concurrent_requests.default(32),
+  requests_per_second: LimitValues.shape.requests_per_second.default(50),
+  burst: LimitValues.shape.burst.default(100),
+  pending_calls: LimitValues.shape.pending_calls.default(100),
+  groups: z
+    .record(z.string().min(1), LimitOverrides)
+    .default({})
+    .describe(
+      'Group → limits overriding the defaults for agents of that group; an agent in several groups gets, per limit, the highest any of them sets.',
+    ),
+  agents: z
+    .record(z.string().min(1), LimitOverrides)
+    .default({})
+    .describe('Agent id → limits overriding the defaults and its groups.'),
+}).strict();
+export type Limits = z.output<typeof Limits>;
+
 export const Settings = z
   .object({
     enabled: z.boolean().default(true).describe('When false, agents see only get_execution_status.'),
@@ -57,6 +108,9 @@ export const Settings = z
     ),
     public_url: z.url().optional().describe('Base URL used in links (console, approval_url).'),
     notifications: Notifications.prefault({}).describe('Where approvers hear about held calls, besides the console.'),
+    limits: Limits.prefault({}).describe(
+      'Per-agent limits on concurrent requests, request rate and calls waiting for approval; overridable per group and per agent.',
+    ),
     data_key: Secret.optional().describe(
       'Local runtime only: the 256-bit key (base64) that encrypts secret argument values at rest. Default: a key kept in the data folder. In AWS, KMS does this.',
     ),
@@ -76,7 +130,13 @@ export const Credentials = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('api_key'),
-      header: z.string().regex(/^[A-Za-z0-9-]+$/, 'expected an HTTP header name'),
+      header: z
+        .string()
+        .regex(headerNamePattern, 'expected an HTTP header name (RFC 9110 token, e.g. X-Api-Key or api_key)')
+        .refine((name) => !reservedCredentialHeaders.has(name.toLowerCase()), {
+          message: 'expected a header of its own: the gateway sets this one itself',
+        })
+        .describe('The header that carries the key, e.g. X-Api-Key or api_key.'),
       value: Secret,
     })
     .strict(),

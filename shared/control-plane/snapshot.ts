@@ -16,7 +16,7 @@ import {
 } from '../config/load.js';
 import { cedarModelOf } from '../policy/cedar-schema.js';
 import { PolicyEngine } from '../policy/engine.js';
-import { compilePolicies, type PolicyFile } from '../policy/policy-set.js';
+import { compilePolicies, type PolicyFile, splitPolicies } from '../policy/policy-set.js';
 
 /** Reads a file the configuration names, by its path relative to the configuration file. */
 export interface ConfigFiles {
@@ -104,7 +104,14 @@ export const loadSnapshot = async (input: {
   const policyFiles: PolicyFile[] = [];
   for (const [index, policy] of config.policies.entries()) {
     const text = await readFile(policy, ['policies', index]);
-    if (text !== undefined) policyFiles.push({ path: policy, text });
+    if (text === undefined) continue;
+    // An empty policy file permits nothing and would take every tool away: most likely one caught
+    // half-written, so it is refused (`policies: []` says "nothing runs" on purpose).
+    if (splitPolicies({ path: policy, text }).length === 0) {
+      problems.push(problem(['policies', index], `the policy file ${policy} holds no policy`));
+      continue;
+    }
+    policyFiles.push({ path: policy, text });
   }
   if (problems.length > 0) return { ok: false, problems };
 

@@ -19,7 +19,8 @@ export const terminalStatuses: ReadonlySet<ExecutionStatus> = new Set([
 /** Which status may follow which: the lifecycle of DESIGN §5, checked before every write. */
 export const allowedTransitions: Readonly<Record<ExecutionStatus, readonly ExecutionStatus[]>> = {
   pending_approval: ['approved', 'rejected', 'expired'],
-  approved: ['succeeded', 'failed', 'unknown'],
+  // denied: the policy as it is when an approved call runs no longer allows it (nothing was sent).
+  approved: ['succeeded', 'failed', 'unknown', 'denied'],
   succeeded: [],
   failed: [],
   unknown: [],
@@ -50,6 +51,11 @@ export const Execution = z.object({
   execution_id: z.uuid(),
   agent_id: z.string().min(1),
   customer_id: z.string().nullable(),
+  /**
+   * The agent's groups when it asked: an approved call is checked against the policy again before
+   * it runs, as that identity (null on records written before groups were kept: no groups then).
+   */
+  agent_groups: z.array(z.string()).nullable().default(null),
   tool: z.string(),
   /** Whether the tool reads or writes (null when no tool was found): a read never ends unknown. */
   access: z.enum(['read', 'write']).nullable().default(null),
@@ -67,6 +73,11 @@ export const Execution = z.object({
   decision: DecisionRecord.nullable().default(null),
   /** The full canonical arguments, encrypted, when they hold a secret (opened only to send). */
   sealed_arguments: z.string().nullable().default(null),
+  /**
+   * The JSON Pointers of the values hidden in arguments_json, so a hidden secret is told from a
+   * value that only reads "[REDACTED]" (null on records written before they were kept).
+   */
+  secret_pointers: z.array(z.string()).nullable().default(null),
   /** When a write was claimed for sending, and by when its outcome must be known. */
   claimed_at: z.iso.datetime().nullable().default(null),
   deadline_at: z.iso.datetime().nullable().default(null),
@@ -100,6 +111,7 @@ export type NewExecutionFields = Pick<
 
 /** A new execution record: unset fields null, its first status in its history. */
 export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
+  agent_groups: null,
   access: null,
   arguments_json: null,
   code: null,
@@ -110,6 +122,7 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   arguments_hash: null,
   decision: null,
   sealed_arguments: null,
+  secret_pointers: null,
   claimed_at: null,
   deadline_at: null,
   http_status: null,

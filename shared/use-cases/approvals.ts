@@ -10,6 +10,8 @@ import type { HeldCallNotice, Notifier } from '../approvals/notifier.js';
 import { summarize } from '../approvals/notifier.js';
 import type { ApprovalWorkflow, WorkflowOutcome } from '../approvals/workflow.js';
 import { argumentsHash } from '../arguments/canonicalize.js';
+import { parseExactJson } from '../arguments/exact-json.js';
+import type { AgentIdentity } from '../auth/agent.js';
 import type { JsonObject } from '../catalog/tool.js';
 import { isoAt } from '../clock.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
@@ -17,7 +19,9 @@ import { resultMessages } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter, type TransitionResult } from '../executions/store.js';
 import { resumeTrace } from '../invoke/trace.js';
+import type { PolicyDecision } from '../policy/engine.js';
 import type { Sealer } from '../sealing.js';
+import { hiddenSecretsOf } from '../secret-pointers.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import { claimGraceMs, claimWindow, outboundFor, type SendDeps, sendClaimed, settleAbandonedClaim } from './send.js';
 
@@ -41,11 +45,18 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 const workflowOutcome = (execution: Execution): WorkflowOutcome =>
   execution.status === 'approved' ? 'approved' : 'closed';
 
-/** Every call still open, page by page from the store's index. */
-async function* openExecutions(store: ExecutionStore): AsyncGenerator<Execution> {
+/**
+ * Every call still open, page by page: from the store's index, or from the records themselves
+ * (`records`: a scan, which finds a call whose index entry a crash left behind its record).
+ */
+async function* openExecutions(
+  store: ExecutionStore,
+  source: 'index' | 'records' = 'index',
+): AsyncGenerator<Execution> {
   let cursor: string | undefined;
   do {
-    const page = await store.listOpen({ limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+    const options = { limit: 100, ...(cursor === undefined ? {} : { cursor }) };
+    const page = source === 'index' ? await store.listOpen(options) : await store.scanOpen(options);
     yield* page.items;
     cursor = page.next;
   } while (cursor !== undefined);
@@ -98,7 +109,7 @@ export const noticeOf = (deps: Pick<ApprovalDeps, 'consoleUrl'>, execution: Exec
   customer_id: execution.customer_id,
   staff_group: execution.decision?.step?.staff ?? null,
   customer_confirms: execution.decision?.step?.customer ?? false,
-  summary: summarize(execution.arguments_json),
+  summary: summarize(execution.arguments_json, hiddenSecretsOf(execution)),
   console_url: deps.consoleUrl(execution.execution_id),
   expires_at: execution.expires_at ?? execution.created_at,
 });
@@ -140,9 +151,53 @@ const failUnsent = async (
   return heldAfter(failed, execution);
 };
 
+/** The agent that asked, as the policy saw it then (groups as its token named them). */
+const requesterOf = (execution: Execution): AgentIdentity => ({
+  id: execution.agent_id,
+  groups: execution.agent_groups ?? [],
+  customerId: execution.customer_id,
+});
+
+/**
+ * Whether the approval given still answers what the policy asks now: the call is permitted, and
+ * any human step it needs now is the one that was taken (an approval by finance does not stand
+ * for another group, nor for the customer's confirmation). A call that now runs at once is covered.
+ */
+const approvalCovers = (execution: Execution, decision: PolicyDecision): boolean => {
+  if (decision.kind === 'deny') return false;
+  const step = decision.step;
+  if (step === null) return true;
+  const given = execution.decision?.step ?? null;
+  if (step.staff !== null && step.staff !== given?.staff) return false;
+  return !step.customer || given?.customer === true;
+};
+
+/** Ends an approved call the policy no longer allows as approved: denied, nothing sent. */
+const denyUnsent = async (
+  deps: ApprovalDeps,
+  execution: Execution,
+  decision: PolicyDecision | undefined,
+): Promise<Execution> => {
+  deps.log.warn('an approved call is no longer allowed by the policy; it was not sent', {
+    execution_id: execution.execution_id,
+    effect: decision?.kind ?? null,
+    reason: decision?.kind === 'deny' ? decision.reason : 'approval_does_not_cover',
+    policies: decision?.determining.map((policy) => policy.name) ?? [],
+  });
+  const denied = await deps.store.transition(execution, {
+    from: 'approved',
+    to: 'denied',
+    at: isoAt(deps.clock),
+    patch: { code: 'policy_denied', message: resultMessages.policy_changed },
+  });
+  return heldAfter(denied, execution);
+};
+
 /**
  * Runs an approved call once: claims it (a conditional write only one worker wins), sends exactly
  * the canonical arguments the approver saw (checked against their hash), and records the outcome.
+ * Before the claim, the tool must still be on and the current policy must still allow the call as
+ * approved; otherwise it ends (failed / tool_unavailable, denied / policy_denied) with nothing sent.
  */
 export const executeApproved = async (deps: ApprovalDeps, key: ExecutionKey): Promise<Execution | undefined> => {
   const execution = await deps.store.getOwned(key);
@@ -162,12 +217,12 @@ export const executeApproved = async (deps: ApprovalDeps, key: ExecutionKey): Pr
   if (json === null || execution.arguments_hash === null || argumentsHash(json) !== execution.arguments_hash) {
     return failUnsent(deps, execution, 'arguments_mismatch');
   }
-  const sendable = {
-    tool,
-    system,
-    args: JSON.parse(json) as JsonObject,
-    traceparent: resumeTrace(execution.trace_id).traceparent,
-  };
+  // Integers beyond 2^53 come back exact, as the approver saw them and as they are sent.
+  const args = parseExactJson(json) as JsonObject;
+  // The policy as it is now decides again, on the same arguments, as the agent that asked.
+  const current = snapshot?.policy.decide(requesterOf(execution), tool, args);
+  if (current === undefined || !approvalCovers(execution, current)) return denyUnsent(deps, execution, current);
+  const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
   const outbound = outboundFor(execution, sendable);
   const claimed = await deps.store.claim(execution, claimWindow(deps.clock, outbound));
   // Another worker claimed it first: it sends, this one does not.
@@ -373,8 +428,11 @@ export const recoverOpenExecutions = async (
   let expired = 0;
   let executed = 0;
   let settled = 0;
-  const now = deps.clock.now();
-  for await (const execution of openExecutions(deps.store)) {
+  // At local start the records are read, not the index: a crash between a record's write and its
+  // index entry's leaves the index saying a call ended while its record says it is open.
+  for await (const execution of openExecutions(deps.store, mode === 'restart' ? 'records' : 'index')) {
+    // Each call is judged at the time it is reached: recovering thousands of calls takes a while.
+    const now = deps.clock.now();
     try {
       if (execution.status === 'pending_approval') {
         const expiresAt = execution.expires_at === null ? now : Date.parse(execution.expires_at);

@@ -1,23 +1,26 @@
 // tools/call for catalog tools: find the tool this agent may see, put its arguments in canonical
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
 // execution record. Sending follows the run-once protocol of send.ts.
-import canonicalJson from 'canonicalize';
 import type { ApprovalWorkflow } from '../approvals/workflow.js';
-import { canonicalizeArguments } from '../arguments/canonicalize.js';
+import { argumentsHash, canonicalizeArguments } from '../arguments/canonicalize.js';
+import { canonicalJsonText } from '../arguments/exact-json.js';
 import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { isoAt } from '../clock.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../control-plane/snapshot.js';
-import { resultMessages } from '../errors.js';
+import { limitMessages, resultMessages } from '../errors.js';
 import { type DecisionRecord, type Execution, newExecutionRecord, toResultObject } from '../executions/execution.js';
 import type { IdSource } from '../ids.js';
 import { continueTrace } from '../invoke/trace.js';
+import { limitsFor } from '../limits/agent-limits.js';
+import { takePendingPlace } from '../limits/pending-quota.js';
 import type { PolicyDecision } from '../policy/engine.js';
 import type { ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
-import { holdsSecrets, redactSecrets } from '../secrets.js';
+import { secretPointers } from '../secret-pointers.js';
+import { redactSecrets } from '../secrets.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import {
   claimWindow,
@@ -74,6 +77,7 @@ const newExecution = (deps: CallToolDeps, agent: AgentIdentity, tool: string, fi
     execution_id: deps.ids.next(),
     agent_id: agent.id,
     customer_id: agent.customerId,
+    agent_groups: [...agent.groups],
     tool: recordedName(tool),
     created_at: isoAt(deps.clock),
     ...fields,
@@ -109,6 +113,9 @@ export const callTool = async (
         status: 'denied',
         code: 'invalid_arguments',
         message: resultMessages.invalid_arguments,
+        // Refused input is kept in bounded form: its digest and the (bounded) errors, never itself.
+        // (Plain JSON text: refused input may hold what has no exact form, such as 1e400.)
+        arguments_hash: argumentsHash(JSON.stringify(args.value ?? null)),
         input_errors: [...canonical.errors],
       }),
     );
@@ -118,7 +125,8 @@ export const callTool = async (
   const decision = snapshot.policy.decide(agent, tool, canonical.arguments.value);
   const trace = continueTrace(request.traceparent);
   const base = {
-    arguments_json: canonicalJson(redactSecrets(canonical.arguments.value, tool.inputSchema, rules)) ?? '{}',
+    arguments_json: canonicalJsonText(redactSecrets(canonical.arguments.value, tool.inputSchema, rules)),
+    secret_pointers: secretPointers(canonical.arguments.value, tool.inputSchema, rules),
     arguments_hash: canonical.arguments.hash,
     decision: decisionRecord(decision, snapshot),
     trace_id: trace.traceId,
@@ -146,11 +154,18 @@ export const callTool = async (
     access: tool.access,
     ...base,
   });
-  const sealed = holdsSecrets(canonical.arguments.value, tool.inputSchema, rules)
-    ? await deps.sealer.seal(canonical.arguments.json, execution.execution_id)
-    : null;
+  // Redaction changed something exactly when the arguments hold a secret.
+  const sealed =
+    base.arguments_json !== canonical.arguments.json
+      ? await deps.sealer.seal(canonical.arguments.json, execution.execution_id)
+      : null;
   if (decision.step !== null) {
-    return holdCall(deps, { ...execution, sealed_arguments: sealed }, snapshot.config.settings.approval_time);
+    return holdCall(
+      deps,
+      { ...execution, sealed_arguments: sealed },
+      snapshot.config.settings.approval_time,
+      limitsFor(snapshot.config.settings.limits, agent).pendingCalls,
+    );
   }
   if (system === undefined) {
     // A catalog tool always has its system in the same snapshot; should one not, nothing is sent.
@@ -175,7 +190,26 @@ export const callTool = async (
  * Holds a call for a decision: the record first (so nothing is lost if the workflow cannot start;
  * recovery starts it), then the workflow that waits out the approval time.
  */
-const holdCall = async (deps: CallToolDeps, execution: Execution, approvalMs: number): Promise<ResultObject> => {
+const holdCall = async (
+  deps: CallToolDeps,
+  execution: Execution,
+  approvalMs: number,
+  pendingLimit: number,
+): Promise<ResultObject> => {
+  // The agent's place among its calls waiting for approval comes first (pending_calls).
+  if (!(await takePendingPlace(deps, execution, pendingLimit))) {
+    // Recorded like any refusal: what was asked, not the secrets, and no history of waiting.
+    const { sealed_arguments: _sealed, history: _history, updated_at: _updated, ...refused } = execution;
+    return record(
+      deps,
+      newExecutionRecord({
+        ...refused,
+        status: 'denied',
+        code: 'too_many_pending',
+        message: limitMessages.too_many_pending(pendingLimit),
+      }),
+    );
+  }
   const held: Execution = {
     ...execution,
     expires_at: new Date(Date.parse(execution.created_at) + approvalMs).toISOString(),

@@ -9,11 +9,13 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { newLocalAwsCredentials } from '../../infra/local/aws-signature.js';
 import { localAwsClientConfig } from '../../infra/local/dynamodb.js';
 import { type LocalStepFunctions, startLocalStepFunctions } from '../../infra/local/step-functions.js';
 import { approvalDefinition, approvalDefinitionPath } from '../../infra/workflow/definition.js';
 import { SfnApprovalWorkflow } from '../../shared/adapters/sfn-workflow.js';
 import { eventually } from '../support/approval-org.js';
+import { signedAwsCall, unsignedAwsCall } from '../support/aws-requests.js';
 
 const functionArn = 'arn:aws:lambda:local:000000000000:function:test-workflow';
 
@@ -49,7 +51,7 @@ beforeAll(async () => {
     ]),
     onError: () => undefined,
   });
-  client = new SFNClient(localAwsClientConfig(sfn.endpoint));
+  client = new SFNClient(localAwsClientConfig(sfn.endpoint, sfn.credentials));
 });
 afterAll(async () => {
   client?.destroy();
@@ -225,19 +227,78 @@ describe('the approval workflow on the local endpoint', () => {
   });
 
   it('[workflow.local-endpoint] refuses operations it does not answer, and bodies that are not JSON', async () => {
-    const unknown = await fetch(sfn.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AWSStepFunctions.DeleteStateMachine' },
+    const unknown = await signedAwsCall(sfn.endpoint, sfn.credentials, {
+      service: 'states',
+      target: 'AWSStepFunctions.DeleteStateMachine',
       body: '{}',
     });
     expect(unknown.status).toBe(400);
     expect(await unknown.json()).toMatchObject({ __type: 'UnknownOperationException' });
-    const broken = await fetch(sfn.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AWSStepFunctions.StartExecution' },
+    const broken = await signedAwsCall(sfn.endpoint, sfn.credentials, {
+      service: 'states',
+      target: 'AWSStepFunctions.StartExecution',
       body: '{not json',
     });
     expect(broken.status).toBe(400);
     expect(broken.headers.get('x-amzn-errortype')).toBe('SerializationException');
+  });
+});
+
+describe('who may call the local endpoint', () => {
+  it('[local.endpoints-authenticated] refuses a SendTaskSuccess that is not signed with the run’s credential, even with the right task token, and the call stays waiting', async () => {
+    const name = 'forged-approval';
+    await start(name);
+    const register = await registered(name);
+    const call = {
+      service: 'states' as const,
+      target: 'AWSStepFunctions.SendTaskSuccess',
+      body: JSON.stringify({ taskToken: register?.task_token ?? '', output: JSON.stringify({ outcome: 'approved' }) }),
+    };
+    const other = newLocalAwsCredentials();
+    const attempts = [
+      await unsignedAwsCall(sfn.endpoint, call),
+      // A signature with another credential, and with the right key id but another secret.
+      await signedAwsCall(sfn.endpoint, other, call),
+      await signedAwsCall(
+        sfn.endpoint,
+        { accessKeyId: sfn.credentials.accessKeyId, secretAccessKey: other.secretAccessKey },
+        call,
+      ),
+      await unsignedAwsCall(sfn.endpoint, call, {
+        authorization: `AWS4-HMAC-SHA256 Credential=${sfn.credentials.accessKeyId}/20260101/local/states/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'0'.repeat(64)}`,
+        'x-amz-date': '20260101T000000Z',
+      }),
+    ];
+    for (const refused of attempts) {
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ __type: 'UnrecognizedClientException' });
+    }
+    expect((await describeExecution(name)).status).toBe('RUNNING');
+    expect(sfn.statesEntered(name)).toEqual(['AwaitDecision']);
+    expect(invocations.filter((invocation) => invocation.execution_id === name).map((i) => i.action)).toEqual([
+      'register',
+    ]);
+    // The runtime's own client still decides it.
+    await client.send(
+      new SendTaskSuccessCommand({
+        taskToken: register?.task_token ?? '',
+        output: JSON.stringify({ outcome: 'closed' }),
+      }),
+    );
+    expect((await finished(name)).status).toBe('SUCCEEDED');
+  });
+
+  it('[local.endpoints-authenticated] refuses an unsigned StartExecution and starts nothing', async () => {
+    const refused = await unsignedAwsCall(sfn.endpoint, {
+      service: 'states',
+      target: 'AWSStepFunctions.StartExecution',
+      body: JSON.stringify({
+        stateMachineArn: sfn.stateMachineArn,
+        name: 'unsigned-start',
+        input: JSON.stringify({ Payload: { execution_id: 'unsigned-start', agent_id: 'x', timeout_seconds: 60 } }),
+      }),
+    });
+    expect(refused.status).toBe(403);
+    expect(await errorName(describeExecution('unsigned-start'))).toBe('ExecutionDoesNotExist');
   });
 });

@@ -3,6 +3,7 @@
 import { createServer } from 'node:http';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newLocalAwsCredentials } from '../../infra/local/aws-signature.js';
 import { localAwsClientConfig } from '../../infra/local/dynamodb.js';
 import { listen } from '../../infra/local/net.js';
 import { EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
@@ -110,7 +111,7 @@ describe('the EventBridge channel', () => {
 
   it('[notify.channels] puts one "Approval requested" event with the notice on the gateway’s bus', async () => {
     const events = await startEventsEndpoint(0);
-    const client = new EventBridgeClient(localAwsClientConfig(events.endpoint));
+    const client = new EventBridgeClient(localAwsClientConfig(events.endpoint, newLocalAwsCredentials()));
     try {
       await new EventBridgeNotifier(client, 'approval-gateway-notices').heldCall(notice);
       expect(events.requests).toHaveLength(1);
@@ -134,7 +135,7 @@ describe('the EventBridge channel', () => {
 
   it('[notify.channels] an event the bus refuses is a failed notice (logged by the notifier, never lost silently)', async () => {
     const events = await startEventsEndpoint(1);
-    const client = new EventBridgeClient(localAwsClientConfig(events.endpoint));
+    const client = new EventBridgeClient(localAwsClientConfig(events.endpoint, newLocalAwsCredentials()));
     try {
       await expect(new EventBridgeNotifier(client, 'bus').heldCall(notice)).rejects.toThrow(/refused/);
     } finally {

@@ -1,8 +1,10 @@
 // The AWS side of the control plane against the local store: config:push writes the bundle with a
 // conditional write; a function instance caches it, refreshes it, and applies the staleness rule.
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localAwsProfile, writeLocalAwsConfig } from '../../infra/local/aws-config-file.js';
 import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
@@ -10,6 +12,7 @@ import { configTable } from '../../shared/adapters/dynamodb/tables.js';
 import type { ConfigBundle, ConfigBundleStore } from '../../shared/control-plane/bundle.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import { ManualClock } from '../support/clock.js';
+import { temporaryFolder } from '../support/runtime-process.js';
 import { adminOnlyConfig, snapshotOf } from '../support/snapshots.js';
 
 let dynamodb: LocalDynamoDb;
@@ -147,10 +150,36 @@ describe('the configuration bundle in the table', () => {
 });
 
 describe('npm run config:push', () => {
+  // The store answers only its credential: the push reads it as an operator would, from the AWS
+  // config file the runtime writes, named by the AWS environment.
+  let awsConfig: { path: string; remove(): Promise<void> };
+  beforeAll(async () => {
+    awsConfig = await temporaryFolder('gateway-push-');
+    await writeLocalAwsConfig(join(awsConfig.path, 'aws-config'), {
+      credentials: dynamodb.credentials,
+      dynamodbEndpoint: dynamodb.endpoint,
+      stepFunctionsEndpoint: 'http://127.0.0.1:9',
+    });
+  });
+  afterAll(async () => {
+    await awsConfig.remove();
+  });
   const push = (args: string[]): Promise<{ code: number | null; output: string }> =>
     new Promise((resolve) => {
+      const {
+        AWS_ACCESS_KEY_ID: _id,
+        AWS_SECRET_ACCESS_KEY: _secret,
+        AWS_SESSION_TOKEN: _token,
+        ...environment
+      } = process.env;
       const child = spawn(process.execPath, ['--import', 'tsx', projectPath('scripts/config-push.ts'), ...args], {
         cwd: projectPath(),
+        env: {
+          ...environment,
+          AWS_CONFIG_FILE: join(awsConfig.path, 'aws-config'),
+          AWS_SHARED_CREDENTIALS_FILE: join(awsConfig.path, 'no-credentials'),
+          AWS_PROFILE: localAwsProfile,
+        },
       });
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => {

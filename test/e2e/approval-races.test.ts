@@ -150,6 +150,8 @@ describe('the reconciler’s pass', () => {
     const execution = anExecution({
       execution_id: uuidV7Ids.next(),
       access: 'write',
+      // The agent's groups when it asked: an approved call meets the policy again as that agent.
+      agent_groups: ['procurement'],
       arguments_json: argumentsJson,
       arguments_hash: createHash('sha256').update(argumentsJson).digest('hex'),
       decision: {

@@ -65,7 +65,7 @@ const startConsoleFront = async (host: 'localhost' | '127.0.0.1') => {
     host: '127.0.0.1',
     port: 0,
     authorize: async () => ({ kind: 'refused', tokenPresented: false }),
-    publicUrl: (hostHeader) => `http://${hostHeader ?? '127.0.0.1'}`,
+    publicUrl: null,
     onError: (error) => frontErrors.push(error),
     routes: [
       {

@@ -30,6 +30,23 @@ beforeAll(async () => {
   // A one-second deadline keeps the timeout cases short.
   const text = await readFile(configFile, 'utf8');
   await writeFile(configFile, text.replace('timeout: 10s', 'timeout: 1s'));
+  // Header parameters on the order look-up: one an agent may set, and two it may not (the
+  // transport's Connection, the system's own key header), which the catalog does not offer.
+  const openapiFile = join(folder.path, 'org', 'erp', 'openapi.yaml');
+  const openapi = await readFile(openapiFile, 'utf8');
+  const lookUp = '      operationId: purchase_orders.get\n';
+  expect(openapi).toContain(lookUp);
+  await writeFile(
+    openapiFile,
+    openapi.replace(
+      `${lookUp}      summary: Get a purchase order\n      description: Reads one purchase order with its status.\n      parameters:\n`,
+      `${lookUp}      summary: Get a purchase order\n      description: Reads one purchase order with its status.\n      parameters:
+        - { name: X-Customer-Ref, in: header, required: false, schema: { type: string, maxLength: 80 } }
+        - { name: Connection, in: header, required: false, schema: { type: string } }
+        - { name: X-Api-Key, in: header, required: false, schema: { type: string } }
+`,
+    ),
+  );
 });
 afterAll(async () => {
   await erp?.close();
@@ -48,7 +65,7 @@ const connect = (runtime: RuntimeProcess) =>
 
 const storeOf = (runtime: RuntimeProcess) =>
   new DynamoDbExecutionStore(
-    documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint))),
+    documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
   );
 
@@ -167,6 +184,53 @@ describe('direct calls against the demo ERP', () => {
     expect(erp.calls()).toEqual([]);
   });
 
+  it('[catalog.header-parameters] [invoke.header-values] sends an allowed header as given, and refuses one that is not printable ASCII before anything is sent', async () => {
+    const listed = (await client.listTools()).tools.find((tool) => tool.name === 'erp.purchase_orders.get');
+    expect(Object.keys(listed?.inputSchema.properties ?? {}).sort()).toEqual(['X-Customer-Ref', 'purchase_order_id']);
+
+    const { result: sent } = await call('erp.purchase_orders.get', {
+      purchase_order_id: 'PO-1',
+      'X-Customer-Ref': 'SO-2024-0042 (web)',
+    });
+    // Sent once (the demo ERP has no order PO-1, which does not matter here).
+    expect(erp.callsFor(sent.execution_id ?? '')).toBe(1);
+    const [received] = erp.calls();
+    expect(received?.headers).toMatchObject({
+      'x-customer-ref': 'SO-2024-0042 (web)',
+      'x-api-key': demoErpApiKey,
+      'x-request-id': sent.execution_id,
+    });
+
+    erp.reset();
+    for (const smuggled of ['SO-1\r\nX-Admin: yes', 'SO-1\nHost: evil.example', 'Café-1']) {
+      const { answer, result } = await call('erp.purchase_orders.get', {
+        purchase_order_id: 'PO-1',
+        'X-Customer-Ref': smuggled,
+      });
+      expect(result).toMatchObject({
+        status: 'denied',
+        code: 'invalid_arguments',
+        input_errors: [{ path: '/X-Customer-Ref', code: 'invalid_format' }],
+      });
+      expect(answer.isError).toBe(true);
+      const recorded = await storeOf(runtime).get(result.execution_id ?? '');
+      expect(recorded?.history.map((change) => change.status)).toEqual(['denied']);
+      expect(recorded?.claimed_at).toBeNull();
+    }
+    // Fields the catalog did not offer are unknown, not sent.
+    const { result: unknown } = await call('erp.purchase_orders.get', {
+      purchase_order_id: 'PO-1',
+      Connection: 'upgrade',
+      'X-Api-Key': 'agent-chosen',
+    });
+    expect(unknown).toMatchObject({ status: 'denied', code: 'invalid_arguments' });
+    expect(unknown.input_errors?.map((error) => [error.path, error.code])).toEqual([
+      ['/Connection', 'unknown_field'],
+      ['/X-Api-Key', 'unknown_field'],
+    ]);
+    expect(erp.calls()).toEqual([]);
+  });
+
   it('[secrets.redaction] returns secret-named fields as [REDACTED] and look-alikes as they are', async () => {
     const { result } = await call('erp.vendors.get', { vendor_id: 'V-100' });
     expect(result.result).toEqual({
@@ -211,7 +275,7 @@ describe('direct calls against the demo ERP', () => {
     expect(recorded?.history.map((change) => change.status)).toEqual(['approved', 'succeeded']);
 
     // A dump of the whole table, and everything the gateway printed, hold neither planted secret.
-    const dump = await new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint)).send(
+    const dump = await new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials)).send(
       new ScanCommand({ TableName: localTableNames.executions }),
     );
     const text = JSON.stringify(dump.Items);

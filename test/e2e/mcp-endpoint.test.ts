@@ -9,7 +9,7 @@ import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution
 import type { Execution } from '../../shared/executions/execution.js';
 import { ResultObject } from '../../shared/result.js';
 import { anExecution } from '../support/executions.js';
-import { mcpHeaders, modernRequest, rawRequest } from '../support/http.js';
+import { mcpHeaders, modernRequest, rawExchange, rawRequest } from '../support/http.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
 
 let runtime: RuntimeProcess;
@@ -44,7 +44,7 @@ const statusOf = async (client: Client, args: Record<string, unknown>) => {
 beforeAll(async () => {
   runtime = await startRuntimeProcess(['--memory']);
   store = new DynamoDbExecutionStore(
-    documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint))),
+    documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
   );
   succeeded = anExecution({
@@ -190,21 +190,50 @@ describe.each(eras)('over MCP $label', (era) => {
 });
 
 describe('authentication', () => {
-  it('[auth.bearer-required] answers 401 with a challenge naming the resource metadata, which is served', async () => {
+  it('[auth.bearer-required] [auth.challenge-words] answers 401 with a challenge naming the resource metadata, which is served', async () => {
     const response = await rawRequest(runtime.mcpUrl, { headers: mcpHeaders(null), body: '{}' });
     expect(response.status).toBe(401);
     const challenge = String(response.headers['www-authenticate']);
     const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
     expect(metadataUrl).toBe(`${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp`);
+    // No token was presented: the challenge carries no error code (RFC 6750 §3.1); the body says what is missing.
+    expect(challenge).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    expect(response.json()).toEqual({ message: expect.stringContaining('A bearer token is required') });
     const metadata = await fetch(metadataUrl ?? '');
     expect(metadata.status).toBe(200);
     expect(await metadata.json()).toMatchObject({ resource: runtime.mcpUrl, bearer_methods_supported: ['header'] });
   });
 
-  it('[auth.bearer-required] refuses a wrong token, and the official client reports it', async () => {
+  it('[auth.challenge-words] asks for a bearer token when another scheme is sent', async () => {
+    const response = await rawRequest(runtime.mcpUrl, {
+      headers: mcpHeaders(null, { authorization: 'Basic cHJvY3VyZW1lbnQ6c2VjcmV0' }),
+      body: '{}',
+    });
+    expect(response.status).toBe(401);
+    expect(String(response.headers['www-authenticate'])).not.toContain('error=');
+  });
+
+  it('[auth.metadata-authorization-servers] names no authorization server locally, where tokens come from the configuration', async () => {
+    const metadata = await fetch(`${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp`);
+    const document = await metadata.json();
+    expect(document).not.toHaveProperty('authorization_servers');
+    expect(document).toEqual({
+      resource: runtime.mcpUrl,
+      bearer_methods_supported: ['header'],
+      resource_name: expect.any(String),
+    });
+  });
+
+  it('[auth.bearer-required] [auth.challenge-words] refuses a wrong token in words, and the official client reports it', async () => {
     const response = await rawRequest(runtime.mcpUrl, { headers: mcpHeaders('not-a-token'), body: '{}' });
     expect(response.status).toBe(401);
-    expect(String(response.headers['www-authenticate'])).toContain('error="invalid_token"');
+    expect(String(response.headers['www-authenticate'])).toBe(
+      `Bearer error="invalid_token", error_description="The bearer token is not valid for this gateway.", resource_metadata="${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    expect(response.json()).toEqual({
+      error: 'invalid_token',
+      error_description: 'The bearer token is not valid for this gateway.',
+    });
     await expect(connect('not-a-token', eras[1])).rejects.toBeInstanceOf(SdkHttpError);
     await expect(connect('not-a-token', eras[0])).rejects.toThrow(/invalid_token/);
   });
@@ -387,5 +416,61 @@ describe('the local runtime', () => {
         },
       },
     });
+  });
+});
+
+describe('the Host header', () => {
+  const port = () => Number(new URL(runtime.baseUrl).port);
+  const hostile = () => `evil.example:${port()}`;
+
+  it('[http.host-header-checked] answers a malformed Host with 400 on every route, not a gateway error', async () => {
+    for (const path of ['/mcp', '/.well-known/oauth-protected-resource/mcp', '/console/sign-in']) {
+      const answer = await rawExchange(port(), `GET ${path} HTTP/1.1\r\nHost: exa mple`);
+      expect(answer.status).toBe(400);
+    }
+    expect(runtime.output()).not.toContain('unhandled error in the local front');
+  });
+
+  it('[http.host-header-checked] names the gateway’s own address in the challenge and the metadata document, whatever the Host', async () => {
+    const challenged = await rawRequest(runtime.mcpUrl, {
+      headers: { ...mcpHeaders(null), host: hostile() },
+      body: '{}',
+    });
+    expect(challenged.status).toBe(401);
+    expect(String(challenged.headers['www-authenticate'])).toBe(
+      `Bearer resource_metadata="${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    const metadata = await rawRequest(`${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp`, {
+      method: 'GET',
+      headers: { host: hostile() },
+    });
+    expect(metadata.status).toBe(200);
+    expect(metadata.json()).toMatchObject({ resource: runtime.mcpUrl });
+    expect(metadata.body).not.toContain('evil.example');
+  });
+
+  it('[http.host-header-checked] the console checks a form’s Origin against its own address, not the Host header', async () => {
+    const form = await rawRequest(`${runtime.baseUrl}/console/sign-in`, { method: 'GET' });
+    const cookies = ([] as string[])
+      .concat(form.headers['set-cookie'] ?? [])
+      .map((cookie) => cookie.split(';')[0])
+      .join('; ');
+    const csrf = /name="csrf" value="([^"]*)"/.exec(form.body)?.[1] ?? '';
+    const signIn = (host: string, origin: string) =>
+      rawRequest(`${runtime.baseUrl}/console/sign-in`, {
+        headers: { host, origin, cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          csrf,
+          next: '/console',
+          approver: 'finance-approver',
+          password: 'demo-finance-password',
+        }).toString(),
+      });
+    // A page served under another name (DNS rebinding) posting to "its own" origin is refused.
+    const rebound = await signIn(hostile(), `http://${hostile()}`);
+    expect(rebound.status).not.toBe(303);
+    expect(rebound.headers['set-cookie'] ?? []).not.toEqual(expect.arrayContaining([expect.stringMatching(/session/)]));
+    const own = await signIn(new URL(runtime.baseUrl).host, runtime.baseUrl);
+    expect(own.status).toBe(303);
   });
 });

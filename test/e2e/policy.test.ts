@@ -39,7 +39,7 @@ describe('the demo policies over MCP', () => {
     procurement = await connect(runtime, demoTokens.procurement);
     support = await connect(runtime, demoTokens.support);
     store = new DynamoDbExecutionStore(
-      documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint))),
+      documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
       localTableNames.executions,
     );
   });

@@ -8,7 +8,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
 import { anExecution } from '../support/executions.js';
-import { demoTokens, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
+import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
 beforeAll(async () => {
@@ -18,9 +18,9 @@ afterAll(async () => {
   await folder.remove();
 });
 
-const storeAt = (endpoint: string) =>
+const storeAt = (runtime: RuntimeProcess) =>
   new DynamoDbExecutionStore(
-    documentClient(new DynamoDBClient(localAwsClientConfig(endpoint))),
+    documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
   );
 
@@ -43,7 +43,7 @@ describe('the local runtime on a data folder', () => {
   it('[local.persistence] stops cleanly on Ctrl-C and keeps executions for the next start', async () => {
     const execution = anExecution({ status: 'succeeded', result_json: '{"purchase_order":"PO-7"}' });
     const first = await startRuntimeProcess(['--data-dir', folder.path]);
-    await storeAt(first.dynamodbEndpoint).create(execution);
+    await storeAt(first).create(execution);
     expect((await statusOver(first.mcpUrl, execution.execution_id)).status).toBe('succeeded');
     const stopped = await first.stop('SIGINT');
     expect(stopped.code).toBe(0);
@@ -67,7 +67,7 @@ describe('the local runtime on a data folder', () => {
         /in use by another gateway \(process \d+\)/,
       );
       const execution = anExecution();
-      await storeAt(first.dynamodbEndpoint).create(execution);
+      await storeAt(first).create(execution);
       expect((await statusOver(first.mcpUrl, execution.execution_id)).status).toBe('pending_approval');
     } finally {
       await first.stop();
@@ -77,7 +77,7 @@ describe('the local runtime on a data folder', () => {
   it('[local.persistence] keeps nothing with --memory', async () => {
     const execution = anExecution();
     const first = await startRuntimeProcess(['--memory']);
-    await storeAt(first.dynamodbEndpoint).create(execution);
+    await storeAt(first).create(execution);
     await first.stop();
     const second = await startRuntimeProcess(['--memory']);
     try {

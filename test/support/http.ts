@@ -1,5 +1,6 @@
 // Raw HTTP for tests that need control fetch does not give (Host headers, huge bodies).
 import { request } from 'node:http';
+import { connect } from 'node:net';
 
 export interface RawResponse {
   readonly status: number;
@@ -69,3 +70,25 @@ export const modernRequest = (
     ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
   },
 });
+
+/**
+ * Sends `head` (request line and headers, without the blank line) and `body` as raw bytes over a
+ * new connection, and answers the status and the response as text once the server closes it.
+ */
+export const rawExchange = (
+  port: number,
+  head: string,
+  body = '',
+): Promise<{ status: number; headers: string; body: string }> =>
+  new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [headers = '', ...rest] = text.split('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0), headers, body: rest.join('\r\n\r\n') });
+    });
+    socket.write(`${head}\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  });

@@ -1,9 +1,12 @@
 // Runs `npm start`'s entry point as a real child process on free ports, the way a developer runs
 // it, and reads the URLs it prints.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readLocalAwsConfig } from '../../infra/local/aws-config-file.js';
+import type { LocalAwsCredentials } from '../../infra/local/aws-signature.js';
 import { projectPath } from '../../infra/paths.js';
 
 export interface RuntimeProcess {
@@ -11,6 +14,11 @@ export interface RuntimeProcess {
   readonly mcpUrl: string;
   readonly baseUrl: string;
   readonly dynamodbEndpoint: string;
+  readonly stepFunctionsEndpoint: string;
+  /** The run's credential for its store and Step Functions endpoint, read from the file it wrote. */
+  readonly awsCredentials: LocalAwsCredentials;
+  /** That file: the data folder's `aws-config`, or (with --memory) one in a temporary folder. */
+  readonly awsConfigFile: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
   /** Sends a signal and waits for the process to exit. */
@@ -32,7 +40,24 @@ export const startRuntimeProcess = (
   env: Readonly<Record<string, string>> = {},
   timeoutMs = 120_000,
 ): Promise<RuntimeProcess> => {
-  const { command, args: argv } = runtimeCommand(['--port', '0', '--erp-port', '0', ...args]);
+  // Where the runtime leaves its credential: the data folder's file, or one given (--memory keeps none).
+  const given = args.indexOf('--aws-config-file');
+  const dataDir = args.indexOf('--data-dir');
+  let credentialsFolder: string | null = null;
+  let awsConfigFile: string;
+  if (given >= 0) awsConfigFile = args[given + 1] ?? '';
+  else if (args.includes('--memory')) {
+    credentialsFolder = mkdtempSync(join(tmpdir(), 'gateway-aws-'));
+    awsConfigFile = join(credentialsFolder, 'aws-config');
+  } else awsConfigFile = join(dataDir >= 0 ? (args[dataDir + 1] ?? '') : projectPath('.gateway-data'), 'aws-config');
+  const { command, args: argv } = runtimeCommand([
+    '--port',
+    '0',
+    '--erp-port',
+    '0',
+    ...args,
+    ...(credentialsFolder === null ? [] : ['--aws-config-file', awsConfigFile]),
+  ]);
   const child = spawn(command, argv, {
     cwd: projectPath(),
     env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
@@ -46,6 +71,9 @@ export const startRuntimeProcess = (
     output += chunk.toString('utf8');
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  void exited.then(() =>
+    credentialsFolder === null ? undefined : rm(credentialsFolder, { recursive: true, force: true }),
+  );
 
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -58,17 +86,28 @@ export const startRuntimeProcess = (
       if (mcp === undefined || store === undefined || !output.includes('Press Ctrl-C')) return;
       clearTimeout(timer);
       child.stdout?.off('data', check);
-      resolve({
-        child,
-        mcpUrl: mcp,
-        baseUrl: mcp.replace(/\/mcp$/, ''),
-        dynamodbEndpoint: store,
-        output: () => output,
-        stop: async (signal = 'SIGINT') => {
-          if (child.exitCode === null) child.kill(signal);
-          return { code: await exited, output };
+      const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
+        if (child.exitCode === null) child.kill(signal);
+        return { code: await exited, output };
+      };
+      readLocalAwsConfig(awsConfigFile).then(
+        (aws) =>
+          resolve({
+            child,
+            mcpUrl: mcp,
+            baseUrl: mcp.replace(/\/mcp$/, ''),
+            dynamodbEndpoint: store,
+            stepFunctionsEndpoint: aws.stepFunctionsEndpoint,
+            awsCredentials: aws.credentials,
+            awsConfigFile,
+            output: () => output,
+            stop,
+          }),
+        async (error: unknown) => {
+          await stop('SIGKILL');
+          reject(error);
         },
-      });
+      );
     };
     child.stdout?.on('data', check);
     exited.then((code) => {

@@ -19,6 +19,7 @@ export const adminOnlyConfig = (options: { enabled?: boolean; staleness?: string
     ...(options.extraTool
       ? ['      - id: notes.list', '        method: GET', '        path: /notes', '        description: Lists notes.']
       : []),
+    'policies: []',
     '',
   ].join('\n');
 

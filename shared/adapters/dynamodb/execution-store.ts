@@ -1,7 +1,7 @@
 // DynamoDB adapter of the execution store. Single-item conditional writes only (the local store
 // has no transactions); a failed condition is read back and reported as a conflict.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { allowedTransitions, Execution, openStatuses } from '../../executions/execution.js';
 import {
@@ -12,6 +12,7 @@ import {
   type ExecutionPatch,
   type ExecutionStore,
   IllegalTransitionError,
+  type PendingReservation,
   type TransitionRequest,
   type TransitionResult,
 } from '../../executions/store.js';
@@ -34,6 +35,14 @@ const openAttributes = (execution: Execution): Record<string, string> => {
   const until = execution.deadline_at ?? execution.expires_at ?? execution.updated_at;
   return { open_shard: openShardOf(execution.execution_id), open_until: until };
 };
+
+/**
+ * An agent's places for calls waiting for approval: one item per agent in the executions table,
+ * whose string set holds the ids of its held calls. Its key is never a UUID, so no execution read
+ * finds it, and it carries no index attribute, so no listing does.
+ */
+const pendingPlacesKey = (agentId: string) => ({ execution_id: `pending-calls#${agentId}`, agent_id: agentId });
+const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
 
 const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
@@ -123,7 +132,13 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     }
     // A call that is over leaves the index of waiting calls.
     const removes = openStatuses.has(change.to) ? [] : ['open_shard', 'open_until'];
-    return this.update(key, sets, conditions, names, values, removes);
+    const result = await this.update(key, sets, conditions, names, values, removes);
+    if (result.kind === 'applied' && change.from === 'pending_approval') {
+      // The call no longer waits: its agent's place is free. Should this write fail (or the process
+      // stop first), the place is given back by the next reservation that finds the agent full.
+      await this.releasePending(key.agent_id, [key.execution_id]).catch(() => undefined);
+    }
+    return result;
   }
 
   private patchInto(
@@ -231,6 +246,63 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     }
     if (shard >= openShards.length) return { items };
     return { items, next: encodeCursor(key === undefined ? { shard } : { shard, key }) };
+  }
+
+  async reservePending(agentId: string, executionId: string, limit: number): Promise<PendingReservation> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: pendingPlacesKey(agentId),
+          UpdateExpression: 'ADD holders :ids',
+          ConditionExpression: 'attribute_not_exists(holders) OR size(holders) < :limit OR contains(holders, :id)',
+          ExpressionAttributeValues: { ':ids': new Set([executionId]), ':limit': limit, ':id': executionId },
+        }),
+      );
+      return { kind: 'reserved' };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const { Item } = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: pendingPlacesKey(agentId), ConsistentRead: true }),
+      );
+      return { kind: 'full', holders: [...(PendingPlaces.parse(Item ?? {}).holders ?? [])] };
+    }
+  }
+
+  async releasePending(agentId: string, executionIds: readonly string[]): Promise<void> {
+    if (executionIds.length === 0) return;
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: pendingPlacesKey(agentId),
+          UpdateExpression: 'DELETE holders :ids',
+          ConditionExpression: 'attribute_exists(holders)',
+          ExpressionAttributeValues: { ':ids': new Set(executionIds) },
+        }),
+      )
+      .catch((error: unknown) => {
+        // No places recorded at all: nothing to give back.
+        if (!isConditionFailure(error)) throw error;
+      });
+  }
+
+  /** One scan request per page: `limit` records are read, and the open ones among them returned. */
+  async scanOpen(options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
+    const statuses = [...openStatuses];
+    const { Items, LastEvaluatedKey } = await this.client.send(
+      new ScanCommand({
+        TableName: this.tableName,
+        FilterExpression: `#status IN (${statuses.map((_, index) => `:open${index}`).join(', ')})`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: Object.fromEntries(statuses.map((status, index) => [`:open${index}`, status])),
+        ConsistentRead: true,
+        Limit: options.limit ?? 100,
+        ExclusiveStartKey: options.cursor === undefined ? undefined : decodeCursor(options.cursor, Cursor),
+      }),
+    );
+    const items = (Items ?? []).map((item) => readItem(item)).filter((item) => item !== undefined);
+    return LastEvaluatedKey === undefined ? { items } : { items, next: encodeCursor(LastEvaluatedKey) };
   }
 
   async listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {

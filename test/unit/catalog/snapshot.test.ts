@@ -57,6 +57,7 @@ const crmConfig = (openapi = 'crm/openapi.yaml'): string =>
     '  - key: crm',
     '    base_url: http://crm.test',
     `    openapi: ${openapi}`,
+    'policies: []',
   );
 const openapiLine = 5;
 
@@ -334,6 +335,7 @@ describe('OpenAPI documents', () => {
         '  - key: crm2',
         '    base_url: http://crm2.test',
         '    openapi: shared.yaml',
+        'policies: []',
       ),
       files,
     );
@@ -411,11 +413,11 @@ describe('order and version', () => {
       '        description: Audit everything.',
     ];
     const zFirst = await loaded(
-      yaml('systems:', ...system('zoo', 'zz.yaml'), ...admin, ...system('ark', 'aa.yaml')),
+      yaml('systems:', ...system('zoo', 'zz.yaml'), ...admin, ...system('ark', 'aa.yaml'), 'policies: []'),
       memoryFiles(files),
     );
     const aFirst = await loaded(
-      yaml('systems:', ...system('ark', 'aa.yaml'), ...system('zoo', 'zz.yaml'), ...admin),
+      yaml('systems:', ...system('ark', 'aa.yaml'), ...system('zoo', 'zz.yaml'), ...admin, 'policies: []'),
       memoryFiles(files),
     );
     const expected = ['ark.apples.create', 'zoo.audit', 'zoo.zebras.list'];

@@ -47,11 +47,31 @@ describe('loadConfigText: the example file', () => {
       approval_time: 86_400_000,
       allowed_staleness: 900_000,
       notifications: { webhooks: [] },
+      limits: {
+        concurrent_requests: 32,
+        requests_per_second: 50,
+        burst: 100,
+        pending_calls: 100,
+        groups: {},
+        agents: {},
+      },
       data_key: null,
     });
     expect(config.agents).toEqual([
-      { id: 'procurement-agent', token: 'demo-procurement-token', groups: ['procurement'], customer: null },
-      { id: 'support-agent', token: 'demo-support-token', groups: ['support'], customer: 'customer-1042' },
+      {
+        id: 'procurement-agent',
+        token: 'demo-procurement-token',
+        tokenFromEnvironment: false,
+        groups: ['procurement'],
+        customer: null,
+      },
+      {
+        id: 'support-agent',
+        token: 'demo-support-token',
+        tokenFromEnvironment: false,
+        groups: ['support'],
+        customer: 'customer-1042',
+      },
     ]);
     // The base URL comes from the environment, without its trailing slash.
     expect(config.systems[0]?.base_url).toBe('http://127.0.0.1:9999');
@@ -86,6 +106,14 @@ describe('loadConfigText: defaults', () => {
         allowed_staleness: 900_000,
         data_key: null,
         notifications: { webhooks: [] },
+        limits: {
+          concurrent_requests: 32,
+          requests_per_second: 50,
+          burst: 100,
+          pending_calls: 100,
+          groups: {},
+          agents: {},
+        },
       },
       systems: [],
       agents: [],
@@ -110,6 +138,14 @@ describe('loadConfigText: defaults', () => {
       approval_time: 86_400_000,
       allowed_staleness: 900_000,
       notifications: { webhooks: [] },
+      limits: {
+        concurrent_requests: 32,
+        requests_per_second: 50,
+        burst: 100,
+        pending_calls: 100,
+        groups: {},
+        agents: {},
+      },
       public_url: 'https://gateway.example.com',
       data_key: null,
     });
@@ -117,7 +153,9 @@ describe('loadConfigText: defaults', () => {
 
   it('an agent without groups or customer gets no groups and a null customer', () => {
     const config = loaded(yaml('agents:', '  - id: bare-agent', '    token: t0ken'));
-    expect(config.agents).toEqual([{ id: 'bare-agent', token: 't0ken', groups: [], customer: null }]);
+    expect(config.agents).toEqual([
+      { id: 'bare-agent', token: 't0ken', tokenFromEnvironment: false, groups: [], customer: null },
+    ]);
   });
 });
 
@@ -395,5 +433,132 @@ describe('formatProblem', () => {
     const text = formatProblem(problem);
     expect(text.startsWith(`${file}:4: settings.approval_time: `)).toBe(true);
     expect(text).toContain('"15 minutes"');
+  });
+});
+
+describe('loadConfigText: agent tokens', () => {
+  const twoAgents = (first: string, second: string) =>
+    yaml(
+      'agents:',
+      '  - id: procurement-agent',
+      `    token: ${first}`,
+      '  - id: support-agent',
+      `    token: ${second}`,
+    );
+
+  it('[config.unique-tokens] refuses two agents with the same token, naming both agents and never the token', () => {
+    const problem = onlyProblem(twoAgents('shared-t0ken', 'shared-t0ken'));
+    expect(problem).toMatchObject({ file, path: 'agents[1].token', line: 5 });
+    expect(problem.message).toBe(
+      'agents "procurement-agent" and "support-agent" have the same token; each agent needs its own',
+    );
+    expect(formatProblem(problem)).not.toContain('shared-t0ken');
+  });
+
+  it('[config.unique-tokens] compares tokens once resolved: a literal and a variable, or two references to one variable', () => {
+    const resolved = onlyProblem(twoAgents('from-env-t0ken', envReference('SUPPORT_TOKEN')), {
+      SUPPORT_TOKEN: 'from-env-t0ken',
+    });
+    expect(resolved.path).toBe('agents[1].token');
+    expect(formatProblem(resolved)).not.toContain('from-env-t0ken');
+    // Checked where the variable is not set (config:check's placeholders): one variable is one token.
+    const result = loadConfigText(
+      twoAgents(envReference('ONE'), envReference('ONE')),
+      file,
+      {},
+      {
+        unsetVariables: 'placeholder',
+      },
+    );
+    expect(result.ok ? [] : result.problems.map((found) => found.path)).toEqual(['agents[1].token']);
+    // Two different unset variables are not the same token.
+    expect(
+      loadConfigText(twoAgents(envReference('ONE'), envReference('TWO')), file, {}, { unsetVariables: 'placeholder' })
+        .ok,
+    ).toBe(true);
+  });
+
+  it('[local.banner-secrets] marks the tokens and passwords that came from the environment', () => {
+    const config = loaded(
+      yaml(
+        ...twoAgents('literal-t0ken', envReference('SUPPORT_TOKEN')).trimEnd().split('\n'),
+        'approvers:',
+        '  - id: finance-approver',
+        `    password: ${envReference('FINANCE_PASSWORD')}`,
+        '  - id: demo-approver',
+        '    password: demo-password',
+      ),
+      { SUPPORT_TOKEN: 'env-t0ken', FINANCE_PASSWORD: 'env-password' },
+    );
+    expect(config.agents.map((agent) => [agent.id, agent.tokenFromEnvironment])).toEqual([
+      ['procurement-agent', false],
+      ['support-agent', true],
+    ]);
+    expect(config.approvers.map((person) => [person.id, person.passwordFromEnvironment])).toEqual([
+      ['finance-approver', true],
+      ['demo-approver', false],
+    ]);
+  });
+});
+
+describe('loadConfigText: a file caught half-written', () => {
+  const system = ['systems:', '  - key: crm', '    base_url: http://crm.test', '    openapi: crm.yaml'];
+
+  it('[config.no-half-written] refuses systems without a policies entry, and says how to run nothing on purpose', () => {
+    const problem = onlyProblem(yaml(...system, 'agents: []'));
+    expect(formatProblem(problem)).toBe(
+      `${file}: policies: missing: a configuration with systems must list its policy files (without policies nothing runs; write "policies: []" to mean that)`,
+    );
+    expect(loaded(yaml(...system, 'policies: []')).policies).toEqual([]);
+    // Without systems there is nothing to take away.
+    expect(loaded(yaml('agents: []')).policies).toEqual([]);
+  });
+});
+
+describe('loadConfigText: the credential header of an api_key system', () => {
+  const withKeyHeader = (header: string): string =>
+    yaml(
+      'systems:',
+      '  - key: erp',
+      '    base_url: http://127.0.0.1:9',
+      '    operations: [{ id: ping, method: GET, path: /ping, description: Ping. }]',
+      '    credentials:',
+      '      type: api_key',
+      `      header: ${JSON.stringify(header)}`,
+      '      value: k',
+      'policies: []',
+    );
+
+  it.each(['api_key', 'X-Api-Key', 'x.key', "key!#$%&'*+^_`|~"])(
+    '[config.credential-header] accepts %s, an RFC 9110 token, as the api key header',
+    (header) => {
+      expect(loaded(withKeyHeader(header)).systems[0]?.credentials).toEqual({ type: 'api_key', header, value: 'k' });
+    },
+  );
+
+  it.each(['X Api Key', 'x-key:', 'key\u00e9', '', '"quoted"'])(
+    '[config.credential-header] refuses %j, which is not a header name, naming the value',
+    (header) => {
+      const problem = onlyProblem(withKeyHeader(header));
+      expect(problem.path).toBe('systems[0].credentials.header');
+      expect(problem.line).toBe(7);
+      expect(problem.message).toContain('expected an HTTP header name (RFC 9110 token');
+      expect(problem.message).toContain(`(got ${JSON.stringify(header)})`);
+    },
+  );
+
+  it.each([
+    'Host',
+    'connection',
+    'Transfer-Encoding',
+    'Content-Length',
+    'TE',
+    'x-request-id',
+    'Traceparent',
+    'Content-Type',
+  ])('[config.credential-header] refuses %s, a header the gateway or its HTTP client sets itself', (header) => {
+    const problem = onlyProblem(withKeyHeader(header));
+    expect(problem.path).toBe('systems[0].credentials.header');
+    expect(problem.message).toContain('the gateway sets this one itself');
   });
 });

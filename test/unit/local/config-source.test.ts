@@ -1,9 +1,11 @@
 // The local control plane on real files: good edits are taken, broken or empty ones refused with
 // the last good configuration kept, and unchanged files count as syncs.
-import { writeFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalConfigSource } from '../../../infra/local/config-source.js';
+import { projectPath } from '../../../infra/paths.js';
+import type { AgentIdentity } from '../../../shared/auth/agent.js';
 import { ManualClock } from '../../support/clock.js';
 import { temporaryFolder } from '../../support/runtime-process.js';
 import { adminOnlyConfig } from '../../support/snapshots.js';
@@ -75,5 +77,47 @@ describe('LocalConfigSource', () => {
     await source.sync();
     clock.advance(2_000);
     expect(await toolNames(source)).toBe('stale');
+  });
+});
+
+describe('LocalConfigSource on the demo organization', () => {
+  const demoAt = async () => {
+    await cp(projectPath('examples'), join(folder.path, 'org'), { recursive: true });
+    const config = join(folder.path, 'org', 'gateway.config.yaml');
+    const source = new LocalConfigSource(config, { DEMO_ERP_URL: 'http://127.0.0.1:9' }, new ManualClock(), log);
+    expect((await source.load()).ok).toBe(true);
+    return { config, source, good: source.lastGood };
+  };
+  const procurement: AgentIdentity = { id: 'procurement-agent', groups: ['procurement'], customerId: null };
+  /** The tools procurement-agent is offered now: what a half-written edit must not take away. */
+  const offered = async (source: LocalConfigSource) => {
+    const state = await source.current();
+    if (state.kind !== 'active') return state.reason;
+    return state.snapshot.catalog.tools
+      .filter((tool) => state.snapshot.policy.isListed(procurement, tool))
+      .map((tool) => tool.name);
+  };
+  const lastRefusal = () => JSON.stringify(logged.findLast((entry) => entry.level === 'warn')?.attributes);
+
+  it('[config.no-half-written] keeps its tools when the file is cut just before policies:, and logs why', async () => {
+    const { config, source, good } = await demoAt();
+    const before = await offered(source);
+    expect(before).toContain('erp.purchase_orders.create');
+    const text = await readFile(config, 'utf8');
+    await writeFile(config, text.slice(0, text.indexOf('policies:')));
+    await source.sync();
+    expect(source.lastGood).toBe(good);
+    expect(await offered(source)).toEqual(before);
+    expect(lastRefusal()).toContain('policies: missing');
+  });
+
+  it('[config.no-half-written] keeps its tools when a policy file is emptied, and logs why', async () => {
+    const { source, good } = await demoAt();
+    const before = await offered(source);
+    await writeFile(join(folder.path, 'org', 'policies', 'demo.cedar'), '');
+    await source.sync();
+    expect(source.lastGood).toBe(good);
+    expect(await offered(source)).toEqual(before);
+    expect(lastRefusal()).toContain('the policy file policies/demo.cedar holds no policy');
   });
 });

@@ -21,12 +21,18 @@ beforeAll(async () => {
     port: 0,
     authorize: createLocalAuthorizer({
       agents: () => [
-        { id: 'support-agent', token: 'support-token', groups: ['support', 'tier-2'], customer: 'customer-1042' },
+        {
+          id: 'support-agent',
+          token: 'support-token',
+          tokenFromEnvironment: false,
+          groups: ['support', 'tier-2'],
+          customer: 'customer-1042',
+        },
       ],
       claimNames: defaultClaimNames,
       anonymousAgent: null,
     }),
-    publicUrl: (host) => `http://${host}`,
+    publicUrl: null,
     onError: () => undefined,
     routes: [
       { method: 'ANY', path: '/mcp', functionName: 'mcp', fn: capture, authorize: true, timeoutMs: 30_000 },
@@ -99,7 +105,9 @@ describe('the local HTTP front', () => {
 
 describe('the local authorizer', () => {
   it('[auth.anonymous-local-only] maps a request without a token to the named agent only when configured', async () => {
-    const agents = () => [{ id: 'procurement-agent', token: 't', groups: [], customer: null }];
+    const agents = () => [
+      { id: 'procurement-agent', token: 't', tokenFromEnvironment: false, groups: [], customer: null },
+    ];
     const off = createLocalAuthorizer({ agents, claimNames: defaultClaimNames, anonymousAgent: null });
     expect(await off(undefined)).toEqual({ kind: 'refused', tokenPresented: false });
     const on = createLocalAuthorizer({ agents, claimNames: defaultClaimNames, anonymousAgent: 'procurement-agent' });

@@ -1,0 +1,194 @@
+// The local store and Step Functions endpoints answer only their own runtime's clients: each run
+// makes a random credential, the AWS SDK signs every request with it (SigV4, as in AWS), and the
+// endpoints check the signature with the SDK's own signer before anything else happens.
+import { createHash, createHmac, type Hash, type Hmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { Checksum, HttpRequest, SourceData } from '@smithy/types';
+
+export interface LocalAwsCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+}
+
+/** A fresh credential for one run; it is never a real AWS one. */
+export const newLocalAwsCredentials = (): LocalAwsCredentials => ({
+  accessKeyId: `LOCAL${randomBytes(10).toString('hex').toUpperCase()}`,
+  secretAccessKey: randomBytes(30).toString('base64url'),
+});
+
+const bytes = (data: SourceData): Buffer =>
+  typeof data === 'string'
+    ? Buffer.from(data, 'utf8')
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
+
+/** SHA-256 (and HMAC-SHA-256, given a key) for the signer, from node:crypto. */
+export class Sha256 implements Checksum {
+  private hash: Hash | Hmac;
+  constructor(private readonly secret?: SourceData) {
+    this.hash = this.fresh();
+  }
+  private fresh(): Hash | Hmac {
+    return this.secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(this.secret));
+  }
+  update(chunk: Uint8Array): void {
+    this.hash.update(chunk);
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+  reset(): void {
+    this.hash = this.fresh();
+  }
+}
+
+const authorizationPattern =
+  /^AWS4-HMAC-SHA256 Credential=([A-Za-z0-9]+)\/(\d{8})\/([a-z0-9-]+)\/([a-z0-9-]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
+const amzDatePattern = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
+/** How far a request's signing time may be from now, as AWS allows. */
+const maxSkewMs = 15 * 60_000;
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+const headerValue = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value.join(',') : value;
+
+/** One signer per credential, region and service: it keeps the day's signing key. */
+const signers = new WeakMap<LocalAwsCredentials, Map<string, SignatureV4>>();
+const signerFor = (credentials: LocalAwsCredentials, region: string, service: string): SignatureV4 => {
+  const byScope = signers.get(credentials) ?? new Map<string, SignatureV4>();
+  signers.set(credentials, byScope);
+  const scope = `${region}/${service}`;
+  let signer = byScope.get(scope);
+  if (signer === undefined) {
+    // Scopes come from requests: a few are kept, not one per caller's whim.
+    if (byScope.size >= 8) byScope.clear();
+    signer = new SignatureV4({ credentials, region, service, sha256: Sha256, uriEscapePath: true });
+    byScope.set(scope, signer);
+  }
+  return signer;
+};
+
+/**
+ * Whether the request is signed with the credential: the access key, a signing time within
+ * fifteen minutes of now, and the signature over the signed headers and the whole body.
+ */
+export const isSignedBy = async (
+  credentials: LocalAwsCredentials,
+  request: Pick<IncomingMessage, 'method' | 'url' | 'headers'>,
+  body: Buffer,
+  now = Date.now(),
+): Promise<boolean> => {
+  const presented = authorizationPattern.exec(headerValue(request.headers.authorization) ?? '');
+  if (presented === null) return false;
+  const [, accessKeyId = '', shortDate, region = '', service = '', signedList = '', signature = ''] = presented;
+  if (!timingSafeEqual(digest(accessKeyId), digest(credentials.accessKeyId))) return false;
+  const signed = signedList.split(';');
+  if (!signed.includes('host') || !signed.includes('x-amz-date')) return false;
+  const amzDate = amzDatePattern.exec(headerValue(request.headers['x-amz-date']) ?? '');
+  if (amzDate === null || !amzDate[0].startsWith(shortDate ?? '-')) return false;
+  const [, year, month, day, hour, minute, second] = amzDate.map(Number);
+  const signingDate = new Date(Date.UTC(year ?? 0, (month ?? 1) - 1, day, hour, minute, second));
+  if (Math.abs(now - signingDate.getTime()) > maxSkewMs) return false;
+
+  const headers: Record<string, string> = {};
+  for (const name of signed) {
+    const value = headerValue(request.headers[name]);
+    if (value === undefined) return false;
+    headers[name] = value;
+  }
+  // The signer trusts a signed payload hash; it must be the body's.
+  const bodyHash = createHash('sha256').update(body).digest('hex');
+  if (headers['x-amz-content-sha256'] !== undefined && headers['x-amz-content-sha256'] !== bodyHash) return false;
+  const url = new URL(request.url ?? '/', 'http://local');
+  const query: Record<string, string | string[]> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(key);
+    query[key] = values.length === 1 ? (values[0] ?? '') : values;
+  }
+  const toSign: HttpRequest = {
+    method: request.method ?? 'GET',
+    protocol: 'http:',
+    hostname: url.hostname,
+    path: url.pathname,
+    query,
+    headers,
+    body,
+  };
+  const expected = await signerFor(credentials, region, service).sign(toSign, {
+    signingDate,
+    signableHeaders: new Set(signed),
+  });
+  const computed = /Signature=([0-9a-f]{64})$/.exec(String(expected.headers.authorization ?? ''))?.[1] ?? '';
+  return computed.length === signature.length && timingSafeEqual(Buffer.from(computed), Buffer.from(signature));
+};
+
+export class BodyTooLargeError extends Error {}
+
+/** Reads a whole request body, refusing one over the limit without buffering past it. */
+export const readRequestBody = (request: IncomingMessage, limitBytes: number): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      request.off('data', onData).off('end', onEnd).off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limitBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      done();
+      request.pause();
+      reject(new BodyTooLargeError(`The request is larger than ${limitBytes} bytes.`));
+    };
+    const onEnd = () => {
+      done();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    request.on('data', onData).on('end', onEnd).on('error', onError);
+  });
+
+/**
+ * Puts the signature check in front of a server whose own handler reads the body (dynalite): the
+ * body is read and checked first, then handed to that handler as if it were arriving.
+ */
+export const requireSignedRequests = (server: Server, credentials: LocalAwsCredentials, limitBytes: number): void => {
+  const handlers = server.listeners('request');
+  server.removeAllListeners('request');
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    readRequestBody(request, limitBytes)
+      .then(async (body) => {
+        if (!(await isSignedBy(credentials, request, body))) {
+          refuseUnsigned(response);
+          return;
+        }
+        for (const handler of handlers) handler.call(server, request, response);
+        if (body.length > 0) request.emit('data', body);
+        request.emit('end');
+      })
+      .catch((error: unknown) => {
+        if (error instanceof BodyTooLargeError && !response.headersSent) {
+          response.writeHead(413, { connection: 'close' }).end();
+          response.once('finish', () => request.destroy());
+        } else request.destroy();
+      });
+  });
+};
+
+/** The AWS JSON protocol's answer to a request that is not signed with the run's credential. */
+export const refuseUnsigned = (response: ServerResponse): void => {
+  const type = 'UnrecognizedClientException';
+  response.writeHead(403, {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amzn-errortype': type,
+    connection: 'close',
+  });
+  response.end(JSON.stringify({ __type: type, message: 'The request is not signed with this runtime’s credentials.' }));
+};

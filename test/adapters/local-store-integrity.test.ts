@@ -1,0 +1,128 @@
+// The embedded store over time and under faults: every query and scan ends its cursor (an open
+// one pins old store files and memory), and open calls are found from their records whatever
+// the index says.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { projectPath } from '../../infra/paths.js';
+import type { ExecutionStore } from '../../shared/executions/store.js';
+import { decidableBy } from '../../shared/use-cases/approvals.js';
+import { anExecution } from '../support/executions.js';
+import { startTestStore, type TestStore } from '../support/local-store.js';
+
+const iso = (offsetMs: number) => new Date(Date.parse('2026-11-29T12:00:00.000Z') + offsetMs).toISOString();
+
+const everyPage = async (list: (cursor: string | undefined) => ReturnType<ExecutionStore['listOpen']>) => {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await list(cursor);
+    ids.push(...page.items.map((item) => item.execution_id));
+    cursor = page.next;
+  } while (cursor !== undefined);
+  return ids;
+};
+
+describe.each(['on disk', 'in memory'] as const)('the embedded store’s cursors, %s', (where) => {
+  let folder: string;
+  let local: TestStore;
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'gateway-cursors-'));
+    local = await startTestStore(where === 'on disk' ? join(folder, 'dynamodb') : null, 'gateway-executions');
+  });
+  afterAll(async () => {
+    await local?.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('[local.store-cursors-ended] ends every cursor of a query or scan, also those stopped by their limit', async () => {
+    const open = Array.from({ length: 30 }, (_, index) =>
+      anExecution({
+        agent_id: 'cursor-agent',
+        status: index % 3 === 0 ? 'approved' : 'pending_approval',
+        expires_at: iso(index * 1_000),
+        decision: {
+          effect: 'allow',
+          reason: null,
+          determining: [],
+          step: { staff: 'finance', customer: false },
+          config_version: 'v1',
+        },
+      }),
+    );
+    for (const execution of open) await local.store.create(execution);
+    for (const done of Array.from({ length: 10 }, () => anExecution({ status: 'succeeded' }))) {
+      await local.store.create(done);
+    }
+    expect(local.dynamodb.openCursors()).toBe(0);
+
+    // The queries restart recovery and the console inbox make, many times over: pages that stop
+    // at their limit, reads by id (limit 2), an agent's newest call (limit 1), scans.
+    for (let round = 0; round < 5; round++) {
+      const listed = await everyPage((cursor) => local.store.listOpen({ limit: 7, ...(cursor ? { cursor } : {}) }));
+      expect(listed.sort()).toEqual(open.map((execution) => execution.execution_id).sort());
+      const scanned = await everyPage((cursor) => local.store.scanOpen({ limit: 4, ...(cursor ? { cursor } : {}) }));
+      expect(scanned.sort()).toEqual(open.map((execution) => execution.execution_id).sort());
+      const inbox = await decidableBy(
+        { store: local.store },
+        { id: 'finance-approver', name: null, groups: ['finance'] },
+        5,
+      );
+      expect(inbox).toHaveLength(5);
+      for (const execution of open.slice(0, 5)) {
+        expect((await local.store.get(execution.execution_id))?.execution_id).toBe(execution.execution_id);
+      }
+      expect((await local.store.listByAgent('cursor-agent', { limit: 1 })).items).toHaveLength(1);
+      // Between requests, nothing is left open.
+      expect(local.dynamodb.openCursors()).toBe(0);
+    }
+  });
+});
+
+describe('open calls read from their records', () => {
+  let local: TestStore;
+  beforeAll(async () => {
+    local = await startTestStore(null, 'scan-executions');
+  });
+  afterAll(async () => {
+    await local?.close();
+  });
+
+  it('[store.open-calls-from-records] finds an open call whose index entry is gone, and skips calls that ended', async () => {
+    const open = anExecution({ status: 'approved', claimed_at: iso(0), deadline_at: iso(10_000) });
+    await local.store.create(open);
+    const ended = anExecution({ status: 'succeeded' });
+    await local.store.create(ended);
+    // What a crash between a call's index entry and its record leaves: the index says it ended.
+    await local.dynamodb.documents.send(
+      new UpdateCommand({
+        TableName: 'scan-executions',
+        Key: { execution_id: open.execution_id, agent_id: open.agent_id },
+        UpdateExpression: 'REMOVE open_shard, open_until',
+      }),
+    );
+    expect((await local.store.listOpen()).items).toEqual([]);
+    const scanned = await everyPage((cursor) => local.store.scanOpen({ limit: 1, ...(cursor ? { cursor } : {}) }));
+    expect(scanned).toEqual([open.execution_id]);
+  });
+});
+
+describe('the in-memory store’s size', () => {
+  it('[local.memory-per-call] keeps about what it holds per call, not a slab of the shared buffer pool per record', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', projectPath('test/support/memory-per-call.ts')],
+      { cwd: projectPath() },
+    );
+    const { bytesPerCall } = z.object({ bytesPerCall: z.number() }).parse(JSON.parse(stdout));
+    // Each call is kept twice (its record and its entry in the by-agent index), about 1.2 KB of key
+    // and JSON each; a slice of Node's 8 KB buffer pool kept per key and record came to 10 KB.
+    expect(bytesPerCall).toBeGreaterThan(0);
+    expect(bytesPerCall).toBeLessThan(4_096);
+  });
+});
