@@ -42,7 +42,7 @@ export const table = (rows: readonly (readonly string[])[], indent = '   '): voi
 };
 
 export const summary = (rows: readonly Row[]): void => {
-  heading('Summary (targets: ../shared/QUALITY.md, Performance)');
+  heading('Summary (against the performance targets)');
   table(
     [['what', 'measured', 'target', ''], ...rows.map((row) => [row.what, row.measured, row.target, row.mark])],
     '   ',

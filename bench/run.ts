@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick]`: the Performance figures of ../shared/QUALITY.md, measured side by
+// `npm run bench [-- --quick]`: the project's performance figures, measured side by
 // side in one run, on loopback. Latency figures come from interleaved rounds against reference
 // servers in this same process (a busy machine slows them all alike), as medians of round medians
 // with pooled p99; throughput from rotated rounds at fixed concurrency; the rest from the
