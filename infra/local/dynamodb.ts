@@ -27,6 +27,11 @@ export interface LocalDynamoDb {
    * before it answers, so between requests this is 0.
    */
   openCursors(): number;
+  /**
+   * In memory: how many kept keys and records are views into a larger buffer than their own (a
+   * slice of Node's shared pool pins the whole slab for as long as it is kept). 0 on disk.
+   */
+  sharedBuffersKept(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -48,6 +53,8 @@ interface StoreHooks {
   /** Iterators created and not yet ended (their close() not called). */
   openCursors: number;
   crashBetweenIndexAndRecord: boolean;
+  /** The in-memory store's database, once dynalite has made it. */
+  memory?: DynaliteDb.LevelDatabase;
 }
 /** Per store, keyed by the options object given to dynalite (which its store keeps as `options`). */
 const storeHooks = new WeakMap<object, StoreHooks>();
@@ -122,7 +129,10 @@ dynaliteDb.create = (options) => {
   const store = createStore(options);
   const hooks = storeHooks.get(options);
   if (hooks !== undefined) closeIteratorsOf(store.db, hooks);
-  if (hooks !== undefined && !('path' in options)) keepExactCopies(store.db);
+  if (hooks !== undefined && !('path' in options)) {
+    keepExactCopies(store.db);
+    hooks.memory = store.db;
+  }
   return store;
 };
 // dynalite writes a record's index entries first and the record after, as separate writes. The
@@ -172,6 +182,14 @@ export const startLocalDynamoDb = async (options: {
     documents: documentClient(client),
     credentials,
     openCursors: () => hooks.openCursors,
+    sharedBuffersKept: async () => {
+      if (hooks.memory === undefined) return 0;
+      let shared = 0;
+      for await (const entry of hooks.memory.iterator({ keyEncoding: 'buffer', valueEncoding: 'buffer' })) {
+        for (const kept of entry) if (Buffer.isBuffer(kept) && kept.buffer.byteLength > kept.byteLength) shared += 1;
+      }
+      return shared;
+    },
     close: async () => {
       client.destroy();
       await listening.close();

@@ -10,6 +10,8 @@ declare module 'dynalite/db/index.js' {
   export interface LevelDatabase {
     values(options?: unknown): LevelIterator;
     keys(options?: unknown): LevelIterator;
+    /** Entries as stored (buffers, as the in-memory store keeps them, with buffer encodings). */
+    iterator(options?: unknown): AsyncIterable<readonly unknown[]>;
     attachResource(resource: unknown): void;
     detachResource(resource: unknown): void;
     /** abstract-level's storage hooks, given encoded keys and values. */
