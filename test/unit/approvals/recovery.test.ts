@@ -3,34 +3,25 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowStart } from '../../../shared/approvals/workflow.js';
-import { type ApprovalDeps, recoverOpenExecutions } from '../../../shared/use-cases/approvals.js';
+import { recoverOpenExecutions } from '../../../shared/use-cases/approvals.js';
+import { approvalDepsFor, unusedPort } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { anExecution } from '../../support/executions.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
 
-const unused = (what: string) => () => Promise.reject(new Error(`${what} is not used by recovery of pending calls`));
-
 /** Recovery's services, with a workflow that records what it starts and takes `startMs` to start. */
 const recoveryDeps = (local: TestStore, clock: ManualClock, startMs: number) => {
   const started: WorkflowStart[] = [];
-  const deps: ApprovalDeps = {
-    store: local.store,
-    clock,
-    systems: { send: unused('the system client') },
-    log: { info: () => undefined, warn: () => undefined },
-    controlPlane: { current: unused('the control plane') },
-    sealer: { seal: unused('the sealer'), open: unused('the sealer') },
-    notifier: { heldCall: unused('the notifier') },
-    consoleUrl: (id) => `http://127.0.0.1/console/${id}`,
+  const deps = approvalDepsFor(local.store, clock, {
     workflow: {
       start: async (input) => {
         started.push(input);
         // A slow start: recovering each call moves the clock on.
         clock.advance(startMs);
       },
-      signal: unused('the workflow signal'),
+      signal: unusedPort('the workflow signal'),
     },
-  };
+  });
   return { deps, started };
 };
 

@@ -7,7 +7,7 @@ import { createConsoleFunction } from '../../../functions/console.js';
 import type { ResolvedPerson } from '../../../shared/config/load.js';
 import { HmacSessionSigner } from '../../../shared/console/session.js';
 import { SignInThrottle, signInLimits } from '../../../shared/console/throttle.js';
-import type { ApprovalDeps } from '../../../shared/use-cases/approvals.js';
+import { approvalDepsFor } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
 
@@ -38,21 +38,11 @@ afterAll(async () => {
   await local?.close();
 });
 
-const unused = (what: string) => () => Promise.reject(new Error(`${what} is not used by sign-in`));
-
 /** The console function with local sign-in, on a clock the test moves. */
 const consoleWith = (clock: ManualClock) => {
-  const services: ApprovalDeps = {
-    store: local.store,
-    clock,
-    systems: { send: unused('the system client') },
-    log: { info: () => undefined, warn: () => undefined },
-    controlPlane: { current: unused('the control plane') },
-    sealer: { seal: unused('the sealer'), open: unused('the sealer') },
-    notifier: { heldCall: unused('the notifier') },
+  const services = approvalDepsFor(local.store, clock, {
     consoleUrl: (id) => `${base}/console/executions/${id}`,
-    workflow: { start: unused('the workflow'), signal: unused('the workflow') },
-  };
+  });
   return createConsoleFunction({
     services,
     signer: new HmacSessionSigner(Buffer.alloc(32, 7)),
