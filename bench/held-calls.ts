@@ -3,7 +3,7 @@
 // costs in AWS terms (Step Functions state transitions, DynamoDB writes) per outcome.
 import { performance } from 'node:perf_hooks';
 import type { LocalRuntime } from '../infra/local/runtime.js';
-import { decide } from '../shared/use-cases/approvals.js';
+import { decide } from '../shared/use-cases/approver-decisions.js';
 import { signedIn } from '../test/support/console.js';
 import { approver, type Bed, heldAmount, portOf, waitFor } from './bed.js';
 import { latencyRounds } from './direct-calls.js';

@@ -35,16 +35,15 @@ import {
 } from '../shared/console/session.js';
 import { icon, iconPath, stylesheet, stylesheetPath } from '../shared/console/style.js';
 import { SignInThrottle } from '../shared/console/throttle.js';
-import { isUuid } from '../shared/ids.js';
 import {
-  type ApprovalDeps,
+  type DecisionDeps,
   type DecisionRefusal,
   decidableBy,
   decide,
   mayDecide,
-  settleOverdue,
-} from '../shared/use-cases/approvals.js';
-import { approvalServicesFor, serviceLogger } from './commons/aws.js';
+  viewHeldCall,
+} from '../shared/use-cases/approver-decisions.js';
+import { decisionServicesFor, serviceLogger } from './commons/aws.js';
 import { processConsoleEnvironment } from './commons/environment.js';
 import { eventBody, requestOrigin } from './commons/http-event.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
@@ -54,7 +53,7 @@ export type ConsoleSignIn =
   | { readonly kind: 'oidc'; readonly provider: OidcSignIn };
 
 export interface ConsoleFunctionDeps {
-  readonly services: ApprovalDeps;
+  readonly services: DecisionDeps;
   readonly signer: SessionSigner;
   readonly signIn: ConsoleSignIn;
   readonly logger: Logger;
@@ -357,19 +356,21 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) => {
 
     const executionId = (match?.[1] ?? '').toLowerCase();
     const deciding = match?.[2] !== undefined;
-    const found = isUuid(executionId) ? await services.store.get(executionId) : undefined;
-    if (found === undefined) return page(404, messagePage(context, 'Not found', 'There is no such call.'));
-    const execution = await settleOverdue(services, found);
-    const view = (flash: Flash) => ({ execution, refusal: mayDecide(approver, execution), flash });
+    const shown = await viewHeldCall(services, approver, executionId);
+    if (shown.kind === 'refused') {
+      // Only the group the policy named (and not the requester) sees the arguments.
+      return shown.reason === 'not_found'
+        ? page(404, messagePage(context, 'Not found', 'There is no such call.'))
+        : forbidden(refusalMessages.not_an_approver);
+    }
+    const { execution } = shown;
+    const view = (flash: Flash) => ({ execution, refusal: shown.refusal, flash });
 
     if (!deciding) {
       if (method !== 'GET' && method !== 'HEAD')
         return page(405, messagePage(context, 'Not allowed', 'Decide with the buttons on this page.'), {
           headers: { allow: 'GET' },
         });
-      const refusal = mayDecide(approver, execution);
-      // Only the group the policy named (and not the requester) sees the arguments.
-      if (refusal === 'not_an_approver') return forbidden(refusalMessages.not_an_approver);
       const done = doneFlashes[query.get('done') ?? ''] ?? null;
       return page(200, executionPage(context, view(done)));
     }
@@ -440,7 +441,7 @@ export const handler = (...args: Parameters<ReturnType<typeof createConsoleFunct
     const environment = processConsoleEnvironment();
     const logger = serviceLogger('console');
     deployed = createConsoleFunction({
-      services: approvalServicesFor(environment, logger),
+      services: decisionServicesFor(environment, logger),
       signer: new KmsSessionSigner(new KMSClient({}), environment.SESSION_KEY_ID),
       signIn: {
         kind: 'oidc',

@@ -4,13 +4,13 @@
 // deadline is settled by the claim rules. Every step is a conditional write, so a pass that races
 // a workflow changes nothing twice.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { type ApprovalDeps, type RecoveryReport, recoverOpenExecutions } from '../shared/use-cases/approvals.js';
-import { approvalServicesFor, serviceLogger } from './commons/aws.js';
+import { type RecoveryDeps, type RecoveryReport, recoverOpenExecutions } from '../shared/use-cases/recovery.js';
+import { recoveryServicesFor, serviceLogger } from './commons/aws.js';
 import { processWorkflowEnvironment } from './commons/environment.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 
 export interface ReconcilerFunctionDeps {
-  readonly services: ApprovalDeps;
+  readonly services: RecoveryDeps;
   readonly logger: Logger;
 }
 
@@ -35,7 +35,7 @@ export const handler = (...args: Parameters<ReturnType<typeof createReconcilerFu
   if (deployed === undefined) {
     const logger = serviceLogger('reconciler');
     deployed = createReconcilerFunction({
-      services: approvalServicesFor(processWorkflowEnvironment(), logger),
+      services: recoveryServicesFor(processWorkflowEnvironment(), logger),
       logger,
     });
   }

@@ -2,8 +2,13 @@
 // (and notify approvers), to run an approved call once, and to expire a call nobody decided.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { z } from 'zod';
-import { type ApprovalDeps, executeApproved, expireApproval, registerApproval } from '../shared/use-cases/approvals.js';
-import { approvalServicesFor, serviceLogger } from './commons/aws.js';
+import {
+  executeApproved,
+  expireApproval,
+  type HeldCallStepsDeps,
+  registerApproval,
+} from '../shared/use-cases/held-call-steps.js';
+import { heldCallStepsServicesFor, serviceLogger } from './commons/aws.js';
 import { processWorkflowEnvironment } from './commons/environment.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 
@@ -28,7 +33,7 @@ export interface WorkflowResult {
 }
 
 export interface WorkflowFunctionDeps {
-  readonly services: ApprovalDeps;
+  readonly services: HeldCallStepsDeps;
   readonly logger: Logger;
 }
 
@@ -59,7 +64,10 @@ let deployed: ReturnType<typeof createWorkflowFunction> | undefined;
 export const handler = (...args: Parameters<ReturnType<typeof createWorkflowFunction>>) => {
   if (deployed === undefined) {
     const logger = serviceLogger('workflow');
-    deployed = createWorkflowFunction({ services: approvalServicesFor(processWorkflowEnvironment(), logger), logger });
+    deployed = createWorkflowFunction({
+      services: heldCallStepsServicesFor(processWorkflowEnvironment(), logger),
+      logger,
+    });
   }
   return deployed(...args);
 };

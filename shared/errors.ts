@@ -100,3 +100,29 @@ export const resultMessages = {
   policy_changed:
     "The call was approved, but the organization's policy changed before it ran and no longer allows it as approved; nothing was sent.",
 } as const;
+
+/** How a system call that did not succeed is explained to the agent (by its status, not its code). */
+export const outcomeMessages = {
+  unknown:
+    'The call was sent but no reliable answer came back; the system may or may not have done it. It will not be retried.',
+  refused: 'The system refused the call.',
+  unusable: 'The system gave no usable answer; nothing needs undoing, and the call can be tried again.',
+} as const;
+
+/** The message of a system call's outcome: none on success; a refusal for a 4xx answer. */
+export const outcomeMessage = (outcome: {
+  readonly status: 'succeeded' | 'failed' | 'unknown';
+  readonly httpStatus: number | null;
+}): string | null => {
+  if (outcome.status === 'succeeded') return null;
+  if (outcome.status === 'unknown') return outcomeMessages.unknown;
+  return outcome.httpStatus !== null && outcome.httpStatus >= 400 && outcome.httpStatus < 500
+    ? outcomeMessages.refused
+    : outcomeMessages.unusable;
+};
+
+/** A claim that lost its answer when the gateway stopped, explained by what the call was. */
+export const interruptedMessages = {
+  write: 'The call was sent but the gateway stopped before its answer was recorded; it will not be retried.',
+  read: 'The gateway stopped before the answer was recorded; nothing needs undoing, and the call can be tried again.',
+} as const;

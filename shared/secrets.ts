@@ -100,3 +100,8 @@ export const redactSecrets = (value: unknown, schema: JsonObject | null, rules: 
 /** Whether any value in the arguments is secret (so they must be kept encrypted). */
 export const holdsSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules): boolean =>
   JSON.stringify(redactSecrets(value, schema, rules)) !== JSON.stringify(value);
+
+/** The secret rules of a system's tools: the field names its configuration lists as sensitive. */
+export const secretRulesOf = (system: { readonly sensitive_fields?: readonly string[] } | undefined): SecretRules => ({
+  names: new Set(system?.sensitive_fields ?? []),
+});

@@ -20,7 +20,9 @@ import { StoredControlPlane } from '../../shared/control-plane/stored-control-pl
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import type { SystemClient } from '../../shared/invoke/system-client.js';
 import type { Sealer } from '../../shared/sealing.js';
-import type { ApprovalDeps } from '../../shared/use-cases/approvals.js';
+import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
+import type { HeldCallStepsDeps } from '../../shared/use-cases/held-call-steps.js';
+import type { RecoveryDeps } from '../../shared/use-cases/recovery.js';
 import { type FunctionEnvironment, referenceVariables, type WorkflowEnvironment } from './environment.js';
 
 export { serviceLogger } from './logger.js';
@@ -78,8 +80,8 @@ export const notifierFor = (environment: WorkflowEnvironment, controlPlane: Cont
     logger,
   );
 
-/** Everything the approval use-cases need, for the workflow, reconciler and console functions. */
-export const approvalServicesFor = (environment: WorkflowEnvironment, logger: Logger): ApprovalDeps => {
+/** What the state machine's steps need (functions/workflow.ts). */
+export const heldCallStepsServicesFor = (environment: WorkflowEnvironment, logger: Logger): HeldCallStepsDeps => {
   const controlPlane = controlPlaneFor(environment, logger);
   return {
     store: executionStoreFor(environment),
@@ -93,3 +95,22 @@ export const approvalServicesFor = (environment: WorkflowEnvironment, logger: Lo
     consoleUrl: consoleUrlFor(environment),
   };
 };
+
+/** What recovery needs (functions/reconciler.ts): it runs approved calls, never notifies. */
+export const recoveryServicesFor = (environment: WorkflowEnvironment, logger: Logger): RecoveryDeps => ({
+  store: executionStoreFor(environment),
+  clock: systemClock,
+  systems: systemClient,
+  log: logger,
+  controlPlane: controlPlaneFor(environment, logger),
+  sealer: sealerFor(environment),
+  workflow: workflowFor(environment),
+});
+
+/** What approvers' decisions need (functions/console.ts): the store, and the approval runs to tell. */
+export const decisionServicesFor = (environment: WorkflowEnvironment, logger: Logger): DecisionDeps => ({
+  store: executionStoreFor(environment),
+  clock: systemClock,
+  log: logger,
+  workflow: workflowFor(environment),
+});

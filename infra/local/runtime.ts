@@ -26,8 +26,9 @@ import { HmacSessionSigner } from '../../shared/console/session.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import { mcpPath } from '../../shared/mcp/auth-challenge.js';
-import { type ApprovalDeps, type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cases/approvals.js';
+import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
+import { type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
 import { approvalDefinition } from '../workflow/definition.js';
 import { createLocalAuthorizer } from './authorizer.js';
 import { writeLocalAwsConfig } from './aws-config-file.js';
@@ -69,7 +70,7 @@ export interface LocalRuntime {
   /** What recovery found and did at start. */
   readonly recovered: RecoveryReport;
   /** The approval services the workflow and the console use (for tools and tests in this process). */
-  readonly approvals: ApprovalDeps;
+  readonly approvals: ApprovalServices;
   /** The demo ERP's address, when it runs. */
   readonly erpUrl: string | null;
   readonly config: () => ResolvedConfig;
@@ -210,7 +211,7 @@ export const startLocalRuntime = async (
     // Links in notifications name the console; the front's port is known once it listens.
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
     const approvalsLogger = logger('approvals');
-    const services: ApprovalDeps = {
+    const services: ApprovalServices = {
       store,
       clock: systemClock,
       controlPlane,

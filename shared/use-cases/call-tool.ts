@@ -1,6 +1,6 @@
 // tools/call for catalog tools: find the tool this agent may see, put its arguments in canonical
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
-// execution record. Sending follows the run-once protocol of send.ts.
+// execution record. This module decides; sending is run-once.ts's, holding is the state machine's.
 import type { ApprovalWorkflow } from '../approvals/workflow.js';
 import { argumentsHash, canonicalizeArguments } from '../arguments/canonicalize.js';
 import { canonicalJsonText } from '../arguments/exact-json.js';
@@ -20,22 +20,13 @@ import type { PolicyDecision } from '../policy/engine.js';
 import type { ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
 import { secretPointers } from '../secret-pointers.js';
-import { redactSecrets } from '../secrets.js';
+import { redactSecrets, secretRulesOf } from '../secrets.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
-import {
-  claimWindow,
-  outboundFor,
-  outcomeFields,
-  type Sendable,
-  type SendDeps,
-  secretRules,
-  send,
-  sendClaimed,
-} from './send.js';
+import { type RunOnceDeps, runDirect } from './run-once.js';
 
-export type { CallStep } from './send.js';
+export type { CallStep } from './run-once.js';
 
-export interface CallToolDeps extends SendDeps {
+export interface CallToolDeps extends RunOnceDeps {
   readonly ids: IdSource;
   readonly controlPlane: ControlPlane;
   readonly sealer: Sealer;
@@ -121,7 +112,7 @@ export const callTool = async (
     );
   }
   const system = snapshot.config.systems.find((candidate) => candidate.key === tool.systemKey);
-  const rules = secretRules(system);
+  const rules = secretRulesOf(system);
   const decision = snapshot.policy.decide(agent, tool, canonical.arguments.value);
   const trace = continueTrace(request.traceparent);
   const base = {
@@ -179,11 +170,12 @@ export const callTool = async (
       history: [...execution.history, { status: 'failed', at }],
     });
   }
-  return runNow(
+  const ran = await runDirect(
     deps,
     { ...execution, sealed_arguments: sealed },
     { tool, system, args: canonical.arguments.value, traceparent: trace.traceparent },
   );
+  return toResultObject(ran);
 };
 
 /**
@@ -228,27 +220,4 @@ const holdCall = async (
     });
   }
   return toResultObject(held);
-};
-
-/**
- * Sends a permitted call now. A write is recorded as claimed before it is sent (one write that
- * creates the record) and settled after; a read is recorded once, with its outcome.
- */
-const runNow = async (deps: CallToolDeps, execution: Execution, sendable: Sendable): Promise<ResultObject> => {
-  const outbound = outboundFor(execution, sendable);
-  if (sendable.tool.access === 'write') {
-    const window = claimWindow(deps.clock, outbound);
-    const claimed: Execution = { ...execution, claimed_at: window.at, deadline_at: window.deadline };
-    await deps.store.create(claimed);
-    return toResultObject(await sendClaimed(deps, claimed, sendable, outbound));
-  }
-  const { outcome, latency } = await send(deps, execution, sendable, outbound);
-  const at = isoAt(deps.clock);
-  return record(deps, {
-    ...execution,
-    status: outcome.status,
-    ...outcomeFields(outcome, latency),
-    updated_at: at,
-    history: [...execution.history, { status: outcome.status, at }],
-  });
 };

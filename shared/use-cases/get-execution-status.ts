@@ -8,7 +8,7 @@ import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import { jsonPointer } from '../json-pointer.js';
 import { type InputError, type ResultObject, resultObject } from '../result.js';
-import { settleOverdue } from './approvals.js';
+import { settleOverdue } from './held-calls.js';
 
 const invalid = (input_errors: InputError[]): ResultObject =>
   resultObject({

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutionStore } from '../../shared/executions/store.js';
-import { decidableBy } from '../../shared/use-cases/approvals.js';
+import { decidableBy } from '../../shared/use-cases/approver-decisions.js';
 import { anExecution } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
 

@@ -8,7 +8,7 @@ import { localAwsClientConfig } from '../../infra/local/dynamodb.js';
 import { listen } from '../../infra/local/net.js';
 import { EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { type HeldCallNotice, Notifiers, summarize, WebhookNotifier } from '../../shared/approvals/notifier.js';
-import { noticeOf } from '../../shared/use-cases/approvals.js';
+import { noticeOf } from '../../shared/use-cases/held-call-steps.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/approval-org.js';
 import { anExecution } from '../support/executions.js';
 

@@ -12,7 +12,7 @@ import { type Listening, listen } from '../../infra/local/net.js';
 import { LocalOptions } from '../../infra/local/options.js';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.js';
 import { ResultObject } from '../../shared/result.js';
-import { decide } from '../../shared/use-cases/approvals.js';
+import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { mcpHeaders, modernRequest, rawRequest } from '../support/http.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { temporaryFolder } from '../support/runtime-process.js';

@@ -20,7 +20,7 @@ import { OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
 import { HmacSessionSigner, randomToken } from '../../shared/console/session.js';
 import { stylesheetPath } from '../../shared/console/style.js';
 import { ResultObject } from '../../shared/result.js';
-import { decidableBy } from '../../shared/use-cases/approvals.js';
+import { decidableBy } from '../../shared/use-cases/approver-decisions.js';
 import { type ApprovalOrg, approvalOrg } from '../support/approval-org.js';
 import { launchChromium, openPage } from '../support/browser.js';
 import {

@@ -2,7 +2,7 @@
 // stub that fails loudly if the code under test reaches it.
 import type { Clock } from '../../shared/clock.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
-import type { ApprovalDeps } from '../../shared/use-cases/approvals.js';
+import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 
 /** A port the test does not expect to be used: calling it rejects, naming it. */
 export const unusedPort = (what: string) => () => Promise.reject(new Error(`${what} is not used by this test`));
@@ -10,8 +10,8 @@ export const unusedPort = (what: string) => () => Promise.reject(new Error(`${wh
 export const approvalDepsFor = (
   store: ExecutionStore,
   clock: Clock,
-  overrides: Partial<ApprovalDeps> = {},
-): ApprovalDeps => ({
+  overrides: Partial<ApprovalServices> = {},
+): ApprovalServices => ({
   store,
   clock,
   systems: { send: unusedPort('the system client') },

@@ -1,6 +1,6 @@
 // The decision rules that need no store: who may decide, and what a rejection's reason becomes.
 import { describe, expect, it } from 'vitest';
-import { cleanNote, mayDecide } from '../../../shared/use-cases/approvals.js';
+import { cleanNote, mayDecide } from '../../../shared/use-cases/approver-decisions.js';
 import { anExecution } from '../../support/executions.js';
 
 const held = (step: { staff: string | null; customer: boolean }) =>

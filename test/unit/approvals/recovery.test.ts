@@ -3,7 +3,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowStart } from '../../../shared/approvals/workflow.js';
-import { recoverOpenExecutions } from '../../../shared/use-cases/approvals.js';
+import { recoverOpenExecutions } from '../../../shared/use-cases/recovery.js';
 import { approvalDepsFor, unusedPort } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { anExecution } from '../../support/executions.js';

@@ -6,8 +6,8 @@ import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { executionPage } from '../../../shared/console/pages.js';
 import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
 import { uuidV7Ids } from '../../../shared/ids.js';
-import { noticeOf } from '../../../shared/use-cases/approvals.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
+import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
 import { ManualClock } from '../../support/clock.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
 

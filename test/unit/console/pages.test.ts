@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { summarize } from '../../../shared/approvals/notifier.js';
 import { executionPage, type PageContext } from '../../../shared/console/pages.js';
-import { noticeOf } from '../../../shared/use-cases/approvals.js';
+import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
 import { anExecution } from '../../support/executions.js';
 
 const context: PageContext = {

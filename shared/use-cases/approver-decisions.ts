@@ -1,0 +1,178 @@
+// What an approver does with a held call: see the calls they may decide, open one (only the group
+// the policy named sees its arguments), and approve or reject it. Decisions are conditional writes
+// guarded by the arguments' hash and the approval time, then handed to the call's approval run.
+import type { Approver } from '../approvals/approver.js';
+import type { ApprovalWorkflow } from '../approvals/workflow.js';
+import { type Clock, isoAt } from '../clock.js';
+import { resultMessages } from '../errors.js';
+import type { Execution } from '../executions/execution.js';
+import type { ExecutionStore } from '../executions/store.js';
+import { isUuid } from '../ids.js';
+import type { Log } from '../log.js';
+import { openExecutions, pushDecision, settleOverdue } from './held-calls.js';
+import type { CallStep } from './run-once.js';
+
+export interface DecisionDeps {
+  readonly store: ExecutionStore;
+  readonly clock: Clock;
+  readonly log: Log;
+  readonly workflow: ApprovalWorkflow;
+  readonly probe?: (step: CallStep, executionId: string) => void;
+}
+
+/** How long a rejection's reason may be. */
+export const maxNoteLength = 500;
+
+export type DecisionRefusal =
+  /** No such execution. */
+  | 'not_found'
+  /** The approver is not in the group the policy names (or the call waits for the customer only). */
+  | 'not_an_approver'
+  /** The approver made the call. */
+  | 'own_call'
+  /** The call was decided already; `execution` says how. */
+  | 'already_decided'
+  /** The approval time ran out. */
+  | 'expired'
+  /** The arguments hash sent with the decision is not the one of the arguments held. */
+  | 'arguments_changed'
+  /** The call also needs the customer's confirmation, which is collected on the customer's page. */
+  | 'customer_confirms'
+  /** The reason is too long or empty after clean-up. */
+  | 'invalid_note';
+
+export type DecisionResult =
+  | { readonly kind: 'decided'; readonly execution: Execution }
+  | { readonly kind: 'refused'; readonly reason: DecisionRefusal; readonly execution?: Execution };
+
+export interface DecisionRequest {
+  readonly execution_id: string;
+  readonly outcome: 'approve' | 'reject';
+  /** The hash of the arguments the approver was shown. */
+  readonly arguments_hash: string;
+  /** For a rejection: a short reason the agent will read. */
+  readonly note?: string | null;
+}
+
+/** A reason as the agent will read it: one line, normalized, no control or invisible characters. */
+export const cleanNote = (note: string | null | undefined): string | null => {
+  if (note === null || note === undefined) return null;
+  const cleaned = note
+    .normalize('NFC')
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return cleaned.length === 0 ? null : cleaned;
+};
+
+/** Whether this approver may decide this call (group named by the policy, and not their own call). */
+export const mayDecide = (approver: Approver, execution: Execution): DecisionRefusal | null => {
+  const group = execution.decision?.step?.staff ?? null;
+  if (group === null || !approver.groups.includes(group)) return 'not_an_approver';
+  if (approver.id === execution.agent_id) return 'own_call';
+  return null;
+};
+
+export type HeldCallView =
+  /** The call, its overdue state settled, and why this approver may not decide it (null: they may). */
+  | { readonly kind: 'shown'; readonly execution: Execution; readonly refusal: DecisionRefusal | null }
+  /** No such call, or not one this approver may see: the group the policy named sees its arguments. */
+  | { readonly kind: 'refused'; readonly reason: 'not_found' | 'not_an_approver' };
+
+/**
+ * One held call as an approver may see it. Only members of the group the policy named see the
+ * arguments (the requester among them sees them, and may not decide).
+ */
+export const viewHeldCall = async (
+  deps: Pick<DecisionDeps, 'store' | 'clock'>,
+  approver: Approver,
+  executionId: string,
+): Promise<HeldCallView> => {
+  const found = isUuid(executionId) ? await deps.store.get(executionId) : undefined;
+  if (found === undefined) return { kind: 'refused', reason: 'not_found' };
+  const execution = await settleOverdue(deps, found);
+  const refusal = mayDecide(approver, execution);
+  if (refusal === 'not_an_approver') return { kind: 'refused', reason: 'not_an_approver' };
+  return { kind: 'shown', execution, refusal };
+};
+
+/** Why a call that left pending cannot be decided: it expired, or someone decided it. */
+const closedReason = (execution: Execution): DecisionRefusal =>
+  execution.status === 'expired' ? 'expired' : 'already_decided';
+
+export const decide = async (
+  deps: DecisionDeps,
+  approver: Approver,
+  request: DecisionRequest,
+): Promise<DecisionResult> => {
+  const execution = await deps.store.get(request.execution_id);
+  if (execution === undefined) return { kind: 'refused', reason: 'not_found' };
+  const refusal = mayDecide(approver, execution);
+  if (refusal !== null) return { kind: 'refused', reason: refusal, execution };
+  if (execution.status !== 'pending_approval') return { kind: 'refused', reason: closedReason(execution), execution };
+  const now = isoAt(deps.clock);
+  if (execution.expires_at !== null && execution.expires_at <= now) {
+    return { kind: 'refused', reason: 'expired', execution };
+  }
+  if (request.arguments_hash !== execution.arguments_hash) {
+    return { kind: 'refused', reason: 'arguments_changed', execution };
+  }
+  if (request.outcome === 'approve' && execution.decision?.step?.customer === true) {
+    return { kind: 'refused', reason: 'customer_confirms', execution };
+  }
+  const note = request.outcome === 'reject' ? cleanNote(request.note) : null;
+  if (note !== null && note.length > maxNoteLength) return { kind: 'refused', reason: 'invalid_note', execution };
+
+  const approve = request.outcome === 'approve';
+  const decided = await deps.store.transition(execution, {
+    from: 'pending_approval',
+    to: approve ? 'approved' : 'rejected',
+    at: now,
+    guard: { argumentsHash: request.arguments_hash, notExpiredAt: now },
+    patch: {
+      decided_by: approver.id,
+      decided_at: now,
+      decision_note: note,
+      code: approve ? null : 'rejected',
+      message: approve
+        ? resultMessages.approved
+        : note === null
+          ? resultMessages.rejected
+          : `${resultMessages.rejected_because}${note}`,
+    },
+  });
+  if (decided.kind === 'conflict') {
+    const current = decided.current ?? execution;
+    if (current.status !== 'pending_approval')
+      return { kind: 'refused', reason: closedReason(current), execution: current };
+    return {
+      kind: 'refused',
+      reason: current.expires_at !== null && current.expires_at <= now ? 'expired' : 'arguments_changed',
+      execution: current,
+    };
+  }
+  deps.probe?.('decided', execution.execution_id);
+  deps.log.info('held call decided', {
+    execution_id: execution.execution_id,
+    outcome: decided.execution.status,
+    approver: approver.id,
+  });
+  await pushDecision(deps, decided.execution);
+  return { kind: 'decided', execution: decided.execution };
+};
+
+/** Held calls this approver may decide now, soonest expiry first. */
+export const decidableBy = async (
+  deps: Pick<DecisionDeps, 'store'>,
+  approver: Approver,
+  limit = 200,
+): Promise<Execution[]> => {
+  const found: Execution[] = [];
+  for await (const execution of openExecutions(deps.store)) {
+    if (execution.status === 'pending_approval' && mayDecide(approver, execution) === null) found.push(execution);
+    if (found.length >= limit) break;
+  }
+  return found
+    .sort((a, b) => (a.expires_at ?? '').localeCompare(b.expires_at ?? '') || a.created_at.localeCompare(b.created_at))
+    .slice(0, limit);
+};

@@ -1,0 +1,84 @@
+// The steps the approval state machine runs for a held call (functions/workflow.ts in AWS, the
+// local Step Functions engine here): register its task token and notify the approvers, run the
+// approved call once, or expire a call nobody decided.
+import type { HeldCallNotice, Notifier } from '../approvals/notifier.js';
+import { summarize } from '../approvals/notifier.js';
+import type { ApprovalWorkflow } from '../approvals/workflow.js';
+import { isoAt } from '../clock.js';
+import type { Execution } from '../executions/execution.js';
+import type { ExecutionKey } from '../executions/store.js';
+import { hiddenSecretsOf } from '../secret-pointers.js';
+import { expirePending, workflowOutcome } from './held-calls.js';
+import { type ApprovedRunDeps, runApproved } from './run-once.js';
+
+export interface HeldCallStepsDeps extends ApprovedRunDeps {
+  readonly workflow: ApprovalWorkflow;
+  readonly notifier: Notifier;
+  /** The console page of one held call (the link in notifications). */
+  readonly consoleUrl: (executionId: string) => string;
+}
+
+export interface RegisterRequest extends ExecutionKey {
+  readonly task_token: string;
+}
+
+/**
+ * The approval run waits on a task token: record it (while the call is still pending) and notify
+ * the approvers once. When the call was decided before the run listened (a decision during a
+ * restart, or a lost signal), the decision is handed over at once.
+ */
+export const registerApproval = async (
+  deps: HeldCallStepsDeps,
+  request: RegisterRequest,
+): Promise<{ status: Execution['status'] | 'missing' }> => {
+  const registered = await deps.store.annotate(request, 'pending_approval', { task_token: request.task_token });
+  if (registered.kind === 'applied') {
+    await notifyOnce(deps, registered.execution);
+    return { status: 'pending_approval' };
+  }
+  const current = registered.current;
+  if (current === undefined) {
+    deps.log.warn('a workflow registered for an execution that does not exist', { execution_id: request.execution_id });
+    await deps.workflow.signal(request.task_token, 'closed');
+    return { status: 'missing' };
+  }
+  await deps.workflow.signal(request.task_token, workflowOutcome(current));
+  return { status: current.status };
+};
+
+export const noticeOf = (deps: Pick<HeldCallStepsDeps, 'consoleUrl'>, execution: Execution): HeldCallNotice => ({
+  execution_id: execution.execution_id,
+  tool: execution.tool,
+  agent_id: execution.agent_id,
+  customer_id: execution.customer_id,
+  staff_group: execution.decision?.step?.staff ?? null,
+  customer_confirms: execution.decision?.step?.customer ?? false,
+  summary: summarize(execution.arguments_json, hiddenSecretsOf(execution)),
+  console_url: deps.consoleUrl(execution.execution_id),
+  expires_at: execution.expires_at ?? execution.created_at,
+});
+
+/**
+ * Approvers hear about a held call at least once: the channels are told first, then the record
+ * notes it, so a crash in between repeats the notice rather than lose it.
+ */
+const notifyOnce = async (deps: HeldCallStepsDeps, execution: Execution): Promise<void> => {
+  if (execution.notified_at !== null) return;
+  await deps.notifier.heldCall(noticeOf(deps, execution));
+  await deps.store.annotate(execution, 'pending_approval', { notified_at: isoAt(deps.clock) }, 'notified_at');
+};
+
+/** The approval time ran out: pending becomes expired; a decision that won the race runs instead. */
+export const expireApproval = async (deps: ApprovedRunDeps, key: ExecutionKey): Promise<Execution | undefined> => {
+  const expired = await expirePending(deps, key);
+  if (expired.kind === 'applied') {
+    deps.log.info('held call expired', { execution_id: key.execution_id });
+    return expired.execution;
+  }
+  if (expired.current?.status === 'approved') return runApproved(deps, key);
+  return expired.current;
+};
+
+/** The approved call runs, once (see run-once.ts). */
+export const executeApproved = (deps: ApprovedRunDeps, key: ExecutionKey): Promise<Execution | undefined> =>
+  runApproved(deps, key);

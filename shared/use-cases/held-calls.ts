@@ -1,0 +1,86 @@
+// What the three sides of a held call share (the state machine's steps, the approvers' decisions
+// and recovery): reading the open calls, expiring one, and handing a decision to its approval run.
+//
+// Every step is a single-item conditional write on the execution, so double clicks, two approvers
+// at once, a decision racing the expiry timer, a restarted runtime and a lost signal each end in
+// exactly one outcome. A decision is recorded first and then pushed to the approval run; if the
+// push is lost, the run (when it registers) or recovery hands it over again.
+import type { ApprovalWorkflow, WorkflowOutcome } from '../approvals/workflow.js';
+import { type Clock, isoAt } from '../clock.js';
+import { resultMessages } from '../errors.js';
+import type { Execution } from '../executions/execution.js';
+import { type ExecutionKey, type ExecutionStore, heldAfter, type TransitionResult } from '../executions/store.js';
+import type { Log } from '../log.js';
+import { claimGraceMs, settleAbandonedClaim } from './run-once.js';
+
+export const keyOf = (execution: Pick<Execution, 'execution_id' | 'agent_id'>): ExecutionKey => ({
+  execution_id: execution.execution_id,
+  agent_id: execution.agent_id,
+});
+
+export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** What a waiting approval run is told of a call that left pending: run it, or end. */
+export const workflowOutcome = (execution: Execution): WorkflowOutcome =>
+  execution.status === 'approved' ? 'approved' : 'closed';
+
+/**
+ * Every call still open, page by page: from the store's index, or from the records themselves
+ * (`records`: a scan, which finds a call whose index entry a crash left behind its record).
+ */
+export async function* openExecutions(
+  store: ExecutionStore,
+  source: 'index' | 'records' = 'index',
+): AsyncGenerator<Execution> {
+  let cursor: string | undefined;
+  do {
+    const options = { limit: 100, ...(cursor === undefined ? {} : { cursor }) };
+    const page = source === 'index' ? await store.listOpen(options) : await store.scanOpen(options);
+    yield* page.items;
+    cursor = page.next;
+  } while (cursor !== undefined);
+}
+
+/** Pending becomes expired (nothing ran), by a conditional write: only if it is still pending. */
+export const expirePending = (
+  deps: { readonly store: ExecutionStore; readonly clock: Clock },
+  key: ExecutionKey,
+): Promise<TransitionResult> =>
+  deps.store.transition(key, {
+    from: 'pending_approval',
+    to: 'expired',
+    at: isoAt(deps.clock),
+    patch: { code: 'approval_expired', message: resultMessages.approval_expired },
+  });
+
+/** Hands a recorded decision to the waiting approval run; a lost push is repeated by recovery. */
+export const pushDecision = async (
+  deps: { readonly workflow: ApprovalWorkflow; readonly log: Log },
+  execution: Execution,
+): Promise<boolean> => {
+  if (execution.task_token === null) return false;
+  try {
+    return await deps.workflow.signal(execution.task_token, workflowOutcome(execution));
+  } catch (error) {
+    deps.log.warn('the decision could not be handed to the workflow; recovery will', {
+      execution_id: execution.execution_id,
+      error: errorText(error),
+    });
+    return false;
+  }
+};
+
+/**
+ * A call's overdue state settled on sight: a pending call past its approval time (and a grace for
+ * the approval run's own timer) expires; a claim past its deadline is settled by the claim rules.
+ */
+export const settleOverdue = async (
+  deps: { readonly store: ExecutionStore; readonly clock: Clock },
+  execution: Execution,
+): Promise<Execution> => {
+  if (execution.status === 'approved') return settleAbandonedClaim(deps, execution);
+  if (execution.status !== 'pending_approval' || execution.expires_at === null) return execution;
+  if (deps.clock.now() <= Date.parse(execution.expires_at) + claimGraceMs) return execution;
+  const expired = await expirePending(deps, execution);
+  return heldAfter(expired, execution);
+};

@@ -1,0 +1,265 @@
+// The run-once protocol: the one place a permitted call is sent to its system. Two entries, one
+// rule: `runDirect` for a call the policy lets run now, `runApproved` for a held call an approver
+// approved (run by the state machine's execute step or by recovery).
+//
+// A call is recorded as claimed (status approved, with its deadline) before it is sent, and its
+// outcome recorded after: a claim is a conditional write, so however many workers try, one sends.
+// A claim left without an outcome (the gateway stopped) is settled, never sent again: as unknown
+// for a write (the system may have done it), as failed for a read (it can be tried again). A read
+// run directly is the one exception: it is recorded once, with its outcome, since sending it twice
+// harms nothing.
+import { argumentsHash } from '../arguments/canonicalize.js';
+import { parseExactJson } from '../arguments/exact-json.js';
+import type { AgentIdentity } from '../auth/agent.js';
+import type { CatalogTool, JsonObject } from '../catalog/tool.js';
+import { type Clock, isoAt } from '../clock.js';
+import type { ResolvedSystem } from '../config/load.js';
+import type { ControlPlane } from '../control-plane/control-plane.js';
+import { interruptedMessages, outcomeMessage, resultMessages } from '../errors.js';
+import type { Execution } from '../executions/execution.js';
+import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
+import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
+import type { OutboundRequest, SystemClient } from '../invoke/system-client.js';
+import { resumeTrace } from '../invoke/trace.js';
+import type { Log } from '../log.js';
+import type { PolicyDecision } from '../policy/engine.js';
+import type { Sealer } from '../sealing.js';
+import { secretRulesOf } from '../secrets.js';
+
+/**
+ * Steps of a call, reported to an optional probe (the local runtime's fault injection): a decision
+ * recorded, a claim recorded, an answer received.
+ */
+export type CallStep = 'decided' | 'claimed' | 'answered';
+
+export interface RunOnceDeps {
+  readonly store: ExecutionStore;
+  readonly clock: Clock;
+  readonly systems: SystemClient;
+  readonly log: Log;
+  readonly probe?: (step: CallStep, executionId: string) => void;
+}
+
+/** An approved call is looked up again before it runs: the tool as configured now, and the policy. */
+export interface ApprovedRunDeps extends RunOnceDeps {
+  readonly controlPlane: ControlPlane;
+  readonly sealer: Sealer;
+}
+
+/** How long after its deadline an unsettled claim is declared interrupted. */
+export const claimGraceMs = 5_000;
+
+/** What a call needs to be sent: the tool and system as configured now, and its canonical arguments. */
+export interface Sendable {
+  readonly tool: CatalogTool;
+  readonly system: ResolvedSystem;
+  readonly args: JsonObject;
+  readonly traceparent: string;
+}
+
+const outboundFor = (execution: Execution, sendable: Sendable): OutboundRequest =>
+  buildRequest(sendable.tool, sendable.system, sendable.args, {
+    executionId: execution.execution_id,
+    traceparent: sendable.traceparent,
+  });
+
+/** When a claim is made and by when its outcome must be known: the request's whole deadline. */
+const claimWindow = (clock: Clock, outbound: OutboundRequest): { at: string; deadline: string } => {
+  const at = clock.now();
+  return { at: new Date(at).toISOString(), deadline: new Date(at + outbound.deadlineMs).toISOString() };
+};
+
+/** Sends the request and classifies the answer, logging how it went. */
+const send = async (
+  deps: RunOnceDeps,
+  execution: Execution,
+  sendable: Sendable,
+  outbound: OutboundRequest,
+): Promise<{ outcome: CallOutcome; latency: number }> => {
+  const started = deps.clock.now();
+  const outcome = classify(
+    await deps.systems.send(outbound),
+    sendable.tool,
+    sendable.system,
+    secretRulesOf(sendable.system),
+  );
+  const latency = deps.clock.now() - started;
+  deps.log.info('system call finished', {
+    execution_id: execution.execution_id,
+    trace_id: execution.trace_id,
+    tool: sendable.tool.name,
+    status: outcome.status,
+    code: outcome.code,
+    http_status: outcome.httpStatus,
+    latency_ms: latency,
+  });
+  return { outcome, latency };
+};
+
+/** The outcome's fields, as recorded on the execution. */
+const outcomeFields = (outcome: CallOutcome, latency: number) => ({
+  code: outcome.code,
+  message: outcomeMessage(outcome),
+  result_json: outcome.status === 'succeeded' ? JSON.stringify(outcome.result) : null,
+  http_status: outcome.httpStatus,
+  latency_ms: latency,
+});
+
+/** Sends a claimed call (status approved, claim recorded) and records its outcome. */
+const sendClaimed = async (
+  deps: RunOnceDeps,
+  claimed: Execution,
+  sendable: Sendable,
+  outbound: OutboundRequest,
+): Promise<Execution> => {
+  deps.probe?.('claimed', claimed.execution_id);
+  const { outcome, latency } = await send(deps, claimed, sendable, outbound);
+  deps.probe?.('answered', claimed.execution_id);
+  const settled = await deps.store.transition(claimed, {
+    from: 'approved',
+    to: outcome.status,
+    at: isoAt(deps.clock),
+    patch: outcomeFields(outcome, latency),
+  });
+  // Someone may have settled the claim first (it outlived its deadline): then their answer stands.
+  return heldAfter(settled, claimed);
+};
+
+/**
+ * Runs a call the policy lets run now; `execution` is its new record (status approved, not yet
+ * stored). A write is stored already claimed (the one write that creates the record), sent, then
+ * settled; a read is sent and stored once, with its outcome.
+ */
+export const runDirect = async (deps: RunOnceDeps, execution: Execution, sendable: Sendable): Promise<Execution> => {
+  const outbound = outboundFor(execution, sendable);
+  if (sendable.tool.access === 'write') {
+    const window = claimWindow(deps.clock, outbound);
+    const claimed: Execution = { ...execution, claimed_at: window.at, deadline_at: window.deadline };
+    await deps.store.create(claimed);
+    return sendClaimed(deps, claimed, sendable, outbound);
+  }
+  const { outcome, latency } = await send(deps, execution, sendable, outbound);
+  const at = isoAt(deps.clock);
+  const settled: Execution = {
+    ...execution,
+    status: outcome.status,
+    ...outcomeFields(outcome, latency),
+    updated_at: at,
+    history: [...execution.history, { status: outcome.status, at }],
+  };
+  await deps.store.create(settled);
+  return settled;
+};
+
+/**
+ * A claim whose outcome never came is settled: once its deadline (and a grace) has passed, or at
+ * once when the caller knows no one else can still be sending it (`now`: the local runtime after
+ * a restart, which holds the only lock on its data).
+ */
+export const settleAbandonedClaim = async (
+  deps: Pick<RunOnceDeps, 'store' | 'clock'>,
+  execution: Execution,
+  options: { readonly now?: boolean } = {},
+): Promise<Execution> => {
+  if (execution.status !== 'approved' || execution.claimed_at === null || execution.deadline_at === null) {
+    return execution;
+  }
+  if (options.now !== true && deps.clock.now() <= Date.parse(execution.deadline_at) + claimGraceMs) return execution;
+  const read = execution.access === 'read';
+  const settled = await deps.store.transition(execution, {
+    from: 'approved',
+    to: read ? 'failed' : 'unknown',
+    at: isoAt(deps.clock),
+    patch: { code: 'interrupted', message: read ? interruptedMessages.read : interruptedMessages.write },
+  });
+  return heldAfter(settled, execution);
+};
+
+/** Ends an approved call before anything was sent, with the status and code that say why. */
+const endUnsent = async (
+  deps: RunOnceDeps,
+  execution: Execution,
+  end: { readonly to: 'failed' | 'denied'; readonly code: 'tool_unavailable' | 'arguments_mismatch' | 'policy_denied' },
+  message: string,
+): Promise<Execution> => {
+  const ended = await deps.store.transition(execution, {
+    from: 'approved',
+    to: end.to,
+    at: isoAt(deps.clock),
+    patch: { code: end.code, message },
+  });
+  return heldAfter(ended, execution);
+};
+
+/** The agent that asked, as the policy saw it then (groups as its token named them). */
+const requesterOf = (execution: Execution): AgentIdentity => ({
+  id: execution.agent_id,
+  groups: execution.agent_groups ?? [],
+  customerId: execution.customer_id,
+});
+
+/**
+ * Whether the approval given still answers what the policy asks now: the call is permitted, and
+ * any human step it needs now is the one that was taken (an approval by finance does not stand
+ * for another group, nor for the customer's confirmation). A call that now runs at once is covered.
+ */
+const approvalCovers = (execution: Execution, decision: PolicyDecision): boolean => {
+  if (decision.kind === 'deny') return false;
+  const step = decision.step;
+  if (step === null) return true;
+  const given = execution.decision?.step ?? null;
+  if (step.staff !== null && step.staff !== given?.staff) return false;
+  return !step.customer || given?.customer === true;
+};
+
+/**
+ * Runs an approved call once: claims it (a conditional write only one worker wins), sends exactly
+ * the canonical arguments the approver saw (checked against their hash), and records the outcome.
+ * Before the claim, the tool must still be on and the current policy must still allow the call as
+ * approved; otherwise it ends (failed / tool_unavailable, denied / policy_denied) with nothing sent.
+ */
+export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Promise<Execution | undefined> => {
+  const execution = await deps.store.getOwned(key);
+  if (execution === undefined || execution.status !== 'approved') return execution;
+  if (execution.claimed_at !== null) return settleAbandonedClaim(deps, execution);
+
+  const state = await deps.controlPlane.current();
+  const snapshot = state.kind === 'active' ? state.snapshot : null;
+  const tool = snapshot?.catalog.byName.get(execution.tool);
+  const system = snapshot?.config.systems.find((candidate) => candidate.key === tool?.systemKey);
+  if (snapshot === null || tool === undefined || system === undefined) {
+    deps.log.warn('an approved call was not sent', { execution_id: execution.execution_id, code: 'tool_unavailable' });
+    return endUnsent(deps, execution, { to: 'failed', code: 'tool_unavailable' }, resultMessages.tool_unavailable);
+  }
+
+  const json =
+    execution.sealed_arguments === null
+      ? execution.arguments_json
+      : await deps.sealer.open(execution.sealed_arguments, execution.execution_id);
+  if (json === null || execution.arguments_hash === null || argumentsHash(json) !== execution.arguments_hash) {
+    deps.log.warn('an approved call was not sent', {
+      execution_id: execution.execution_id,
+      code: 'arguments_mismatch',
+    });
+    return endUnsent(deps, execution, { to: 'failed', code: 'arguments_mismatch' }, resultMessages.arguments_mismatch);
+  }
+  // Integers beyond 2^53 come back exact, as the approver saw them and as they are sent.
+  const args = parseExactJson(json) as JsonObject;
+  // The policy as it is now decides again, on the same arguments, as the agent that asked.
+  const current = snapshot.policy.decide(requesterOf(execution), tool, args);
+  if (!approvalCovers(execution, current)) {
+    deps.log.warn('an approved call is no longer allowed by the policy; it was not sent', {
+      execution_id: execution.execution_id,
+      effect: current.kind,
+      reason: current.kind === 'deny' ? current.reason : 'approval_does_not_cover',
+      policies: current.determining.map((policy) => policy.name),
+    });
+    return endUnsent(deps, execution, { to: 'denied', code: 'policy_denied' }, resultMessages.policy_changed);
+  }
+  const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
+  const outbound = outboundFor(execution, sendable);
+  const claimed = await deps.store.claim(execution, claimWindow(deps.clock, outbound));
+  // Another worker claimed it first: it sends, this one does not.
+  if (claimed.kind === 'conflict') return claimed.current;
+  return sendClaimed(deps, claimed.execution, sendable, outbound);
+};
