@@ -8,7 +8,6 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { startDemoErp } from '../../examples/erp/server.js';
-import { createConsoleFunction } from '../../functions/console.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
 import { createWorkflowFunction } from '../../functions/workflow.js';
@@ -34,6 +33,7 @@ import { createLocalAuthorizer } from './authorizer.js';
 import { writeLocalAwsConfig } from './aws-config-file.js';
 import { type LocalAwsCredentials, newLocalAwsCredentials } from './aws-signature.js';
 import { LocalConfigSource } from './config-source.js';
+import { createConsoleFunction } from './console.js';
 import { localDataKey } from './data-key.js';
 import { type DataLock, lockDataFolder } from './data-lock.js';
 import {

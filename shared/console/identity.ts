@@ -1,5 +1,5 @@
-// How approvers sign in to the console: locally with the identities the configuration lists, in
-// AWS through an OpenID Connect provider (the stack's Cognito user pool by default).
+// The local console's password check against the identities the configuration lists. Only the
+// local runtime imports it (in AWS approvers sign in through OpenID Connect), so it never ships.
 import { createHash } from 'node:crypto';
 import type { Approver } from '../approvals/approver.js';
 import type { ResolvedPerson } from '../config/load.js';

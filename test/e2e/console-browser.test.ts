@@ -3,6 +3,7 @@
 // the exact arguments and approves (the call then runs once against the demo ERP) or rejects; a
 // call nobody decides in time expires without reaching the ERP; an approver of another group
 // neither sees nor opens the call.
+// One long file: its four flows share one runtime process, one browser and one demo ERP, started once.
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';

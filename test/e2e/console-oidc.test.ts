@@ -4,6 +4,7 @@
 // console and the provider are different sites (localhost and 127.0.0.1), as they are in AWS, so
 // the sign-in cookie must survive the provider's cross-site redirect back. The held calls come
 // from an in-process local runtime; the OIDC-signed-in approver decides them in the browser.
+// One long file: the provider, the console front, the runtime and the browser start once for all its flows and refusals.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Logger } from '@aws-lambda-powertools/logger';

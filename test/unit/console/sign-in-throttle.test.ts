@@ -3,7 +3,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConsoleFunction } from '../../../functions/console.js';
+import { createConsoleFunction } from '../../../infra/local/console.js';
 import type { ResolvedPerson } from '../../../shared/config/load.js';
 import { HmacSessionSigner } from '../../../shared/console/session.js';
 import { SignInThrottle, signInLimits } from '../../../shared/console/throttle.js';

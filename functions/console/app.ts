@@ -1,0 +1,43 @@
+// The console as one Lambda handler: the route table behind the shared middleware stack, with the
+// sign-in strategy it is given (OIDC in AWS, passwords only in the local runtime).
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { messagePage } from '../../shared/console/pages.js';
+import type { SessionSigner } from '../../shared/console/session.js';
+import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
+import { type HttpHandler, withGatewayMiddleware } from '../commons/middleware.js';
+import { consoleRequest, withSession } from './request.js';
+import { dispatch, type RouteTable } from './router.js';
+import { consoleRoutes } from './routes.js';
+import { pageSecurityHeaders } from './security-headers.js';
+import type { SignInStrategy } from './sign-in.js';
+
+export interface ConsoleDeps {
+  readonly services: DecisionDeps;
+  readonly signer: SessionSigner;
+  readonly logger: Logger;
+  /** Public base URL; derived from the request when null. Read on every request. */
+  readonly publicUrl: string | null;
+}
+
+export const createConsole = (deps: ConsoleDeps, signIn: SignInStrategy) => {
+  const now = () => deps.services.clock.now();
+  const table: RouteTable = {
+    routes: consoleRoutes(deps, signIn),
+    session: (request) => withSession(request, (approver) => signIn.current(approver)),
+  };
+  const handle: HttpHandler = async (event) =>
+    dispatch(table, consoleRequest(event, { signer: deps.signer, publicUrl: deps.publicUrl, now }));
+
+  return withGatewayMiddleware(handle, {
+    logger: deps.logger,
+    render: (statusCode, message) => ({
+      statusCode,
+      headers: {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        ...pageSecurityHeaders(false),
+      },
+      body: messagePage({ approver: null, csrf: null, now: Date.now() }, 'Something went wrong', message),
+    }),
+  });
+};

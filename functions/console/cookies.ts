@@ -1,0 +1,49 @@
+// The console's two cookies (a signed-in session, and a sign-in in progress), read and written in
+// one place, so their names, prefixes, lifetimes and attributes cannot drift between routes.
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { parseCookie } from 'cookie';
+import {
+  decodeSession,
+  encodeSession,
+  type Session,
+  type SessionSigner,
+  sessionTtlMs,
+  signInTtlMs,
+} from '../../shared/console/session.js';
+
+type CookieUse = Session['use'];
+
+export interface SessionCookies {
+  /** The session the cookie of this use holds, when it is genuine, of that use and not expired. */
+  open(use: CookieUse): Promise<Session | null>;
+  /** A Set-Cookie line keeping the session for as long as its use allows. */
+  keep(session: Session): Promise<string>;
+  /** A Set-Cookie line removing the cookie of this use. */
+  clear(use: CookieUse): string;
+}
+
+const lifetimesMs: Record<CookieUse, number> = { session: sessionTtlMs, 'sign-in': signInTtlMs };
+
+/** Over https the __Host- prefix binds a cookie to this host, path / and Secure. */
+const namesOf = (secure: boolean): Record<CookieUse, string> =>
+  secure
+    ? { session: '__Host-gateway_session', 'sign-in': '__Host-gateway_sign_in' }
+    : { session: 'gateway_session', 'sign-in': 'gateway_sign_in' };
+
+export const sessionCookies = (
+  event: APIGatewayProxyEventV2,
+  options: { readonly signer: SessionSigner; readonly secure: boolean; readonly now: () => number },
+): SessionCookies => {
+  const names = namesOf(options.secure);
+  // API Gateway (payload 2.0) and the local front hand the Cookie header over split, in `cookies`.
+  // Values are kept as sent: the console's own are base64url and never percent-encoded.
+  const sent = parseCookie((event.cookies ?? []).join('; '), { decode: (value) => value });
+  // Attributes in this order, Secure last, as the console has always written them.
+  const line = (use: CookieUse, value: string, maxAgeMs: number): string =>
+    `${names[use]}=${value}; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}; HttpOnly; SameSite=Lax${options.secure ? '; Secure' : ''}`;
+  return {
+    open: (use) => decodeSession(options.signer, sent[names[use]], use, options.now()),
+    keep: async (session) => line(session.use, await encodeSession(options.signer, session), lifetimesMs[session.use]),
+    clear: (use) => line(use, '', 0),
+  };
+};

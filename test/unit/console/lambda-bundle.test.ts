@@ -1,0 +1,39 @@
+// The console's Lambda bundle, built the way the stack builds it (esbuild, ESM, minified, the AWS
+// SDK left to the runtime): it holds the OpenID Connect sign-in and none of the local password
+// sign-in, whose check and throttle only the local runtime imports.
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { projectPath } from '../../../infra/paths.js';
+
+const bundledInputs = async (): Promise<string[]> => {
+  const result = await build({
+    absWorkingDir: projectPath(),
+    entryPoints: [projectPath('functions', 'console.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    minify: true,
+    external: ['@aws-sdk/*'],
+    mainFields: ['module', 'main'],
+    write: false,
+    outfile: 'console.mjs',
+    logLevel: 'silent',
+    metafile: true,
+  });
+  return Object.keys(result.metafile.inputs);
+};
+
+describe('the console Lambda bundle', () => {
+  it('[console.sign-in-local-only] holds the OIDC sign-in and not the password check, its throttle or the local wiring', async () => {
+    const inputs = await bundledInputs();
+    // The bundle is the console's: its route table and OIDC sign-in are in it.
+    expect(inputs).toEqual(
+      expect.arrayContaining(['functions/console/routes.ts', 'functions/console/oidc-sign-in.ts']),
+    );
+    expect(inputs).not.toContain('shared/console/identity.ts');
+    expect(inputs).not.toContain('shared/console/throttle.ts');
+    expect(inputs).not.toContain('infra/local/console.ts');
+    expect(inputs.filter((input) => input.startsWith('infra/'))).toEqual([]);
+  }, 60_000);
+});
