@@ -26,6 +26,7 @@ import {
 } from './commons/aws.js';
 import { processWorkflowEnvironment } from './commons/environment.js';
 import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
+import { lazyHandler } from './commons/lazy-handler.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
 
 export interface McpFunctionDeps {
@@ -79,34 +80,29 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
   return withGatewayMiddleware(handle, { logger: deps.logger, render: renderJsonRpcError });
 };
 
-let deployed: ReturnType<typeof createMcpFunction> | undefined;
-
 /** The Lambda entry point: composed from the environment on first use. */
-export const handler = (...args: Parameters<ReturnType<typeof createMcpFunction>>) => {
-  if (deployed === undefined) {
-    const environment = processWorkflowEnvironment();
-    const logger = serviceLogger('mcp');
-    deployed = createMcpFunction({
-      services: {
-        store: executionStoreFor(environment),
-        ids: uuidV7Ids,
-        clock: systemClock,
-        controlPlane: controlPlaneFor(environment, logger),
-        sealer: sealerFor(environment),
-        systems: systemClient,
-        log: logger,
-        workflow: workflowFor(environment),
-      },
-      logger,
-      claimNames: {
-        agent: environment.AGENT_CLAIM,
-        groups: environment.GROUPS_CLAIM,
-        customer: environment.CUSTOMER_CLAIM,
-      },
-      allowedHostnames: environment.ALLOWED_HOSTS.length > 0 ? environment.ALLOWED_HOSTS : null,
-      allowedOrigins: environment.ALLOWED_ORIGINS,
-      publicUrl: environment.PUBLIC_URL ?? null,
-    });
-  }
-  return deployed(...args);
-};
+export const handler = lazyHandler(() => {
+  const environment = processWorkflowEnvironment();
+  const logger = serviceLogger('mcp');
+  return createMcpFunction({
+    services: {
+      store: executionStoreFor(environment),
+      ids: uuidV7Ids,
+      clock: systemClock,
+      controlPlane: controlPlaneFor(environment, logger),
+      sealer: sealerFor(environment),
+      systems: systemClient(),
+      log: logger,
+      workflow: workflowFor(environment),
+    },
+    logger,
+    claimNames: {
+      agent: environment.AGENT_CLAIM,
+      groups: environment.GROUPS_CLAIM,
+      customer: environment.CUSTOMER_CLAIM,
+    },
+    allowedHostnames: environment.ALLOWED_HOSTS.length > 0 ? environment.ALLOWED_HOSTS : null,
+    allowedOrigins: environment.ALLOWED_ORIGINS,
+    publicUrl: environment.PUBLIC_URL ?? null,
+  });
+});

@@ -7,6 +7,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { type RecoveryDeps, type RecoveryReport, recoverOpenExecutions } from '../shared/use-cases/recovery.js';
 import { recoveryServicesFor, serviceLogger } from './commons/aws.js';
 import { processWorkflowEnvironment } from './commons/environment.js';
+import { lazyHandler } from './commons/lazy-handler.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 
 export interface ReconcilerFunctionDeps {
@@ -29,15 +30,10 @@ export const createReconcilerFunction = (deps: ReconcilerFunctionDeps) => {
   return withTaskMiddleware(handle, { logger: deps.logger });
 };
 
-let deployed: ReturnType<typeof createReconcilerFunction> | undefined;
-
-export const handler = (...args: Parameters<ReturnType<typeof createReconcilerFunction>>) => {
-  if (deployed === undefined) {
-    const logger = serviceLogger('reconciler');
-    deployed = createReconcilerFunction({
-      services: recoveryServicesFor(processWorkflowEnvironment(), logger),
-      logger,
-    });
-  }
-  return deployed(...args);
-};
+export const handler = lazyHandler(() => {
+  const logger = serviceLogger('reconciler');
+  return createReconcilerFunction({
+    services: recoveryServicesFor(processWorkflowEnvironment(), logger),
+    logger,
+  });
+});

@@ -4,6 +4,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { protectedResourceMetadata } from '../shared/mcp/auth-challenge.js';
 import { processCommonEnvironment } from './commons/environment.js';
 import { requestOrigin } from './commons/http-event.js';
+import { lazyHandler } from './commons/lazy-handler.js';
 import { serviceLogger } from './commons/logger.js';
 import { type HttpHandler, jsonErrorRenderer, withGatewayMiddleware } from './commons/middleware.js';
 
@@ -26,16 +27,11 @@ export const createResourceMetadataFunction = (deps: ResourceMetadataFunctionDep
   return withGatewayMiddleware(handle, { logger: deps.logger, render: jsonErrorRenderer });
 };
 
-let deployed: ReturnType<typeof createResourceMetadataFunction> | undefined;
-
-export const handler = (...args: Parameters<ReturnType<typeof createResourceMetadataFunction>>) => {
-  if (deployed === undefined) {
-    const environment = processCommonEnvironment();
-    deployed = createResourceMetadataFunction({
-      logger: serviceLogger('resource-metadata'),
-      publicUrl: environment.PUBLIC_URL ?? null,
-      authorizationServers: environment.AUTHORIZATION_SERVERS,
-    });
-  }
-  return deployed(...args);
-};
+export const handler = lazyHandler(() => {
+  const environment = processCommonEnvironment();
+  return createResourceMetadataFunction({
+    logger: serviceLogger('resource-metadata'),
+    publicUrl: environment.PUBLIC_URL ?? null,
+    authorizationServers: environment.AUTHORIZATION_SERVERS,
+  });
+});

@@ -10,6 +10,7 @@ import {
 } from '../shared/use-cases/held-call-steps.js';
 import { heldCallStepsServicesFor, serviceLogger } from './commons/aws.js';
 import { processWorkflowEnvironment } from './commons/environment.js';
+import { lazyHandler } from './commons/lazy-handler.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 
 const key = { execution_id: z.uuid(), agent_id: z.string().min(1) };
@@ -59,15 +60,10 @@ export const createWorkflowFunction = (deps: WorkflowFunctionDeps) => {
   return withTaskMiddleware(handle, { logger: deps.logger });
 };
 
-let deployed: ReturnType<typeof createWorkflowFunction> | undefined;
-
-export const handler = (...args: Parameters<ReturnType<typeof createWorkflowFunction>>) => {
-  if (deployed === undefined) {
-    const logger = serviceLogger('workflow');
-    deployed = createWorkflowFunction({
-      services: heldCallStepsServicesFor(processWorkflowEnvironment(), logger),
-      logger,
-    });
-  }
-  return deployed(...args);
-};
+export const handler = lazyHandler(() => {
+  const logger = serviceLogger('workflow');
+  return createWorkflowFunction({
+    services: heldCallStepsServicesFor(processWorkflowEnvironment(), logger),
+    logger,
+  });
+});

@@ -1,41 +1,143 @@
 // The gateway's one error vocabulary: every code an agent, an approver or a log line can see is
 // defined here, once, with what it means. Nothing else invents a code.
 
-/** Codes carried by the result object's `code` field. */
+/**
+ * Codes carried by the result object's `code` field, each with what it means (for people reading
+ * the docs and logs) and the message the agent reads (`message`; null where the outcome's status
+ * words it, see `outcomeMessage`). Variants of a message live on their code's entry.
+ */
 export const resultCodes = {
   // denied: refused before anything ran
-  invalid_arguments: 'The arguments do not match the tool input schema; `input_errors` lists each problem.',
-  unknown_tool: 'No tool of that name is listed for this agent (it does not exist, is turned off, or policy hides it).',
-  policy_denied: "The organization's policy does not allow this call.",
+  invalid_arguments: {
+    meaning: 'The arguments do not match the tool input schema; `input_errors` lists each problem.',
+    message: "The arguments do not match the tool's input schema.",
+    /** get_execution_status: its one argument is not a UUID. */
+    execution_id: 'The execution_id must be a UUID.',
+  },
+  unknown_tool: {
+    meaning: 'No tool of that name is listed for this agent (it does not exist, is turned off, or policy hides it).',
+    message: 'There is no tool of that name available to this agent.',
+  },
+  policy_denied: {
+    meaning: "The organization's policy does not allow this call.",
+    message: "The organization's policy does not allow this call.",
+    /** An approved call the policy, changed since, no longer allows as approved. */
+    changed:
+      "The call was approved, but the organization's policy changed before it ran and no longer allows it as approved; nothing was sent.",
+  },
   // denied: one of the agent's own limits (settings.limits); nothing ran, the call may be made again later
-  rate_limited: 'The agent made more requests per second than its limit allows.',
-  concurrency_limited: 'The agent already has as many requests in progress as its limit allows.',
-  too_many_pending: 'The agent already has as many calls waiting for approval as its limit allows.',
+  rate_limited: {
+    meaning: 'The agent made more requests per second than its limit allows.',
+    message: (perSecond: number, burst: number, retryAfterSeconds: number): string =>
+      `This agent may make ${perSecond} requests per second (bursts of ${burst}); nothing ran. Try again in ${retryAfterSeconds} s.`,
+  },
+  concurrency_limited: {
+    meaning: 'The agent already has as many requests in progress as its limit allows.',
+    message: (concurrent: number): string =>
+      `This agent may have ${concurrent} requests in progress at once; nothing ran. Try again when one has answered.`,
+  },
+  too_many_pending: {
+    meaning: 'The agent already has as many calls waiting for approval as its limit allows.',
+    message: (pending: number): string =>
+      `This agent may have ${pending} calls waiting for approval at once; this one was not held. Try again when one is decided.`,
+  },
   // get_execution_status
-  not_found: 'No execution with that id belongs to this agent.',
+  not_found: {
+    meaning: 'No execution with that id belongs to this agent.',
+    message: 'There is no execution with that id for this agent.',
+  },
   // outcomes of a system call (failed for reads, unknown for writes)
-  timeout: 'The system did not answer within its deadline.',
-  connection_failed: 'The connection to the system could not be made or was dropped.',
-  redirect_refused: 'The system answered with a redirect, which the gateway never follows.',
-  response_too_large: "The system's answer exceeded the response-size cap.",
-  unreadable_response: "The system's answer could not be read as the operation promised.",
-  interrupted: 'The gateway stopped between sending a write and recording its outcome.',
+  timeout: { meaning: 'The system did not answer within its deadline.', message: null },
+  connection_failed: { meaning: 'The connection to the system could not be made or was dropped.', message: null },
+  redirect_refused: { meaning: 'The system answered with a redirect, which the gateway never follows.', message: null },
+  response_too_large: { meaning: "The system's answer exceeded the response-size cap.", message: null },
+  unreadable_response: { meaning: "The system's answer could not be read as the operation promised.", message: null },
+  interrupted: {
+    meaning: 'The gateway stopped between sending a write and recording its outcome.',
+    message: null,
+    write: 'The call was sent but the gateway stopped before its answer was recorded; it will not be retried.',
+    read: 'The gateway stopped before the answer was recorded; nothing needs undoing, and the call can be tried again.',
+  },
   // human steps
-  rejected: 'An approver rejected the call.',
-  approval_expired: 'Nobody decided within the approval time.',
+  rejected: {
+    meaning: 'An approver rejected the call.',
+    message: 'An approver rejected the call; nothing ran.',
+    /** Followed by the approver's reason. */
+    because: 'An approver rejected the call; nothing ran. Their reason: ',
+  },
+  approval_expired: {
+    meaning: 'Nobody decided within the approval time.',
+    message: 'Nobody decided within the approval time; nothing ran.',
+  },
   // an approved call that could not be sent
-  tool_unavailable:
-    'The tool was removed or turned off (or the configuration went stale) before the approved call ran.',
-  arguments_mismatch: 'The stored arguments no longer match what the approver saw.',
+  tool_unavailable: {
+    meaning: 'The tool was removed or turned off (or the configuration went stale) before the approved call ran.',
+    message: 'The call was approved, but the tool was removed or turned off before it ran; nothing was sent.',
+    /** A direct call whose tool's system is missing from the same configuration. */
+    unconfigured: "The tool's system is not configured now; nothing was sent.",
+  },
+  arguments_mismatch: {
+    meaning: 'The stored arguments no longer match what the approver saw.',
+    message: 'The call was approved, but its stored arguments no longer match what the approver saw; nothing was sent.',
+  },
 } as const;
 
 export type ResultCode = keyof typeof resultCodes;
+
+/**
+ * A system's own error code (sanitized to `systemCodePattern`) or `http_<status>`: the other codes
+ * an execution may carry. Made only by `systemCode`, so no other text can pass for one.
+ */
+export type SystemCode = string & { readonly __systemCode: true };
 
 /**
  * A system's own error code or `http_<status>` may also appear in `code`; they are sanitized
  * to this shape before they leave the gateway.
  */
 export const systemCodePattern = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+
+/** A system's code as the gateway carries it: lowercased, and only when it has the safe shape. */
+export const systemCode = (raw: string): SystemCode | null => {
+  const lower = raw.toLowerCase();
+  return systemCodePattern.test(lower) ? (lower as SystemCode) : null;
+};
+
+/** The code of a system's answer with this HTTP status and no usable code of its own. */
+export const httpStatusCode = (status: number): SystemCode => `http_${Math.trunc(status)}` as SystemCode;
+
+/** Every code an execution may carry. */
+export type ExecutionCode = ResultCode | SystemCode;
+
+/** Whether stored text is a code an execution may carry (records are read back from the store). */
+export const isExecutionCode = (value: unknown): value is ExecutionCode =>
+  typeof value === 'string' && (Object.hasOwn(resultCodes, value) || systemCodePattern.test(value));
+
+/** Codes a call is refused with before anything runs (status denied). */
+export type RefusalCode =
+  | 'invalid_arguments'
+  | 'unknown_tool'
+  | 'policy_denied'
+  | 'rate_limited'
+  | 'concurrency_limited'
+  | 'too_many_pending';
+
+export interface Refusal {
+  readonly status: 'denied';
+  readonly code: RefusalCode;
+  readonly message: string;
+}
+
+type FixedMessageCode = {
+  [C in RefusalCode]: (typeof resultCodes)[C]['message'] extends string ? C : never;
+}[RefusalCode];
+
+/** A refusal with its code's own message; limit refusals pass theirs (it names the limit reached). */
+export function refusal(code: FixedMessageCode): Refusal;
+export function refusal(code: Exclude<RefusalCode, FixedMessageCode>, message: string): Refusal;
+export function refusal(code: RefusalCode, message?: string): Refusal {
+  const own = resultCodes[code].message;
+  return { status: 'denied', code, message: message ?? (typeof own === 'string' ? own : '') };
+}
 
 /** Codes of the entries of `input_errors`, each with the message the agent reads. */
 export const inputErrorCodes = {
@@ -70,35 +172,11 @@ export const inputErrorCodes = {
 
 export type InputErrorCode = keyof typeof inputErrorCodes;
 
-/** Messages of the limit refusals, naming the limit that was reached. */
-export const limitMessages = {
-  rate_limited: (perSecond: number, burst: number, retryAfterSeconds: number): string =>
-    `This agent may make ${perSecond} requests per second (bursts of ${burst}); nothing ran. Try again in ${retryAfterSeconds} s.`,
-  concurrency_limited: (concurrent: number): string =>
-    `This agent may have ${concurrent} requests in progress at once; nothing ran. Try again when one has answered.`,
-  too_many_pending: (pending: number): string =>
-    `This agent may have ${pending} calls waiting for approval at once; this one was not held. Try again when one is decided.`,
-} as const;
-
-/** Gateway-own messages for result objects, so wording lives in one place. */
-export const resultMessages = {
-  invalid_arguments: "The arguments do not match the tool's input schema.",
-  unknown_tool: 'There is no tool of that name available to this agent.',
-  policy_denied: "The organization's policy does not allow this call.",
-  not_found: 'There is no execution with that id for this agent.',
-  invalid_execution_id: 'The execution_id must be a UUID.',
+/** Wording of the waits and of an approval, which are statuses, not codes. */
+export const statusMessages = {
   waiting_for_staff: 'Waiting for approval by the organization. Check with get_execution_status; do not call again.',
   waiting_for_customer: "Waiting for the customer's confirmation. Check with get_execution_status; do not call again.",
   approved: 'Approved; the call is being run. Check again with get_execution_status.',
-  rejected: 'An approver rejected the call; nothing ran.',
-  rejected_because: 'An approver rejected the call; nothing ran. Their reason: ',
-  approval_expired: 'Nobody decided within the approval time; nothing ran.',
-  tool_unavailable: 'The call was approved, but the tool was removed or turned off before it ran; nothing was sent.',
-  system_unavailable: "The tool's system is not configured now; nothing was sent.",
-  arguments_mismatch:
-    'The call was approved, but its stored arguments no longer match what the approver saw; nothing was sent.',
-  policy_changed:
-    "The call was approved, but the organization's policy changed before it ran and no longer allows it as approved; nothing was sent.",
 } as const;
 
 /** How a system call that did not succeed is explained to the agent (by its status, not its code). */
@@ -120,9 +198,3 @@ export const outcomeMessage = (outcome: {
     ? outcomeMessages.refused
     : outcomeMessages.unusable;
 };
-
-/** A claim that lost its answer when the gateway stopped, explained by what the call was. */
-export const interruptedMessages = {
-  write: 'The call was sent but the gateway stopped before its answer was recorded; it will not be retried.',
-  read: 'The gateway stopped before the answer was recorded; nothing needs undoing, and the call can be tried again.',
-} as const;

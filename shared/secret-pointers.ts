@@ -4,6 +4,7 @@ import { exactJsonText, parseExactJson } from './arguments/exact-json.js';
 import { isJsonObject, type JsonObject } from './catalog/tool.js';
 import type { Execution } from './executions/execution.js';
 import { jsonPointer } from './json-pointer.js';
+import { setOwn } from './objects.js';
 import { redactedValue, redactSecrets, type SecretRules } from './secrets.js';
 
 /** The value with every string that reads "[REDACTED]" swapped for one that does not. */
@@ -13,7 +14,7 @@ const withoutLookalikes = (value: unknown): unknown => {
   if (isJsonObject(value)) {
     const out: JsonObject = {};
     for (const [key, child] of Object.entries(value)) {
-      Object.defineProperty(out, key, { value: withoutLookalikes(child), enumerable: true, writable: true });
+      setOwn(out, key, withoutLookalikes(child));
     }
     return out;
   }

@@ -5,6 +5,7 @@
 // `boarding_pass` are not.
 import { anyApplies, memberSchemas } from './catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
+import { setOwn } from './objects.js';
 
 export const redactedValue = '[REDACTED]';
 
@@ -76,12 +77,7 @@ const redactUnder = (
   if (isJsonObject(value)) {
     const out: JsonObject = {};
     for (const [key, child] of Object.entries(value)) {
-      Object.defineProperty(out, key, {
-        value: redactUnder(child, memberSchemas(schemas, key), rules, key),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      setOwn(out, key, redactUnder(child, memberSchemas(schemas, key), rules, key));
     }
     return out;
   }

@@ -53,8 +53,12 @@ export const sealerFor = (environment: FunctionEnvironment): Sealer => {
   return sealer;
 };
 
-/** One client (and connection pool) per container. */
-export const systemClient: SystemClient = new UndiciSystemClient();
+let systems: SystemClient | undefined;
+/** One client (and connection pool) per container, made by the functions that send calls only. */
+export const systemClient = (): SystemClient => {
+  systems ??= new UndiciSystemClient();
+  return systems;
+};
 
 let workflow: ApprovalWorkflow | undefined;
 export const workflowFor = (environment: WorkflowEnvironment): ApprovalWorkflow => {
@@ -86,7 +90,7 @@ export const heldCallStepsServicesFor = (environment: WorkflowEnvironment, logge
   return {
     store: executionStoreFor(environment),
     clock: systemClock,
-    systems: systemClient,
+    systems: systemClient(),
     log: logger,
     controlPlane,
     sealer: sealerFor(environment),
@@ -100,7 +104,7 @@ export const heldCallStepsServicesFor = (environment: WorkflowEnvironment, logge
 export const recoveryServicesFor = (environment: WorkflowEnvironment, logger: Logger): RecoveryDeps => ({
   store: executionStoreFor(environment),
   clock: systemClock,
-  systems: systemClient,
+  systems: systemClient(),
   log: logger,
   controlPlane: controlPlaneFor(environment, logger),
   sealer: sealerFor(environment),

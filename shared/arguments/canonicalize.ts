@@ -5,13 +5,15 @@ import { createHash } from 'node:crypto';
 import { inPlace, memberSchemas } from '../catalog/schema-walk.js';
 import { type CatalogTool, isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
-import { headerText, unsafePathValue } from '../invoke/call.js';
 import { headerValueMessage, printableHeaderValue } from '../invoke/headers.js';
-import { jsonPointer } from '../json-pointer.js';
+import { headerText, unsafePathValue } from '../invoke/parameter-values.js';
+import { jsonPointer, parseJsonPointer, pointerSegment } from '../json-pointer.js';
+import { setOwn } from '../objects.js';
 import type { InputError } from '../result.js';
+import { canonicalDecimal, compareDecimals, isMultipleOf } from './decimal.js';
 import { canonicalJsonText, lenientJsonText } from './exact-json.js';
-import { type ArgumentIssue, pointerSegment, type StrictArguments } from './strict-json.js';
-import { canonicalDecimal, canonicalText, compareDecimals, identifierProblem, isMultipleOf } from './text-rules.js';
+import type { ArgumentIssue, StrictArguments } from './strict-json.js';
+import { canonicalText, identifierProblem } from './text-rules.js';
 import { validatorFor } from './validation.js';
 
 /** Largest canonical arguments accepted, in UTF-8 bytes. */
@@ -99,10 +101,6 @@ interface Walk {
   readonly exact: ExactInteger[];
 }
 
-const setMember = (container: JsonObject | unknown[], key: string | number, value: unknown): void => {
-  Object.defineProperty(container, key, { value, enumerable: true, writable: true, configurable: true });
-};
-
 /**
  * Depth is bounded (32) by the reader before this walk, so recursion here is shallow. Pointers
  * grow by one segment per level, and are read only where a problem or a number's text needs one.
@@ -156,7 +154,7 @@ const canonicalValue = (value: unknown, schema: JsonObject | undefined, pointer:
       const child = childSchema(schema, key);
       const childPointer = pointer + pointerSegment(key);
       const canonical = canonicalValue(item, child, childPointer, walk);
-      setMember(out, key, canonical);
+      setOwn(out, key, canonical);
       if (typeof canonical === 'bigint') {
         walk.exact.push({ container: out, key, value: canonical, pointer: childPointer, schema: child });
       }
@@ -172,12 +170,12 @@ const canonicalValue = (value: unknown, schema: JsonObject | undefined, pointer:
  * checked exactly, on its digits, instead.
  */
 const validate = (schema: JsonObject, canonical: JsonObject, exact: readonly ExactInteger[]): InputError[] => {
-  for (const item of exact) setMember(item.container, item.key, Number(item.value));
+  for (const item of exact) setOwn(item.container, item.key, Number(item.value));
   let found: InputError[];
   try {
     found = validatorFor(schema)(canonical);
   } finally {
-    for (const item of exact) setMember(item.container, item.key, item.value);
+    for (const item of exact) setOwn(item.container, item.key, item.value);
   }
   if (exact.length === 0) return found;
   const exactAt = new Set(exact.map((item) => item.pointer));
@@ -302,10 +300,8 @@ export const argumentsHash = (json: string): string => createHash('sha256').upda
 
 /** The schema that governs the value at a JSON Pointer, when the schema says. */
 const schemaAt = (schema: JsonObject, pointer: string): JsonObject | undefined => {
-  if (pointer === '') return schema;
   let current: JsonObject | undefined = schema;
-  for (const segment of pointer.slice(1).split('/')) {
-    const key = segment.replaceAll('~1', '/').replaceAll('~0', '~');
+  for (const key of parseJsonPointer(pointer) ?? []) {
     current = childSchema(current, /^\d+$/.test(key) ? Number(key) : key) ?? childSchema(current, key);
   }
   return current;

@@ -9,7 +9,8 @@
 // (No maintained JSON library reports duplicate keys and raw number text without recursing, which
 // is why this one is written here.)
 import type { InputErrorCode } from '../errors.js';
-import { jsonPointer } from '../json-pointer.js';
+import { jsonPointer, pointerSegment } from '../json-pointer.js';
+import { setOwn } from '../objects.js';
 
 export interface ArgumentIssue {
   readonly path: string;
@@ -63,12 +64,6 @@ const escapes = new Map([
   ['r', '\r'],
   ['t', '\t'],
 ]);
-
-/** One pointer segment (RFC 6901) with its slash, escaped only when it has to be. */
-export const pointerSegment = (key: string | number): string => {
-  if (typeof key === 'number') return `/${key}`;
-  return key.includes('~') || key.includes('/') ? `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}` : `/${key}`;
-};
 
 interface ReadDocument {
   /** The whole document, as JSON.parse would give it (less what was refused or left out). */
@@ -167,12 +162,7 @@ const readDocument = (text: string, focus: readonly string[], maxDepth: number):
     if (frame === undefined) root = value;
     else if (Array.isArray(frame.container)) frame.container.push(value);
     else if (frame.container !== null && frame.key !== null && !forbiddenKeys.has(frame.key)) {
-      Object.defineProperty(frame.container, frame.key, {
-        value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      setOwn(frame.container, frame.key, value);
     }
     if (slotPointer === '') focusValue = value;
   };
@@ -448,7 +438,7 @@ export const readParsedArguments = (value: unknown): StrictArguments => {
       children.push({
         item: child,
         attach: (value) => {
-          Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
+          setOwn(copy, key, value);
         },
         path: childPath,
       });

@@ -1,6 +1,7 @@
 // The one map of where JSON Schema 2020-12 keeps subschemas, and the walks built on it. Every rule
 // that reads a tool's schema (conversion, marks, secrets, canonical forms, validation, the Cedar
 // model) walks through here, so a composition form one rule understands, all of them do.
+import { setOwn } from '../objects.js';
 import { isJsonObject, type JsonObject } from './tool.js';
 
 /** Keywords whose value is one subschema. */
@@ -56,9 +57,6 @@ export const subschemas = (schema: JsonObject): Subschema[] => {
   return found;
 };
 
-const defineOwn = (target: JsonObject, key: string, value: unknown) =>
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-
 /**
  * A copy of the schema with every direct object subschema replaced by what `map` answers; every
  * other keyword (including `true` / `false` subschemas) is copied as it is.
@@ -68,7 +66,7 @@ export const mapSubschemas = (
   map: (child: JsonObject, position: SchemaPosition) => JsonObject,
 ): JsonObject => {
   const out: JsonObject = {};
-  for (const [key, value] of Object.entries(schema)) defineOwn(out, key, value);
+  for (const [key, value] of Object.entries(schema)) setOwn(out, key, value);
   for (const keyword of singleKeywords) {
     const child = schema[keyword];
     if (isJsonObject(child)) out[keyword] = map(child, { keyword });
@@ -84,7 +82,7 @@ export const mapSubschemas = (
     if (!isJsonObject(entries)) continue;
     const mapped: JsonObject = {};
     for (const [name, child] of Object.entries(entries)) {
-      defineOwn(mapped, name, isJsonObject(child) ? map(child, { keyword, name }) : child);
+      setOwn(mapped, name, isJsonObject(child) ? map(child, { keyword, name }) : child);
     }
     out[keyword] = mapped;
   }

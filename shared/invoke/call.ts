@@ -5,34 +5,18 @@
 import { exactJsonText } from '../arguments/exact-json.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import type { ResolvedSystem } from '../config/load.js';
-import { systemCodePattern } from '../errors.js';
+import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '../errors.js';
+import { pointerValue } from '../json-pointer.js';
+import { setOwn } from '../objects.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
 import { headerParameterRule } from './headers.js';
+import { headerText, parameterText, pathSegment } from './parameter-values.js';
 import type { OutboundRequest, OutboundResult } from './system-client.js';
 
 export interface CallContext {
   readonly executionId: string;
   readonly traceparent: string;
 }
-
-/** Path values a URL cannot carry as one segment: parsers resolve them as "." and "..". */
-export const unsafePathValue = (value: string): boolean => /^(\.|%2e){1,2}$/i.test(value);
-
-/**
- * A value as one path segment, percent-encoded. "." and ".." cannot be sent at all (a URL parser
- * would resolve them and move the call to another path of the system); canonicalization refuses
- * them, and this refuses them again rather than send a call elsewhere.
- */
-const pathSegment = (value: string): string => {
-  if (unsafePathValue(value)) throw new Error('A path parameter cannot be "." or "..".');
-  return encodeURIComponent(value);
-};
-
-/** A value as text: a string as it is, anything else as JSON (an integer beyond 2^53 as its exact digits). */
-const scalar = (value: unknown): string => (typeof value === 'string' ? value : exactJsonText(value));
-
-/** A header parameter's value as it goes on the wire (canonicalization checks this very text). */
-export const headerText = scalar;
 
 export const buildRequest = (
   tool: CatalogTool,
@@ -52,10 +36,10 @@ export const buildRequest = (
     const value = args[binding.field];
     switch (binding.in) {
       case 'path':
-        path = path.replaceAll(`{${binding.name}}`, pathSegment(scalar(value)));
+        path = path.replaceAll(`{${binding.name}}`, pathSegment(parameterText(value)));
         break;
       case 'query':
-        for (const item of Array.isArray(value) ? value : [value]) query.append(binding.name, scalar(item));
+        for (const item of Array.isArray(value) ? value : [value]) query.append(binding.name, parameterText(item));
         break;
       case 'header':
         // The catalog offers no other header; should a binding name one, it is not sent.
@@ -64,7 +48,7 @@ export const buildRequest = (
         }
         break;
       case 'body':
-        Object.defineProperty(body, binding.name, { value, enumerable: true, writable: true, configurable: true });
+        setOwn(body, binding.name, value);
         hasBody = true;
         break;
       case 'whole-body':
@@ -98,29 +82,19 @@ export type CallOutcome =
   | { readonly status: 'succeeded'; readonly code: null; readonly result: unknown; readonly httpStatus: number }
   | {
       readonly status: 'failed' | 'unknown';
-      readonly code: string;
+      readonly code: ResultCode | SystemCode;
       readonly result: null;
       readonly httpStatus: number | null;
     };
 
 const defaultCodePointers = ['/code', '/error_code', '/error/code'];
 
-const pointerValue = (value: unknown, pointer: string): unknown => {
-  let current = value;
-  for (const raw of pointer.split('/').slice(1)) {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    if (current === null || typeof current !== 'object' || Array.isArray(current) || !Object.hasOwn(current, key))
-      return undefined;
-    current = Object.getOwnPropertyDescriptor(current, key)?.value;
-  }
-  return current;
-};
-
 /** The system's error code, only when it already is a short machine token (never free text). */
-export const systemErrorCode = (body: unknown, pointer: string | undefined): string | null => {
+export const systemErrorCode = (body: unknown, pointer: string | undefined): SystemCode | null => {
   for (const candidate of pointer === undefined ? defaultCodePointers : [pointer]) {
     const value = pointerValue(body, candidate);
-    if (typeof value === 'string' && systemCodePattern.test(value.toLowerCase())) return value.toLowerCase();
+    const code = typeof value === 'string' ? systemCode(value) : null;
+    if (code !== null) return code;
   }
   return null;
 };
@@ -157,11 +131,11 @@ export const classify = (
     return { status: uncertain, code: 'redirect_refused', result: null, httpStatus: status };
   if (status >= 400 && status < 500) {
     const parsed = parseJson(result.body);
-    const code = (parsed.ok ? systemErrorCode(parsed.value, system.error_code_field) : null) ?? `http_${status}`;
+    const code = (parsed.ok ? systemErrorCode(parsed.value, system.error_code_field) : null) ?? httpStatusCode(status);
     return { status: 'failed', code, result: null, httpStatus: status };
   }
   if (status < 200 || status >= 500)
-    return { status: uncertain, code: `http_${status}`, result: null, httpStatus: status };
+    return { status: uncertain, code: httpStatusCode(status), result: null, httpStatus: status };
   const parsed = parseJson(result.body);
   if (!parsed.ok) return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: status };
   return {

@@ -2,13 +2,12 @@
 // requests in progress. Locally one process sees every request, so both limits are exact; in
 // Lambda each instance keeps its own gate (see docs/decisions.md, "Per-agent limits").
 import type { Clock } from '../clock.js';
-import { limitMessages } from '../errors.js';
+import { type Refusal, refusal, resultCodes } from '../errors.js';
 import type { AgentLimits } from './agent-limits.js';
 
-export interface LimitRefusal {
+/** A refusal whose message names the limit reached. */
+export interface LimitRefusal extends Refusal {
   readonly code: 'rate_limited' | 'concurrency_limited';
-  /** The gateway's sentence for the agent, naming the limit. */
-  readonly message: string;
   /** Whole seconds after which a request would be admitted (HTTP Retry-After). */
   readonly retryAfterSeconds: number;
 }
@@ -44,16 +43,19 @@ export class RequestGate {
     // A refusal takes nothing: neither a token nor a place.
     if (state.inFlight >= limits.concurrentRequests) {
       return this.refuse(state, {
+        ...refusal('concurrency_limited', resultCodes.concurrency_limited.message(limits.concurrentRequests)),
         code: 'concurrency_limited',
-        message: limitMessages.concurrency_limited(limits.concurrentRequests),
         retryAfterSeconds: 1,
       });
     }
     if (state.tokens < 1) {
       const retryAfterSeconds = Math.max(1, Math.ceil((1 - state.tokens) / limits.requestsPerSecond));
       return this.refuse(state, {
+        ...refusal(
+          'rate_limited',
+          resultCodes.rate_limited.message(limits.requestsPerSecond, limits.burst, retryAfterSeconds),
+        ),
         code: 'rate_limited',
-        message: limitMessages.rate_limited(limits.requestsPerSecond, limits.burst, retryAfterSeconds),
         retryAfterSeconds,
       });
     }

@@ -69,9 +69,7 @@ export const buildMcpServer = (services: McpServices, context: McpRequestContext
     const { name, arguments: args = {} } = request.params;
     if (context.refusal !== null) {
       // Refused by a limit before anything ran, and not recorded: a flood must not cost store writes.
-      return toCallToolResult(
-        resultObject({ status: 'denied', code: context.refusal.code, message: context.refusal.message }),
-      );
+      return toCallToolResult(resultObject(context.refusal));
     }
     try {
       if (name === statusToolName) {

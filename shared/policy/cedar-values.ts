@@ -2,7 +2,7 @@
 // exactly (an amount with more than four decimals or beyond Cedar's decimal range) makes the
 // whole call unrepresentable: it is refused, never evaluated with a field missing.
 import type { CedarValueJson } from '@cedar-policy/cedar-wasm/nodejs';
-import { compareDecimals } from '../arguments/text-rules.js';
+import { compareDecimals } from '../arguments/decimal.js';
 import { isJsonObject } from '../catalog/tool.js';
 import type { CedarType, RecordShape } from './cedar-schema.js';
 

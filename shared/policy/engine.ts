@@ -13,6 +13,7 @@ import type { CedarValueJson, EntityJson, EntityUid, PolicyJson } from '@cedar-p
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
+import { setOwn } from '../objects.js';
 import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
 import type { CompiledPolicies, PolicyInfo } from './policy-set.js';
@@ -70,12 +71,7 @@ const withoutBigIntegers = (value: unknown): unknown => {
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
-    Object.defineProperty(out, key, {
-      value: withoutBigIntegers(child),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(out, key, withoutBigIntegers(child));
   }
   return out;
 };
@@ -159,12 +155,7 @@ export class PolicyEngine {
     for (const name of shape.attributes.keys()) {
       if (read.has(name) || !Object.hasOwn(args, name) || !holdsBigInteger(args[name])) continue;
       shown = { ...shown };
-      Object.defineProperty(shown, name, {
-        value: withoutBigIntegers(args[name]),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      setOwn(shown, name, withoutBigIntegers(args[name]));
     }
     return toCedarRecord(shown, shape);
   }

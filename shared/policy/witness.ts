@@ -5,7 +5,7 @@
 // those candidates answers exactly. Anything else is not analysed, and the caller stays
 // conservative (the tool is listed).
 import type { CedarValueJson, Expr, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
-import { canonicalDecimal } from '../arguments/text-rules.js';
+import { canonicalDecimal, decimalFromScaled, scaledDecimal } from '../arguments/decimal.js';
 import { isJsonObject } from '../catalog/tool.js';
 import type { CedarType, RecordShape } from './cedar-schema.js';
 import { cedarDecimalLimit, cedarDecimalText, decimalValue } from './cedar-values.js';
@@ -128,15 +128,9 @@ const typeAt = (shape: RecordShape, path: Path): { type: CedarType; required: bo
   return { type: current, required };
 };
 
-const stepped = (decimal: string, delta: string): string | null => {
-  const [integer = '0', fraction = ''] = decimal.replace('-', '').split('.');
-  const scaled = BigInt((decimal.startsWith('-') ? '-' : '') + integer + fraction.padEnd(4, '0')) + BigInt(delta);
-  const negative = scaled < 0n;
-  const digits = (negative ? -scaled : scaled).toString().padStart(5, '0');
-  const text = `${negative ? '-' : ''}${digits.slice(0, -4)}.${digits.slice(-4)}`;
-  const canonical = canonicalDecimal(text);
-  return canonical === null ? null : cedarDecimalText(canonical);
-};
+/** The decimal `delta` ten-thousandths away (Cedar's step), as Cedar text, or null past Cedar's range. */
+const stepped = (decimal: string, delta: bigint): string | null =>
+  cedarDecimalText(decimalFromScaled(scaledDecimal(decimal, 4) + delta, 4));
 
 const absent = Symbol('absent');
 type Candidate = CedarValueJson | typeof absent;
@@ -180,7 +174,7 @@ const candidatesFor = (type: CedarType, usage: Usage, required: boolean): Candid
         const canonical = canonicalDecimal(literal.decimal);
         if (canonical === null) return null;
         // The constant itself and its nearest neighbours (Cedar decimals have four fractional digits).
-        for (const delta of ['-1', '0', '1']) {
+        for (const delta of [-1n, 0n, 1n]) {
           const value = stepped(canonical, delta);
           if (value !== null) add(decimalValue(value));
         }

@@ -4,7 +4,7 @@
 import type { Approver } from '../approvals/approver.js';
 import type { ApprovalWorkflow } from '../approvals/workflow.js';
 import { type Clock, isoAt } from '../clock.js';
-import { resultMessages } from '../errors.js';
+import { resultCodes, statusMessages } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
@@ -135,10 +135,10 @@ export const decide = async (
       decision_note: note,
       code: approve ? null : 'rejected',
       message: approve
-        ? resultMessages.approved
+        ? statusMessages.approved
         : note === null
-          ? resultMessages.rejected
-          : `${resultMessages.rejected_because}${note}`,
+          ? resultCodes.rejected.message
+          : `${resultCodes.rejected.because}${note}`,
     },
   });
   if (decided.kind === 'conflict') {

@@ -10,7 +10,7 @@ import type { CatalogTool } from '../catalog/tool.js';
 import { isoAt } from '../clock.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../control-plane/snapshot.js';
-import { limitMessages, resultMessages } from '../errors.js';
+import { refusal, resultCodes, statusMessages } from '../errors.js';
 import { type DecisionRecord, type Execution, newExecutionRecord, toResultObject } from '../executions/execution.js';
 import type { IdSource } from '../ids.js';
 import { continueTrace } from '../invoke/trace.js';
@@ -91,19 +91,14 @@ export const callTool = async (
   const tool = snapshot?.catalog.byName.get(name);
   // A tool the agent cannot see answers exactly like one that does not exist.
   if (snapshot === null || tool === undefined || !snapshot.policy.isListed(agent, tool)) {
-    return record(
-      deps,
-      newExecution(deps, agent, name, { status: 'denied', code: 'unknown_tool', message: resultMessages.unknown_tool }),
-    );
+    return record(deps, newExecution(deps, agent, name, refusal('unknown_tool')));
   }
   const canonical = canonicalizeArguments(tool, args);
   if (!canonical.ok) {
     return record(
       deps,
       newExecution(deps, agent, tool.name, {
-        status: 'denied',
-        code: 'invalid_arguments',
-        message: resultMessages.invalid_arguments,
+        ...refusal('invalid_arguments'),
         // Refused input is kept in bounded form: its digest and the (bounded) errors, never itself.
         // (Plain JSON text: refused input may hold what has no exact form, such as 1e400.)
         arguments_hash: argumentsHash(JSON.stringify(args.value ?? null)),
@@ -126,9 +121,7 @@ export const callTool = async (
     return record(
       deps,
       newExecution(deps, agent, tool.name, {
-        status: 'denied',
-        code: 'policy_denied',
-        message: resultMessages.policy_denied,
+        ...refusal('policy_denied'),
         ...base,
       }),
     );
@@ -140,8 +133,8 @@ export const callTool = async (
       decision.step === null
         ? null
         : decision.step.customer
-          ? resultMessages.waiting_for_customer
-          : resultMessages.waiting_for_staff,
+          ? statusMessages.waiting_for_customer
+          : statusMessages.waiting_for_staff,
     access: tool.access,
     ...base,
   });
@@ -165,7 +158,7 @@ export const callTool = async (
       ...execution,
       status: 'failed',
       code: 'tool_unavailable',
-      message: resultMessages.system_unavailable,
+      message: resultCodes.tool_unavailable.unconfigured,
       updated_at: at,
       history: [...execution.history, { status: 'failed', at }],
     });
@@ -196,9 +189,7 @@ const holdCall = async (
       deps,
       newExecutionRecord({
         ...refused,
-        status: 'denied',
-        code: 'too_many_pending',
-        message: limitMessages.too_many_pending(pendingLimit),
+        ...refusal('too_many_pending', resultCodes.too_many_pending.message(pendingLimit)),
       }),
     );
   }

@@ -2,7 +2,7 @@
 // that does not exist take the same path (one keyed read) and get the same answer.
 import type { AgentIdentity } from '../auth/agent.js';
 import type { Clock } from '../clock.js';
-import { inputErrorCodes, resultMessages } from '../errors.js';
+import { inputErrorCodes, resultCodes } from '../errors.js';
 import { toResultObject } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
@@ -14,7 +14,7 @@ const invalid = (input_errors: InputError[]): ResultObject =>
   resultObject({
     status: 'unknown',
     code: 'invalid_arguments',
-    message: resultMessages.invalid_execution_id,
+    message: resultCodes.invalid_arguments.execution_id,
     input_errors,
   });
 
@@ -32,15 +32,15 @@ export const getExecutionStatus = async (
   if (executionId === undefined) {
     errors.push({ path: '/execution_id', code: 'missing_field', message: inputErrorCodes.missing_field });
   } else if (typeof executionId !== 'string') {
-    errors.push({ path: '/execution_id', code: 'wrong_type', message: resultMessages.invalid_execution_id });
+    errors.push({ path: '/execution_id', code: 'wrong_type', message: resultCodes.invalid_arguments.execution_id });
   } else if (!isUuid(executionId.trim())) {
-    errors.push({ path: '/execution_id', code: 'invalid_format', message: resultMessages.invalid_execution_id });
+    errors.push({ path: '/execution_id', code: 'invalid_format', message: resultCodes.invalid_arguments.execution_id });
   }
   if (errors.length > 0 || typeof executionId !== 'string') return invalid(errors);
 
   const execution = await store.getOwned({ execution_id: executionId.trim().toLowerCase(), agent_id: agent.id });
   if (execution === undefined) {
-    return resultObject({ status: 'unknown', code: 'not_found', message: resultMessages.not_found });
+    return resultObject({ status: 'unknown', code: 'not_found', message: resultCodes.not_found.message });
   }
   return toResultObject(await settleOverdue(deps, execution));
 };

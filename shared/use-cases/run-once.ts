@@ -15,7 +15,7 @@ import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';
 import type { ResolvedSystem } from '../config/load.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
-import { interruptedMessages, outcomeMessage, resultMessages } from '../errors.js';
+import { outcomeMessage, resultCodes } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
 import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
@@ -170,7 +170,7 @@ export const settleAbandonedClaim = async (
     from: 'approved',
     to: read ? 'failed' : 'unknown',
     at: isoAt(deps.clock),
-    patch: { code: 'interrupted', message: read ? interruptedMessages.read : interruptedMessages.write },
+    patch: { code: 'interrupted', message: read ? resultCodes.interrupted.read : resultCodes.interrupted.write },
   });
   return heldAfter(settled, execution);
 };
@@ -229,7 +229,7 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
   const system = snapshot?.config.systems.find((candidate) => candidate.key === tool?.systemKey);
   if (snapshot === null || tool === undefined || system === undefined) {
     deps.log.warn('an approved call was not sent', { execution_id: execution.execution_id, code: 'tool_unavailable' });
-    return endUnsent(deps, execution, { to: 'failed', code: 'tool_unavailable' }, resultMessages.tool_unavailable);
+    return endUnsent(deps, execution, { to: 'failed', code: 'tool_unavailable' }, resultCodes.tool_unavailable.message);
   }
 
   const json =
@@ -241,7 +241,12 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
       execution_id: execution.execution_id,
       code: 'arguments_mismatch',
     });
-    return endUnsent(deps, execution, { to: 'failed', code: 'arguments_mismatch' }, resultMessages.arguments_mismatch);
+    return endUnsent(
+      deps,
+      execution,
+      { to: 'failed', code: 'arguments_mismatch' },
+      resultCodes.arguments_mismatch.message,
+    );
   }
   // Integers beyond 2^53 come back exact, as the approver saw them and as they are sent.
   const args = parseExactJson(json) as JsonObject;
@@ -254,7 +259,7 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
       reason: current.kind === 'deny' ? current.reason : 'approval_does_not_cover',
       policies: current.determining.map((policy) => policy.name),
     });
-    return endUnsent(deps, execution, { to: 'denied', code: 'policy_denied' }, resultMessages.policy_changed);
+    return endUnsent(deps, execution, { to: 'denied', code: 'policy_denied' }, resultCodes.policy_denied.changed);
   }
   const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
   const outbound = outboundFor(execution, sendable);

@@ -9,9 +9,8 @@ import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { maxInputErrors } from '../../shared/arguments/canonicalize.js';
-import type { AgentIdentity } from '../../shared/auth/agent.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
-import { type GatewaySnapshot, loadSnapshot } from '../../shared/control-plane/snapshot.js';
+import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
 import type { Execution } from '../../shared/executions/execution.js';
 import type { CreateResult } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
@@ -20,7 +19,9 @@ import type { Log } from '../../shared/log.js';
 import { createMcpEndpoint, type McpEndpoint } from '../../shared/mcp/endpoint.js';
 import { type McpServices, toolCallFaultMessage } from '../../shared/mcp/server.js';
 import { ResultObject } from '../../shared/result.js';
+import { anAgent } from '../support/agents.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
+import { snapshotOf } from '../support/snapshots.js';
 
 const petstoreOpenApi = `openapi: 3.0.3
 info: { title: Petstore, version: "1.0" }
@@ -74,7 +75,7 @@ policies:
   - policies.cedar
 `;
 
-const agent: AgentIdentity = { id: 'pet-agent', groups: ['pets'], customerId: null };
+const agent = anAgent('pet-agent', ['pets']);
 
 interface Received {
   readonly method: string;
@@ -119,17 +120,11 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const snapshotWith = async (policies: string): Promise<GatewaySnapshot> => {
-  const files: Record<string, string> = { 'petstore.yaml': petstoreOpenApi, 'policies.cedar': policies };
-  const outcome = await loadSnapshot({
-    text: configText(baseUrl),
+const snapshotWith = (policies: string): Promise<GatewaySnapshot> =>
+  snapshotOf(configText(baseUrl), {
+    files: { 'petstore.yaml': petstoreOpenApi, 'policies.cedar': policies },
     file: 'gateway.config.yaml',
-    environment: {},
-    files: { read: async (path) => files[path] },
   });
-  if (!outcome.ok) throw new Error(JSON.stringify(outcome.problems));
-  return outcome.snapshot;
-};
 
 const endpointWith = (snapshot: GatewaySnapshot, store = testStore.store): McpEndpoint => {
   const controlPlane: ControlPlane = { current: async () => ({ kind: 'active', snapshot }) };

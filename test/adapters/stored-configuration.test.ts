@@ -1,6 +1,5 @@
 // The AWS side of the control plane against the local store: config:push writes the bundle with a
 // conditional write; a function instance caches it, refreshes it, and applies the staleness rule.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { StoredControlPlane } from '../../shared/control-plane/stored-control-pl
 import { ManualClock } from '../support/clock.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { adminOnlyConfig, snapshotOf } from '../support/snapshots.js';
+import { runProcess } from '../support/spawn.js';
 
 let dynamodb: LocalDynamoDb;
 let tableCount = 0;
@@ -164,32 +164,23 @@ describe('npm run config:push', () => {
   afterAll(async () => {
     await awsConfig.remove();
   });
-  const push = (args: string[]): Promise<{ code: number | null; output: string }> =>
-    new Promise((resolve) => {
-      const {
-        AWS_ACCESS_KEY_ID: _id,
-        AWS_SECRET_ACCESS_KEY: _secret,
-        AWS_SESSION_TOKEN: _token,
-        ...environment
-      } = process.env;
-      const child = spawn(process.execPath, ['--import', 'tsx', projectPath('scripts/config-push.ts'), ...args], {
-        cwd: projectPath(),
-        env: {
-          ...environment,
-          AWS_CONFIG_FILE: join(awsConfig.path, 'aws-config'),
-          AWS_SHARED_CREDENTIALS_FILE: join(awsConfig.path, 'no-credentials'),
-          AWS_PROFILE: localAwsProfile,
-        },
-      });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-      });
-      child.on('exit', (code) => resolve({ code, output }));
+  const push = (args: string[]) => {
+    const {
+      AWS_ACCESS_KEY_ID: _id,
+      AWS_SECRET_ACCESS_KEY: _secret,
+      AWS_SESSION_TOKEN: _token,
+      ...environment
+    } = process.env;
+    return runProcess(process.execPath, ['--import', 'tsx', projectPath('scripts/config-push.ts'), ...args], {
+      cwd: projectPath(),
+      env: {
+        ...environment,
+        AWS_CONFIG_FILE: join(awsConfig.path, 'aws-config'),
+        AWS_SHARED_CREDENTIALS_FILE: join(awsConfig.path, 'no-credentials'),
+        AWS_PROFILE: localAwsProfile,
+      },
     });
+  };
 
   it('[control.stored-configuration] pushes the demo configuration with its OpenAPI document, once', async () => {
     const { store, tableName } = await freshStore();

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { buildRequest } from '../../shared/invoke/call.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
-import { makeSystem, makeTool } from '../unit/invoke/invoke-fixtures.js';
+import { aSystem, aTool } from '../support/systems.js';
 
 interface Seen {
   readonly method: string;
@@ -177,7 +177,7 @@ const clientClosed = async (path: string): Promise<void> => {
 
 describe('the undici system client', () => {
   it('[invoke.outbound] sends the request as built and returns the status, content type and body', async () => {
-    const tool = makeTool({
+    const tool = aTool({
       access: 'write',
       method: 'POST',
       path: '/orders/{id}',
@@ -187,7 +187,7 @@ describe('the undici system client', () => {
         { field: 'sku', in: 'body', name: 'sku' },
       ],
     });
-    const system = makeSystem({ base_url: base, credentials: { type: 'bearer', token: 'tok-1' }, timeout: 2_000 });
+    const system = aSystem({ base_url: base, credentials: { type: 'bearer', token: 'tok-1' }, timeout: 2_000 });
     const request = buildRequest(
       tool,
       system,

@@ -1,30 +1,19 @@
 // `npm run config:check` as an admin runs it: the demo passes, and each kind of mistake fails
 // with a message that names the file, the line, the path and the value.
-import { spawn } from 'node:child_process';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectPath } from '../../infra/paths.js';
 import { temporaryFolder } from '../support/runtime-process.js';
+import { runProcess } from '../support/spawn.js';
 
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
 let demo: string;
 
-const check = (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', projectPath('scripts/config-check.ts'), ...args], {
-      cwd: projectPath(),
-      env: { ...process.env, DEMO_ERP_URL: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+const check = (args: string[]) =>
+  runProcess(process.execPath, ['--import', 'tsx', projectPath('scripts/config-check.ts'), ...args], {
+    cwd: projectPath(),
+    env: { ...process.env, DEMO_ERP_URL: '' },
   });
 
 beforeAll(async () => {

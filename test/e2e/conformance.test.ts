@@ -1,10 +1,10 @@
 // The official MCP conformance suite against the running local runtime, for the scenarios that
 // fit a gateway, in both revisions. The suite sends no credentials, so the runtime maps
 // unauthenticated requests to the demo procurement agent (a loopback-only testing setting).
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectPath } from '../../infra/paths.js';
 import { type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
+import { runProcess } from '../support/spawn.js';
 
 const scenarios = {
   '2025-11-25': ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'],
@@ -22,35 +22,25 @@ afterAll(async () => {
   await results?.remove();
 });
 
-const runScenario = (scenario: string, specVersion: string): Promise<{ code: number | null; output: string }> =>
-  new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [
-        projectPath('node_modules/@modelcontextprotocol/conformance/dist/index.js'),
-        'server',
-        '--url',
-        runtime.mcpUrl,
-        '--scenario',
-        scenario,
-        '--spec-version',
-        specVersion,
-        '--expected-failures',
-        projectPath('test/conformance/baseline.yml'),
-        '--output-dir',
-        results.path,
-      ],
-      { cwd: projectPath(), env: { ...process.env, NO_COLOR: '1' } },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    });
-    child.on('exit', (code) => resolve({ code, output }));
-  });
+const runScenario = (scenario: string, specVersion: string) =>
+  runProcess(
+    process.execPath,
+    [
+      projectPath('node_modules/@modelcontextprotocol/conformance/dist/index.js'),
+      'server',
+      '--url',
+      runtime.mcpUrl,
+      '--scenario',
+      scenario,
+      '--spec-version',
+      specVersion,
+      '--expected-failures',
+      projectPath('test/conformance/baseline.yml'),
+      '--output-dir',
+      results.path,
+    ],
+    { cwd: projectPath(), env: { ...process.env, NO_COLOR: '1' } },
+  );
 
 describe.each(Object.entries(scenarios))('MCP conformance, revision %s', (specVersion, names) => {
   it.each([...names])(`[mcp.conformance] passes %s (${specVersion})`, async (scenario) => {

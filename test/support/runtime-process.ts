@@ -1,6 +1,6 @@
 // Runs `npm start`'s entry point as a real child process on free ports, the way a developer runs
 // it, and reads the URLs it prints.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { readLocalAwsConfig } from '../../infra/local/aws-config-file.js';
 import type { LocalAwsCredentials } from '../../infra/local/aws-signature.js';
 import { projectPath } from '../../infra/paths.js';
+import { startProcess } from './spawn.js';
 
 export interface RuntimeProcess {
   readonly child: ChildProcess;
@@ -58,19 +59,12 @@ export const startRuntimeProcess = (
     ...args,
     ...(credentialsFolder === null ? [] : ['--aws-config-file', awsConfigFile]),
   ]);
-  const child = spawn(command, argv, {
+  const running = startProcess(command, argv, {
     cwd: projectPath(),
     env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const { child, output } = running;
+  const exited = running.exit.then(({ code }) => code);
   void exited.then(() =>
     credentialsFolder === null ? undefined : rm(credentialsFolder, { recursive: true, force: true }),
   );
@@ -78,17 +72,17 @@ export const startRuntimeProcess = (
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`The runtime did not start within ${timeoutMs} ms:\n${output}`));
+      reject(new Error(`The runtime did not start within ${timeoutMs} ms:\n${output()}`));
     }, timeoutMs);
     const check = () => {
-      const mcp = /MCP endpoint\s+(\S+)/.exec(output)?.[1];
-      const store = /Store\s+(\S+)/.exec(output)?.[1];
-      if (mcp === undefined || store === undefined || !output.includes('Press Ctrl-C')) return;
+      const mcp = /MCP endpoint\s+(\S+)/.exec(output())?.[1];
+      const store = /Store\s+(\S+)/.exec(output())?.[1];
+      if (mcp === undefined || store === undefined || !output().includes('Press Ctrl-C')) return;
       clearTimeout(timer);
       child.stdout?.off('data', check);
       const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
         if (child.exitCode === null) child.kill(signal);
-        return { code: await exited, output };
+        return { code: await exited, output: output() };
       };
       readLocalAwsConfig(awsConfigFile).then(
         (aws) =>
@@ -100,7 +94,7 @@ export const startRuntimeProcess = (
             stepFunctionsEndpoint: aws.stepFunctionsEndpoint,
             awsCredentials: aws.credentials,
             awsConfigFile,
-            output: () => output,
+            output,
             stop,
           }),
         async (error: unknown) => {
@@ -112,7 +106,7 @@ export const startRuntimeProcess = (
     child.stdout?.on('data', check);
     exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`The runtime exited with code ${code} before it was ready:\n${output}`));
+      reject(new Error(`The runtime exited with code ${code} before it was ready:\n${output()}`));
     });
   });
 };

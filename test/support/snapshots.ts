@@ -1,5 +1,6 @@
 // Configuration snapshots for tests, built by the real loader from small configuration texts.
 
+import { formatProblem } from '../../shared/config/load.js';
 import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
 import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 
@@ -23,13 +24,24 @@ export const adminOnlyConfig = (options: { enabled?: boolean; staleness?: string
     '',
   ].join('\n');
 
-export const snapshotOf = async (text: string): Promise<GatewaySnapshot> => {
+export interface SnapshotFiles {
+  /** The files the configuration names (OpenAPI documents, policies), by path. */
+  readonly files?: Readonly<Record<string, string>>;
+  readonly environment?: Readonly<Record<string, string>>;
+  /** The configuration file's own name. */
+  readonly file?: string;
+}
+
+/** The snapshot a configuration text loads to; a refused configuration throws, listing its problems. */
+export const snapshotOf = async (text: string, options: SnapshotFiles = {}): Promise<GatewaySnapshot> => {
+  const files = options.files ?? {};
   const outcome = await loadSnapshot({
     text,
-    file: 'test.yaml',
-    environment: {},
-    files: { read: async () => undefined },
+    file: options.file ?? 'test.yaml',
+    environment: options.environment ?? {},
+    files: { read: async (path) => (Object.hasOwn(files, path) ? files[path] : undefined) },
   });
-  if (!outcome.ok) throw new Error(JSON.stringify(outcome.problems));
+  if (!outcome.ok)
+    throw new Error(`expected the configuration to load:\n${outcome.problems.map(formatProblem).join('\n')}`);
   return outcome.snapshot;
 };

@@ -1,4 +1,5 @@
-// A resolved system for tests that build tools or calls by hand.
+// A resolved system, and catalog tools of it, for tests that build tools or calls by hand.
+import type { CatalogTool, FieldBinding } from '../../shared/catalog/tool.js';
 import type { ResolvedSystem } from '../../shared/config/load.js';
 
 export const aSystem = (overrides: Partial<ResolvedSystem> = {}): ResolvedSystem => ({
@@ -15,3 +16,28 @@ export const aSystem = (overrides: Partial<ResolvedSystem> = {}): ResolvedSystem
   disabled_tools: [],
   ...overrides,
 });
+
+/** A hand-built catalog tool of the erp system: a read unless `access` says write. */
+export const aTool = (overrides: Partial<CatalogTool> & { fields?: readonly FieldBinding[] } = {}): CatalogTool => {
+  const access = overrides.access ?? 'read';
+  return {
+    name: 'erp.get_order',
+    systemKey: 'erp',
+    operationId: 'getOrder',
+    title: 'Get an order',
+    description: 'Reads one purchase order.',
+    inputSchema: { type: 'object', properties: {} },
+    annotations: {
+      readOnlyHint: access === 'read',
+      destructiveHint: false,
+      idempotentHint: access === 'read',
+      openWorldHint: false,
+    },
+    access,
+    method: access === 'read' ? 'GET' : 'POST',
+    path: '/orders',
+    fields: [],
+    responseSchema: null,
+    ...overrides,
+  };
+};

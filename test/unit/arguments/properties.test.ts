@@ -14,6 +14,7 @@ import { readArguments, type StrictArguments } from '../../../shared/arguments/s
 import { canonicalText } from '../../../shared/arguments/text-rules.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { inputErrorCodes } from '../../../shared/errors.js';
+import { setOwn } from '../../../shared/objects.js';
 import { canonicalize, purchaseOrder } from './fixtures.js';
 
 /** erp.purchase_orders.create as the catalog builds it from examples/erp/openapi.yaml. */
@@ -493,12 +494,7 @@ const nfcKeys = (value: unknown): unknown => {
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
-    Object.defineProperty(out, key.normalize('NFC'), {
-      value: nfcKeys(child),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(out, key.normalize('NFC'), nfcKeys(child));
   }
   return out;
 };

@@ -7,6 +7,7 @@ const pointers = vi.hoisted(() => ({ built: 0 }));
 vi.mock('../../../shared/json-pointer.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../../shared/json-pointer.js')>();
   return {
+    ...original,
     jsonPointer: (segments: readonly (string | number)[]) => {
       pointers.built += 1;
       return original.jsonPointer(segments);

@@ -2,14 +2,9 @@
 // strings with Arabic-Indic and Persian digits read as 0-9, identifiers in one script.
 import { describe, expect, it } from 'vitest';
 import { canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
+import { asciiDigits, canonicalDecimal, compareDecimals } from '../../../shared/arguments/decimal.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
-import {
-  asciiDigits,
-  canonicalDecimal,
-  canonicalText,
-  compareDecimals,
-  identifierProblem,
-} from '../../../shared/arguments/text-rules.js';
+import { canonicalText, identifierProblem } from '../../../shared/arguments/text-rules.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../../../shared/errors.js';
 

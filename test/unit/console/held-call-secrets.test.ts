@@ -4,12 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AesSealer } from '../../../shared/adapters/aes-sealer.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { executionPage } from '../../../shared/console/pages.js';
-import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
 import { uuidV7Ids } from '../../../shared/ids.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
+import { anAgent } from '../../support/agents.js';
+import { unusedPort } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
+import { snapshotOf } from '../../support/snapshots.js';
 
 const config = [
   'systems:',
@@ -44,31 +46,22 @@ afterAll(async () => {
   await local?.close();
 });
 
-const unused = (what: string) => () => Promise.reject(new Error(`${what} is not used by a held call`));
-
 describe('a held call with a look-alike and real secrets', () => {
   it('[console.redacted-distinct] keeps the secrets’ pointers; the page and the notice tell them from a plain "[REDACTED]"', async () => {
-    const loaded = await loadSnapshot({
-      text: config,
-      file: 'test.yaml',
-      environment: {},
-      files: { read: async (path) => (path === 'held.cedar' ? policy : undefined) },
-    });
-    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-    const { snapshot } = loaded;
+    const snapshot = await snapshotOf(config, { files: { 'held.cedar': policy } });
     const clock = new ManualClock();
     const result = await callTool(
       {
         store: local.store,
         clock,
         ids: uuidV7Ids,
-        systems: { send: unused('the system client') },
+        systems: { send: unusedPort('the system client') },
         log: { info: () => undefined, warn: () => undefined },
         controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
         sealer: new AesSealer(Buffer.alloc(32, 3)),
-        workflow: { start: async () => undefined, signal: unused('the workflow signal') },
+        workflow: { start: async () => undefined, signal: unusedPort('the workflow signal') },
       },
-      { id: 'agent-1', groups: ['staff'], customerId: null },
+      anAgent('agent-1', ['staff']),
       'portal.logins.create',
       readArguments('{"note":"[REDACTED]","first_password":"Pa55-word","pin":"[REDACTED]"}', []) ??
         expect.unreachable(),

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { CatalogTool } from '../../../shared/catalog/tool.js';
 import { type CallOutcome, classify, systemErrorCode } from '../../../shared/invoke/call.js';
 import type { OutboundResult } from '../../../shared/invoke/system-client.js';
-import { makeSystem, makeTool, noSecretRules, readTool, writeTool } from './invoke-fixtures.js';
+import { aSystem, aTool } from '../../support/systems.js';
+import { noSecretRules, readTool, writeTool } from './invoke-fixtures.js';
 
 const response = (status: number, body: string | Buffer, contentType: string | null = 'application/json') =>
   ({
@@ -25,7 +26,7 @@ const outcomeOf = (result: OutboundResult, tool: CatalogTool, errorCodeField?: s
   classify(
     result,
     tool,
-    makeSystem(errorCodeField === undefined ? {} : { error_code_field: errorCodeField }),
+    aSystem(errorCodeField === undefined ? {} : { error_code_field: errorCodeField }),
     noSecretRules,
   );
 
@@ -59,7 +60,7 @@ describe('a successful answer', () => {
   });
 
   it('[invoke.outcomes] redacts the fields the system configuration lists and the response schema marks', () => {
-    const tool = makeTool({
+    const tool = aTool({
       responseSchema: {
         type: 'object',
         properties: { pnr: { type: 'string', 'x-sensitive': true }, pin_hint: { type: 'string', format: 'password' } },
@@ -68,7 +69,7 @@ describe('a successful answer', () => {
     const outcome = classify(
       json(200, { pnr: 'ABC123', pin_hint: 'x', booking_ref: 'BR-1', passenger_name: 'Lina' }),
       tool,
-      makeSystem(),
+      aSystem(),
       { names: new Set(['booking_ref']) },
     );
     expect(outcome.result).toEqual({

@@ -5,7 +5,7 @@ import type { FieldBinding, JsonObject } from '../../../shared/catalog/tool.js';
 import type { ResolvedCredentials } from '../../../shared/config/load.js';
 import { buildRequest, type CallContext } from '../../../shared/invoke/call.js';
 import { continueTrace } from '../../../shared/invoke/trace.js';
-import { makeSystem, makeTool } from './invoke-fixtures.js';
+import { aSystem, aTool } from '../../support/systems.js';
 
 const context: CallContext = {
   executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
@@ -33,28 +33,28 @@ describe('building the outbound request', () => {
     ['a question mark', 'x?y=1', 'x%3Fy%3D1'],
     ['a template of another field', '{line}', '%7Bline%7D'],
   ])('[invoke.outbound] substitutes and URI-encodes a path parameter holding %s', (_label, value, encoded) => {
-    const tool = makeTool({
+    const tool = aTool({
       path: '/orders/{id}/lines/{line}',
       fields: [field('id', 'path'), field('line', 'path')],
     });
-    const request = buildRequest(tool, makeSystem(), { id: value, line: 3 }, context);
+    const request = buildRequest(tool, aSystem(), { id: value, line: 3 }, context);
     expect(request.url).toBe(`https://erp.example.com/orders/${encoded}/lines/3`);
     expect(request.method).toBe('GET');
   });
 
   it('[invoke.outbound] fills a path parameter from its field under its wire name', () => {
-    const tool = makeTool({ path: '/orders/{orderId}', fields: [field('order_id', 'path', 'orderId')] });
-    const request = buildRequest(tool, makeSystem(), { order_id: 'PO-77' }, context);
+    const tool = aTool({ path: '/orders/{orderId}', fields: [field('order_id', 'path', 'orderId')] });
+    const request = buildRequest(tool, aSystem(), { order_id: 'PO-77' }, context);
     expect(request.url).toBe('https://erp.example.com/orders/PO-77');
   });
 
-  const cancelTool = makeTool({
+  const cancelTool = aTool({
     access: 'write',
     method: 'POST',
     path: '/orders/{id}/cancel',
     fields: [field('id', 'path')],
   });
-  const prefixed = makeSystem({ base_url: 'https://erp.example.com/api' });
+  const prefixed = aSystem({ base_url: 'https://erp.example.com/api' });
 
   it.each(['.', '..', '%2e', '%2E%2E', '.%2e', '%2E.'])(
     '[invoke.outbound] refuses a path parameter of "%s", which a URL parser would resolve to another path',
@@ -79,7 +79,7 @@ describe('building the outbound request', () => {
   });
 
   it('[invoke.outbound] sends query parameters, repeating arrays, and skips absent fields', () => {
-    const tool = makeTool({
+    const tool = aTool({
       path: '/orders',
       fields: [
         field('status', 'query'),
@@ -90,7 +90,7 @@ describe('building the outbound request', () => {
       ],
     });
     const args: JsonObject = { status: ['open', 'held'], q: 'a b&c=d', limit: 10, open_only: true };
-    const request = buildRequest(tool, makeSystem(), args, context);
+    const request = buildRequest(tool, aSystem(), args, context);
     expect(request.url).toBe(
       'https://erp.example.com/orders?status=open&status=held&q=a+b%26c%3Dd&limit=10&openOnly=true',
     );
@@ -99,27 +99,27 @@ describe('building the outbound request', () => {
   });
 
   it('[invoke.outbound] sends no query string when no query field is given', () => {
-    const tool = makeTool({ path: '/orders', fields: [field('status', 'query')] });
-    expect(buildRequest(tool, makeSystem(), {}, context).url).toBe('https://erp.example.com/orders');
+    const tool = aTool({ path: '/orders', fields: [field('status', 'query')] });
+    expect(buildRequest(tool, aSystem(), {}, context).url).toBe('https://erp.example.com/orders');
   });
 
   it('[invoke.outbound] sends header parameters under their lowercased wire names', () => {
-    const tool = makeTool({
+    const tool = aTool({
       fields: [field('customer_ref', 'header', 'X-Customer-Ref'), field('attempt', 'header', 'X-Attempt')],
     });
-    const request = buildRequest(tool, makeSystem(), { customer_ref: 'C-9', attempt: 2 }, context);
+    const request = buildRequest(tool, aSystem(), { customer_ref: 'C-9', attempt: 2 }, context);
     expect(request.headers).toEqual({ ...gatewayHeaders, 'x-customer-ref': 'C-9', 'x-attempt': '2' });
   });
 
   it('[invoke.outbound] sends body fields as one JSON object with a JSON content type', () => {
-    const tool = makeTool({
+    const tool = aTool({
       access: 'write',
       method: 'POST',
       path: '/orders',
       fields: [field('sku', 'body'), field('quantity', 'body', 'qty'), field('lines', 'body'), field('note', 'body')],
     });
     const args: JsonObject = { sku: 'A-1', quantity: 2, lines: [{ n: 1 }], unbound: 'x' };
-    const request = buildRequest(tool, makeSystem(), args, context);
+    const request = buildRequest(tool, aSystem(), args, context);
     expect(request.method).toBe('POST');
     expect(request.url).toBe('https://erp.example.com/orders');
     expect(request.body).toBe('{"sku":"A-1","qty":2,"lines":[{"n":1}]}');
@@ -127,20 +127,20 @@ describe('building the outbound request', () => {
   });
 
   it('[invoke.outbound] keeps a body field named __proto__ as an own key of the JSON body', () => {
-    const tool = makeTool({ access: 'write', method: 'POST', fields: [field('odd', 'body', '__proto__')] });
-    const request = buildRequest(tool, makeSystem(), { odd: { polluted: true } }, context);
+    const tool = aTool({ access: 'write', method: 'POST', fields: [field('odd', 'body', '__proto__')] });
+    const request = buildRequest(tool, aSystem(), { odd: { polluted: true } }, context);
     expect(request.body).toBe('{"__proto__":{"polluted":true}}');
     expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false);
   });
 
   it('[invoke.outbound] sends a whole-body field as the body itself', () => {
-    const tool = makeTool({
+    const tool = aTool({
       access: 'write',
       method: 'PUT',
       path: '/orders/{id}/lines',
       fields: [field('id', 'path'), field('lines', 'whole-body', 'body')],
     });
-    const request = buildRequest(tool, makeSystem(), { id: 'PO-1', lines: [{ sku: 'A', qty: 1 }] }, context);
+    const request = buildRequest(tool, aSystem(), { id: 'PO-1', lines: [{ sku: 'A', qty: 1 }] }, context);
     expect(request.method).toBe('PUT');
     expect(request.url).toBe('https://erp.example.com/orders/PO-1/lines');
     expect(request.body).toBe('[{"sku":"A","qty":1}]');
@@ -148,8 +148,8 @@ describe('building the outbound request', () => {
   });
 
   it('[invoke.outbound] sends no body and no content type for a GET', () => {
-    const tool = makeTool({ method: 'GET', path: '/orders/{id}', fields: [field('id', 'path')] });
-    const request = buildRequest(tool, makeSystem(), { id: 'PO-1' }, context);
+    const tool = aTool({ method: 'GET', path: '/orders/{id}', fields: [field('id', 'path')] });
+    const request = buildRequest(tool, aSystem(), { id: 'PO-1' }, context);
     expect(request.body).toBeNull();
     expect(Object.hasOwn(request.headers, 'content-type')).toBe(false);
     expect(request.headers).toEqual(gatewayHeaders);
@@ -165,7 +165,7 @@ describe('building the outbound request', () => {
     ],
     ['api_key', { type: 'api_key', header: 'X-API-Key', value: 'k-456' }, { 'x-api-key': 'k-456' }],
   ])('[invoke.outbound] authenticates with %s credentials from configuration', (_label, credentials, expected) => {
-    const request = buildRequest(makeTool(), makeSystem({ credentials }), {}, context);
+    const request = buildRequest(aTool(), aSystem({ credentials }), {}, context);
     expect(request.headers).toEqual({ ...gatewayHeaders, ...expected });
   });
 
@@ -178,8 +178,8 @@ describe('building the outbound request', () => {
   ])(
     "[invoke.outbound] keeps the gateway's %s over a header parameter of the same name",
     (_label, credentials, headerName, expected) => {
-      const tool = makeTool({ fields: [field('sneaky', 'header', headerName)] });
-      const request = buildRequest(tool, makeSystem({ credentials }), { sneaky: 'agent-chosen-value' }, context);
+      const tool = aTool({ fields: [field('sneaky', 'header', headerName)] });
+      const request = buildRequest(tool, aSystem({ credentials }), { sneaky: 'agent-chosen-value' }, context);
       expect(request.headers[headerName.toLowerCase()]).toBe(expected);
       expect(Object.values(request.headers)).not.toContain('agent-chosen-value');
       expect(Object.keys(request.headers).filter((name) => name.toLowerCase() === headerName.toLowerCase())).toEqual([
@@ -189,24 +189,24 @@ describe('building the outbound request', () => {
   );
 
   it('[invoke.outbound] keeps the JSON content type over a content-type header parameter when there is a body', () => {
-    const tool = makeTool({
+    const tool = aTool({
       access: 'write',
       method: 'POST',
       fields: [field('ct', 'header', 'Content-Type'), field('sku', 'body')],
     });
-    const request = buildRequest(tool, makeSystem(), { ct: 'text/xml', sku: 'A' }, context);
+    const request = buildRequest(tool, aSystem(), { ct: 'text/xml', sku: 'A' }, context);
     expect(request.headers['content-type']).toBe('application/json');
   });
 
   it('[invoke.outbound] appends the path under a base URL that has a path prefix', () => {
-    const tool = makeTool({ path: '/orders/{id}', fields: [field('id', 'path'), field('expand', 'query')] });
-    const system = makeSystem({ base_url: 'http://10.0.0.5:8080/erp/api/v2' });
+    const tool = aTool({ path: '/orders/{id}', fields: [field('id', 'path'), field('expand', 'query')] });
+    const system = aSystem({ base_url: 'http://10.0.0.5:8080/erp/api/v2' });
     const request = buildRequest(tool, system, { id: 'PO-1', expand: 'lines' }, context);
     expect(request.url).toBe('http://10.0.0.5:8080/erp/api/v2/orders/PO-1?expand=lines');
   });
 
   it("[invoke.outbound] takes the deadline and the size cap from the system's configuration", () => {
-    const request = buildRequest(makeTool(), makeSystem({ timeout: 2_500, max_response_size: 65_536 }), {}, context);
+    const request = buildRequest(aTool(), aSystem({ timeout: 2_500, max_response_size: 65_536 }), {}, context);
     expect(request.deadlineMs).toBe(2_500);
     expect(request.maxResponseBytes).toBe(65_536);
   });

@@ -28,6 +28,7 @@ describe('RequestGate', () => {
     expect(gate.admit('agent', rate)).toEqual({
       kind: 'refused',
       refusal: {
+        status: 'denied',
         code: 'rate_limited',
         message: 'This agent may make 2 requests per second (bursts of 4); nothing ran. Try again in 1 s.',
         retryAfterSeconds: 1,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalConfigSource } from '../../../infra/local/config-source.js';
 import { projectPath } from '../../../infra/paths.js';
-import type { AgentIdentity } from '../../../shared/auth/agent.js';
+import { anAgent } from '../../support/agents.js';
 import { ManualClock } from '../../support/clock.js';
 import { temporaryFolder } from '../../support/runtime-process.js';
 import { adminOnlyConfig } from '../../support/snapshots.js';
@@ -88,7 +88,7 @@ describe('LocalConfigSource on the demo organization', () => {
     expect((await source.load()).ok).toBe(true);
     return { config, source, good: source.lastGood };
   };
-  const procurement: AgentIdentity = { id: 'procurement-agent', groups: ['procurement'], customerId: null };
+  const procurement = anAgent('procurement-agent', ['procurement']);
   /** The tools procurement-agent is offered now: what a half-written edit must not take away. */
   const offered = async (source: LocalConfigSource) => {
     const state = await source.current();

@@ -6,10 +6,11 @@ import type { AgentIdentity } from '../../../shared/auth/agent.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import type { PolicyDecision } from '../../../shared/policy/engine.js';
 import type { PolicyInfo } from '../../../shared/policy/policy-set.js';
-import { agent, lines, loadedShop, toolNamed } from './policy-fixtures.js';
+import { anAgent } from '../../support/agents.js';
+import { lines, loadedShop, toolNamed } from './policy-fixtures.js';
 
-const internal = agent('bot', ['buyers']);
-const forCustomer = agent('helper', ['buyers'], 'c-1');
+const internal = anAgent('bot', ['buyers']);
+const forCustomer = anAgent('helper', ['buyers'], 'c-1');
 const pay = { amount: '10', currency: 'EUR', count: 1 };
 
 /** The decision for shop.pay (or another shop tool) under the policies of p.cedar. */
@@ -108,7 +109,7 @@ describe('refusals', () => {
       const snapshot = await loadedShop(files);
       for (const tool of [...snapshot.catalog.tools, ...snapshot.catalog.disabled]) {
         const args = tool.name === 'shop.pay' || tool.name === 'shop.refund' ? pay : {};
-        for (const who of [internal, forCustomer, agent('x')]) {
+        for (const who of [internal, forCustomer, anAgent('x')]) {
           expect(snapshot.policy.decide(who, tool, args)).toEqual(noPermit);
           expect(snapshot.policy.isListed(who, tool)).toBe(false);
         }
@@ -327,17 +328,17 @@ describe('the human step', () => {
       'permit (principal in Group::"g10", action, resource);',
       '@id("p11") permit (principal in Group::"g11", action, resource);',
     );
-    expect(await decide(cedar, agent('a', ['g10']))).toEqual({
+    expect(await decide(cedar, anAgent('a', ['g10']))).toEqual({
       kind: 'allow',
       step: { staff: 'finance', customer: false },
       determining: [info('policy10', 11, 'permit', ['staff'], 'finance', 'held')],
     });
-    expect(await decide(cedar, agent('a', ['g2']))).toEqual({
+    expect(await decide(cedar, anAgent('a', ['g2']))).toEqual({
       kind: 'allow',
       step: null,
       determining: [info('policy2', 3, 'permit', [], null, 'p2')],
     });
-    expect(await decide(cedar, agent('a', ['g11']))).toEqual({
+    expect(await decide(cedar, anAgent('a', ['g11']))).toEqual({
       kind: 'allow',
       step: null,
       determining: [info('policy11', 13, 'permit', [], null, 'p11')],

@@ -7,10 +7,11 @@ import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { cedarModelOf } from '../../../shared/policy/cedar-schema.js';
 import { PolicyEngine } from '../../../shared/policy/engine.js';
 import { compilePolicies } from '../../../shared/policy/policy-set.js';
-import { agent, lines, loadedShop, toolNamed } from './policy-fixtures.js';
+import { anAgent } from '../../support/agents.js';
+import { lines, loadedShop, toolNamed } from './policy-fixtures.js';
 
-const internal = agent('bot', ['buyers']);
-const forCustomer = agent('helper', ['buyers'], 'c-1');
+const internal = anAgent('bot', ['buyers']);
+const forCustomer = anAgent('helper', ['buyers'], 'c-1');
 
 /** Whether the shop tool is listed for the agent under the policies of p.cedar. */
 const listed = async (cedar: string, tool = 'shop.pay', who: AgentIdentity = internal): Promise<boolean> => {
@@ -51,8 +52,8 @@ describe('listing by partial evaluation', () => {
       'permit (principal, action == Action::"shop.refund", resource) when { principal.outside };',
     );
     expect(await listed(cedar, 'shop.pay', internal)).toBe(true);
-    expect(await listed(cedar, 'shop.pay', agent('x', ['sellers']))).toBe(false);
-    expect(await listed(cedar, 'shop.look', agent('special'))).toBe(true);
+    expect(await listed(cedar, 'shop.pay', anAgent('x', ['sellers']))).toBe(false);
+    expect(await listed(cedar, 'shop.look', anAgent('special'))).toBe(true);
     expect(await listed(cedar, 'shop.look', internal)).toBe(false);
     expect(await listed(cedar, 'shop.refund', forCustomer)).toBe(true);
     expect(await listed(cedar, 'shop.refund', internal)).toBe(false);
@@ -255,16 +256,16 @@ describe('listing by partial evaluation', () => {
       ),
     });
     const tool = toolNamed(snapshot, 'shop.pay');
-    const cautious = agent('bot', ['buyers', 'cautious']);
+    const cautious = anAgent('bot', ['buyers', 'cautious']);
     const answers = () =>
-      [internal, cautious, agent('other', ['buyers']), agent('bot'), forCustomer].map((who) =>
+      [internal, cautious, anAgent('other', ['buyers']), anAgent('bot'), forCustomer].map((who) =>
         snapshot.policy.isListed(who, tool),
       );
     expect(answers()).toEqual([true, false, true, false, true]);
     expect(answers()).toEqual([true, false, true, false, true]);
     // The same agent id with other groups is another agent for the cache.
-    expect(snapshot.policy.isListed(agent('bot', ['buyers', 'cautious']), tool)).toBe(false);
-    expect(snapshot.policy.isListed(agent('bot', ['buyers']), tool)).toBe(true);
+    expect(snapshot.policy.isListed(anAgent('bot', ['buyers', 'cautious']), tool)).toBe(false);
+    expect(snapshot.policy.isListed(anAgent('bot', ['buyers']), tool)).toBe(true);
   });
 });
 

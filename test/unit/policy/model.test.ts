@@ -6,7 +6,8 @@ import type { GatewaySnapshot } from '../../../shared/control-plane/snapshot.js'
 import { cedarModelOf, cedarTypeOf, recordOf } from '../../../shared/policy/cedar-schema.js';
 import { cedarDecimalText, toCedarRecord } from '../../../shared/policy/cedar-values.js';
 import type { PolicyDecision } from '../../../shared/policy/engine.js';
-import { agent, canonical, demoPolicyText, loadDemo, loadedShop, shopEngine, toolNamed } from './policy-fixtures.js';
+import { anAgent } from '../../support/agents.js';
+import { canonical, demoPolicyText, loadDemo, loadedShop, shopEngine, toolNamed } from './policy-fixtures.js';
 
 /** The demo organization, loaded once for the whole file. */
 let demoSnapshot: Promise<GatewaySnapshot> | undefined;
@@ -275,8 +276,8 @@ describe('canonical arguments as Cedar values', () => {
 });
 
 describe('the demo policies', () => {
-  const procurement = agent('procurement-agent', ['procurement']);
-  const support = agent('support-agent', ['support'], 'customer-1042');
+  const procurement = anAgent('procurement-agent', ['procurement']);
+  const support = anAgent('support-agent', ['support'], 'customer-1042');
 
   /** The demo policy's place: the line of its @id annotation in policies/demo.cedar. */
   const demoPolicy = async (id: string, effect: 'permit' | 'forbid', approvals: string[], approvers: string | null) => {
@@ -373,7 +374,7 @@ describe('the demo policies', () => {
       determining: [],
     });
     expect(
-      snapshot.policy.decide(agent('p2', ['procurement-lead']), tool, {
+      snapshot.policy.decide(anAgent('p2', ['procurement-lead']), tool, {
         vendor_id: 'V-1',
         amount: '5',
         currency: 'EUR',
@@ -403,7 +404,7 @@ describe('the demo policies', () => {
       ],
     });
     // The same support agent, not acting for a customer (principal.outside is false).
-    expect(refund('10', agent('support-agent', ['support']))).toEqual({
+    expect(refund('10', anAgent('support-agent', ['support']))).toEqual({
       kind: 'deny',
       reason: 'no_permit',
       determining: [],
@@ -425,9 +426,9 @@ describe('the demo policies', () => {
   // The demo's tools (others may be added to it): which of them each demo agent sees.
   it('[policy.model] [policy.listing] lists each demo tool to exactly the demo agents its policies permit', async () => {
     const snapshot = await demo();
-    const internalSupport = agent('support-agent', ['support']);
+    const internalSupport = anAgent('support-agent', ['support']);
     const seen = (name: string) =>
-      [procurement, support, internalSupport, agent('nobody')].map((who) =>
+      [procurement, support, internalSupport, anAgent('nobody')].map((who) =>
         snapshot.policy.isListed(who, toolNamed(snapshot, name)),
       );
     expect({
@@ -460,38 +461,38 @@ describe('principal, action and resource in policies', () => {
 
   it('[policy.model] makes the agent a member of its groups: principal in Group::"x"', async () => {
     const { engine, pay: tool } = await tools('permit (principal in Group::"buyers", action, resource);');
-    expect(engine.decide(agent('a', ['buyers']), tool, pay)).toMatchObject({ kind: 'allow', step: null });
-    expect(engine.decide(agent('a', ['sellers', 'buyers']), tool, pay)).toMatchObject({ kind: 'allow' });
-    expect(engine.decide(agent('a', ['sellers']), tool, pay)).toEqual({
+    expect(engine.decide(anAgent('a', ['buyers']), tool, pay)).toMatchObject({ kind: 'allow', step: null });
+    expect(engine.decide(anAgent('a', ['sellers', 'buyers']), tool, pay)).toMatchObject({ kind: 'allow' });
+    expect(engine.decide(anAgent('a', ['sellers']), tool, pay)).toEqual({
       kind: 'deny',
       reason: 'no_permit',
       determining: [],
     });
-    expect(engine.decide(agent('buyers'), tool, pay)).toMatchObject({ kind: 'deny', reason: 'no_permit' });
+    expect(engine.decide(anAgent('buyers'), tool, pay)).toMatchObject({ kind: 'deny', reason: 'no_permit' });
   });
 
   it('[policy.model] names the agent itself as Agent::"<id>"', async () => {
     const { engine, pay: tool } = await tools('permit (principal == Agent::"bot-1", action, resource);');
-    expect(engine.decide(agent('bot-1', ['x']), tool, pay)).toMatchObject({ kind: 'allow' });
-    expect(engine.decide(agent('bot-2', ['x']), tool, pay)).toMatchObject({ kind: 'deny', reason: 'no_permit' });
+    expect(engine.decide(anAgent('bot-1', ['x']), tool, pay)).toMatchObject({ kind: 'allow' });
+    expect(engine.decide(anAgent('bot-2', ['x']), tool, pay)).toMatchObject({ kind: 'deny', reason: 'no_permit' });
   });
 
   it('[policy.model] gives the agent outside (acting for a customer) and the customer it acts for', async () => {
     const outside = await tools('permit (principal, action, resource) when { principal.outside };');
-    expect(outside.engine.decide(agent('a', [], 'c-1'), outside.pay, pay)).toMatchObject({ kind: 'allow' });
-    expect(outside.engine.decide(agent('a', []), outside.pay, pay)).toMatchObject({ kind: 'deny' });
+    expect(outside.engine.decide(anAgent('a', [], 'c-1'), outside.pay, pay)).toMatchObject({ kind: 'allow' });
+    expect(outside.engine.decide(anAgent('a', []), outside.pay, pay)).toMatchObject({ kind: 'deny' });
     const inside = await tools('permit (principal, action, resource) unless { principal.outside };');
-    expect(inside.engine.decide(agent('a', []), inside.pay, pay)).toMatchObject({ kind: 'allow' });
-    expect(inside.engine.decide(agent('a', [], 'c-1'), inside.pay, pay)).toMatchObject({ kind: 'deny' });
+    expect(inside.engine.decide(anAgent('a', []), inside.pay, pay)).toMatchObject({ kind: 'allow' });
+    expect(inside.engine.decide(anAgent('a', [], 'c-1'), inside.pay, pay)).toMatchObject({ kind: 'deny' });
     const customer = await tools(
       'permit (principal, action, resource) when { principal has customer && principal.customer == "c-1" };',
     );
-    expect(customer.engine.decide(agent('a', [], 'c-1'), customer.pay, pay)).toMatchObject({ kind: 'allow' });
-    expect(customer.engine.decide(agent('a', [], 'c-2'), customer.pay, pay)).toMatchObject({
+    expect(customer.engine.decide(anAgent('a', [], 'c-1'), customer.pay, pay)).toMatchObject({ kind: 'allow' });
+    expect(customer.engine.decide(anAgent('a', [], 'c-2'), customer.pay, pay)).toMatchObject({
       kind: 'deny',
       reason: 'no_permit',
     });
-    expect(customer.engine.decide(agent('a', []), customer.pay, pay)).toMatchObject({
+    expect(customer.engine.decide(anAgent('a', []), customer.pay, pay)).toMatchObject({
       kind: 'deny',
       reason: 'no_permit',
     });
@@ -501,9 +502,9 @@ describe('principal, action and resource in policies', () => {
   // must give Cedar when it decides.
   it('[policy.model] puts read tools in Action::"read": action in Action::"read" permits them and only them', async () => {
     const reads = await tools('permit (principal, action in Action::"read", resource);');
-    expect(reads.engine.decide(agent('a'), reads.look, {})).toMatchObject({ kind: 'allow', step: null });
-    expect(reads.engine.decide(agent('a'), reads.search, {})).toMatchObject({ kind: 'allow', step: null });
-    expect(reads.engine.decide(agent('a'), reads.pay, pay)).toEqual({
+    expect(reads.engine.decide(anAgent('a'), reads.look, {})).toMatchObject({ kind: 'allow', step: null });
+    expect(reads.engine.decide(anAgent('a'), reads.search, {})).toMatchObject({ kind: 'allow', step: null });
+    expect(reads.engine.decide(anAgent('a'), reads.pay, pay)).toEqual({
       kind: 'deny',
       reason: 'no_permit',
       determining: [],
@@ -512,8 +513,8 @@ describe('principal, action and resource in policies', () => {
 
   it('[policy.model] puts write tools in Action::"write": action in Action::"write" permits them and only them', async () => {
     const writes = await tools('permit (principal, action in Action::"write", resource);');
-    expect(writes.engine.decide(agent('a'), writes.pay, pay)).toMatchObject({ kind: 'allow', step: null });
-    expect(writes.engine.decide(agent('a'), writes.look, {})).toEqual({
+    expect(writes.engine.decide(anAgent('a'), writes.pay, pay)).toMatchObject({ kind: 'allow', step: null });
+    expect(writes.engine.decide(anAgent('a'), writes.look, {})).toEqual({
       kind: 'deny',
       reason: 'no_permit',
       determining: [],
@@ -522,23 +523,23 @@ describe('principal, action and resource in policies', () => {
 
   it('[policy.model] puts every tool in its system\'s action group: action in Action::"shop"', async () => {
     const system = await tools('permit (principal, action in Action::"shop", resource);');
-    expect(system.engine.decide(agent('a'), system.look, {})).toMatchObject({ kind: 'allow', step: null });
-    expect(system.engine.decide(agent('a'), system.search, {})).toMatchObject({ kind: 'allow', step: null });
-    expect(system.engine.decide(agent('a'), system.pay, pay)).toMatchObject({ kind: 'allow', step: null });
+    expect(system.engine.decide(anAgent('a'), system.look, {})).toMatchObject({ kind: 'allow', step: null });
+    expect(system.engine.decide(anAgent('a'), system.search, {})).toMatchObject({ kind: 'allow', step: null });
+    expect(system.engine.decide(anAgent('a'), system.pay, pay)).toMatchObject({ kind: 'allow', step: null });
   });
 
   it('[policy.model] [policy.listing] lists the tools an action-group permit covers', async () => {
     const reads = await tools('permit (principal, action in Action::"read", resource);');
-    expect(reads.engine.isListed(agent('a'), reads.look)).toBe(true);
-    expect(reads.engine.isListed(agent('a'), reads.search)).toBe(true);
-    expect(reads.engine.isListed(agent('a'), reads.pay)).toBe(false);
+    expect(reads.engine.isListed(anAgent('a'), reads.look)).toBe(true);
+    expect(reads.engine.isListed(anAgent('a'), reads.search)).toBe(true);
+    expect(reads.engine.isListed(anAgent('a'), reads.pay)).toBe(false);
   });
 
   it('[policy.model] makes the resource the system: resource == System::"shop"', async () => {
     const { engine, pay: tool } = await tools('permit (principal, action, resource == System::"shop");');
-    expect(engine.decide(agent('a'), tool, pay)).toMatchObject({ kind: 'allow' });
+    expect(engine.decide(anAgent('a'), tool, pay)).toMatchObject({ kind: 'allow' });
     const other = await shopEngine('permit (principal, action, resource == System::"crm");');
-    expect(other.decide(agent('a'), tool, pay)).toMatchObject({ kind: 'deny', reason: 'no_permit' });
+    expect(other.decide(anAgent('a'), tool, pay)).toMatchObject({ kind: 'deny', reason: 'no_permit' });
   });
 
   it('[policy.model] reads nested arguments: sets, records and optional fields behind has', async () => {
@@ -550,18 +551,18 @@ describe('principal, action and resource in policies', () => {
         '};',
       ].join('\n'),
     );
-    expect(engine.decide(agent('a'), tool, { ...pay, tags: ['urgent'], meta: { a: 3 } })).toMatchObject({
+    expect(engine.decide(anAgent('a'), tool, { ...pay, tags: ['urgent'], meta: { a: 3 } })).toMatchObject({
       kind: 'allow',
     });
-    expect(engine.decide(agent('a'), tool, { ...pay, tags: ['later'], meta: { a: 3 } })).toMatchObject({
+    expect(engine.decide(anAgent('a'), tool, { ...pay, tags: ['later'], meta: { a: 3 } })).toMatchObject({
       kind: 'deny',
       reason: 'no_permit',
     });
-    expect(engine.decide(agent('a'), tool, { ...pay, tags: ['urgent'], meta: { a: 2 } })).toMatchObject({
+    expect(engine.decide(anAgent('a'), tool, { ...pay, tags: ['urgent'], meta: { a: 2 } })).toMatchObject({
       kind: 'deny',
     });
-    expect(engine.decide(agent('a'), tool, { ...pay, tags: ['urgent'] })).toMatchObject({ kind: 'deny' });
-    expect(engine.decide(agent('a'), tool, { ...pay, count: 6, tags: ['urgent'], meta: { a: 3 } })).toMatchObject({
+    expect(engine.decide(anAgent('a'), tool, { ...pay, tags: ['urgent'] })).toMatchObject({ kind: 'deny' });
+    expect(engine.decide(anAgent('a'), tool, { ...pay, count: 6, tags: ['urgent'], meta: { a: 3 } })).toMatchObject({
       kind: 'deny',
     });
   });

@@ -4,11 +4,11 @@
 import { readFile } from 'node:fs/promises';
 import { canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
-import type { AgentIdentity } from '../../../shared/auth/agent.js';
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
 import { type ConfigProblem, formatProblem } from '../../../shared/config/load.js';
 import { type GatewaySnapshot, loadSnapshot, type SnapshotLoad } from '../../../shared/control-plane/snapshot.js';
 import type { PolicyEngine } from '../../../shared/policy/engine.js';
+import { snapshotOf } from '../../support/snapshots.js';
 
 /** Joins lines into a text whose line n is the n-th argument. */
 export const lines = (...items: string[]): string => `${items.join('\n')}\n`;
@@ -135,27 +135,19 @@ export const canonical = (tool: CatalogTool, json: string): JsonObject => {
   return result.arguments.value;
 };
 
-export const agent = (id: string, groups: readonly string[] = [], customerId: string | null = null): AgentIdentity => ({
-  id,
-  groups,
-  customerId,
-});
-
 const examples = new URL('../../../examples/', import.meta.url);
 
 /** The demo organization, read from examples/ through a map of its files. */
 export const loadDemo = async (): Promise<GatewaySnapshot> => {
-  const paths = ['erp/openapi.yaml', 'policies/demo.cedar'];
-  const files = new Map<string, string>();
-  for (const path of paths) files.set(path, await readFile(new URL(path, examples), 'utf8'));
-  const result = await loadSnapshot({
-    text: await readFile(new URL('gateway.config.yaml', examples), 'utf8'),
+  const files: Record<string, string> = {};
+  for (const path of ['erp/openapi.yaml', 'policies/demo.cedar']) {
+    files[path] = await readFile(new URL(path, examples), 'utf8');
+  }
+  return snapshotOf(await readFile(new URL('gateway.config.yaml', examples), 'utf8'), {
+    files,
     file: 'gateway.config.yaml',
     environment: { DEMO_ERP_URL: 'http://127.0.0.1:1' },
-    files: { read: async (path) => files.get(path) },
   });
-  if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
-  return result.snapshot;
 };
 
 export const demoPolicyText = (): Promise<string> => readFile(new URL('policies/demo.cedar', examples), 'utf8');

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ConfigProblem } from '../../../shared/config/load.js';
 import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
-import { agent, lines, loadedShop, refusedShop, shopConfig, toolNamed } from './policy-fixtures.js';
+import { anAgent } from '../../support/agents.js';
+import { lines, loadedShop, refusedShop, shopConfig, toolNamed } from './policy-fixtures.js';
 
 const problem = (file: string, line: number | null, message: string): ConfigProblem => ({
   file,
@@ -166,7 +167,7 @@ describe('validation against the generated schema', () => {
       'a.cedar': '@id("off") permit (principal, action == Action::"shop.off", resource);',
     });
     expect(snapshot.catalog.byName.has('shop.off')).toBe(false);
-    expect(snapshot.policy.decide(agent('a'), toolNamed(snapshot, 'shop.off'), {})).toMatchObject({
+    expect(snapshot.policy.decide(anAgent('a'), toolNamed(snapshot, 'shop.off'), {})).toMatchObject({
       kind: 'allow',
       step: null,
       determining: [{ name: 'off' }],
@@ -393,7 +394,7 @@ describe('human-step annotations', () => {
           'permit (principal, action, resource);',
         ),
       });
-      expect(snapshot.policy.decide(agent('a', [], 'c-1'), toolNamed(snapshot, 'shop.look'), {})).toEqual({
+      expect(snapshot.policy.decide(anAgent('a', [], 'c-1'), toolNamed(snapshot, 'shop.look'), {})).toEqual({
         kind: 'allow',
         step: { staff: 'finance', customer: true },
         determining: [
@@ -453,7 +454,7 @@ describe('where problems and policies are placed', () => {
       ),
     });
     const look = toolNamed(snapshot, 'shop.look');
-    expect(snapshot.policy.decide(agent('r', ['readers']), look, {}).determining).toEqual([
+    expect(snapshot.policy.decide(anAgent('r', ['readers']), look, {}).determining).toEqual([
       {
         id: 'policy0',
         name: 'lookups',
@@ -464,7 +465,7 @@ describe('where problems and policies are placed', () => {
         approvers: null,
       },
     ]);
-    expect(snapshot.policy.decide(agent('w', ['writers']), look, {}).determining).toEqual([
+    expect(snapshot.policy.decide(anAgent('w', ['writers']), look, {}).determining).toEqual([
       {
         id: 'policy1',
         name: 'policies/b.cedar:4',
@@ -475,7 +476,7 @@ describe('where problems and policies are placed', () => {
         approvers: null,
       },
     ]);
-    expect(snapshot.policy.decide(agent('c', ['careful']), look, {}).determining).toEqual([
+    expect(snapshot.policy.decide(anAgent('c', ['careful']), look, {}).determining).toEqual([
       {
         id: 'policy2',
         name: 'policies/b.cedar:6',
@@ -493,7 +494,7 @@ describe('where problems and policies are placed', () => {
       'a.cedar': lines(fine, fine),
       'b.cedar': lines('', fine),
     });
-    const determining = snapshot.policy.decide(agent('a'), toolNamed(snapshot, 'shop.look'), {}).determining;
+    const determining = snapshot.policy.decide(anAgent('a'), toolNamed(snapshot, 'shop.look'), {}).determining;
     expect([...determining].sort((left, right) => left.id.localeCompare(right.id))).toEqual([
       expect.objectContaining({ id: 'policy0', name: 'a.cedar:1' }),
       expect.objectContaining({ id: 'policy1', name: 'a.cedar:2' }),
@@ -516,7 +517,7 @@ describe('where problems and policies are placed', () => {
     const look = toolNamed(snapshot, 'shop.look');
     for (let index = 0; index < 12; index++) {
       const name = index % 2 === 0 ? `a.cedar:${index + 1}` : `p${index}`;
-      expect(snapshot.policy.decide(agent('a', [`g${index}`]), look, {}).determining).toEqual([
+      expect(snapshot.policy.decide(anAgent('a', [`g${index}`]), look, {}).determining).toEqual([
         {
           id: `policy${index}`,
           name,
@@ -549,7 +550,7 @@ describe('where problems and policies are placed', () => {
   // A commented-out copy of a policy must not be taken for the policy itself.
   it('[policy.schema-validation] places a policy at its own line when a comment above repeats its text', async () => {
     const snapshot = await loadedShop({ 'a.cedar': lines(`// ${fine}`, fine) });
-    expect(snapshot.policy.decide(agent('a'), toolNamed(snapshot, 'shop.look'), {}).determining).toEqual([
+    expect(snapshot.policy.decide(anAgent('a'), toolNamed(snapshot, 'shop.look'), {}).determining).toEqual([
       expect.objectContaining({ id: 'policy0', name: 'a.cedar:2', line: 2 }),
     ]);
   });

@@ -1,0 +1,27 @@
+// The gateway's ports: everything the domain asks of the world, in one list. Each is an interface
+// defined beside the rule that needs it; adapters implement them for AWS (shared/adapters) and for
+// the local runtime (infra/local), and tests give their own (test/support).
+//
+// | port                | what the domain asks                                   | AWS                       | local                         |
+// | ------------------- | ------------------------------------------------------ | ------------------------- | ----------------------------- |
+// | ExecutionStore      | keep each call's record, by single-item conditional writes | DynamoDB              | DynamoDB (dynalite)           |
+// | ConfigBundleStore   | keep the pushed configuration bundle                   | DynamoDB                  | files, read directly          |
+// | ControlPlane        | what may be offered now (catalog, policy, settings)    | the stored bundle         | the configuration files       |
+// | SystemClient        | send one HTTP request to a system, bounded             | undici                    | undici                        |
+// | ApprovalWorkflow    | start a held call's approval run; hand it a decision   | Step Functions            | the same definition, run here |
+// | Notifier            | tell approvers a call waits                            | EventBridge, webhooks     | log, webhooks                 |
+// | Sealer              | encrypt secret arguments at rest                       | KMS data keys             | AES-256-GCM, local key        |
+// | SessionSigner       | sign console sessions                                  | KMS HMAC key              | local key                     |
+// | Clock, IdSource, Log | time, execution ids, structured logs                  | system, UUIDv7, Powertools | the same                     |
+
+export type { Notifier } from './approvals/notifier.js';
+export type { ApprovalWorkflow } from './approvals/workflow.js';
+export type { Clock } from './clock.js';
+export type { SessionSigner } from './console/session.js';
+export type { ConfigBundleStore } from './control-plane/bundle.js';
+export type { ControlPlane } from './control-plane/control-plane.js';
+export type { ExecutionStore } from './executions/store.js';
+export type { IdSource } from './ids.js';
+export type { SystemClient } from './invoke/system-client.js';
+export type { Log } from './log.js';
+export type { Sealer } from './sealing.js';
