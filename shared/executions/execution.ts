@@ -1,6 +1,7 @@
 // An execution is the gateway's record of one tools/call: who asked, what for, what was decided
 // and how it ended. Every answer about a call is derived from this record.
 import { z } from 'zod';
+import { type ExecutionCode, isExecutionCode } from '../errors.js';
 import { ExecutionStatus, InputError, type ResultObject, resultObject } from '../result.js';
 
 /** Statuses of calls still waiting for a decision or for their outcome. */
@@ -27,6 +28,18 @@ export const allowedTransitions: Readonly<Record<ExecutionStatus, readonly Execu
   denied: [],
   rejected: [],
   expired: [],
+};
+
+export class IllegalTransitionError extends Error {
+  constructor(from: ExecutionStatus, to: ExecutionStatus) {
+    super(`An execution cannot move from ${from} to ${to}.`);
+    this.name = 'IllegalTransitionError';
+  }
+}
+
+/** Refuses a move the lifecycle does not allow: every store adapter checks it before writing. */
+export const checkTransition = (from: ExecutionStatus, to: ExecutionStatus): void => {
+  if (!allowedTransitions[from].includes(to)) throw new IllegalTransitionError(from, to);
 };
 
 export const StatusChange = z.object({ status: ExecutionStatus, at: z.iso.datetime() });
@@ -62,7 +75,8 @@ export const Execution = z.object({
   status: ExecutionStatus,
   /** Canonical arguments as the canonical serialization; null when they were refused unparsed. */
   arguments_json: z.string().nullable(),
-  code: z.string().nullable(),
+  /** A result code (shared/errors.ts) or a system's sanitized code; null while nothing needs saying. */
+  code: z.custom<ExecutionCode>(isExecutionCode, 'expected a result code or a system code').nullable(),
   message: z.string().nullable(),
   /** The system's answer (redacted) as JSON text, when the call succeeded. */
   result_json: z.string().nullable(),

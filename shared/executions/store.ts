@@ -3,6 +3,9 @@
 import type { ExecutionStatus } from '../result.js';
 import type { Execution } from './execution.js';
 
+// The lifecycle's error lives beside the lifecycle; adapters and callers keep importing it from here.
+export { IllegalTransitionError } from './execution.js';
+
 export interface ExecutionKey {
   readonly execution_id: string;
   readonly agent_id: string;
@@ -118,11 +121,4 @@ export interface ExecutionStore {
   reservePending(agentId: string, executionId: string, limit: number): Promise<PendingReservation>;
   /** Gives back the places these executions hold (a place not held is no change). */
   releasePending(agentId: string, executionIds: readonly string[]): Promise<void>;
-}
-
-export class IllegalTransitionError extends Error {
-  constructor(from: ExecutionStatus, to: ExecutionStatus) {
-    super(`An execution cannot move from ${from} to ${to}.`);
-    this.name = 'IllegalTransitionError';
-  }
 }

@@ -3,18 +3,17 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { allowedTransitions, Execution, openStatuses } from '../../executions/execution.js';
-import {
-  type ClaimRequest,
-  type CreateResult,
-  type ExecutionKey,
-  type ExecutionPage,
-  type ExecutionPatch,
-  type ExecutionStore,
-  IllegalTransitionError,
-  type PendingReservation,
-  type TransitionRequest,
-  type TransitionResult,
+import { checkTransition, Execution, openStatuses } from '../../executions/execution.js';
+import type {
+  ClaimRequest,
+  CreateResult,
+  ExecutionKey,
+  ExecutionPage,
+  ExecutionPatch,
+  ExecutionStore,
+  PendingReservation,
+  TransitionRequest,
+  TransitionResult,
 } from '../../executions/store.js';
 import type { ExecutionStatus } from '../../result.js';
 import { executionsTable } from './tables.js';
@@ -111,7 +110,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
   }
 
   async transition(key: ExecutionKey, change: TransitionRequest): Promise<TransitionResult> {
-    if (!allowedTransitions[change.from].includes(change.to)) throw new IllegalTransitionError(change.from, change.to);
+    checkTransition(change.from, change.to);
     const names: Record<string, string> = { '#status': 'status' };
     const values: Record<string, unknown> = {
       ':from': change.from,

@@ -1,0 +1,282 @@
+// A bench for use-case tests: the in-memory store, a clock the test moves, the real configuration
+// loader and Cedar policy (a small ERP whose large orders finance approves), and fake ports that
+// record what they are asked: system calls, approval runs started and signalled, notices.
+import { randomBytes } from 'node:crypto';
+import { AesSealer } from '../../shared/adapters/aes-sealer.js';
+import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
+import type { Approver } from '../../shared/approvals/approver.js';
+import type { HeldCallNotice } from '../../shared/approvals/notifier.js';
+import type { WorkflowOutcome, WorkflowStart } from '../../shared/approvals/workflow.js';
+import { readArguments, type StrictArguments } from '../../shared/arguments/strict-json.js';
+import type { AgentIdentity } from '../../shared/auth/agent.js';
+import { formatProblem } from '../../shared/config/load.js';
+import type { ControlPlaneState } from '../../shared/control-plane/control-plane.js';
+import { type GatewaySnapshot, loadSnapshot } from '../../shared/control-plane/snapshot.js';
+import type { Execution } from '../../shared/executions/execution.js';
+import type { IdSource } from '../../shared/ids.js';
+import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
+import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
+import { type CallToolDeps, callTool } from '../../shared/use-cases/call-tool.js';
+import { ManualClock } from './clock.js';
+
+/** The approval time of the bench's configuration. */
+export const approvalMs = 60 * 60_000;
+/** The ERP's timeout (each call's deadline once claimed). */
+export const systemTimeoutMs = 10_000;
+
+export const tools = {
+  /** GET, a read: runs at once for procurement, held for finance when the vendor is "restricted". */
+  list: 'erp.orders.list',
+  /** POST, a write: below 1000 at once, from 1000 held for finance, 0 or less refused; api_key is a secret. */
+  create: 'erp.orders.create',
+} as const;
+
+const configText = (options: { readonly withCreate: boolean; readonly pendingCalls: number }): string =>
+  [
+    'settings:',
+    `  approval_time: ${approvalMs / 60_000}m`,
+    `  limits: { pending_calls: ${options.pendingCalls} }`,
+    'systems:',
+    '  - key: erp',
+    '    base_url: http://erp.test',
+    `    timeout: ${systemTimeoutMs / 1000}s`,
+    '    amount_fields: [amount]',
+    ...(options.withCreate ? [] : ['    disabled_tools: [erp.orders.create]']),
+    '    operations:',
+    '      - id: orders.list',
+    '        method: GET',
+    '        path: /orders',
+    '        description: Lists orders.',
+    '        input_schema:',
+    '          type: object',
+    '          properties:',
+    '            vendor: { type: string }',
+    '      - id: orders.create',
+    '        method: POST',
+    '        path: /orders',
+    '        description: Creates an order.',
+    '        input_schema:',
+    '          type: object',
+    '          required: [vendor, amount]',
+    '          properties:',
+    '            vendor: { type: string }',
+    '            amount: { type: string }',
+    // A secret by its name: stored redacted and sealed, opened only to send.
+    '            api_key: { type: string }',
+    'policies:',
+    '  - policies.cedar',
+    '',
+  ].join('\n');
+
+/** The policies as first loaded. */
+export const standardPolicy = `
+@id("lookups")
+permit (principal in Group::"procurement", action == Action::"erp.orders.list", resource)
+unless { context.arguments has vendor && context.arguments.vendor == "restricted" };
+
+@id("restricted-lookups")
+@approval("staff")
+@approvers("finance")
+permit (principal in Group::"procurement", action == Action::"erp.orders.list", resource)
+when { context.arguments has vendor && context.arguments.vendor == "restricted" };
+
+@id("small-orders")
+permit (principal in Group::"procurement", action == Action::"erp.orders.create", resource)
+when { context.arguments.amount.lessThan(decimal("1000.0")) };
+
+@id("large-orders")
+@approval("staff")
+@approvers("finance")
+permit (principal in Group::"procurement", action == Action::"erp.orders.create", resource)
+when { context.arguments.amount.greaterThanOrEqual(decimal("1000.0")) };
+
+@id("positive-amounts")
+forbid (principal, action == Action::"erp.orders.create", resource)
+when { context.arguments.amount.lessThanOrEqual(decimal("0.0")) };
+`;
+
+/** The policies after a change: large orders are no longer allowed at all. */
+export const frozenPolicy = `
+@id("lookups")
+permit (principal in Group::"procurement", action == Action::"erp.orders.list", resource);
+
+@id("small-orders")
+permit (principal in Group::"procurement", action == Action::"erp.orders.create", resource)
+when { context.arguments.amount.lessThan(decimal("1000.0")) };
+`;
+
+/** The policies after another change: operations, not finance, approves large orders now. */
+export const operationsPolicy = standardPolicy.replace(
+  '@id("large-orders")\n@approval("staff")\n@approvers("finance")',
+  '@id("large-orders")\n@approval("staff")\n@approvers("operations")',
+);
+
+/** The policies with large orders confirmed by the customer as well as approved by finance. */
+export const customerPolicy = standardPolicy.replace(
+  '@id("large-orders")\n@approval("staff")',
+  '@id("large-orders")\n@approval("staff, customer")',
+);
+
+const snapshots = new Map<string, Promise<GatewaySnapshot>>();
+
+/** A snapshot of the bench's configuration (loaded once per variant: Cedar is the slow part). */
+export const benchSnapshot = (
+  options: { readonly policy?: string; readonly withCreate?: boolean; readonly pendingCalls?: number } = {},
+): Promise<GatewaySnapshot> => {
+  const policy = options.policy ?? standardPolicy;
+  const withCreate = options.withCreate ?? true;
+  const pendingCalls = options.pendingCalls ?? 100;
+  const key = JSON.stringify([withCreate, pendingCalls, policy]);
+  const cached = snapshots.get(key);
+  if (cached !== undefined) return cached;
+  const loading = loadSnapshot({
+    text: configText({ withCreate, pendingCalls }),
+    file: 'gateway.config.yaml',
+    environment: {},
+    files: { read: async (path) => (path === 'policies.cedar' ? policy : undefined) },
+  }).then((outcome) => {
+    if (!outcome.ok) throw new Error(outcome.problems.map(formatProblem).join('\n'));
+    return outcome.snapshot;
+  });
+  snapshots.set(key, loading);
+  return loading;
+};
+
+export const procurementAgent: AgentIdentity = { id: 'procurement-agent', groups: ['procurement'], customerId: null };
+export const financeApprover: Approver = { id: 'farah', name: 'Farah', groups: ['finance'] };
+export const secondFinanceApprover: Approver = { id: 'fiona', name: 'Fiona', groups: ['finance'] };
+export const operationsApprover: Approver = { id: 'oskar', name: 'Oskar', groups: ['operations'] };
+/** In the deciding group, with the id of the agent that asks. */
+export const requestingApprover: Approver = { id: procurementAgent.id, name: null, groups: ['finance'] };
+
+/** Arguments as the MCP layer reads them from the request. */
+export const argumentsOf = (value: Record<string, unknown>): StrictArguments => {
+  const read = readArguments(JSON.stringify(value), []);
+  if (read === null) throw new Error('expected JSON arguments');
+  return read;
+};
+
+/** UUIDv7 ids minted at the clock's time, with a counter: ordered and repeatable. */
+const sequentialIds = (clock: ManualClock): IdSource => {
+  let counter = 0;
+  return {
+    next: () => {
+      counter += 1;
+      const time = clock.now().toString(16).padStart(12, '0');
+      const tail = counter.toString(16).padStart(15, '0');
+      return `${time.slice(0, 8)}-${time.slice(8)}-7${tail.slice(0, 3)}-8${tail.slice(3, 6)}-${tail.slice(6).padStart(12, '0')}`;
+    },
+  };
+};
+
+/** What the fake system answers a call: an answer now, or never (the gateway stops while it waits). */
+export type SystemBehaviour = { readonly kind: 'answer'; readonly result: OutboundResult } | { readonly kind: 'hang' };
+
+export const created201: OutboundResult = {
+  kind: 'response',
+  status: 201,
+  contentType: 'application/json',
+  body: Buffer.from('{"id":"PO-1"}'),
+};
+
+export interface UseCaseBed {
+  readonly store: MemoryExecutionStore;
+  readonly clock: ManualClock;
+  readonly deps: ApprovalServices & CallToolDeps;
+  /** Every request sent to the system, in order. */
+  readonly sent: OutboundRequest[];
+  readonly started: WorkflowStart[];
+  readonly signals: { readonly token: string; readonly outcome: WorkflowOutcome }[];
+  readonly notices: HeldCallNotice[];
+  readonly warnings: string[];
+  /** How the system answers the next calls (default: 201 with a body). */
+  behaviour: SystemBehaviour;
+  /** Whether an approval run still waits on a signalled token (false: nothing waits any more). */
+  signalAnswer: boolean;
+  /** The configuration the gateway holds now. */
+  use(snapshot: GatewaySnapshot | null): void;
+  /** The stored record of an execution. */
+  record(executionId: string): Promise<Execution>;
+  /** Requests sent for this execution (the gateway names each by its execution id). */
+  sentFor(executionId: string): OutboundRequest[];
+}
+
+export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot } = {}): Promise<UseCaseBed> => {
+  const store = new MemoryExecutionStore();
+  const clock = new ManualClock();
+  let state: ControlPlaneState = { kind: 'active', snapshot: options.snapshot ?? (await benchSnapshot()) };
+  const sent: OutboundRequest[] = [];
+  const started: WorkflowStart[] = [];
+  const signals: { token: string; outcome: WorkflowOutcome }[] = [];
+  const notices: HeldCallNotice[] = [];
+  const warnings: string[] = [];
+  const bed: UseCaseBed = {
+    store,
+    clock,
+    sent,
+    started,
+    signals,
+    notices,
+    warnings,
+    behaviour: { kind: 'answer', result: created201 },
+    signalAnswer: true,
+    use: (snapshot) => {
+      state =
+        snapshot === null ? { kind: 'unavailable', reason: 'not_loaded', snapshot } : { kind: 'active', snapshot };
+    },
+    record: async (executionId) => {
+      const found = await store.get(executionId);
+      if (found === undefined) throw new Error(`no execution ${executionId}`);
+      return found;
+    },
+    sentFor: (executionId) => sent.filter((request) => request.headers['x-request-id'] === executionId),
+    deps: {
+      store,
+      clock,
+      ids: sequentialIds(clock),
+      controlPlane: { current: async () => state },
+      sealer: new AesSealer(randomBytes(32)),
+      systems: {
+        send: (request) => {
+          sent.push(request);
+          const behaviour = bed.behaviour;
+          // A call that never answers: the gateway stopped while it waited.
+          return behaviour.kind === 'hang' ? new Promise<never>(() => undefined) : Promise.resolve(behaviour.result);
+        },
+      },
+      log: { info: () => undefined, warn: (message) => void warnings.push(message) },
+      workflow: {
+        start: async (input) => void started.push(input),
+        signal: async (token, outcome) => {
+          signals.push({ token, outcome });
+          return bed.signalAnswer;
+        },
+      },
+      notifier: { heldCall: async (notice) => void notices.push(notice) },
+      consoleUrl: (id) => `http://127.0.0.1/console/executions/${id}`,
+    },
+  };
+  return bed;
+};
+
+/** A lookup of the restricted vendor's orders, held for finance: a read waiting for approval. */
+export const holdRestrictedLookup = async (bed: UseCaseBed): Promise<Execution> => {
+  const answer = await callTool(bed.deps, procurementAgent, tools.list, argumentsOf({ vendor: 'restricted' }));
+  if (answer.status !== 'pending_approval' || answer.execution_id === null) {
+    throw new Error(`expected the lookup to be held; it answered ${JSON.stringify(answer)}`);
+  }
+  return bed.record(answer.execution_id);
+};
+
+/** A large order, held for finance: the pending record as stored. */
+export const holdLargeOrder = async (
+  bed: UseCaseBed,
+  amount = '1500',
+  agent: AgentIdentity = procurementAgent,
+): Promise<Execution> => {
+  const answer = await callTool(bed.deps, agent, tools.create, argumentsOf({ vendor: 'acme', amount }));
+  if (answer.status !== 'pending_approval' || answer.execution_id === null) {
+    throw new Error(`expected the order to be held; it answered ${JSON.stringify(answer)}`);
+  }
+  return bed.record(answer.execution_id);
+};

@@ -1,0 +1,302 @@
+// The approval lifecycle under random interleavings. A few held calls; then batches of operations
+// started together: decisions (by two approvers), expiry timers, execute steps, registrations,
+// recovery passes (restart or reconcile), policy changes, clock moves, and crashes (a system call
+// that never answers, or answers late; the process stopping right after a claim or a decision).
+// At the end, past every deadline, one recovery pass (restart or reconcile) ends everything; then each
+// call has exactly one outcome, reached by legal moves, sent at most once, and never sent if it
+// ended rejected, expired or denied.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { allowedTransitions, type Execution, terminalStatuses } from '../../shared/executions/execution.js';
+import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
+import { type DecisionResult, decide, viewHeldCall } from '../../shared/use-cases/approver-decisions.js';
+import { type CallStep, callTool } from '../../shared/use-cases/call-tool.js';
+import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';
+import { executeApproved, expireApproval, registerApproval } from '../../shared/use-cases/held-call-steps.js';
+import { recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
+import {
+  approvalMs,
+  argumentsOf,
+  benchSnapshot,
+  created201,
+  financeApprover,
+  frozenPolicy,
+  holdLargeOrder,
+  holdRestrictedLookup,
+  procurementAgent,
+  secondFinanceApprover,
+  tools,
+  useCaseBed,
+} from '../support/use-case-bed.js';
+
+type Operation =
+  | { readonly kind: 'decide'; readonly call: number; readonly second: boolean; readonly approve: boolean }
+  | { readonly kind: 'expire'; readonly call: number }
+  | { readonly kind: 'execute'; readonly call: number }
+  | { readonly kind: 'register'; readonly call: number }
+  /** The agent asks how its call is doing; an approver opens its page (both settle what is overdue). */
+  | { readonly kind: 'status'; readonly call: number; readonly approver: boolean }
+  /** A small order the policy lets run now: a write claimed, sent and settled on the spot. */
+  | { readonly kind: 'direct' }
+  | { readonly kind: 'recover'; readonly mode: 'restart' | 'reconcile' }
+  /** The next system call reaches the system and never answers (until `answer`, if no restart came first). */
+  | { readonly kind: 'hang' }
+  /** The oldest system call left hanging answers now, late. */
+  | { readonly kind: 'answer' }
+  /** The process stops right after this step, the next time one is reached. */
+  | { readonly kind: 'crash'; readonly at: CallStep }
+  | { readonly kind: 'policy'; readonly to: 'standard' | 'frozen' | 'removed' }
+  | { readonly kind: 'advance'; readonly ms: number }
+  /** Whether an approval run still waits for the decisions pushed to it. */
+  | { readonly kind: 'runs'; readonly waiting: boolean };
+
+const call = fc.nat({ max: 2 });
+const operation: fc.Arbitrary<Operation> = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({ kind: fc.constant('decide'), call, second: fc.boolean(), approve: fc.boolean() }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('expire'), call }) },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('execute'), call }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('register'), call }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('status'), call, approver: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('direct') }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('recover'), mode: fc.constantFrom('restart', 'reconcile') }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('hang') }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('answer') }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash'), at: fc.constantFrom('decided', 'claimed') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('policy'), to: fc.constantFrom('standard', 'frozen', 'removed') }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('advance'),
+      // Small steps cross a claim's deadline and grace; large ones an approval time.
+      ms: fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 0, max: approvalMs })),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('runs'), waiting: fc.boolean() }) },
+);
+
+const scenario = fc.record({
+  /** When each call is made, after the previous one. */
+  gaps: fc.array(fc.integer({ min: 0, max: approvalMs / 2 }), { minLength: 1, maxLength: 3 }),
+  /** Batches of operations started together. */
+  batches: fc.array(fc.array(operation, { minLength: 1, maxLength: 3 }), { maxLength: 10 }),
+  /** How the end comes: the local runtime restarting, or the reconciler's pass with no run left waiting. */
+  end: fc.constantFrom('restart', 'reconcile'),
+});
+
+/** The process stopping: what it was doing is lost, not an error. */
+class Crash extends Error {}
+
+/** One turn of the event loop: every operation not waiting on the system has finished by then. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
+
+const runScenario = async ({ gaps, batches, end }: Scenario): Promise<void> => {
+  const bed = await useCaseBed();
+  const snapshots = {
+    standard: await benchSnapshot(),
+    frozen: await benchSnapshot({ policy: frozenPolicy }),
+    removed: await benchSnapshot({ withCreate: false }),
+  };
+  // The system: every call reaches it; some never answer, or answer late.
+  const sent: OutboundRequest[] = [];
+  let hangNext = 0;
+  let hanging: ((result: OutboundResult) => void)[] = [];
+  let crashAt: CallStep | null = null;
+  const deps = {
+    ...bed.deps,
+    systems: {
+      send: (request: OutboundRequest): Promise<OutboundResult> => {
+        sent.push(request);
+        if (hangNext === 0) return Promise.resolve(created201);
+        hangNext -= 1;
+        return new Promise<OutboundResult>((resolve) => void hanging.push(resolve));
+      },
+    },
+    probe: (step: CallStep) => {
+      if (crashAt !== step) return;
+      crashAt = null;
+      throw new Crash(step);
+    },
+  };
+  const failures: unknown[] = [];
+  const decisions = new Map<string, DecisionResult[]>();
+  const crashedDecisions = new Map<string, number>();
+  const track = (work: Promise<unknown>): void => {
+    work.catch((error: unknown) => {
+      if (!(error instanceof Crash)) failures.push(error);
+    });
+  };
+
+  const calls: Execution[] = [];
+  for (const [index, gap] of gaps.entries()) {
+    bed.clock.advance(gap);
+    // Held writes, and a held read (a read whose claim is interrupted fails; it never ends unknown).
+    calls.push(index === 1 ? await holdRestrictedLookup(bed) : await holdLargeOrder(bed, String(1000 + index)));
+  }
+  const target = (index: number) => {
+    const found = calls[index % calls.length];
+    if (found === undefined) throw new Error('no calls');
+    return found;
+  };
+  let tokens = 0;
+
+  const start = (op: Operation): void => {
+    switch (op.kind) {
+      case 'decide': {
+        const held = target(op.call);
+        const work = decide(deps, op.second ? secondFinanceApprover : financeApprover, {
+          execution_id: held.execution_id,
+          outcome: op.approve ? 'approve' : 'reject',
+          arguments_hash: held.arguments_hash ?? '',
+        }).then(
+          (result) => {
+            decisions.set(held.execution_id, [...(decisions.get(held.execution_id) ?? []), result]);
+          },
+          (error: unknown) => {
+            // The process stopped right after recording the decision: it was made, its answer lost.
+            if (error instanceof Crash) {
+              crashedDecisions.set(held.execution_id, (crashedDecisions.get(held.execution_id) ?? 0) + 1);
+            }
+            throw error;
+          },
+        );
+        track(work);
+        break;
+      }
+      case 'expire':
+        track(expireApproval(deps, target(op.call)));
+        break;
+      case 'execute':
+        track(executeApproved(deps, target(op.call)));
+        break;
+      case 'status': {
+        const held = target(op.call);
+        track(
+          op.approver
+            ? viewHeldCall(deps, financeApprover, held.execution_id)
+            : getExecutionStatus(deps, procurementAgent, { execution_id: held.execution_id }),
+        );
+        break;
+      }
+      case 'direct':
+        track(callTool(deps, procurementAgent, tools.create, argumentsOf({ vendor: 'acme', amount: '10' })));
+        break;
+      case 'register':
+        tokens += 1;
+        track(registerApproval(deps, { ...target(op.call), task_token: `token-${tokens}` }));
+        break;
+      case 'recover':
+        // A restart ends the process that was waiting on the system: those answers never come.
+        if (op.mode === 'restart') hanging = [];
+        track(recoverOpenExecutions(deps, op.mode, track));
+        break;
+      case 'hang':
+        hangNext += 1;
+        break;
+      case 'answer':
+        hanging.shift()?.(created201);
+        break;
+      case 'crash':
+        crashAt = op.at;
+        break;
+      case 'policy':
+        bed.use(snapshots[op.to]);
+        break;
+      case 'advance':
+        bed.clock.advance(op.ms);
+        break;
+      case 'runs':
+        bed.signalAnswer = op.waiting;
+        break;
+    }
+  };
+
+  /** Every call the agent made (held and direct), as stored, with the requests sent for it. */
+  const everyCall = async () =>
+    (await bed.store.listByAgent(procurementAgent.id, { limit: 1_000 })).items.map((record) => ({
+      record,
+      sends: sent.filter((request) => request.headers['x-request-id'] === record.execution_id).length,
+    }));
+
+  for (const batch of batches) {
+    for (const op of batch) start(op);
+    await turn();
+    // While it runs: never more than one send for a call, none for one refused or expired.
+    for (const { record, sends } of await everyCall()) {
+      expect(sends).toBeLessThanOrEqual(1);
+      if (['rejected', 'expired', 'denied'].includes(record.status)) expect(sends).toBe(0);
+    }
+  }
+
+  // The end, past every deadline, with a system that answers: the gateway restarts (what it was
+  // waiting on is lost), or the reconciler passes while no approval run waits any more.
+  hangNext = 0;
+  crashAt = null;
+  bed.signalAnswer = false;
+  bed.clock.advance(2 * approvalMs);
+  if (end === 'restart') hanging = [];
+  const background: Promise<unknown>[] = [];
+  track(
+    recoverOpenExecutions(deps, end, (work) => {
+      background.push(work);
+      track(work);
+    }),
+  );
+  await turn();
+  await Promise.allSettled(background);
+  await turn();
+
+  expect(failures).toEqual([]);
+  const held = new Set(calls.map((call) => call.execution_id));
+  for (const { record, sends } of await everyCall()) {
+    const statuses = record.history.map((change) => change.status);
+    // Exactly one outcome, reached by legal moves from where the call began (held, or run now).
+    expect(terminalStatuses.has(record.status)).toBe(true);
+    // (A direct call the policy or the catalog refused is denied from the start.)
+    expect(held.has(record.execution_id) ? ['pending_approval'] : ['approved', 'denied']).toContain(statuses[0]);
+    expect(statuses.at(-1)).toBe(record.status);
+    for (let index = 1; index < statuses.length; index += 1) {
+      const from = statuses[index - 1];
+      const to = statuses[index];
+      if (from === undefined || to === undefined) throw new Error('a gap in the history');
+      expect(allowedTransitions[from]).toContain(to);
+    }
+    // At most one send, and none for a call that never ran.
+    expect(sends).toBeLessThanOrEqual(1);
+    if (['rejected', 'expired', 'denied'].includes(record.status)) expect(sends).toBe(0);
+    if (record.status === 'failed') expect(sends === 0 || record.code === 'interrupted').toBe(true);
+    if (record.access === 'read') expect(record.status).not.toBe('unknown');
+    // The system here always answers (late or never aside): unknown only for an interrupted claim.
+    if (record.status === 'unknown') expect(record.code).toBe('interrupted');
+    // A call that ran was approved first, and its outcome is recorded.
+    if (sends === 1) {
+      expect(statuses).toContain('approved');
+      expect(['succeeded', 'failed', 'unknown']).toContain(record.status);
+    }
+    if (record.status === 'succeeded') {
+      expect(sends).toBe(1);
+      expect(record).toMatchObject({ result_json: '{"id":"PO-1"}', http_status: 201 });
+    }
+    if (!held.has(record.execution_id)) continue;
+    // One decision at most, whoever clicked: every other attempt was refused.
+    const decided = (decisions.get(record.execution_id) ?? []).filter((result) => result.kind === 'decided');
+    const made = decided.length + (crashedDecisions.get(record.execution_id) ?? 0);
+    expect(made).toBe(statuses.includes('approved') || record.status === 'rejected' ? 1 : 0);
+    if (decided[0] !== undefined) expect(record.decided_by).toBe(decided[0].execution.decided_by);
+  }
+};
+
+describe('the approval lifecycle under random interleavings', () => {
+  it('[lifecycle.interleavings] [approvals.one-outcome] [approvals.decision-vs-expiry] [invoke.at-most-once] every call ends once, legally, sent at most once and never after a refusal or expiry', async () => {
+    // Cedar and the configuration load once, outside the runs.
+    await benchSnapshot();
+    await fc.assert(fc.asyncProperty(scenario, runScenario), { numRuns: 1_000 });
+  });
+});
