@@ -16,9 +16,9 @@ import { GatewayTable } from './constructs/gateway-table.js';
 import { McpApi } from './constructs/mcp-api.js';
 
 /** The sparse index of calls still waiting, which the reconciler and the console list. */
-const openIndexName = (): string => {
-  const index = executionsTable.globalSecondaryIndexes.find((candidate) => candidate.indexName === 'open-by-deadline');
-  if (index === undefined) throw new Error('The executions table no longer defines the open-by-deadline index.');
+const indexName = (name: 'open-by-deadline' | 'by-agent'): string => {
+  const index = executionsTable.globalSecondaryIndexes.find((candidate) => candidate.indexName === name);
+  if (index === undefined) throw new Error(`The executions table no longer defines the ${name} index.`);
   return index.indexName;
 };
 
@@ -210,7 +210,8 @@ export class GatewayStack extends Stack {
 
     // Exactly the calls each function's code paths make on the executions table (see the store).
     const tableArn = store.table.tableArn;
-    const openIndexArn = `${tableArn}/index/${openIndexName()}`;
+    const openIndexArn = `${tableArn}/index/${indexName('open-by-deadline')}`;
+    const agentIndexArn = `${tableArn}/index/${indexName('by-agent')}`;
     const allow = (grantee: IGrantable, actions: string[], resourceArns: string[]) =>
       Grant.addToPrincipal({ grantee, actions, resourceArns });
     const { workflow, reconciler } = approvals;
@@ -220,9 +221,10 @@ export class GatewayStack extends Stack {
     // The reconciler also reads the sparse index of open calls.
     allow(reconciler.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
     allow(reconciler.role, ['dynamodb:Query'], [openIndexArn]);
-    // The console finds a call by its id alone (a query on the table) and lists open calls.
+    // The console finds a call by its id alone (a query on the table), lists open calls, and lists
+    // the requesting agent's recent calls beside a held one.
     allow(approver.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
-    allow(approver.role, ['dynamodb:Query'], [tableArn, openIndexArn]);
+    allow(approver.role, ['dynamodb:Query'], [tableArn, openIndexArn, agentIndexArn]);
     // Running an approved call reads the configuration and opens the arguments sealed at the hold
     // (Decrypt only: nothing is sealed afterwards). The console needs neither.
     for (const role of [workflow.role, reconciler.role]) {

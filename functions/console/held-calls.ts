@@ -63,9 +63,9 @@ export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly
       return handler(request, shown, executionId, matched);
     };
 
-  const show = withCall(async (request, { execution, refusal }) => {
+  const show = withCall(async (request, { execution, refusal, recent }) => {
     const flash = doneFlashes.get(request.query.get('done') ?? '') ?? null;
-    return request.page(200, executionPage(request.context, { execution, refusal, flash }));
+    return request.page(200, executionPage(request.context, { execution, refusal, flash, recent }));
   });
 
   const decideCall = withCall(async (request, { execution, refusal }, executionId) => {

@@ -3,9 +3,10 @@
 import type { Approver } from '../approvals/approver.js';
 import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import type { Execution } from '../executions/execution.js';
+import { pointerSegment } from '../json-pointer.js';
 import { hiddenSecretsOf } from '../secret-pointers.js';
 import { splitInvisible } from '../text/invisible.js';
-import type { DecisionRefusal } from '../use-cases/approver-decisions.js';
+import type { DecisionRefusal, RecentCall } from '../use-cases/approver-decisions.js';
 import { maxNoteLength } from '../use-cases/approver-decisions.js';
 import { type Html, html } from './html.js';
 import { consolePaths } from './paths.js';
@@ -80,8 +81,6 @@ export const visibleText = (text: string): Html => {
   )}${rest}`;
 };
 
-const pointerPart = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
-
 interface ArgumentRow {
   readonly path: string;
   readonly value: unknown;
@@ -91,12 +90,12 @@ interface ArgumentRow {
 const argumentRows = (value: unknown, path = ''): ArgumentRow[] => {
   if (Array.isArray(value)) {
     if (value.length === 0) return [{ path, value }];
-    return value.flatMap((item, index) => argumentRows(item, `${path}/${index}`));
+    return value.flatMap((item, index) => argumentRows(item, path + pointerSegment(index)));
   }
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value);
     if (entries.length === 0) return [{ path, value }];
-    return entries.flatMap(([key, item]) => argumentRows(item, `${path}/${pointerPart(key)}`));
+    return entries.flatMap(([key, item]) => argumentRows(item, path + pointerSegment(key)));
   }
   return [{ path, value }];
 };
@@ -201,7 +200,22 @@ export interface ExecutionView {
   /** Why this approver may not decide it, or null when they may. */
   readonly refusal: DecisionRefusal | null;
   readonly flash: Flash;
+  /** The agent's recent calls of the same tool, newest first (none shown when absent or empty). */
+  readonly recent?: readonly RecentCall[];
 }
+
+/** The agent's recent calls of this tool: when, how each ended, and its code; never arguments. */
+const recentCalls = (execution: Execution, recent: readonly RecentCall[] | undefined): Html | string =>
+  recent === undefined || recent.length === 0
+    ? ''
+    : html`<h2>Recent calls of this tool by ${execution.agent_id}</h2>
+<table class="recent">
+<thead><tr><th scope="col">Asked</th><th scope="col">Status</th><th scope="col">Code</th></tr></thead>
+<tbody>${recent.map(
+        (call) =>
+          html`<tr><td>${when(call.created_at)}</td><td class="status-${call.status}">${statusWords[call.status]}</td><td>${call.code === null ? '—' : html`<code>${call.code}</code>`}</td></tr>`,
+      )}</tbody>
+</table>`;
 
 export const executionPage = (context: PageContext, view: ExecutionView): string => {
   const { execution } = view;
@@ -249,6 +263,7 @@ ${customerConfirms ? html`<p class="notice">${refusalMessages.customer_confirms}
       ? html`<p class="notice">${refusalMessages[view.refusal]}</p>`
       : ''
 }
+${recentCalls(execution, view.recent)}
 <p><a href="${consolePaths.home}">Back to the inbox</a></p>`,
   );
 };

@@ -73,9 +73,24 @@ export const mayDecide = (approver: Approver, execution: Execution): DecisionRef
   return null;
 };
 
+/** One of the agent's other calls of the same tool, as the approver sees it beside the held one. */
+export type RecentCall = Pick<Execution, 'execution_id' | 'created_at' | 'status' | 'code'>;
+
+/** How many of the agent's recent calls are read, and how many of the same tool are shown. */
+const recentCallsRead = 25;
+export const recentCallsShown = 10;
+
 export type HeldCallView =
-  /** The call, its overdue state settled, and why this approver may not decide it (null: they may). */
-  | { readonly kind: 'shown'; readonly execution: Execution; readonly refusal: DecisionRefusal | null }
+  /**
+   * The call, its overdue state settled, why this approver may not decide it (null: they may), and
+   * the agent's recent calls of the same tool, newest first (a burst of refunds is worth seeing).
+   */
+  | {
+      readonly kind: 'shown';
+      readonly execution: Execution;
+      readonly refusal: DecisionRefusal | null;
+      readonly recent: readonly RecentCall[];
+    }
   /** No such call, or not one this approver may see: the group the policy named sees its arguments. */
   | { readonly kind: 'refused'; readonly reason: 'not_found' | 'not_an_approver' };
 
@@ -93,7 +108,12 @@ export const viewHeldCall = async (
   const execution = await settleOverdue(deps, found);
   const refusal = mayDecide(approver, execution);
   if (refusal === 'not_an_approver') return { kind: 'refused', reason: 'not_an_approver' };
-  return { kind: 'shown', execution, refusal };
+  const page = await deps.store.listByAgent(execution.agent_id, { limit: recentCallsRead });
+  const recent = page.items
+    .filter((other) => other.tool === execution.tool && other.execution_id !== execution.execution_id)
+    .slice(0, recentCallsShown)
+    .map(({ execution_id, created_at, status, code }) => ({ execution_id, created_at, status, code }));
+  return { kind: 'shown', execution, refusal, recent };
 };
 
 /** Why a call that left pending cannot be decided: it expired, or someone decided it. */

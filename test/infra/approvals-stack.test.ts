@@ -63,6 +63,7 @@ const partsOf = ({ stack, template }: Synthesized) => {
     stateMachine: resourceProperties(template, stateMachineId),
     tableArn: getAtt(tableId),
     openIndexArn: { 'Fn::Join': ['', [getAtt(tableId), '/index/open-by-deadline']] },
+    agentIndexArn: { 'Fn::Join': ['', [getAtt(tableId), '/index/by-agent']] },
     configTableArn: getAtt(child(stack, 'Config', GatewayTable).tableLogicalId),
     dataKeyArn: getAtt(logicalIdOf(child(stack, 'DataKey', Key))),
     sessionKeyArn: getAtt(logicalIdOf(approverConsole.sessionKey)),
@@ -222,8 +223,16 @@ describe('the approval lifecycle in the default stack', () => {
     const listOpen = grant('dynamodb:Query', parts.openIndexArn);
     expect(dynamodb('workflow')).toEqual([...byKey, readConfig].sort());
     expect(dynamodb('reconciler')).toEqual([...byKey, readConfig, listOpen].sort());
-    // The console finds a call by id alone (a query on the table) and never reads the configuration.
-    expect(dynamodb('console')).toEqual([...byKey, grant('dynamodb:Query', parts.tableArn), listOpen].sort());
+    // The console finds a call by id alone (a query on the table), lists the agent's recent calls
+    // beside a held one, and never reads the configuration.
+    expect(dynamodb('console')).toEqual(
+      [
+        ...byKey,
+        grant('dynamodb:Query', parts.tableArn),
+        listOpen,
+        grant('dynamodb:Query', parts.agentIndexArn),
+      ].sort(),
+    );
   });
 
   it('[aws.least-privilege] lets the workflow and reconciler only decrypt with the data key, and the console only MAC with its session key', () => {

@@ -54,6 +54,34 @@ describe('the call page', () => {
   });
 });
 
+describe("the agent's recent calls on the call page", () => {
+  it('[console.recent-calls] lists when each ended how and with which code, and nothing of its arguments', () => {
+    const earlier = anExecution({
+      status: 'rejected',
+      code: 'rejected',
+      created_at: '2026-11-30T09:00:00.000Z',
+      arguments_json: '{"amount":"99999","currency":"EUR"}',
+    });
+    const page = executionPage(context, {
+      execution: anExecution({}),
+      refusal: null,
+      flash: null,
+      recent: [earlier],
+    });
+    expect(page).toContain('<h2>Recent calls of this tool by procurement-agent</h2>');
+    expect(page).toContain('<td class="status-rejected">');
+    expect(page).toContain('<code>rejected</code>');
+    expect(page).not.toContain('99999');
+  });
+
+  it('[console.recent-calls] shows no section when the agent has no other call of the tool', () => {
+    expect(pageOf({})).not.toContain('Recent calls');
+    expect(
+      executionPage(context, { execution: anExecution({}), refusal: null, flash: null, recent: [] }),
+    ).not.toContain('Recent calls');
+  });
+});
+
 describe('the notice summary', () => {
   it('[console.redacted-distinct] [notify.no-secrets] reads a hidden secret as "[REDACTED]" and writes a look-alike escaped', () => {
     const execution = anExecution({
