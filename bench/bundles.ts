@@ -18,7 +18,7 @@ import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
 import { kilobytes, median, ms } from './stats.js';
 
-export const lambdaFunctions = ['mcp', 'workflow', 'console', 'reconciler', 'resource-metadata'] as const;
+export const lambdaFunctions = ['mcp', 'held-call-steps', 'console', 'reconciler', 'resource-metadata'] as const;
 export type LambdaFunction = (typeof lambdaFunctions)[number];
 
 const cedarWasm = projectPath('node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm_bg.wasm');

@@ -25,8 +25,10 @@ export const heldReply = async (bed: Bed, plan: Plan): Promise<Row[]> => {
     await latencyRounds(bed, [held], { rounds: plan.heldRounds, count: plan.heldCount, warmup: plan.heldWarmup })
   )(held);
   line(`p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)} over ${figures.samples} calls`);
-  line('(the reply waits for the record and the workflow start; the workflow registers on the same event loop)');
-  line(`rejected the ${await rejectOpenCalls(bed)} calls left waiting, so their workflows end`);
+  line(
+    '(the reply waits for the record and the approval run start; the approval run registers on the same event loop)',
+  );
+  line(`rejected the ${await rejectOpenCalls(bed)} calls left waiting, so their approval runs end`);
   return [
     {
       what: 'reply to a held call (pending_approval), p50',
@@ -38,7 +40,7 @@ export const heldReply = async (bed: Bed, plan: Plan): Promise<Row[]> => {
 };
 
 /**
- * Rejects every call still waiting for a decision. A workflow waits out its approval time (a day
+ * Rejects every call still waiting for a decision. An approval run waits out its approval time (a day
  * here) on a live timer, and stopping the local runtime does not end that wait: decided, it ends.
  */
 const rejectOpenCalls = async (bed: Bed): Promise<number> => {
@@ -58,12 +60,12 @@ const rejectOpenCalls = async (bed: Bed): Promise<number> => {
       if (result.kind === 'decided') rejected += 1;
     }
   }
-  // Their workflows end in the background; the next measurement starts once they have.
+  // Their approval runs end in the background; the next measurement starts once they have.
   await bed.runtime.stepFunctions.settled();
   return rejected;
 };
 
-/** The states in which the approval workflow ends or runs its last task. */
+/** The states in which the approval run ends or runs its last task. */
 const lastStates = new Set(['Execute', 'Expire', 'Closed']);
 
 const statesWhenDone = (runtime: LocalRuntime, executionId: string) =>
@@ -80,7 +82,7 @@ const outcomeOf = (runtime: LocalRuntime, executionId: string) =>
     10_000,
   );
 
-/** Holds a call and waits until its workflow has registered, so the call page can be decided. */
+/** Holds a call and waits until its approval run has registered, so the call page can be decided. */
 const holdRegistered = async (bed: Bed, runtime: LocalRuntime = bed.runtime) => {
   const held = await bed.call(heldAmount, runtime.baseUrl);
   if (held.status !== 'pending_approval' || held.execution_id === null) {
@@ -132,7 +134,7 @@ export const decisionToSend = async (bed: Bed, plan: Plan): Promise<Row[]> => {
     ['', 'median', 'min', 'max'],
     spread('click → the ERP receives the call', clickToSent),
     spread('click → the console answers (303)', clickToAnswer),
-    spread('held reply → workflow registered', registered),
+    spread('held reply → approval run registered', registered),
   ]);
   line(`${plan.decisionTrials} approvals by ${approver.id}, one after another`);
   const sentMedian = median(clickToSent);
@@ -154,7 +156,7 @@ interface HeldCallCost {
 export const heldCallCosts = async (bed: Bed, plan: Plan): Promise<Row[]> => {
   heading('AWS cost of one held call: Step Functions state transitions and DynamoDB writes, per outcome');
   const session = await signedIn(bed.runtime.baseUrl, approver.id, approver.password);
-  /** One held call decided at the console, from the hold to the end of its workflow. */
+  /** One held call decided at the console, from the hold to the end of its approval run. */
   const decided = async (outcome: 'approve' | 'reject', ends: string): Promise<HeldCallCost> => {
     bed.watch.resetStore();
     const { executionId } = await holdRegistered(bed);

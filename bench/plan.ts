@@ -20,7 +20,7 @@ export interface Plan {
   readonly heldWarmup: number;
   /** Approvals timed from the click to the system call. */
   readonly decisionTrials: number;
-  /** Held calls approved and rejected for their workflow's transitions (expiry: one). */
+  /** Held calls approved and rejected for their approval run's transitions (expiry: one). */
   readonly outcomeTrials: number;
   /** Fresh processes per bundle for the import time, and whether to time them without source maps too. */
   readonly importRuns: number;

@@ -17,14 +17,14 @@ import {
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
 import {
+  approvalRunsFor,
   controlPlaneFor,
   executionStoreFor,
   sealerFor,
   serviceLogger,
   systemClient,
-  workflowFor,
 } from './commons/aws.js';
-import { processWorkflowEnvironment } from './commons/environment.js';
+import { processApprovalEnvironment } from './commons/environment.js';
 import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
@@ -82,7 +82,7 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
 
 /** The Lambda entry point: composed from the environment on first use. */
 export const handler = lazyHandler(() => {
-  const environment = processWorkflowEnvironment();
+  const environment = processApprovalEnvironment();
   const logger = serviceLogger('mcp');
   return createMcpFunction({
     services: {
@@ -93,7 +93,7 @@ export const handler = lazyHandler(() => {
       sealer: sealerFor(environment),
       systems: systemClient(),
       log: logger,
-      workflow: workflowFor(environment),
+      approvalRuns: approvalRunsFor(environment),
     },
     logger,
     claimNames: {

@@ -1,12 +1,12 @@
 // The scheduled reconciler: brings open calls forward when something was lost in AWS. A decision
-// whose signal never reached its workflow is handed over again (or run here), a call whose
-// workflow never started gets one, a call past its approval time expires, and a claim past its
+// whose signal never reached its approval run is handed over again (or run here), a call whose
+// approval run never started gets one, a call past its approval time expires, and a claim past its
 // deadline is settled by the claim rules. Every step is a conditional write, so a pass that races
-// a workflow changes nothing twice.
+// an approval run changes nothing twice.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type RecoveryDeps, type RecoveryReport, recoverOpenExecutions } from '../shared/use-cases/recovery.js';
 import { recoveryServicesFor, serviceLogger } from './commons/aws.js';
-import { processWorkflowEnvironment } from './commons/environment.js';
+import { processApprovalEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 
@@ -33,7 +33,7 @@ export const createReconcilerFunction = (deps: ReconcilerFunctionDeps) => {
 export const handler = lazyHandler(() => {
   const logger = serviceLogger('reconciler');
   return createReconcilerFunction({
-    services: recoveryServicesFor(processWorkflowEnvironment(), logger),
+    services: recoveryServicesFor(processApprovalEnvironment(), logger),
     logger,
   });
 });

@@ -1,5 +1,5 @@
 // The Approval Gateway stack: the agents' API, the handler functions and the executions table,
-// and the staff-approval lifecycle (state machine, workflow and reconciler functions, the approver
+// and the staff-approval lifecycle (state machine, held-call steps and reconciler functions, the approver
 // console with its sign-in, and the bus held-call notices go out on).
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
@@ -8,7 +8,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
 import { AgentIdentity } from './constructs/agent-identity.js';
-import { ApprovalWorkflow } from './constructs/approval-workflow.js';
+import { ApprovalStateMachine } from './constructs/approval-state-machine.js';
 import { ApproverConsole, type ConsoleSignIn } from './constructs/approver-console.js';
 import { ApproverIdentity } from './constructs/approver-identity.js';
 import { GatewayFunction } from './constructs/gateway-function.js';
@@ -166,9 +166,9 @@ export class GatewayStack extends Stack {
 
     // ---- staff approvals
     const approvalEnvironment = { ...environment, API_URL: api.url };
-    const approvals = new ApprovalWorkflow(this, 'Approvals', {
+    const approvals = new ApprovalStateMachine(this, 'Approvals', {
       environment: approvalEnvironment,
-      workflowEnvironment: { EVENT_BUS_NAME: notices.eventBusName },
+      stepsEnvironment: { EVENT_BUS_NAME: notices.eventBusName },
     });
     mcp.function.addEnvironment('STATE_MACHINE_ARN', approvals.stateMachineArn);
     approvals.grantStartExecution(mcp.role);
@@ -214,10 +214,10 @@ export class GatewayStack extends Stack {
     const agentIndexArn = `${tableArn}/index/${indexName('by-agent')}`;
     const allow = (grantee: IGrantable, actions: string[], resourceArns: string[]) =>
       Grant.addToPrincipal({ grantee, actions, resourceArns });
-    const { workflow, reconciler } = approvals;
+    const { steps, reconciler } = approvals;
     const approver = consoleApp.console;
     // Workflow tasks read and conditionally update one execution by its full key.
-    allow(workflow.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
+    allow(steps.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
     // The reconciler also reads the sparse index of open calls.
     allow(reconciler.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
     allow(reconciler.role, ['dynamodb:Query'], [openIndexArn]);
@@ -227,12 +227,12 @@ export class GatewayStack extends Stack {
     allow(approver.role, ['dynamodb:Query'], [tableArn, openIndexArn, agentIndexArn]);
     // Running an approved call reads the configuration and opens the arguments sealed at the hold
     // (Decrypt only: nothing is sealed afterwards). The console needs neither.
-    for (const role of [workflow.role, reconciler.role]) {
+    for (const role of [steps.role, reconciler.role]) {
       configuration.table.grant(role, 'dynamodb:GetItem');
       dataKey.grant(role, 'kms:Decrypt');
     }
-    // Only the register task notifies approvers; a workflow the reconciler starts registers too.
-    notices.grantPutEventsTo(workflow.role);
+    // Only the register task notifies approvers; an approval run the reconciler starts registers too.
+    notices.grantPutEventsTo(steps.role);
 
     Validations.of(mcp.role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,

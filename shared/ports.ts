@@ -8,14 +8,14 @@
 // | ConfigBundleStore   | keep the pushed configuration bundle                   | DynamoDB                  | files, read directly          |
 // | ControlPlane        | what may be offered now (catalog, policy, settings)    | the stored bundle         | the configuration files       |
 // | SystemClient        | send one HTTP request to a system, bounded             | undici                    | undici                        |
-// | ApprovalWorkflow    | start a held call's approval run; hand it a decision   | Step Functions            | the same definition, run here |
+// | ApprovalRuns    | start a held call's approval run; hand it a decision   | Step Functions            | the same definition, run here |
 // | Notifier            | tell approvers a call waits                            | EventBridge, webhooks     | log, webhooks                 |
 // | Sealer              | encrypt secret arguments at rest                       | KMS data keys             | AES-256-GCM, local key        |
 // | SessionSigner       | sign console sessions                                  | KMS HMAC key              | local key                     |
 // | Clock, IdSource, Log | time, execution ids, structured logs                  | system, UUIDv7, Powertools | the same                     |
 
+export type { ApprovalRuns } from './approvals/approval-runs.js';
 export type { Notifier } from './approvals/notifier.js';
-export type { ApprovalWorkflow } from './approvals/workflow.js';
 export type { Clock } from './clock.js';
 export type { SessionSigner } from './console/session.js';
 export type { ConfigBundleStore } from './control-plane/bundle.js';

@@ -9,10 +9,10 @@ import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { KmsSealer } from '../../shared/adapters/kms-sealer.js';
-import { SfnApprovalWorkflow } from '../../shared/adapters/sfn-workflow.js';
+import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
+import type { ApprovalRuns } from '../../shared/approvals/approval-runs.js';
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
-import type { ApprovalWorkflow } from '../../shared/approvals/workflow.js';
 import { systemClock } from '../../shared/clock.js';
 import { consoleLink } from '../../shared/console/paths.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
@@ -23,7 +23,7 @@ import type { Sealer } from '../../shared/sealing.js';
 import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
 import type { HeldCallStepsDeps } from '../../shared/use-cases/held-call-steps.js';
 import type { RecoveryDeps } from '../../shared/use-cases/recovery.js';
-import { type FunctionEnvironment, referenceVariables, type WorkflowEnvironment } from './environment.js';
+import { type ApprovalEnvironment, type FunctionEnvironment, referenceVariables } from './environment.js';
 
 export { serviceLogger } from './logger.js';
 
@@ -60,19 +60,19 @@ export const systemClient = (): SystemClient => {
   return systems;
 };
 
-let workflow: ApprovalWorkflow | undefined;
-export const workflowFor = (environment: WorkflowEnvironment): ApprovalWorkflow => {
-  workflow ??= new SfnApprovalWorkflow(new SFNClient({}), environment.STATE_MACHINE_ARN);
-  return workflow;
+let approvalRuns: ApprovalRuns | undefined;
+export const approvalRunsFor = (environment: ApprovalEnvironment): ApprovalRuns => {
+  approvalRuns ??= new StepFunctionsApprovalRuns(new SFNClient({}), environment.STATE_MACHINE_ARN);
+  return approvalRuns;
 };
 
 /** Console links: the public URL when one is set, else the API's own. */
 export const consoleUrlFor =
-  (environment: WorkflowEnvironment) =>
+  (environment: ApprovalEnvironment) =>
   (executionId: string): string =>
     consoleLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
 
-export const notifierFor = (environment: WorkflowEnvironment, controlPlane: ControlPlane, logger: Logger): Notifier =>
+export const notifierFor = (environment: ApprovalEnvironment, controlPlane: ControlPlane, logger: Logger): Notifier =>
   new Notifiers(
     [
       new LogNotifier(logger),
@@ -84,8 +84,8 @@ export const notifierFor = (environment: WorkflowEnvironment, controlPlane: Cont
     logger,
   );
 
-/** What the state machine's steps need (functions/workflow.ts). */
-export const heldCallStepsServicesFor = (environment: WorkflowEnvironment, logger: Logger): HeldCallStepsDeps => {
+/** What the state machine's steps need (functions/held-call-steps.ts). */
+export const heldCallStepsServicesFor = (environment: ApprovalEnvironment, logger: Logger): HeldCallStepsDeps => {
   const controlPlane = controlPlaneFor(environment, logger);
   return {
     store: executionStoreFor(environment),
@@ -94,27 +94,27 @@ export const heldCallStepsServicesFor = (environment: WorkflowEnvironment, logge
     log: logger,
     controlPlane,
     sealer: sealerFor(environment),
-    workflow: workflowFor(environment),
+    approvalRuns: approvalRunsFor(environment),
     notifier: notifierFor(environment, controlPlane, logger),
     consoleUrl: consoleUrlFor(environment),
   };
 };
 
 /** What recovery needs (functions/reconciler.ts): it runs approved calls, never notifies. */
-export const recoveryServicesFor = (environment: WorkflowEnvironment, logger: Logger): RecoveryDeps => ({
+export const recoveryServicesFor = (environment: ApprovalEnvironment, logger: Logger): RecoveryDeps => ({
   store: executionStoreFor(environment),
   clock: systemClock,
   systems: systemClient(),
   log: logger,
   controlPlane: controlPlaneFor(environment, logger),
   sealer: sealerFor(environment),
-  workflow: workflowFor(environment),
+  approvalRuns: approvalRunsFor(environment),
 });
 
 /** What approvers' decisions need (functions/console.ts): the store, and the approval runs to tell. */
-export const decisionServicesFor = (environment: WorkflowEnvironment, logger: Logger): DecisionDeps => ({
+export const decisionServicesFor = (environment: ApprovalEnvironment, logger: Logger): DecisionDeps => ({
   store: executionStoreFor(environment),
   clock: systemClock,
   log: logger,
-  workflow: workflowFor(environment),
+  approvalRuns: approvalRunsFor(environment),
 });

@@ -43,8 +43,8 @@ export const FunctionEnvironment = CommonEnvironment.extend({
 });
 export type FunctionEnvironment = z.infer<typeof FunctionEnvironment>;
 
-/** What functions that take part in approvals read (the MCP function starts workflows too). */
-export const WorkflowEnvironment = FunctionEnvironment.extend({
+/** What functions that take part in approvals read (the MCP function starts approval runs too). */
+export const ApprovalEnvironment = FunctionEnvironment.extend({
   /** The approval state machine. */
   STATE_MACHINE_ARN: z.string().min(1),
   /** The bus held-call notices are put on; none when unset. */
@@ -52,10 +52,10 @@ export const WorkflowEnvironment = FunctionEnvironment.extend({
   /** The API's own base URL, for console links when PUBLIC_URL is not set. */
   API_URL: z.url().optional(),
 });
-export type WorkflowEnvironment = z.infer<typeof WorkflowEnvironment>;
+export type ApprovalEnvironment = z.infer<typeof ApprovalEnvironment>;
 
 /** What the console reads: how approvers sign in, and the key that signs their sessions. */
-export const ConsoleEnvironment = WorkflowEnvironment.extend({
+export const ConsoleEnvironment = ApprovalEnvironment.extend({
   /** KMS HMAC key (HMAC_256) that signs console session cookies. */
   SESSION_KEY_ID: z.string().min(1),
   /** The OpenID Connect issuer approvers sign in with (the stack's Cognito user pool by default). */
@@ -90,10 +90,10 @@ export const processEnvironment = (): FunctionEnvironment => {
   storeEnvironment ??= parseEnvironment(process.env);
   return storeEnvironment;
 };
-let workflowEnvironment: WorkflowEnvironment | undefined;
-export const processWorkflowEnvironment = (): WorkflowEnvironment => {
-  workflowEnvironment ??= parseEnvironmentWith(WorkflowEnvironment, process.env);
-  return workflowEnvironment;
+let stepsEnvironment: ApprovalEnvironment | undefined;
+export const processApprovalEnvironment = (): ApprovalEnvironment => {
+  stepsEnvironment ??= parseEnvironmentWith(ApprovalEnvironment, process.env);
+  return stepsEnvironment;
 };
 let consoleEnvironment: ConsoleEnvironment | undefined;
 export const processConsoleEnvironment = (): ConsoleEnvironment => {

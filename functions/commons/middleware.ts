@@ -74,7 +74,7 @@ export const withGatewayMiddleware = (handler: HttpHandler, options: FunctionSta
     .use(errorMapping(options));
 
 /**
- * The stack for functions a workflow or a schedule invokes (no HTTP): structured logging with the
+ * The stack for functions an approval run or a schedule invokes (no HTTP): structured logging with the
  * invocation's context. Errors are thrown on, so Step Functions' retries and the reconciler's next
  * pass see them.
  */

@@ -20,7 +20,7 @@ export interface ConsoleSignIn {
 }
 
 export interface ApproverConsoleProps {
-  /** Tables, data key, state machine and URLs, as the workflow function reads them. */
+  /** Tables, data key, state machine and URLs, as the held-call steps function reads them. */
   readonly environment: Record<string, string>;
   readonly signIn: ConsoleSignIn;
 }

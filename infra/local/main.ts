@@ -22,7 +22,7 @@ const banner = (runtime: LocalRuntime, memory: boolean): string => {
     `  Console          ${runtime.baseUrl}/console`,
     `  Resource meta    ${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp`,
     `  Store            ${runtime.dynamodbEndpoint} (DynamoDB API${memory ? ', in memory only' : ''})`,
-    `  Step Functions   ${runtime.stepFunctions.endpoint} (approval workflow ${runtime.stepFunctions.stateMachineArn})`,
+    `  Step Functions   ${runtime.stepFunctions.endpoint} (approval run ${runtime.stepFunctions.stateMachineArn})`,
     ...(runtime.erpUrl === null ? [] : [`  Demo ERP         ${runtime.erpUrl}`]),
     `  Configuration    ${runtime.configFile} (watched: edits apply without a restart)`,
     `  Tools            ${runtime.toolNames().join(', ') || '(none)'}`,

@@ -8,13 +8,13 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { startDemoErp } from '../../examples/erp/server.js';
+import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
-import { createWorkflowFunction } from '../../functions/workflow.js';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
-import { SfnApprovalWorkflow } from '../../shared/adapters/sfn-workflow.js';
+import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { defaultClaimNames } from '../../shared/auth/agent.js';
@@ -28,7 +28,7 @@ import { mcpPath } from '../../shared/mcp/auth-challenge.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
 import { type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
-import { approvalDefinition } from '../workflow/definition.js';
+import { approvalDefinition } from '../state-machine/definition.js';
 import { createLocalAuthorizer } from './authorizer.js';
 import { writeLocalAwsConfig } from './aws-config-file.js';
 import { type LocalAwsCredentials, newLocalAwsCredentials } from './aws-signature.js';
@@ -50,10 +50,10 @@ import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } 
 
 export const localTableNames = { executions: 'gateway-executions', config: 'gateway-config' } as const;
 
-/** The local names of the approval workflow and its function (as ARNs, like AWS would give). */
-export const localWorkflow = {
+/** The local names of the approval run and its function (as ARNs, like AWS would give). */
+export const localApprovalRuns = {
   stateMachineName: 'gateway-approvals',
-  functionArn: 'arn:aws:lambda:local:000000000000:function:gateway-workflow',
+  functionArn: 'arn:aws:lambda:local:000000000000:function:gateway-held-call-steps',
 } as const;
 
 export interface LocalRuntime {
@@ -65,11 +65,11 @@ export interface LocalRuntime {
   readonly awsCredentials: LocalAwsCredentials;
   /** The owner-only AWS config file naming that credential and both endpoints, if one was written. */
   readonly awsConfigFile: string | null;
-  /** The local Step Functions endpoint running the approval workflow. */
+  /** The local Step Functions endpoint running the approval run. */
   readonly stepFunctions: LocalStepFunctions;
   /** What recovery found and did at start. */
   readonly recovered: RecoveryReport;
-  /** The approval services the workflow and the console use (for tools and tests in this process). */
+  /** The approval services the approval run and the console use (for tools and tests in this process). */
   readonly approvals: ApprovalServices;
   /** The demo ERP's address, when it runs. */
   readonly erpUrl: string | null;
@@ -181,17 +181,17 @@ export const startLocalRuntime = async (
       ...(isLoopback(options.host) ? [] : [urlHost(options.host)]),
     ];
 
-    // The approval workflow: the repo's ASL on the local Step Functions endpoint, its tasks run by
-    // the same workflow function Lambda runs.
+    // The approval run: the repo's ASL on the local Step Functions endpoint, its tasks run by
+    // the same held-call steps function Lambda runs.
     const functions = new Map<string, LocalFunction>();
-    const workflowLogger = logger('workflow');
+    const stepsLogger = logger('held-call-steps');
     const stepFunctions = await startLocalStepFunctions({
       host: '127.0.0.1',
       port: options.stepFunctionsPort,
-      stateMachineName: localWorkflow.stateMachineName,
-      definition: approvalDefinition({ Partition: 'aws', WorkflowFunction: localWorkflow.functionArn }),
+      stateMachineName: localApprovalRuns.stateMachineName,
+      definition: approvalDefinition({ Partition: 'aws', HeldCallStepsFunction: localApprovalRuns.functionArn }),
       functions,
-      onError: (message, error) => workflowLogger.error(message, { error }),
+      onError: (message, error) => stepsLogger.error(message, { error }),
       credentials: awsCredentials,
     });
     cleanups.push(() => stepFunctions.close());
@@ -218,7 +218,7 @@ export const startLocalRuntime = async (
       sealer: new AesSealer(dataKey),
       systems: new UndiciSystemClient(),
       log: logger('calls'),
-      workflow: new SfnApprovalWorkflow(sfnClient, stepFunctions.stateMachineArn),
+      approvalRuns: new StepFunctionsApprovalRuns(sfnClient, stepFunctions.stateMachineArn),
       notifier: new Notifiers(
         [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger)],
         approvalsLogger,
@@ -228,9 +228,9 @@ export const startLocalRuntime = async (
         ? {}
         : { probe: crashProbe(options.crashAt) }),
     };
-    const workflowFunction = createWorkflowFunction({ services, logger: workflowLogger });
-    functions.set(localWorkflow.functionArn, (payload) =>
-      workflowFunction(payload, lambdaContext('gateway-workflow', 900_000)),
+    const heldCallStepsFunction = createHeldCallStepsFunction({ services, logger: stepsLogger });
+    functions.set(localApprovalRuns.functionArn, (payload) =>
+      heldCallStepsFunction(payload, lambdaContext('gateway-held-call-steps', 900_000)),
     );
     // Calls recovery runs in the background finish before the store closes.
     const inflight = new Set<Promise<unknown>>();
@@ -319,12 +319,12 @@ export const startLocalRuntime = async (
     // Nothing lost: every open call resumes (pending with its remaining time, approved by the
     // claim rules). The data lock makes this process the only one that can be sending.
     const recovered = await recoverOpenExecutions(services, 'restart', (work) => {
-      const tracked = work.catch((error: unknown) => workflowLogger.error('a recovered call failed', { error }));
+      const tracked = work.catch((error: unknown) => stepsLogger.error('a recovered call failed', { error }));
       inflight.add(tracked);
       void tracked.finally(() => inflight.delete(tracked));
     });
     if (recovered.resumed + recovered.expired + recovered.executed + recovered.settled > 0) {
-      workflowLogger.info('open calls recovered', { ...recovered });
+      stepsLogger.info('open calls recovered', { ...recovered });
     }
 
     return {

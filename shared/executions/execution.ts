@@ -101,7 +101,7 @@ export const Execution = z.object({
   trace_id: z.string().nullable().default(null),
   /** For a held call: when its approval time runs out. */
   expires_at: z.iso.datetime().nullable().default(null),
-  /** The workflow's task token while it waits for the decision (never shown to anyone). */
+  /** The approval run's task token while it waits for the decision (never shown to anyone). */
   task_token: z.string().nullable().default(null),
   /** Who decided, when, and the note they left for the agent (rejections). */
   decided_by: z.string().nullable().default(null),

@@ -83,7 +83,7 @@ export interface ExecutionStore {
   create(execution: Execution): Promise<CreateResult>;
   /** Reads an execution by id and owner: another agent's id is simply not found. */
   getOwned(key: ExecutionKey): Promise<Execution | undefined>;
-  /** Reads an execution by id alone (console, workflow, reconciler). */
+  /** Reads an execution by id alone (console, state machine steps, reconciler). */
   get(executionId: string): Promise<Execution | undefined>;
   /** Moves an execution from one status to the next, only if it still holds the expected one. */
   transition(key: ExecutionKey, change: TransitionRequest): Promise<TransitionResult>;

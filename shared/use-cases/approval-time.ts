@@ -1,4 +1,4 @@
-// The approval time of a held call, as the workflow's timer needs it: whole seconds, at least one,
+// The approval time of a held call, as the approval run's timer needs it: whole seconds, at least one,
 // rounded up so the timer never fires before the call has expired.
 import type { Execution } from '../executions/execution.js';
 

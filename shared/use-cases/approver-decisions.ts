@@ -1,8 +1,9 @@
 // What an approver does with a held call: see the calls they may decide, open one (only the group
 // the policy named sees its arguments), and approve or reject it. Decisions are conditional writes
 // guarded by the arguments' hash and the approval time, then handed to the call's approval run.
+
+import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { Approver } from '../approvals/approver.js';
-import type { ApprovalWorkflow } from '../approvals/workflow.js';
 import { type Clock, isoAt } from '../clock.js';
 import { resultCodes, statusMessages } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
@@ -16,7 +17,7 @@ export interface DecisionDeps {
   readonly store: ExecutionStore;
   readonly clock: Clock;
   readonly log: Log;
-  readonly workflow: ApprovalWorkflow;
+  readonly approvalRuns: ApprovalRuns;
   readonly probe?: (step: CallStep, executionId: string) => void;
 }
 

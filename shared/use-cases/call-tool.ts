@@ -1,7 +1,7 @@
 // tools/call for catalog tools: find the tool this agent may see, put its arguments in canonical
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
 // execution record. This module decides; sending is run-once.ts's, holding is the state machine's.
-import type { ApprovalWorkflow } from '../approvals/workflow.js';
+import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import { argumentsHash, canonicalizeArguments } from '../arguments/canonicalize.js';
 import { canonicalJsonText } from '../arguments/exact-json.js';
 import type { StrictArguments } from '../arguments/strict-json.js';
@@ -30,7 +30,7 @@ export interface CallToolDeps extends RunOnceDeps {
   readonly ids: IdSource;
   readonly controlPlane: ControlPlane;
   readonly sealer: Sealer;
-  readonly workflow: ApprovalWorkflow;
+  readonly approvalRuns: ApprovalRuns;
 }
 
 export interface CallRequestContext {
@@ -172,8 +172,8 @@ export const callTool = async (
 };
 
 /**
- * Holds a call for a decision: the record first (so nothing is lost if the workflow cannot start;
- * recovery starts it), then the workflow that waits out the approval time.
+ * Holds a call for a decision: the record first (so nothing is lost if the approval run cannot start;
+ * recovery starts it), then the approval run that waits out the approval time.
  */
 const holdCall = async (
   deps: CallToolDeps,
@@ -199,13 +199,13 @@ const holdCall = async (
   };
   await deps.store.create(held);
   try {
-    await deps.workflow.start({
+    await deps.approvalRuns.start({
       execution_id: held.execution_id,
       agent_id: held.agent_id,
       timeout_seconds: approvalTimeoutSeconds(held, deps.clock.now()),
     });
   } catch (error) {
-    deps.log.warn('the approval workflow did not start; recovery will start it', {
+    deps.log.warn('the approval run did not start; recovery will start it', {
       execution_id: held.execution_id,
       error: error instanceof Error ? error.message : String(error),
     });

@@ -1,18 +1,19 @@
-// The steps the approval state machine runs for a held call (functions/workflow.ts in AWS, the
+// The steps the approval state machine runs for a held call (functions/held-call-steps.ts in AWS, the
 // local Step Functions engine here): register its task token and notify the approvers, run the
 // approved call once, or expire a call nobody decided.
+
+import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { HeldCallNotice, Notifier } from '../approvals/notifier.js';
 import { summarize } from '../approvals/notifier.js';
-import type { ApprovalWorkflow } from '../approvals/workflow.js';
 import { isoAt } from '../clock.js';
 import type { Execution } from '../executions/execution.js';
 import type { ExecutionKey } from '../executions/store.js';
 import { hiddenSecretsOf } from '../secret-pointers.js';
-import { expirePending, workflowOutcome } from './held-calls.js';
+import { expirePending, runOutcome } from './held-calls.js';
 import { type ApprovedRunDeps, runApproved } from './run-once.js';
 
 export interface HeldCallStepsDeps extends ApprovedRunDeps {
-  readonly workflow: ApprovalWorkflow;
+  readonly approvalRuns: ApprovalRuns;
   readonly notifier: Notifier;
   /** The console page of one held call (the link in notifications). */
   readonly consoleUrl: (executionId: string) => string;
@@ -38,11 +39,13 @@ export const registerApproval = async (
   }
   const current = registered.current;
   if (current === undefined) {
-    deps.log.warn('a workflow registered for an execution that does not exist', { execution_id: request.execution_id });
-    await deps.workflow.signal(request.task_token, 'closed');
+    deps.log.warn('an approval run registered for an execution that does not exist', {
+      execution_id: request.execution_id,
+    });
+    await deps.approvalRuns.signal(request.task_token, 'closed');
     return { status: 'missing' };
   }
-  await deps.workflow.signal(request.task_token, workflowOutcome(current));
+  await deps.approvalRuns.signal(request.task_token, runOutcome(current));
   return { status: current.status };
 };
 

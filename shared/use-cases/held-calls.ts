@@ -5,7 +5,7 @@
 // at once, a decision racing the expiry timer, a restarted runtime and a lost signal each end in
 // exactly one outcome. A decision is recorded first and then pushed to the approval run; if the
 // push is lost, the run (when it registers) or recovery hands it over again.
-import type { ApprovalWorkflow, WorkflowOutcome } from '../approvals/workflow.js';
+import type { ApprovalRunOutcome, ApprovalRuns } from '../approvals/approval-runs.js';
 import { type Clock, isoAt } from '../clock.js';
 import { resultCodes } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
@@ -21,7 +21,7 @@ export const keyOf = (execution: Pick<Execution, 'execution_id' | 'agent_id'>): 
 export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** What a waiting approval run is told of a call that left pending: run it, or end. */
-export const workflowOutcome = (execution: Execution): WorkflowOutcome =>
+export const runOutcome = (execution: Execution): ApprovalRunOutcome =>
   execution.status === 'approved' ? 'approved' : 'closed';
 
 /**
@@ -55,14 +55,14 @@ export const expirePending = (
 
 /** Hands a recorded decision to the waiting approval run; a lost push is repeated by recovery. */
 export const pushDecision = async (
-  deps: { readonly workflow: ApprovalWorkflow; readonly log: Log },
+  deps: { readonly approvalRuns: ApprovalRuns; readonly log: Log },
   execution: Execution,
 ): Promise<boolean> => {
   if (execution.task_token === null) return false;
   try {
-    return await deps.workflow.signal(execution.task_token, workflowOutcome(execution));
+    return await deps.approvalRuns.signal(execution.task_token, runOutcome(execution));
   } catch (error) {
-    deps.log.warn('the decision could not be handed to the workflow; recovery will', {
+    deps.log.warn('the decision could not be handed to the approval run; recovery will', {
       execution_id: execution.execution_id,
       error: errorText(error),
     });

@@ -1,14 +1,14 @@
 // Nothing lost: every open call brought forward, by the local runtime when it starts and by the
 // reconciler in AWS on a schedule. Pending calls past their time expire, lost approval runs start
 // again, decisions whose push was lost are handed over (or run here), and abandoned claims settle.
-import type { ApprovalWorkflow } from '../approvals/workflow.js';
+import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import { expireApproval } from './held-call-steps.js';
 import { errorText, keyOf, openExecutions, pushDecision } from './held-calls.js';
 import { type ApprovedRunDeps, claimGraceMs, runApproved, settleAbandonedClaim } from './run-once.js';
 
 export interface RecoveryDeps extends ApprovedRunDeps {
-  readonly workflow: ApprovalWorkflow;
+  readonly approvalRuns: ApprovalRuns;
 }
 
 /** How long a decision may wait for its approval run before recovery runs it itself. */
@@ -56,7 +56,7 @@ export const recoverOpenExecutions = async (
           mode === 'restart' ||
           (execution.task_token === null && now - Date.parse(execution.created_at) > registerGraceMs)
         ) {
-          await deps.workflow.start({
+          await deps.approvalRuns.start({
             execution_id: execution.execution_id,
             agent_id: execution.agent_id,
             timeout_seconds: approvalTimeoutSeconds(execution, now),

@@ -12,8 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newLocalAwsCredentials } from '../../infra/local/aws-signature.js';
 import { localAwsClientConfig } from '../../infra/local/dynamodb.js';
 import { type LocalStepFunctions, startLocalStepFunctions } from '../../infra/local/step-functions.js';
-import { approvalDefinition, approvalDefinitionPath } from '../../infra/workflow/definition.js';
-import { SfnApprovalWorkflow } from '../../shared/adapters/sfn-workflow.js';
+import { approvalDefinition, approvalDefinitionPath } from '../../infra/state-machine/definition.js';
+import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { eventually } from '../support/approval-org.js';
 import { signedAwsCall, unsignedAwsCall } from '../support/aws-requests.js';
 
@@ -37,7 +37,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     stateMachineName: 'test-approvals',
-    definition: approvalDefinition({ Partition: 'aws', WorkflowFunction: functionArn }),
+    definition: approvalDefinition({ Partition: 'aws', HeldCallStepsFunction: functionArn }),
     functions: new Map([
       [
         functionArn,
@@ -100,7 +100,7 @@ const errorName = async (promise: Promise<unknown>): Promise<string> => {
   return 'no error';
 };
 
-describe('the approval workflow on the local endpoint', () => {
+describe('the approval run on the local endpoint', () => {
   it('[workflow.asl-in-repo] runs the repo’s ASL: a decided call takes three transitions, the task token reaches the register task', async () => {
     const name = 'decided-call';
     await start(name);
@@ -115,7 +115,7 @@ describe('the approval workflow on the local endpoint', () => {
     );
     const done = await finished(name);
     expect(done.status).toBe('SUCCEEDED');
-    // The Execute task's selected result is the workflow's output.
+    // The Execute task's selected result is the approval run's output.
     expect(JSON.parse(done.output ?? 'null')).toEqual({ status: 'succeeded' });
     expect(sfn.statesEntered(name)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
     expect(invocations.filter((invocation) => invocation.execution_id === name).map((i) => i.action)).toEqual([
@@ -159,7 +159,7 @@ describe('the approval workflow on the local endpoint', () => {
     const { readFile } = await import('node:fs/promises');
     const text = await readFile(approvalDefinitionPath, 'utf8');
     expect(text).not.toMatch(/QueryLanguage|JSONata|\{%/);
-    const definition = approvalDefinition({ Partition: 'aws', WorkflowFunction: functionArn }) as {
+    const definition = approvalDefinition({ Partition: 'aws', HeldCallStepsFunction: functionArn }) as {
       States: Record<string, Record<string, unknown>>;
     };
     expect(definition.States.AwaitDecision).toMatchObject({
@@ -167,7 +167,7 @@ describe('the approval workflow on the local endpoint', () => {
       TimeoutSecondsPath: '$.Payload.timeout_seconds',
       Catch: [{ ErrorEquals: ['States.Timeout'], Next: 'Expire' }],
     });
-    expect(() => approvalDefinition({ Partition: 'aws' } as never)).toThrow(/WorkflowFunction/);
+    expect(() => approvalDefinition({ Partition: 'aws' } as never)).toThrow(/HeldCallStepsFunction/);
   });
 
   it('[workflow.local-endpoint] a decision handed back while the register task still runs is not lost', async () => {
@@ -187,7 +187,7 @@ describe('the approval workflow on the local endpoint', () => {
     expect(again.executionArn).toBe(first.executionArn);
     expect(await errorName(start('named-once', 30))).toBe('ExecutionAlreadyExists');
     // The adapter treats an existing execution as started.
-    const workflow = new SfnApprovalWorkflow(client, sfn.stateMachineArn);
+    const workflow = new StepFunctionsApprovalRuns(client, sfn.stateMachineArn);
     await expect(
       workflow.start({ execution_id: 'named-once', agent_id: 'procurement-agent', timeout_seconds: 30 }),
     ).resolves.toBeUndefined();
@@ -217,7 +217,7 @@ describe('the approval workflow on the local endpoint', () => {
         client.send(new SendTaskSuccessCommand({ taskToken: register?.task_token ?? '', output: 'not json' })),
       ),
     ).toBe('InvalidOutput');
-    // A failure handed back fails the workflow with that error.
+    // A failure handed back fails the approval run with that error.
     await client.send(
       new SendTaskFailureCommand({ taskToken: register?.task_token ?? '', error: 'Gateway.Refused', cause: 'test' }),
     );

@@ -137,7 +137,7 @@ const endpointWith = (snapshot: GatewaySnapshot, store = testStore.store): McpEn
     ids: uuidV7Ids,
     controlPlane,
     sealer: new AesSealer(Buffer.alloc(32, 7)),
-    workflow: { start: async () => {}, signal: async () => false },
+    approvalRuns: { start: async () => {}, signal: async () => false },
   };
   return createMcpEndpoint(services, {
     allowedHostnames: null,

@@ -1,12 +1,12 @@
 // Decisions racing the approval time, and the reconciler's pass over whatever was lost: the whole
 // local runtime in this process (its real store, the ASL on the local Step Functions endpoint, the
-// workflow function), with the demo ERP counting what was sent.
+// held-call steps function), with the demo ERP counting what was sent.
 import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
-import { createWorkflowFunction } from '../../functions/workflow.js';
+import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
 import { lambdaContext } from '../../infra/local/http-front.js';
 import { LocalOptions } from '../../infra/local/options.js';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.js';
@@ -112,7 +112,7 @@ describe('a decision racing the approval time', () => {
     expect(outcomes.every((status) => status === 'succeeded' || status === 'expired')).toBe(true);
   }, 180_000);
 
-  it('[approvals.decision-pushed] a decision reaches its waiting workflow at once: no timer, no poll', async () => {
+  it('[approvals.decision-pushed] a decision reaches its waiting approval run at once: no timer, no poll', async () => {
     const id = await hold(client);
     const record = await eventually(
       () => runtime.store.get(id),
@@ -126,7 +126,7 @@ describe('a decision racing the approval time', () => {
     expect(decided.kind).toBe('decided');
     const final = await terminal(runtime, id);
     expect(final?.status).toBe('succeeded');
-    // The workflow went from the wait straight on (it did not expire and run from there).
+    // The approval run went from the wait straight on (it did not expire and run from there).
     expect(runtime.stepFunctions.statesEntered(id)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
   });
 });
@@ -177,11 +177,11 @@ describe('the reconciler’s pass', () => {
     return report;
   };
 
-  it('[approvals.reconciler] hands a lost decision to its workflow, runs one whose workflow is gone, and settles what is overdue', async () => {
+  it('[approvals.reconciler] hands a lost decision to its approval run, runs one whose workflow is gone, and settles what is overdue', async () => {
     const minuteAgo = new Date(Date.now() - 120_000).toISOString();
     const inADay = new Date(Date.now() + 86_400_000).toISOString();
 
-    // A decision recorded, but its push never reached the waiting workflow.
+    // A decision recorded, but its push never reached the waiting approval run.
     const lostSignal = await hold(client);
     const waiting = await eventually(
       () => runtime.store.get(lostSignal),
@@ -194,7 +194,7 @@ describe('the reconciler’s pass', () => {
       patch: { decided_by: 'finance-approver', decided_at: new Date().toISOString() },
     });
     expect(approved.kind).toBe('applied');
-    // Approved, and its workflow gone (a token nothing waits on).
+    // Approved, and its approval run gone (a token nothing waits on).
     const orphan = await stored({
       status: 'approved',
       task_token: 'a-token-nothing-waits-on',
@@ -202,7 +202,7 @@ describe('the reconciler’s pass', () => {
       expires_at: inADay,
       history: [{ status: 'approved', at: minuteAgo }],
     });
-    // Held, but its workflow never started.
+    // Held, but its approval run never started.
     const unstarted = await stored({ created_at: minuteAgo, expires_at: inADay });
     // Held past its approval time.
     const overdue = await stored({ created_at: minuteAgo, expires_at: new Date(Date.now() - 10_000).toISOString() });
@@ -256,7 +256,7 @@ describe('the reconciler’s pass', () => {
         (await client.callTool({ name: 'get_execution_status', arguments: { execution_id: id } })).structuredContent,
       );
     expect(await status(expiredLongAgo.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
-    // Within the grace the workflow's own timer has the first word.
+    // Within the grace the approval run's own timer has the first word.
     expect((await status(justExpired.execution_id)).status).toBe('pending_approval');
     expect(await status(staleClaim.execution_id)).toMatchObject({ status: 'unknown', code: 'interrupted' });
     expect(erp.callsFor(staleClaim.execution_id)).toBe(0);
@@ -283,7 +283,7 @@ describe('the reconciler’s pass', () => {
   });
 });
 
-describe('the workflow function', () => {
+describe('the held-call steps function', () => {
   let runtime: LocalRuntime;
 
   beforeAll(async () => {
@@ -294,7 +294,7 @@ describe('the workflow function', () => {
   });
 
   it('[workflow.task-input] refuses a task it cannot read, naming the field, and ends one for an unknown execution', async () => {
-    const workflow = createWorkflowFunction({
+    const workflow = createHeldCallStepsFunction({
       services: runtime.approvals,
       logger: new Logger({ serviceName: 'workflow-test', logLevel: 'CRITICAL' }),
     });

@@ -185,7 +185,7 @@ describe('staff approvals against the demo ERP', () => {
 
   it('[console.tampered-hash] [console.csrf] [console.get-never-decides] [console.approver-group] refuses bad decisions and changes nothing', async () => {
     const executionId = await hold(client);
-    // Once the workflow registered and approvers were notified, nothing may change the record.
+    // Once the approval run registered and approvers were notified, nothing may change the record.
     const before = (await eventually(
       () => store.get(executionId),
       (execution) => execution?.notified_at !== null,

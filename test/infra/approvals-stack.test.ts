@@ -1,5 +1,5 @@
 // CDK assertion tests for the staff-approval lifecycle in the stack: the state machine built from
-// the repo's ASL, the workflow, reconciler and console functions, the console routes, the notice
+// the repo's ASL, the approval run, reconciler and console functions, the console routes, the notice
 // bus, the approvers' sign-in, and the grants each function gets for the calls its code makes.
 import { readFileSync } from 'node:fs';
 import { Stack } from 'aws-cdk-lib';
@@ -7,13 +7,13 @@ import { CfnUserPoolGroup } from 'aws-cdk-lib/aws-cognito';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { describe, expect, it } from 'vitest';
-import { ApprovalWorkflow } from '../../infra/constructs/approval-workflow.js';
+import { ApprovalStateMachine } from '../../infra/constructs/approval-state-machine.js';
 import { ApproverConsole } from '../../infra/constructs/approver-console.js';
 import { ApproverIdentity } from '../../infra/constructs/approver-identity.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
-import { approvalDefinition, approvalDefinitionPath } from '../../infra/workflow/definition.js';
+import { approvalDefinition, approvalDefinitionPath } from '../../infra/state-machine/definition.js';
 import {
   actionsOf,
   allStatements,
@@ -39,13 +39,13 @@ const consoleRouteKeys = ['ANY /console', 'ANY /console/{proxy+}'];
 
 /** The stack's constructs and logical ids the approval tests talk about. */
 const partsOf = ({ stack, template }: Synthesized) => {
-  const approvals = child(stack, 'Approvals', ApprovalWorkflow);
+  const approvals = child(stack, 'Approvals', ApprovalStateMachine);
   const approverConsole = child(stack, 'Console', ApproverConsole);
   const api = child(stack, 'AgentApi', McpApi);
   const functions = {
     mcp: child(stack, 'Mcp', GatewayFunction),
     metadata: child(stack, 'ResourceMetadata', GatewayFunction),
-    workflow: approvals.workflow,
+    steps: approvals.steps,
     reconciler: approvals.reconciler,
     console: approverConsole.console,
   };
@@ -115,7 +115,7 @@ describe('the approval lifecycle in the default stack', () => {
     return result;
   };
 
-  it("[aws.state-machine] runs one Standard state machine built from the repo's ASL, filled with the partition and the workflow function", () => {
+  it("[aws.state-machine] runs one Standard state machine built from the repo's ASL, filled with the partition and the held-call steps function", () => {
     template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
     expect(stateMachine.StateMachineType).toBe('STANDARD');
     const { text, filled, substitutions } = synthesizedDefinition();
@@ -124,24 +124,24 @@ describe('the approval lifecycle in the default stack', () => {
     // ... with every placeholder substituted, by exactly these values.
     expect(substitutions).toEqual({
       Partition: { Ref: 'AWS::Partition' },
-      WorkflowFunction: getAtt(functionId('workflow')),
+      HeldCallStepsFunction: getAtt(functionId('steps')),
     });
     expect(filled).not.toMatch(/\$\{\w+\}/);
     expect(JSON.parse(filled)).toEqual(
-      approvalDefinition({ Partition: '<<Partition>>', WorkflowFunction: '<<WorkflowFunction>>' }),
+      approvalDefinition({ Partition: '<<Partition>>', HeldCallStepsFunction: '<<HeldCallStepsFunction>>' }),
     );
     const tasks = Object.values(states()).filter((state) => state.Type === 'Task');
     expect(tasks.length).toBeGreaterThan(0);
     for (const task of tasks) {
       expect(String(task.Resource)).toMatch(/^arn:<<Partition>>:states:::lambda:invoke(\.waitForTaskToken)?$/);
-      expect(isObject(task.Parameters) ? task.Parameters.FunctionName : undefined).toBe('<<WorkflowFunction>>');
+      expect(isObject(task.Parameters) ? task.Parameters.FunctionName : undefined).toBe('<<HeldCallStepsFunction>>');
     }
   });
 
   it('[aws.state-machine] waits in AwaitDecision for the remaining approval time and leads States.Timeout to Expire', () => {
     const { AwaitDecision: awaitDecision, Expire: expire } = states();
     expect(awaitDecision?.Resource).toBe('arn:<<Partition>>:states:::lambda:invoke.waitForTaskToken');
-    // The workflow input is {Payload: {execution_id, agent_id, timeout_seconds}} (SfnApprovalWorkflow).
+    // The approval run input is {Payload: {execution_id, agent_id, timeout_seconds}} (StepFunctionsApprovalRuns).
     expect(awaitDecision?.TimeoutSecondsPath).toBe('$.Payload.timeout_seconds');
     expect(awaitDecision).not.toHaveProperty('TimeoutSeconds');
     const catches = asList(awaitDecision?.Catch).filter(isObject);
@@ -168,14 +168,14 @@ describe('the approval lifecycle in the default stack', () => {
   it('[aws.state-machine] names the state machine the ARN every function is given', () => {
     expect(JSON.stringify(stateMachineArn)).toContain(`:stateMachine:${String(stateMachine.StateMachineName)}"`);
     expect(JSON.stringify(stateMachineArn)).not.toContain(parts.stateMachineId);
-    for (const name of ['mcp', 'workflow', 'reconciler', 'console'] as const) {
+    for (const name of ['mcp', 'steps', 'reconciler', 'console'] as const) {
       expect(environmentOf(template, functionId(name)).STATE_MACHINE_ARN, name).toEqual(stateMachineArn);
     }
     expect(environmentOf(template, functionId('metadata'))).not.toHaveProperty('STATE_MACHINE_ARN');
   });
 
-  it('[aws.approval-resources] has the workflow, reconciler and console functions, with the API URL for console links', () => {
-    for (const name of ['workflow', 'reconciler', 'console'] as const) {
+  it('[aws.approval-resources] has the approval run, reconciler and console functions, with the API URL for console links', () => {
+    for (const name of ['steps', 'reconciler', 'console'] as const) {
       const environment = environmentOf(template, functionId(name));
       expect(environment, name).toMatchObject({
         EXECUTIONS_TABLE: { Ref: expect.any(String) },
@@ -184,15 +184,15 @@ describe('the approval lifecycle in the default stack', () => {
         API_URL: parts.apiEndpoint,
       });
     }
-    expect(resourceProperties(template, functionId('workflow')).Handler).toBe('index.handler');
+    expect(resourceProperties(template, functionId('steps')).Handler).toBe('index.handler');
     // An approved call is sent within one task or pass: well beyond the MCP function's 30 s.
-    expect(resourceProperties(template, functionId('workflow')).Timeout).toBe(300);
+    expect(resourceProperties(template, functionId('steps')).Timeout).toBe(300);
     expect(resourceProperties(template, functionId('reconciler')).Timeout).toBe(300);
   });
 
-  it('[aws.least-privilege] lets the state machine invoke exactly the workflow function, and nothing else invoke it', () => {
+  it('[aws.least-privilege] lets the state machine invoke exactly the held-call steps function, and nothing else invoke it', () => {
     const lambda = grantsOf(template, parts.stateMachineRoleId, 'lambda');
-    expect(lambda).toEqual([grant('lambda:InvokeFunction', getAtt(functionId('workflow')))]);
+    expect(lambda).toEqual([grant('lambda:InvokeFunction', getAtt(functionId('steps')))]);
     const others = statementsForRole(template, parts.stateMachineRoleId).filter(
       (statement) => !actionsOf(statement).some((action) => action.startsWith('lambda:')),
     );
@@ -208,7 +208,7 @@ describe('the approval lifecycle in the default stack', () => {
   it('[aws.least-privilege] grants Step Functions calls on the approval state machine only, as each function makes them', () => {
     const states = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'states');
     expect(states('mcp')).toEqual([grant('states:StartExecution', stateMachineArn)]);
-    expect(states('workflow')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
+    expect(states('steps')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
     expect(states('reconciler')).toEqual(
       [grant('states:SendTaskSuccess', stateMachineArn), grant('states:StartExecution', stateMachineArn)].sort(),
     );
@@ -221,7 +221,7 @@ describe('the approval lifecycle in the default stack', () => {
     const byKey = [grant('dynamodb:GetItem', parts.tableArn), grant('dynamodb:UpdateItem', parts.tableArn)];
     const readConfig = grant('dynamodb:GetItem', parts.configTableArn);
     const listOpen = grant('dynamodb:Query', parts.openIndexArn);
-    expect(dynamodb('workflow')).toEqual([...byKey, readConfig].sort());
+    expect(dynamodb('steps')).toEqual([...byKey, readConfig].sort());
     expect(dynamodb('reconciler')).toEqual([...byKey, readConfig, listOpen].sort());
     // The console finds a call by id alone (a query on the table), lists the agent's recent calls
     // beside a held one, and never reads the configuration.
@@ -235,12 +235,12 @@ describe('the approval lifecycle in the default stack', () => {
     );
   });
 
-  it('[aws.least-privilege] lets the workflow and reconciler only decrypt with the data key, and the console only MAC with its session key', () => {
+  it('[aws.least-privilege] lets the approval run and reconciler only decrypt with the data key, and the console only MAC with its session key', () => {
     const kms = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'kms');
     expect(kms('mcp')).toEqual(
       [grant('kms:Decrypt', parts.dataKeyArn), grant('kms:GenerateDataKey', parts.dataKeyArn)].sort(),
     );
-    expect(kms('workflow')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
+    expect(kms('steps')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
     expect(kms('reconciler')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
     expect(kms('console')).toEqual(
       [grant('kms:GenerateMac', parts.sessionKeyArn), grant('kms:VerifyMac', parts.sessionKeyArn)].sort(),
@@ -249,13 +249,13 @@ describe('the approval lifecycle in the default stack', () => {
     expect(grantsOf(template, parts.stateMachineRoleId, 'kms')).toEqual([]);
   });
 
-  it('[aws.least-privilege] lets only the workflow function put events, on the notice bus', () => {
+  it('[aws.least-privilege] lets only the held-call steps function put events, on the notice bus', () => {
     const busArn = getAtt(parts.busId);
     for (const name of Object.keys(functions) as (keyof typeof functions)[]) {
-      const expected = name === 'workflow' ? [grant('events:PutEvents', busArn)] : [];
+      const expected = name === 'steps' ? [grant('events:PutEvents', busArn)] : [];
       expect(grantsOf(template, roleId(name), 'events'), name).toEqual(expected);
     }
-    expect(environmentOf(template, functionId('workflow')).EVENT_BUS_NAME).toEqual({ Ref: parts.busId });
+    expect(environmentOf(template, functionId('steps')).EVENT_BUS_NAME).toEqual({ Ref: parts.busId });
   });
 
   it('[aws.least-privilege] grants no Step Functions, EventBridge, KMS or Lambda action on "*"', () => {

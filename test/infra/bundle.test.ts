@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApprovalWorkflow } from '../../infra/constructs/approval-workflow.js';
+import { ApprovalStateMachine } from '../../infra/constructs/approval-state-machine.js';
 import { ApproverConsole } from '../../infra/constructs/approver-console.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayStack } from '../../infra/gateway-stack.js';
@@ -42,10 +42,10 @@ beforeAll(async () => {
   const stack = new GatewayStack(app, 'BundleCheck');
   const assembly = app.synth();
   const template = Template.fromStack(stack);
-  const approvals = child(stack, 'Approvals', ApprovalWorkflow);
+  const approvals = child(stack, 'Approvals', ApprovalStateMachine);
   const functions = {
     mcp: child(stack, 'Mcp', GatewayFunction),
-    workflow: approvals.workflow,
+    'held-call-steps': approvals.steps,
     reconciler: approvals.reconciler,
     console: child(stack, 'Console', ApproverConsole).console,
     'resource-metadata': child(stack, 'ResourceMetadata', GatewayFunction),
@@ -136,9 +136,9 @@ describe('the bundled functions', () => {
     });
   });
 
-  it('[aws.approval-resources] loads the workflow function, which refuses a task the state machine would never send', async () => {
-    const invoke = await load('workflow');
-    await expect(invoke({ action: 'launch' })).rejects.toThrow(/The workflow task is invalid/);
+  it('[aws.approval-resources] loads the held-call steps function, which refuses a task the state machine would never send', async () => {
+    const invoke = await load('held-call-steps');
+    await expect(invoke({ action: 'launch' })).rejects.toThrow(/The state machine step is invalid/);
   });
 
   it('[aws.stack-shape] loads the metadata function, which needs no Cedar, and answers its document', async () => {

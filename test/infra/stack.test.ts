@@ -5,7 +5,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { describe, expect, it } from 'vitest';
 import { AgentIdentity } from '../../infra/constructs/agent-identity.js';
-import { ApprovalWorkflow } from '../../infra/constructs/approval-workflow.js';
+import { ApprovalStateMachine } from '../../infra/constructs/approval-state-machine.js';
 import { ApproverConsole } from '../../infra/constructs/approver-console.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
@@ -57,13 +57,13 @@ const consoleRoutes = ['ANY /console', 'ANY /console/{proxy+}'];
 
 describe('the stack with the default Cognito agent identity', () => {
   const { stack, template, nag, validationReport } = synthesize();
-  const approvals = child(stack, 'Approvals', ApprovalWorkflow);
+  const approvals = child(stack, 'Approvals', ApprovalStateMachine);
   const approverConsole = child(stack, 'Console', ApproverConsole).console;
   /** Every function of the stack: the agents' two, and the approval lifecycle's three. */
   const functions = [
     child(stack, 'Mcp', GatewayFunction),
     child(stack, 'ResourceMetadata', GatewayFunction),
-    approvals.workflow,
+    approvals.steps,
     approvals.reconciler,
     approverConsole,
   ];

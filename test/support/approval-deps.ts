@@ -20,6 +20,6 @@ export const approvalDepsFor = (
   sealer: { seal: unusedPort('the sealer'), open: unusedPort('the sealer') },
   notifier: { heldCall: unusedPort('the notifier') },
   consoleUrl: (id) => `http://127.0.0.1/console/executions/${id}`,
-  workflow: { start: unusedPort('the workflow'), signal: unusedPort('the workflow signal') },
+  approvalRuns: { start: unusedPort('the approval runs'), signal: unusedPort('the approval run signal') },
   ...overrides,
 });

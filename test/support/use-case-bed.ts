@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
+import type { ApprovalRunOutcome, ApprovalRunStart } from '../../shared/approvals/approval-runs.js';
 import type { Approver } from '../../shared/approvals/approver.js';
 import type { HeldCallNotice } from '../../shared/approvals/notifier.js';
-import type { WorkflowOutcome, WorkflowStart } from '../../shared/approvals/workflow.js';
 import { readArguments, type StrictArguments } from '../../shared/arguments/strict-json.js';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { formatProblem } from '../../shared/config/load.js';
@@ -185,8 +185,8 @@ export interface UseCaseBed {
   readonly deps: ApprovalServices & CallToolDeps;
   /** Every request sent to the system, in order. */
   readonly sent: OutboundRequest[];
-  readonly started: WorkflowStart[];
-  readonly signals: { readonly token: string; readonly outcome: WorkflowOutcome }[];
+  readonly started: ApprovalRunStart[];
+  readonly signals: { readonly token: string; readonly outcome: ApprovalRunOutcome }[];
   readonly notices: HeldCallNotice[];
   readonly warnings: string[];
   /** How the system answers the next calls (default: 201 with a body). */
@@ -206,8 +206,8 @@ export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot 
   const clock = new ManualClock();
   let state: ControlPlaneState = { kind: 'active', snapshot: options.snapshot ?? (await benchSnapshot()) };
   const sent: OutboundRequest[] = [];
-  const started: WorkflowStart[] = [];
-  const signals: { token: string; outcome: WorkflowOutcome }[] = [];
+  const started: ApprovalRunStart[] = [];
+  const signals: { token: string; outcome: ApprovalRunOutcome }[] = [];
   const notices: HeldCallNotice[] = [];
   const warnings: string[] = [];
   const bed: UseCaseBed = {
@@ -245,7 +245,7 @@ export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot 
         },
       },
       log: { info: () => undefined, warn: (message) => void warnings.push(message) },
-      workflow: {
+      approvalRuns: {
         start: async (input) => void started.push(input),
         signal: async (token, outcome) => {
           signals.push({ token, outcome });

@@ -184,12 +184,12 @@ describe('a call held for approval', () => {
     const bed = await useCaseBed();
     const deps = {
       ...bed.deps,
-      workflow: { ...bed.deps.workflow, start: () => Promise.reject(new Error('throttled')) },
+      approvalRuns: { ...bed.deps.approvalRuns, start: () => Promise.reject(new Error('throttled')) },
     };
     const result = await callTool(deps, procurementAgent, tools.create, order('2000'));
     expect(result.status).toBe('pending_approval');
     expect((await bed.record(result.execution_id ?? '')).status).toBe('pending_approval');
-    expect(bed.warnings).toEqual(['the approval workflow did not start; recovery will start it']);
+    expect(bed.warnings).toEqual(['the approval run did not start; recovery will start it']);
   });
 });
 

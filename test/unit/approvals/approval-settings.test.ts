@@ -31,7 +31,7 @@ describe('the approval time', () => {
     },
   );
 
-  it('[approvals.approval-time-setting] the workflow waits the remaining time in whole seconds, rounded up, at least one', () => {
+  it('[approvals.approval-time-setting] the approval run waits the remaining time in whole seconds, rounded up, at least one', () => {
     const expiresAt = '2026-11-29T12:00:10.000Z';
     expect(approvalTimeoutSeconds({ expires_at: expiresAt }, Date.parse('2026-11-29T12:00:00.000Z'))).toBe(10);
     expect(approvalTimeoutSeconds({ expires_at: expiresAt }, Date.parse('2026-11-29T12:00:00.001Z'))).toBe(10);

@@ -2,24 +2,24 @@
 // judged at the time it is reached, and open calls are found from their records, not the index.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkflowStart } from '../../../shared/approvals/workflow.js';
+import type { ApprovalRunStart } from '../../../shared/approvals/approval-runs.js';
 import { recoverOpenExecutions } from '../../../shared/use-cases/recovery.js';
 import { approvalDepsFor, unusedPort } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { anExecution } from '../../support/executions.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
 
-/** Recovery's services, with a workflow that records what it starts and takes `startMs` to start. */
+/** Recovery's services, with an approval run that records what it starts and takes `startMs` to start. */
 const recoveryDeps = (local: TestStore, clock: ManualClock, startMs: number) => {
-  const started: WorkflowStart[] = [];
+  const started: ApprovalRunStart[] = [];
   const deps = approvalDepsFor(local.store, clock, {
-    workflow: {
+    approvalRuns: {
       start: async (input) => {
         started.push(input);
         // A slow start: recovering each call moves the clock on.
         clock.advance(startMs);
       },
-      signal: unusedPort('the workflow signal'),
+      signal: unusedPort('the approval run signal'),
     },
   });
   return { deps, started };

@@ -59,7 +59,7 @@ describe('a held call with a look-alike and real secrets', () => {
         log: { info: () => undefined, warn: () => undefined },
         controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
         sealer: new AesSealer(Buffer.alloc(32, 3)),
-        workflow: { start: async () => undefined, signal: unusedPort('the workflow signal') },
+        approvalRuns: { start: async () => undefined, signal: unusedPort('the approval run signal') },
       },
       anAgent('agent-1', ['staff']),
       'portal.logins.create',

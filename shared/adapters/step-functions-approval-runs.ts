@@ -1,16 +1,16 @@
-// The approval workflow on Step Functions (the local runtime answers the same API calls).
+// Approval runs on Step Functions (the local runtime answers the same API calls).
 import { SendTaskSuccessCommand, type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import type { ApprovalWorkflow, WorkflowOutcome, WorkflowStart } from '../approvals/workflow.js';
+import type { ApprovalRunOutcome, ApprovalRunStart, ApprovalRuns } from '../approvals/approval-runs.js';
 
 const nameOf = (error: unknown): string => (error instanceof Error ? error.name : '');
 
-export class SfnApprovalWorkflow implements ApprovalWorkflow {
+export class StepFunctionsApprovalRuns implements ApprovalRuns {
   constructor(
     private readonly client: SFNClient,
     private readonly stateMachineArn: string,
   ) {}
 
-  async start(input: WorkflowStart): Promise<void> {
+  async start(input: ApprovalRunStart): Promise<void> {
     try {
       await this.client.send(
         new StartExecutionCommand({
@@ -21,12 +21,12 @@ export class SfnApprovalWorkflow implements ApprovalWorkflow {
         }),
       );
     } catch (error) {
-      // A workflow of that name exists: the call is already in hand.
+      // An approval run of that name exists: the call is already in hand.
       if (nameOf(error) !== 'ExecutionAlreadyExists') throw error;
     }
   }
 
-  async signal(taskToken: string, outcome: WorkflowOutcome): Promise<boolean> {
+  async signal(taskToken: string, outcome: ApprovalRunOutcome): Promise<boolean> {
     try {
       await this.client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify({ outcome }) }));
       return true;

@@ -1,5 +1,5 @@
 // The approval lifecycle in AWS: the Standard state machine run from the repo's ASL document (the
-// same file the local runtime runs), the workflow function its tasks invoke, and the reconciler
+// same file the local runtime runs), the held-call steps function its tasks invoke, and the reconciler
 // that brings lost or overdue calls forward every minute.
 import { ArnFormat, Aws, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -8,36 +8,36 @@ import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { type ApprovalSubstitutions, approvalDefinitionPath } from '../workflow/definition.js';
+import { type ApprovalSubstitutions, approvalDefinitionPath } from '../state-machine/definition.js';
 import { GatewayFunction } from './gateway-function.js';
 
-export interface ApprovalWorkflowProps {
-  /** Environment of the workflow and reconciler functions; STATE_MACHINE_ARN is added here. */
+export interface ApprovalStateMachineProps {
+  /** Environment of the approval run and reconciler functions; STATE_MACHINE_ARN is added here. */
   readonly environment: Record<string, string>;
-  /** Variables only the workflow function reads (e.g. the notice bus). @default none */
-  readonly workflowEnvironment?: Record<string, string>;
+  /** Variables only the held-call steps function reads (e.g. the notice bus). @default none */
+  readonly stepsEnvironment?: Record<string, string>;
   /**
-   * How long one workflow task or reconciler pass may run: an approved call is sent within it,
+   * How long one state machine step or reconciler pass may run: an approved call is sent within it,
    * so it must exceed the longest system timeout. @default 300
    */
   readonly runTimeoutSeconds?: number;
 }
 
-export class ApprovalWorkflow extends Construct {
+export class ApprovalStateMachine extends Construct {
   readonly stateMachine: StateMachine;
   /**
    * The state machine's ARN, built from its fixed name rather than read from the resource: the
-   * workflow function needs it while the state machine's definition names the function.
+   * held-call steps function needs it while the state machine's definition names the function.
    */
   readonly stateMachineArn: string;
   readonly logGroup: LogGroup;
   /** Invoked by the state machine's tasks: register and notify, execute once, expire. */
-  readonly workflow: GatewayFunction;
-  /** Run by the schedule: starts lost workflows, hands lost decisions over, expires overdue calls. */
+  readonly steps: GatewayFunction;
+  /** Run by the schedule: starts lost approval runs, hands lost decisions over, expires overdue calls. */
   readonly reconciler: GatewayFunction;
   readonly schedule: Rule;
 
-  constructor(scope: Construct, id: string, props: ApprovalWorkflowProps) {
+  constructor(scope: Construct, id: string, props: ApprovalStateMachineProps) {
     super(scope, id);
     const stateMachineName = Names.uniqueResourceName(this, { maxLength: 80 });
     this.stateMachineArn = Stack.of(this).formatArn({
@@ -49,13 +49,13 @@ export class ApprovalWorkflow extends Construct {
     const timeoutSeconds = props.runTimeoutSeconds ?? 300;
     const environment = { ...props.environment, STATE_MACHINE_ARN: this.stateMachineArn };
 
-    this.workflow = new GatewayFunction(this, 'Workflow', {
-      entry: 'workflow.ts',
-      description: 'Approval Gateway approval workflow tasks',
+    this.steps = new GatewayFunction(this, 'HeldCallSteps', {
+      entry: 'held-call-steps.ts',
+      description: 'Approval Gateway approval state machine steps',
       timeoutSeconds,
       // Running an approved call loads the configuration snapshot, whose policy engine is Cedar.
       cedar: true,
-      environment: { ...environment, ...props.workflowEnvironment },
+      environment: { ...environment, ...props.stepsEnvironment },
     });
     this.reconciler = new GatewayFunction(this, 'Reconciler', {
       entry: 'reconciler.ts',
@@ -73,7 +73,7 @@ export class ApprovalWorkflow extends Construct {
     });
     const substitutions: ApprovalSubstitutions = {
       Partition: Aws.PARTITION,
-      WorkflowFunction: this.workflow.function.functionArn,
+      HeldCallStepsFunction: this.steps.function.functionArn,
     };
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName,
@@ -87,10 +87,10 @@ export class ApprovalWorkflow extends Construct {
     });
     // The definition names the unqualified function ARN, so exactly that may be invoked.
     this.stateMachine.addToRolePolicy(
-      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.workflow.function.functionArn] }),
+      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.steps.function.functionArn] }),
     );
     // The register task hands a decision back itself when the call was decided before it listened.
-    this.grantTaskSuccess(this.workflow.role);
+    this.grantTaskSuccess(this.steps.role);
     this.grantStartExecution(this.reconciler.role);
     this.grantTaskSuccess(this.reconciler.role);
 
@@ -109,7 +109,7 @@ export class ApprovalWorkflow extends Construct {
     });
   }
 
-  /** Start approval workflows (named by execution id) on this state machine only. */
+  /** Start approval runs (named by execution id) on this state machine only. */
   grantStartExecution(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['states:StartExecution'], resources: [this.stateMachineArn] }),
@@ -117,7 +117,7 @@ export class ApprovalWorkflow extends Construct {
   }
 
   /**
-   * Hand a decision to a waiting workflow. Step Functions authorizes a callback task's token
+   * Hand a decision to a waiting approval run. Step Functions authorizes a callback task's token
    * against the state machine that issued it, so the grant names this one.
    */
   grantTaskSuccess(grantee: IGrantable): void {

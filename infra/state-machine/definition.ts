@@ -8,14 +8,14 @@ export const approvalDefinitionPath = fileURLToPath(new URL('./approval.asl.json
 /** The `${Name}` placeholders the document uses; the stack and the local runtime fill each one. */
 export interface ApprovalSubstitutions {
   readonly Partition: string;
-  readonly WorkflowFunction: string;
+  readonly HeldCallStepsFunction: string;
 }
 
 /** The document with its placeholders filled, as Step Functions would read it. */
 export const approvalDefinition = (substitutions: ApprovalSubstitutions): unknown => {
   const text = readFileSync(approvalDefinitionPath, 'utf8').replace(/\$\{(\w+)\}/g, (_whole, name: string) => {
     const value = (substitutions as unknown as Record<string, string | undefined>)[name];
-    if (value === undefined) throw new Error(`The approval workflow names \${${name}}, which nothing substitutes.`);
+    if (value === undefined) throw new Error(`The approval run names \${${name}}, which nothing substitutes.`);
     return value;
   });
   return JSON.parse(text);

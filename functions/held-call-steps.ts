@@ -1,4 +1,4 @@
-// The approval workflow's tasks: Step Functions invokes this function to register the task token
+// The approval run's tasks: Step Functions invokes this function to register the task token
 // (and notify approvers), to run an approved call once, and to expire a call nobody decided.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { z } from 'zod';
@@ -9,14 +9,14 @@ import {
   registerApproval,
 } from '../shared/use-cases/held-call-steps.js';
 import { heldCallStepsServicesFor, serviceLogger } from './commons/aws.js';
-import { processWorkflowEnvironment } from './commons/environment.js';
+import { processApprovalEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 
 const key = { execution_id: z.uuid(), agent_id: z.string().min(1) };
 
-/** What the state machine sends (see infra/workflow/approval.asl.json). */
-export const WorkflowTask = z.discriminatedUnion('action', [
+/** What the state machine sends (see infra/state-machine/approval.asl.json). */
+export const HeldCallStep = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('register'),
     ...key,
@@ -26,24 +26,24 @@ export const WorkflowTask = z.discriminatedUnion('action', [
   z.object({ action: z.literal('execute'), ...key }),
   z.object({ action: z.literal('expire'), ...key }),
 ]);
-export type WorkflowTask = z.infer<typeof WorkflowTask>;
+export type HeldCallStep = z.infer<typeof HeldCallStep>;
 
-export interface WorkflowResult {
+export interface HeldCallStepResult {
   /** The execution's status after the task (`missing` when no such execution exists). */
   readonly status: string;
 }
 
-export interface WorkflowFunctionDeps {
+export interface HeldCallStepsFunctionDeps {
   readonly services: HeldCallStepsDeps;
   readonly logger: Logger;
 }
 
-export const createWorkflowFunction = (deps: WorkflowFunctionDeps) => {
-  const handle = async (event: unknown): Promise<WorkflowResult> => {
-    const parsed = WorkflowTask.safeParse(event);
+export const createHeldCallStepsFunction = (deps: HeldCallStepsFunctionDeps) => {
+  const handle = async (event: unknown): Promise<HeldCallStepResult> => {
+    const parsed = HeldCallStep.safeParse(event);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new Error(`The workflow task is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+      throw new Error(`The state machine step is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
     }
     const task = parsed.data;
     deps.logger.appendKeys({ execution_id: task.execution_id, action: task.action });
@@ -61,9 +61,9 @@ export const createWorkflowFunction = (deps: WorkflowFunctionDeps) => {
 };
 
 export const handler = lazyHandler(() => {
-  const logger = serviceLogger('workflow');
-  return createWorkflowFunction({
-    services: heldCallStepsServicesFor(processWorkflowEnvironment(), logger),
+  const logger = serviceLogger('held-call-steps');
+  return createHeldCallStepsFunction({
+    services: heldCallStepsServicesFor(processApprovalEnvironment(), logger),
     logger,
   });
 });
