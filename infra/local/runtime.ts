@@ -1,6 +1,9 @@
 // The local runtime: the one place that wires the gateway together on one machine. It starts the
 // embedded store, creates the tables from the stack's definitions, loads the configuration and
 // serves the very Lambda handler modules behind a local API Gateway stand-in.
+//
+// Long: it is the composition root, the one file that wires every local adapter; splitting it would
+// spread the wiring it exists to show in one place.
 import { hkdfSync } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';

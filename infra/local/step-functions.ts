@@ -2,6 +2,9 @@
 // answers the Step Functions API calls the gateway's adapter makes (AWS JSON 1.0 protocol), so the
 // adapter is the same code here and in AWS. Task states invoke the local functions by ARN; a
 // `.waitForTaskToken` task waits until SendTaskSuccess (or SendTaskFailure) names its token.
+//
+// Long: the Step Functions API front (five actions, AWS error names) and the run bookkeeping it
+// answers from are one state; split, each half would export its internals to the other.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type RunOptions, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';

@@ -1,6 +1,9 @@
 // Puts a call's arguments into their one standard form and checks them against the tool's input
 // schema, or lists every problem with its JSON Pointer. The canonical form is what policy
 // evaluates, what the approver sees, what is hashed, stored and sent.
+//
+// Long: the canonical form is one walk over the schema and the value; its steps (text, amounts,
+// identifiers, path values, validation) share that walk.
 import { createHash } from 'node:crypto';
 import { inPlace, memberSchemas } from '../catalog/schema-walk.js';
 import { type CatalogTool, isJsonObject, type JsonObject, marks } from '../catalog/tool.js';

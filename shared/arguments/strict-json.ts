@@ -8,6 +8,9 @@
 //
 // (No maintained JSON library reports duplicate keys and raw number text without recursing, which
 // is why this one is written here.)
+//
+// Long: a single-pass reader is one state machine; its states share the stack, the limits and the
+// pointer bookkeeping.
 import type { InputErrorCode } from '../errors.js';
 import { jsonPointer, pointerSegment } from '../json-pointer.js';
 import { setOwn } from '../objects.js';

@@ -1,6 +1,9 @@
 // Turns the configuration file's text into a validated, secret-resolved configuration, or into a
 // list of problems that each name the file, the path in it, the line, the value and what was
 // expected. Pure: the caller reads the file and passes the environment.
+//
+// Long: each rule of the file (placeholders, secrets, references between sections) is short, and
+// they share the problem list and line map that make every message point at its line.
 import { isMap, isNode, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { type Credentials, GatewayConfig, type SecretRef, type System } from './schema.js';

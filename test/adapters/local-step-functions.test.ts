@@ -1,6 +1,8 @@
 // The local Step Functions endpoint, spoken to with the AWS SDK's own client: the repo's ASL runs
 // with local task functions, and the API answers as Step Functions does (AWS JSON protocol, its
 // error names), so the gateway's adapter needs no local special case.
+//
+// Long: each API action and error name is its own case.
 import {
   DescribeExecutionCommand,
   SendTaskFailureCommand,

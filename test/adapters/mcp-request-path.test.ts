@@ -2,6 +2,8 @@
 // builds it, the real store (dynalite, with DynamoDB's 400 KB item limit), and a real loopback
 // HTTP system that records the raw requests it receives. A Petstore-like API with int64 ids
 // checks that integers beyond 2^53 go from the request's text to the system's body digit for digit.
+//
+// Long: the request path is checked end to end for each kind of parameter and answer.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';

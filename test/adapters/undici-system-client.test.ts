@@ -1,5 +1,7 @@
 // The undici adapter against a real HTTP server on 127.0.0.1: no redirect followed, one total
 // deadline, the answer read only up to the size cap, and whether a failed call may have been sent.
+//
+// Long: each way a server can misbehave is its own small server here.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';

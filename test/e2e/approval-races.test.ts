@@ -1,6 +1,8 @@
 // Decisions racing the approval time, and the reconciler's pass over whatever was lost: the whole
 // local runtime in this process (its real store, the ASL on the local Step Functions endpoint, the
 // held-call steps function), with the demo ERP counting what was sent.
+//
+// Long: each race needs its own arrangement of the clock and the runtime.
 import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Client } from '@modelcontextprotocol/client';

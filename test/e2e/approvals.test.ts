@@ -1,6 +1,9 @@
 // Staff approvals end to end, against `npm start`'s entry point as a real process: the agent's held
 // call, the webhook notice, the console's refusals, decisions racing each other, and the ERP's own
 // call counter proving each approved call ran exactly once and every other ran not at all.
+//
+// Long: each decision path is a whole journey through a real process, with the ERP counter checked
+// at the end.
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';

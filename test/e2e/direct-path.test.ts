@@ -1,6 +1,8 @@
 // The direct path end to end: calls the policy lets run now go to the demo ERP (its own process
 // here, so it outlives gateway crashes), and every way the ERP can misbehave ends in the outcome
 // the contract names, with the ERP's call counter proving nothing was sent twice.
+//
+// Long: one journey per way the system can misbehave.
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';

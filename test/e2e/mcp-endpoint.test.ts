@@ -1,5 +1,7 @@
 // The MCP endpoint end to end: the local runtime as a real process, driven over real HTTP by the
 // official MCP client in both protocol revisions, plus raw requests for the edges a client never sends.
+//
+// Long: both protocol revisions, every refusal at the edge, each its own exchange.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Client, SdkHttpError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

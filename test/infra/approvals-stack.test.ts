@@ -1,6 +1,8 @@
 // CDK assertion tests for the staff-approval lifecycle in the stack: the state machine built from
 // the repo's ASL, the approval run, reconciler and console functions, the console routes, the notice
 // bus, the approvers' sign-in, and the grants each function gets for the calls its code makes.
+//
+// Long: one assertion block per approval resource and per grant.
 import { readFileSync } from 'node:fs';
 import { Stack } from 'aws-cdk-lib';
 import { CfnUserPoolGroup } from 'aws-cdk-lib/aws-cognito';

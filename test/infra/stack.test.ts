@@ -1,6 +1,8 @@
 // CDK assertion tests for the gateway stack: its shape (table, functions, API) and its least
 // privilege (IAM grants, cdk-nag AwsSolutions). The staff-approval resources have their own file
 // (approvals-stack.test.ts); both synthesize through ./synthesis.ts.
+//
+// Long: one assertion block per resource and per grant.
 import { Match } from 'aws-cdk-lib/assertions';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { describe, expect, it } from 'vitest';

@@ -5,6 +5,9 @@
 // At the end, past every deadline, one recovery pass (restart or reconcile) ends everything; then each
 // call has exactly one outcome, reached by legal moves, sent at most once, and never sent if it
 // ended rejected, expired or denied.
+//
+// Long: the model of the lifecycle, its generator of interleavings and its end checks belong
+// together.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allowedTransitions, type Execution, terminalStatuses } from '../../shared/executions/execution.js';

@@ -1,5 +1,8 @@
 // DynamoDB adapter of the execution store. Single-item conditional writes only (the local store
 // has no transactions); a failed condition is read back and reported as a conflict.
+//
+// Long: one method per port operation, each with its own condition expression and conflict read-
+// back; they share the key and index layout.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';

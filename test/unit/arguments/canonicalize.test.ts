@@ -1,6 +1,9 @@
 // canonicalizeArguments: the one standard form of a call's arguments (NFC and trimmed strings,
 // canonical decimal amounts, one-script identifiers, RFC 8785 serialization and its SHA-256),
 // or every problem with its JSON Pointer, code and message.
+//
+// Long: the canonical form has many rules, each with its table of spellings that must agree or be
+// refused.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,5 +1,7 @@
 // Properties of canonicalization over generated input: idempotent, blind to the spellings the
 // reference calls equivalent, refusing by size exactly above 64 KB, and never throwing.
+//
+// Long: each property needs its own generator of hostile input.
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

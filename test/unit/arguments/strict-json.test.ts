@@ -1,5 +1,7 @@
 // The strict reader: every JSON hazard reported with its pointer relative to the arguments, the
 // source text of every number kept, syntax errors as null, and depth handled without recursion.
+//
+// Long: one case per JSON hazard, plus the exact-number and depth properties.
 import { describe, expect, it } from 'vitest';
 import {
   type ArgumentIssue,

@@ -1,5 +1,7 @@
 // The character rules: strings in NFC and trimmed (never NFKC), amounts as canonical decimal
 // strings with Arabic-Indic and Persian digits read as 0-9, identifiers in one script.
+//
+// Long: each script and digit system has its own rows.
 import { describe, expect, it } from 'vitest';
 import { canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
 import { asciiDigits, canonicalDecimal, compareDecimals } from '../../../shared/arguments/decimal.js';

@@ -1,3 +1,7 @@
+// The catalog built from OpenAPI documents: tool names, parameters, bodies, schemas and marks.
+//
+// Long: the catalog is built from real OpenAPI documents; each conversion rule (names, parameters,
+// bodies, schemas, marks) has its table of cases here.
 import { describe, expect, it } from 'vitest';
 import { buildSystemTools, type SystemTools } from '../../../shared/catalog/build.js';
 import { loadOpenApiDocument } from '../../../shared/catalog/openapi-document.js';

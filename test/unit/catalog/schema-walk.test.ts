@@ -2,6 +2,8 @@
 // nothing that only looks like a schema), and secret, identifier and amount marks count under
 // every composition form, in redaction, the catalog's marks, canonicalization, validation and the
 // Cedar model alike.
+//
+// Long: every composition keyword is checked against every rule built on the walker.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validationSchema } from '../../../shared/arguments/validation.js';

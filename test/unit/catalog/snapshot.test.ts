@@ -1,3 +1,7 @@
+// Configuration snapshots: what is kept, what is refused, and how each problem names its place.
+//
+// Long: one case per way a configuration snapshot can be refused or kept, each naming its file and
+// line.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { ConfigProblem } from '../../../shared/config/load.js';

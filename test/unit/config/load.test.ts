@@ -1,3 +1,7 @@
+// Loading the configuration file: every rule, and every problem with its file, path and line.
+//
+// Long: one case per configuration rule and per problem message, each checked with its file, path
+// and line.
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,7 @@
 // What a system's answer means: succeeded, failed or unknown, with a code that is either the
 // gateway's own, the system's short machine token, or http_<status>; never the system's free text.
+//
+// Long: one row per kind of answer, for reads and for writes.
 import { describe, expect, it } from 'vitest';
 import type { CatalogTool } from '../../../shared/catalog/tool.js';
 import { type CallOutcome, classify, systemErrorCode } from '../../../shared/invoke/call.js';

@@ -1,6 +1,8 @@
 // Decisions for one call: Cedar's answer read fail-closed (no permit, a forbid, arguments Cedar
 // cannot hold, an error in a forbid all refuse) and the human step of the least-demanding
 // satisfied permit.
+//
+// Long: one case per way Cedar can answer, read fail-closed, and per human step.
 import { describe, expect, it } from 'vitest';
 import type { AgentIdentity } from '../../../shared/auth/agent.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';

@@ -1,5 +1,7 @@
 // What each agent sees: a tool is listed unless no argument value could get it permitted. Cedar
 // evaluates with the arguments unknown; the residual conditions are then searched exactly.
+//
+// Long: each kind of residual condition has its own cases at its exact edges.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AgentIdentity } from '../../../shared/auth/agent.js';

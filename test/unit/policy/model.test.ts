@@ -1,5 +1,8 @@
 // The Cedar model: the schema generated from the catalog, canonical arguments as Cedar values, and
 // the demo organization's policies deciding at the exact edges of its amounts.
+//
+// Long: the schema, the value mapping and the demo policies at each amount edge are three tables of
+// cases.
 import { describe, expect, it } from 'vitest';
 import type { CatalogTool } from '../../../shared/catalog/tool.js';
 import type { GatewaySnapshot } from '../../../shared/control-plane/snapshot.js';

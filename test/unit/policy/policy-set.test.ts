@@ -1,6 +1,8 @@
 // Policy files checked when the configuration loads: Cedar's parser and strict validator against
 // the schema generated from the catalog, the human-step annotations, and every problem reported
 // with its file (relative to the configuration's folder), its line in that file and the message.
+//
+// Long: one case per way a policy file can be refused, each with its file, line and message.
 import { describe, expect, it } from 'vitest';
 import type { ConfigProblem } from '../../../shared/config/load.js';
 import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
