@@ -6,6 +6,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { projectPath } from '../infra/paths.js';
+import { verifies } from './support/requirements.js';
 
 const sourceFolders = ['shared', 'functions', 'infra', 'scripts', 'bench'];
 /** Folders whose long files must say why, beyond the product code: the tests and the demo. */
@@ -107,12 +108,12 @@ const infrastructure = (name: string): boolean =>
   infrastructurePackages.has(name) || (name.startsWith('@aws-sdk/') && infrastructurePackages.has('@aws-sdk'));
 
 describe('the shape of the code', () => {
-  it('[code.acyclic-imports] has no import cycle', () => {
+  it(verifies('code.acyclic-imports', 'has no import cycle'), () => {
     expect(files.size).toBeGreaterThan(100);
     expect(importCycles()).toEqual([]);
   });
 
-  it('[code.acyclic-imports] finds a cycle when there is one (the check itself works)', () => {
+  it(verifies('code.acyclic-imports', 'finds a cycle when there is one (the check itself works)'), () => {
     const [first, second] = [...files.keys()];
     if (first === undefined || second === undefined) throw new Error('no source files');
     const original = [files.get(first), files.get(second)];
@@ -128,25 +129,28 @@ describe('the shape of the code', () => {
     }
   });
 
-  it('[code.domain-imports-no-adapter] keeps the domain free of adapters, functions and infrastructure', () => {
-    const domain = [...files.values()].filter(
-      (file) => shown(file.path).startsWith('shared/') && !shown(file.path).startsWith('shared/adapters/'),
-    );
-    expect(domain.length).toBeGreaterThan(50);
-    const crossings = domain.flatMap((file) => [
-      ...file.local
-        .map(shown)
-        .filter((target) => /^(shared\/adapters|functions|infra|scripts|bench)\//.test(target))
-        .map((target) => `${shown(file.path)} imports ${target}`),
-      ...file.packages.filter(infrastructure).map((name) => `${shown(file.path)} imports ${name}`),
-      ...file.packages
-        .filter((name) => name === '@modelcontextprotocol/server' && !shown(file.path).startsWith('shared/mcp/'))
-        .map((name) => `${shown(file.path)} imports ${name}`),
-    ]);
-    expect(crossings).toEqual([]);
-  });
+  it(
+    verifies('code.domain-imports-no-adapter', 'keeps the domain free of adapters, functions and infrastructure'),
+    () => {
+      const domain = [...files.values()].filter(
+        (file) => shown(file.path).startsWith('shared/') && !shown(file.path).startsWith('shared/adapters/'),
+      );
+      expect(domain.length).toBeGreaterThan(50);
+      const crossings = domain.flatMap((file) => [
+        ...file.local
+          .map(shown)
+          .filter((target) => /^(shared\/adapters|functions|infra|scripts|bench)\//.test(target))
+          .map((target) => `${shown(file.path)} imports ${target}`),
+        ...file.packages.filter(infrastructure).map((name) => `${shown(file.path)} imports ${name}`),
+        ...file.packages
+          .filter((name) => name === '@modelcontextprotocol/server' && !shown(file.path).startsWith('shared/mcp/'))
+          .map((name) => `${shown(file.path)} imports ${name}`),
+      ]);
+      expect(crossings).toEqual([]);
+    },
+  );
 
-  it('[code.long-files-explained] has every source file over 300 lines say why in its header', () => {
+  it(verifies('code.long-files-explained', 'has every source file over 300 lines say why in its header'), () => {
     const others = otherFolders.flatMap((folder) => sourceFiles(projectPath(folder)));
     const unexplained = [...files.keys(), ...others].filter((path) => {
       const lines = readFileSync(path, 'utf8').split('\n');

@@ -11,6 +11,7 @@ import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import { executionStoreContract } from '../contracts/execution-store.contract.js';
 import { anExecution } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
+import { verifies } from '../support/requirements.js';
 
 let local: TestStore;
 beforeAll(async () => {
@@ -21,9 +22,25 @@ afterAll(async () => {
 });
 
 // The contract's rules are cited here: the manifest check reads the titles of *.test.ts files only.
-describe('[store.contract] [store.ownership-by-key] [store.by-id-and-by-agent] [store.conditional-transitions] [store.guarded-writes] [store.open-calls] [store.open-calls-from-records] [limits.pending-store-race-safe] [limits.pending-released-on-leave] the port contract against dynalite', () => {
-  executionStoreContract('DynamoDbExecutionStore', () => startTestStore());
-});
+describe(
+  verifies(
+    [
+      'store.contract',
+      'store.ownership-by-key',
+      'store.by-id-and-by-agent',
+      'store.conditional-transitions',
+      'store.guarded-writes',
+      'store.open-calls',
+      'store.open-calls-from-records',
+      'limits.pending-store-race-safe',
+      'limits.pending-released-on-leave',
+    ],
+    'the port contract against dynalite',
+  ),
+  () => {
+    executionStoreContract('DynamoDbExecutionStore', () => startTestStore());
+  },
+);
 
 describe('items read back', () => {
   it('refuses to return an item that is not a valid execution', async () => {
@@ -38,7 +55,7 @@ describe('items read back', () => {
 });
 
 describe('a store on disk', () => {
-  it('[local.persistence] keeps executions across a restart on the same data folder', async () => {
+  it(verifies('local.persistence', 'keeps executions across a restart on the same data folder'), async () => {
     const folder = await mkdtemp(join(tmpdir(), 'gateway-store-'));
     try {
       const execution = anExecution({ agent_id: 'persistent-agent' });
@@ -59,19 +76,22 @@ describe('a store on disk', () => {
 });
 
 describe('an older table', () => {
-  it('[local.outdated-data] refuses a table made without an index this version reads, saying what to do', async () => {
-    const dynamodb = await startLocalDynamoDb({ dataPath: null });
-    try {
-      const { globalSecondaryIndexes, ...rest } = executionsTable;
-      const older = { ...rest, globalSecondaryIndexes: globalSecondaryIndexes.slice(0, 1) };
-      await ensureTables(dynamodb.client, [{ definition: older, tableName: 'older-executions' }]);
-      await expect(
-        ensureTables(dynamodb.client, [{ definition: executionsTable, tableName: 'older-executions' }]),
-      ).rejects.toThrow(
-        'The local table older-executions was made by an older version: it lacks the open-by-deadline index. Start with a new data folder (--data-dir), or move the old one away.',
-      );
-    } finally {
-      await dynamodb.close();
-    }
-  });
+  it(
+    verifies('local.outdated-data', 'refuses a table made without an index this version reads, saying what to do'),
+    async () => {
+      const dynamodb = await startLocalDynamoDb({ dataPath: null });
+      try {
+        const { globalSecondaryIndexes, ...rest } = executionsTable;
+        const older = { ...rest, globalSecondaryIndexes: globalSecondaryIndexes.slice(0, 1) };
+        await ensureTables(dynamodb.client, [{ definition: older, tableName: 'older-executions' }]);
+        await expect(
+          ensureTables(dynamodb.client, [{ definition: executionsTable, tableName: 'older-executions' }]),
+        ).rejects.toThrow(
+          'The local table older-executions was made by an older version: it lacks the open-by-deadline index. Start with a new data folder (--data-dir), or move the old one away.',
+        );
+      } finally {
+        await dynamodb.close();
+      }
+    },
+  );
 });

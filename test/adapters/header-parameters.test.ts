@@ -14,6 +14,7 @@ import { operationsFromOpenApi } from '../../shared/catalog/operations.js';
 import type { CatalogTool, FieldBinding } from '../../shared/catalog/tool.js';
 import type { ResolvedSystem } from '../../shared/config/load.js';
 import { buildRequest } from '../../shared/invoke/call.js';
+import { verifies } from '../support/requirements.js';
 import { aSystem } from '../support/systems.js';
 
 interface Received {
@@ -118,47 +119,53 @@ const headerLines = (raw: readonly string[]): Map<string, string[]> => {
 };
 
 describe('header parameters, from the document to the wire', () => {
-  it('[catalog.header-parameters] offers agents only the header they may set, and a call carries only the gateway’s own besides', async () => {
-    const tool = await notesTool();
-    expect(tool.fields).toEqual<FieldBinding[]>([
-      { field: 'text', in: 'body', name: 'text' },
-      { field: 'X-Tenant', in: 'header', name: 'X-Tenant' },
-    ]);
-    // Smuggling a header through an unknown field is refused like any unknown field.
-    const smuggled = canonical(tool, '{"text":"hi","Host":"evil.example","Connection":"upgrade","api_key":"mine"}');
-    expect(smuggled.ok).toBe(false);
-    if (!smuggled.ok) {
-      expect(smuggled.errors.map((error) => [error.path, error.code])).toEqual([
-        ['/Connection', 'unknown_field'],
-        ['/Host', 'unknown_field'],
-        ['/api_key', 'unknown_field'],
+  it(
+    verifies(
+      'catalog.header-parameters',
+      'offers agents only the header they may set, and a call carries only the gateway’s own besides',
+    ),
+    async () => {
+      const tool = await notesTool();
+      expect(tool.fields).toEqual<FieldBinding[]>([
+        { field: 'text', in: 'body', name: 'text' },
+        { field: 'X-Tenant', in: 'header', name: 'X-Tenant' },
       ]);
-    }
+      // Smuggling a header through an unknown field is refused like any unknown field.
+      const smuggled = canonical(tool, '{"text":"hi","Host":"evil.example","Connection":"upgrade","api_key":"mine"}');
+      expect(smuggled.ok).toBe(false);
+      if (!smuggled.ok) {
+        expect(smuggled.errors.map((error) => [error.path, error.code])).toEqual([
+          ['/Connection', 'unknown_field'],
+          ['/Host', 'unknown_field'],
+          ['/api_key', 'unknown_field'],
+        ]);
+      }
 
-    const args = canonical(tool, '{"text":"hi","X-Tenant":"acme-1 ~!"}');
-    if (!args.ok) throw new Error(JSON.stringify(args.errors));
-    const outbound = buildRequest(tool, system(), args.arguments.value, {
-      executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
-      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
-    });
-    received.length = 0;
-    const result = await new UndiciSystemClient().send(outbound);
-    expect(result).toMatchObject({ kind: 'response', status: 200 });
-    expect(received).toHaveLength(1);
-    const lines = headerLines(received[0]?.rawHeaders ?? []);
-    expect(Object.fromEntries(lines)).toEqual({
-      host: [baseUrl.slice('http://'.length)],
-      connection: ['keep-alive'],
-      'content-length': [String(Buffer.byteLength('{"text":"hi"}'))],
-      accept: ['application/json'],
-      'content-type': ['application/json'],
-      'x-tenant': ['acme-1 ~!'],
-      api_key: ['system-key-1'],
-      'x-request-id': ['0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55'],
-      traceparent: ['00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'],
-    });
-    expect(received[0]?.body).toBe('{"text":"hi"}');
-  });
+      const args = canonical(tool, '{"text":"hi","X-Tenant":"acme-1 ~!"}');
+      if (!args.ok) throw new Error(JSON.stringify(args.errors));
+      const outbound = buildRequest(tool, system(), args.arguments.value, {
+        executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      });
+      received.length = 0;
+      const result = await new UndiciSystemClient().send(outbound);
+      expect(result).toMatchObject({ kind: 'response', status: 200 });
+      expect(received).toHaveLength(1);
+      const lines = headerLines(received[0]?.rawHeaders ?? []);
+      expect(Object.fromEntries(lines)).toEqual({
+        host: [baseUrl.slice('http://'.length)],
+        connection: ['keep-alive'],
+        'content-length': [String(Buffer.byteLength('{"text":"hi"}'))],
+        accept: ['application/json'],
+        'content-type': ['application/json'],
+        'x-tenant': ['acme-1 ~!'],
+        api_key: ['system-key-1'],
+        'x-request-id': ['0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55'],
+        traceparent: ['00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'],
+      });
+      expect(received[0]?.body).toBe('{"text":"hi"}');
+    },
+  );
 
   it.each([
     ['a line break (header injection)', 'acme\r\nX-Admin: yes'],
@@ -170,7 +177,10 @@ describe('header parameters, from the document to the wire', () => {
     ['a zero-width space', 'acme\u200bone'],
     ['DEL', 'acme\u007f'],
   ])(
-    '[invoke.header-values] refuses a header value holding %s with input_errors, so nothing is built or sent',
+    verifies(
+      'invoke.header-values',
+      'refuses a header value holding %s with input_errors, so nothing is built or sent',
+    ),
     async (_label, value) => {
       const tool = await notesTool();
       const result = canonical(tool, JSON.stringify({ text: 'hi', 'X-Tenant': value }));
@@ -188,7 +198,7 @@ describe('header parameters, from the document to the wire', () => {
     },
   );
 
-  it('[invoke.header-values] accepts numbers and booleans in headers, sent as their JSON text', async () => {
+  it(verifies('invoke.header-values', 'accepts numbers and booleans in headers, sent as their JSON text'), async () => {
     const loaded = await loadOpenApiDocument(
       JSON.stringify({
         openapi: '3.1.0',
@@ -224,26 +234,32 @@ describe('header parameters, from the document to the wire', () => {
     expect(lines.get('x-dry-run')).toEqual(['true']);
   });
 
-  it('[catalog.header-parameters] never sends a header binding the catalog would not make (a hand-built tool)', async () => {
-    const names = ['Host', 'Connection', 'Transfer-Encoding', 'Content-Length', 'Cookie', 'Upgrade', 'TE', 'Accept'];
-    const tool: CatalogTool = {
-      ...(await notesTool()),
-      fields: [
-        { field: 'text', in: 'body', name: 'text' },
-        ...names.map((name): FieldBinding => ({ field: name, in: 'header', name })),
-      ],
-    };
-    const args = Object.fromEntries([['text', 'hi'], ...names.map((name) => [name, 'agent-value'])]);
-    const outbound = buildRequest(tool, system(), args, {
-      executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d57',
-      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
-    });
-    expect(Object.values(outbound.headers)).not.toContain('agent-value');
-    received.length = 0;
-    expect(await new UndiciSystemClient().send(outbound)).toMatchObject({ kind: 'response', status: 200 });
-    const raw = received[0]?.rawHeaders ?? [];
-    expect(raw).not.toContain('agent-value');
-    expect(headerLines(raw).get('host')).toEqual([baseUrl.slice('http://'.length)]);
-    expect(received[0]?.body).toBe('{"text":"hi"}');
-  });
+  it(
+    verifies(
+      'catalog.header-parameters',
+      'never sends a header binding the catalog would not make (a hand-built tool)',
+    ),
+    async () => {
+      const names = ['Host', 'Connection', 'Transfer-Encoding', 'Content-Length', 'Cookie', 'Upgrade', 'TE', 'Accept'];
+      const tool: CatalogTool = {
+        ...(await notesTool()),
+        fields: [
+          { field: 'text', in: 'body', name: 'text' },
+          ...names.map((name): FieldBinding => ({ field: name, in: 'header', name })),
+        ],
+      };
+      const args = Object.fromEntries([['text', 'hi'], ...names.map((name) => [name, 'agent-value'])]);
+      const outbound = buildRequest(tool, system(), args, {
+        executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d57',
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      });
+      expect(Object.values(outbound.headers)).not.toContain('agent-value');
+      received.length = 0;
+      expect(await new UndiciSystemClient().send(outbound)).toMatchObject({ kind: 'response', status: 200 });
+      const raw = received[0]?.rawHeaders ?? [];
+      expect(raw).not.toContain('agent-value');
+      expect(headerLines(raw).get('host')).toEqual([baseUrl.slice('http://'.length)]);
+      expect(received[0]?.body).toBe('{"text":"hi"}');
+    },
+  );
 });

@@ -18,6 +18,7 @@ import { approvalDefinition, approvalDefinitionPath } from '../../infra/state-ma
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { eventually } from '../support/approval-org.js';
 import { signedAwsCall, unsignedAwsCall } from '../support/aws-requests.js';
+import { verifies } from '../support/requirements.js';
 
 const functionArn = 'arn:aws:lambda:local:000000000000:function:test-workflow';
 
@@ -103,194 +104,230 @@ const errorName = async (promise: Promise<unknown>): Promise<string> => {
 };
 
 describe('the approval run on the local endpoint', () => {
-  it('[workflow.asl-in-repo] runs the repo’s ASL: a decided call takes three transitions, the task token reaches the register task', async () => {
-    const name = 'decided-call';
-    await start(name);
-    const register = await registered(name);
-    expect(register).toMatchObject({ action: 'register', execution_id: name, timeout_seconds: 60 });
-    expect(register?.task_token?.length).toBeGreaterThan(100);
-    await client.send(
-      new SendTaskSuccessCommand({
-        taskToken: register?.task_token ?? '',
-        output: JSON.stringify({ outcome: 'approved' }),
-      }),
-    );
-    const done = await finished(name);
-    expect(done.status).toBe('SUCCEEDED');
-    // The Execute task's selected result is the approval run's output.
-    expect(JSON.parse(done.output ?? 'null')).toEqual({ status: 'succeeded' });
-    expect(sfn.statesEntered(name)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
-    expect(invocations.filter((invocation) => invocation.execution_id === name).map((i) => i.action)).toEqual([
-      'register',
-      'execute',
-    ]);
-  });
-
-  it('[workflow.asl-in-repo] a rejected call ends after three transitions without running; an unanswered one expires after two', async () => {
-    await start('rejected-call');
-    const register = await registered('rejected-call');
-    await client.send(
-      new SendTaskSuccessCommand({
-        taskToken: register?.task_token ?? '',
-        output: JSON.stringify({ outcome: 'closed' }),
-      }),
-    );
-    expect((await finished('rejected-call')).status).toBe('SUCCEEDED');
-    expect(sfn.statesEntered('rejected-call')).toEqual(['AwaitDecision', 'Decided', 'Closed']);
-
-    await start('unanswered-call', 1);
-    const waiting = await registered('unanswered-call');
-    const expired = await finished('unanswered-call');
-    expect(expired.status).toBe('SUCCEEDED');
-    expect(sfn.statesEntered('unanswered-call')).toEqual(['AwaitDecision', 'Expire']);
-    expect(invocations.filter((i) => i.execution_id === 'unanswered-call').map((i) => i.action)).toEqual([
-      'register',
-      'expire',
-    ]);
-    // The wait is over: its token answers as Step Functions does for a timed-out task.
-    expect(
-      await errorName(
-        client.send(
-          new SendTaskSuccessCommand({ taskToken: waiting?.task_token ?? '', output: '{"outcome":"approved"}' }),
-        ),
-      ),
-    ).toBe('TaskTimedOut');
-  });
-
-  it('[workflow.asl-in-repo] the document is JSONPath-only Amazon States Language, with its wait timed by the remaining approval time', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const text = await readFile(approvalDefinitionPath, 'utf8');
-    expect(text).not.toMatch(/QueryLanguage|JSONata|\{%/);
-    const definition = approvalDefinition({ Partition: 'aws', HeldCallStepsFunction: functionArn }) as {
-      States: Record<string, Record<string, unknown>>;
-    };
-    expect(definition.States.AwaitDecision).toMatchObject({
-      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-      TimeoutSecondsPath: '$.Payload.timeout_seconds',
-      Catch: [{ ErrorEquals: ['States.Timeout'], Next: 'Expire' }],
-    });
-    expect(() => approvalDefinition({ Partition: 'aws' } as never)).toThrow(/HeldCallStepsFunction/);
-  });
-
-  it('[workflow.local-endpoint] a decision handed back while the register task still runs is not lost', async () => {
-    onRegister = async (invocation) => {
+  it(
+    verifies(
+      'workflow.asl-in-repo',
+      'runs the repo’s ASL: a decided call takes three transitions, the task token reaches the register task',
+    ),
+    async () => {
+      const name = 'decided-call';
+      await start(name);
+      const register = await registered(name);
+      expect(register).toMatchObject({ action: 'register', execution_id: name, timeout_seconds: 60 });
+      expect(register?.task_token?.length).toBeGreaterThan(100);
       await client.send(
-        new SendTaskSuccessCommand({ taskToken: invocation.task_token ?? '', output: '{"outcome":"approved"}' }),
+        new SendTaskSuccessCommand({
+          taskToken: register?.task_token ?? '',
+          output: JSON.stringify({ outcome: 'approved' }),
+        }),
       );
-    };
-    await start('self-signalled');
-    expect((await finished('self-signalled')).status).toBe('SUCCEEDED');
-    expect(sfn.statesEntered('self-signalled')).toEqual(['AwaitDecision', 'Decided', 'Execute']);
-  });
+      const done = await finished(name);
+      expect(done.status).toBe('SUCCEEDED');
+      // The Execute task's selected result is the approval run's output.
+      expect(JSON.parse(done.output ?? 'null')).toEqual({ status: 'succeeded' });
+      expect(sfn.statesEntered(name)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
+      expect(invocations.filter((invocation) => invocation.execution_id === name).map((i) => i.action)).toEqual([
+        'register',
+        'execute',
+      ]);
+    },
+  );
 
-  it('[workflow.local-endpoint] starts are idempotent by name and input; the SDK sees AWS’s error names', async () => {
-    const first = await start('named-once');
-    const again = await start('named-once');
-    expect(again.executionArn).toBe(first.executionArn);
-    expect(await errorName(start('named-once', 30))).toBe('ExecutionAlreadyExists');
-    // The adapter treats an existing execution as started.
-    const workflow = new StepFunctionsApprovalRuns(client, sfn.stateMachineArn);
-    await expect(
-      workflow.start({ execution_id: 'named-once', agent_id: 'procurement-agent', timeout_seconds: 30 }),
-    ).resolves.toBeUndefined();
-    expect(
-      await errorName(
-        client.send(
-          new StartExecutionCommand({ stateMachineArn: `${sfn.stateMachineArn}-other`, name: 'x', input: '{}' }),
+  it(
+    verifies(
+      'workflow.asl-in-repo',
+      'a rejected call ends after three transitions without running; an unanswered one expires after two',
+    ),
+    async () => {
+      await start('rejected-call');
+      const register = await registered('rejected-call');
+      await client.send(
+        new SendTaskSuccessCommand({
+          taskToken: register?.task_token ?? '',
+          output: JSON.stringify({ outcome: 'closed' }),
+        }),
+      );
+      expect((await finished('rejected-call')).status).toBe('SUCCEEDED');
+      expect(sfn.statesEntered('rejected-call')).toEqual(['AwaitDecision', 'Decided', 'Closed']);
+
+      await start('unanswered-call', 1);
+      const waiting = await registered('unanswered-call');
+      const expired = await finished('unanswered-call');
+      expect(expired.status).toBe('SUCCEEDED');
+      expect(sfn.statesEntered('unanswered-call')).toEqual(['AwaitDecision', 'Expire']);
+      expect(invocations.filter((i) => i.execution_id === 'unanswered-call').map((i) => i.action)).toEqual([
+        'register',
+        'expire',
+      ]);
+      // The wait is over: its token answers as Step Functions does for a timed-out task.
+      expect(
+        await errorName(
+          client.send(
+            new SendTaskSuccessCommand({ taskToken: waiting?.task_token ?? '', output: '{"outcome":"approved"}' }),
+          ),
         ),
-      ),
-    ).toBe('StateMachineDoesNotExist');
-    expect(
-      await errorName(
-        client.send(new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'bad name!' })),
-      ),
-    ).toBe('ValidationException');
-    expect(await errorName(client.send(new SendTaskSuccessCommand({ taskToken: 'no-such-token', output: '{}' })))).toBe(
-      'TaskDoesNotExist',
-    );
-    expect(await workflow.signal('no-such-token', 'approved')).toBe(false);
-    expect(
-      await errorName(client.send(new DescribeExecutionCommand({ executionArn: `${sfn.stateMachineArn}:nothing` }))),
-    ).toBe('ExecutionDoesNotExist');
+      ).toBe('TaskTimedOut');
+    },
+  );
 
-    const register = await registered('named-once');
-    expect(
-      await errorName(
-        client.send(new SendTaskSuccessCommand({ taskToken: register?.task_token ?? '', output: 'not json' })),
-      ),
-    ).toBe('InvalidOutput');
-    // A failure handed back fails the approval run with that error.
-    await client.send(
-      new SendTaskFailureCommand({ taskToken: register?.task_token ?? '', error: 'Gateway.Refused', cause: 'test' }),
-    );
-    const failed = await finished('named-once');
-    expect(failed).toMatchObject({ status: 'FAILED', error: 'Gateway.Refused' });
-    expect(sfn.statesEntered('named-once')).toEqual(['AwaitDecision']);
-  });
+  it(
+    verifies(
+      'workflow.asl-in-repo',
+      'the document is JSONPath-only Amazon States Language, with its wait timed by the remaining approval time',
+    ),
+    async () => {
+      const { readFile } = await import('node:fs/promises');
+      const text = await readFile(approvalDefinitionPath, 'utf8');
+      expect(text).not.toMatch(/QueryLanguage|JSONata|\{%/);
+      const definition = approvalDefinition({ Partition: 'aws', HeldCallStepsFunction: functionArn }) as {
+        States: Record<string, Record<string, unknown>>;
+      };
+      expect(definition.States.AwaitDecision).toMatchObject({
+        Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+        TimeoutSecondsPath: '$.Payload.timeout_seconds',
+        Catch: [{ ErrorEquals: ['States.Timeout'], Next: 'Expire' }],
+      });
+      expect(() => approvalDefinition({ Partition: 'aws' } as never)).toThrow(/HeldCallStepsFunction/);
+    },
+  );
 
-  it('[workflow.local-endpoint] refuses operations it does not answer, and bodies that are not JSON', async () => {
-    const unknown = await signedAwsCall(sfn.endpoint, sfn.credentials, {
-      service: 'states',
-      target: 'AWSStepFunctions.DeleteStateMachine',
-      body: '{}',
-    });
-    expect(unknown.status).toBe(400);
-    expect(await unknown.json()).toMatchObject({ __type: 'UnknownOperationException' });
-    const broken = await signedAwsCall(sfn.endpoint, sfn.credentials, {
-      service: 'states',
-      target: 'AWSStepFunctions.StartExecution',
-      body: '{not json',
-    });
-    expect(broken.status).toBe(400);
-    expect(broken.headers.get('x-amzn-errortype')).toBe('SerializationException');
-  });
+  it(
+    verifies('workflow.local-endpoint', 'a decision handed back while the register task still runs is not lost'),
+    async () => {
+      onRegister = async (invocation) => {
+        await client.send(
+          new SendTaskSuccessCommand({ taskToken: invocation.task_token ?? '', output: '{"outcome":"approved"}' }),
+        );
+      };
+      await start('self-signalled');
+      expect((await finished('self-signalled')).status).toBe('SUCCEEDED');
+      expect(sfn.statesEntered('self-signalled')).toEqual(['AwaitDecision', 'Decided', 'Execute']);
+    },
+  );
+
+  it(
+    verifies('workflow.local-endpoint', 'starts are idempotent by name and input; the SDK sees AWS’s error names'),
+    async () => {
+      const first = await start('named-once');
+      const again = await start('named-once');
+      expect(again.executionArn).toBe(first.executionArn);
+      expect(await errorName(start('named-once', 30))).toBe('ExecutionAlreadyExists');
+      // The adapter treats an existing execution as started.
+      const workflow = new StepFunctionsApprovalRuns(client, sfn.stateMachineArn);
+      await expect(
+        workflow.start({ execution_id: 'named-once', agent_id: 'procurement-agent', timeout_seconds: 30 }),
+      ).resolves.toBeUndefined();
+      expect(
+        await errorName(
+          client.send(
+            new StartExecutionCommand({ stateMachineArn: `${sfn.stateMachineArn}-other`, name: 'x', input: '{}' }),
+          ),
+        ),
+      ).toBe('StateMachineDoesNotExist');
+      expect(
+        await errorName(
+          client.send(new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'bad name!' })),
+        ),
+      ).toBe('ValidationException');
+      expect(
+        await errorName(client.send(new SendTaskSuccessCommand({ taskToken: 'no-such-token', output: '{}' }))),
+      ).toBe('TaskDoesNotExist');
+      expect(await workflow.signal('no-such-token', 'approved')).toBe(false);
+      expect(
+        await errorName(client.send(new DescribeExecutionCommand({ executionArn: `${sfn.stateMachineArn}:nothing` }))),
+      ).toBe('ExecutionDoesNotExist');
+
+      const register = await registered('named-once');
+      expect(
+        await errorName(
+          client.send(new SendTaskSuccessCommand({ taskToken: register?.task_token ?? '', output: 'not json' })),
+        ),
+      ).toBe('InvalidOutput');
+      // A failure handed back fails the approval run with that error.
+      await client.send(
+        new SendTaskFailureCommand({ taskToken: register?.task_token ?? '', error: 'Gateway.Refused', cause: 'test' }),
+      );
+      const failed = await finished('named-once');
+      expect(failed).toMatchObject({ status: 'FAILED', error: 'Gateway.Refused' });
+      expect(sfn.statesEntered('named-once')).toEqual(['AwaitDecision']);
+    },
+  );
+
+  it(
+    verifies('workflow.local-endpoint', 'refuses operations it does not answer, and bodies that are not JSON'),
+    async () => {
+      const unknown = await signedAwsCall(sfn.endpoint, sfn.credentials, {
+        service: 'states',
+        target: 'AWSStepFunctions.DeleteStateMachine',
+        body: '{}',
+      });
+      expect(unknown.status).toBe(400);
+      expect(await unknown.json()).toMatchObject({ __type: 'UnknownOperationException' });
+      const broken = await signedAwsCall(sfn.endpoint, sfn.credentials, {
+        service: 'states',
+        target: 'AWSStepFunctions.StartExecution',
+        body: '{not json',
+      });
+      expect(broken.status).toBe(400);
+      expect(broken.headers.get('x-amzn-errortype')).toBe('SerializationException');
+    },
+  );
 });
 
 describe('who may call the local endpoint', () => {
-  it('[local.endpoints-authenticated] refuses a SendTaskSuccess that is not signed with the run’s credential, even with the right task token, and the call stays waiting', async () => {
-    const name = 'forged-approval';
-    await start(name);
-    const register = await registered(name);
-    const call = {
-      service: 'states' as const,
-      target: 'AWSStepFunctions.SendTaskSuccess',
-      body: JSON.stringify({ taskToken: register?.task_token ?? '', output: JSON.stringify({ outcome: 'approved' }) }),
-    };
-    const other = newLocalAwsCredentials();
-    const attempts = [
-      await unsignedAwsCall(sfn.endpoint, call),
-      // A signature with another credential, and with the right key id but another secret.
-      await signedAwsCall(sfn.endpoint, other, call),
-      await signedAwsCall(
-        sfn.endpoint,
-        { accessKeyId: sfn.credentials.accessKeyId, secretAccessKey: other.secretAccessKey },
-        call,
-      ),
-      await unsignedAwsCall(sfn.endpoint, call, {
-        authorization: `AWS4-HMAC-SHA256 Credential=${sfn.credentials.accessKeyId}/20260101/local/states/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'0'.repeat(64)}`,
-        'x-amz-date': '20260101T000000Z',
-      }),
-    ];
-    for (const refused of attempts) {
-      expect(refused.status).toBe(403);
-      expect(await refused.json()).toMatchObject({ __type: 'UnrecognizedClientException' });
-    }
-    expect((await describeExecution(name)).status).toBe('RUNNING');
-    expect(sfn.statesEntered(name)).toEqual(['AwaitDecision']);
-    expect(invocations.filter((invocation) => invocation.execution_id === name).map((i) => i.action)).toEqual([
-      'register',
-    ]);
-    // The runtime's own client still decides it.
-    await client.send(
-      new SendTaskSuccessCommand({
-        taskToken: register?.task_token ?? '',
-        output: JSON.stringify({ outcome: 'closed' }),
-      }),
-    );
-    expect((await finished(name)).status).toBe('SUCCEEDED');
-  });
+  it(
+    verifies(
+      'local.endpoints-authenticated',
+      'refuses a SendTaskSuccess that is not signed with the run’s credential, even with the right task token, and the call stays waiting',
+    ),
+    async () => {
+      const name = 'forged-approval';
+      await start(name);
+      const register = await registered(name);
+      const call = {
+        service: 'states' as const,
+        target: 'AWSStepFunctions.SendTaskSuccess',
+        body: JSON.stringify({
+          taskToken: register?.task_token ?? '',
+          output: JSON.stringify({ outcome: 'approved' }),
+        }),
+      };
+      const other = newLocalAwsCredentials();
+      const attempts = [
+        await unsignedAwsCall(sfn.endpoint, call),
+        // A signature with another credential, and with the right key id but another secret.
+        await signedAwsCall(sfn.endpoint, other, call),
+        await signedAwsCall(
+          sfn.endpoint,
+          { accessKeyId: sfn.credentials.accessKeyId, secretAccessKey: other.secretAccessKey },
+          call,
+        ),
+        await unsignedAwsCall(sfn.endpoint, call, {
+          authorization: `AWS4-HMAC-SHA256 Credential=${sfn.credentials.accessKeyId}/20260101/local/states/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'0'.repeat(64)}`,
+          'x-amz-date': '20260101T000000Z',
+        }),
+      ];
+      for (const refused of attempts) {
+        expect(refused.status).toBe(403);
+        expect(await refused.json()).toMatchObject({ __type: 'UnrecognizedClientException' });
+      }
+      expect((await describeExecution(name)).status).toBe('RUNNING');
+      expect(sfn.statesEntered(name)).toEqual(['AwaitDecision']);
+      expect(invocations.filter((invocation) => invocation.execution_id === name).map((i) => i.action)).toEqual([
+        'register',
+      ]);
+      // The runtime's own client still decides it.
+      await client.send(
+        new SendTaskSuccessCommand({
+          taskToken: register?.task_token ?? '',
+          output: JSON.stringify({ outcome: 'closed' }),
+        }),
+      );
+      expect((await finished(name)).status).toBe('SUCCEEDED');
+    },
+  );
 
-  it('[local.endpoints-authenticated] refuses an unsigned StartExecution and starts nothing', async () => {
+  it(verifies('local.endpoints-authenticated', 'refuses an unsigned StartExecution and starts nothing'), async () => {
     const refused = await unsignedAwsCall(sfn.endpoint, {
       service: 'states',
       target: 'AWSStepFunctions.StartExecution',

@@ -23,6 +23,7 @@ import { type McpServices, toolCallFaultMessage } from '../../shared/mcp/server.
 import { ResultObject } from '../../shared/result.js';
 import { anAgent } from '../support/agents.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
+import { verifies } from '../support/requirements.js';
 import { snapshotOf } from '../support/snapshots.js';
 
 const petstoreOpenApi = `openapi: 3.0.3
@@ -169,131 +170,163 @@ const resultOf = async (response: Response): Promise<ResultObject> => {
 };
 
 describe('integers beyond 2^53 on the request path (a Petstore with int64 ids)', () => {
-  it('[args.exact-integers] sends an int64 id in the path and in the body digit for digit, and stores it so', async () => {
-    const endpoint = endpointWith(await snapshotWith(permitAll));
-    try {
-      const read = await resultOf(
-        await endpoint.handle(toolCall('petstore.get_pet_by_id', '{"petId":9223372036854775807}'), agent),
-      );
-      expect(read).toMatchObject({ status: 'succeeded', result: { ok: true } });
-      expect(received.at(-1)).toMatchObject({ method: 'GET', url: '/v3/pet/9223372036854775807' });
+  it(
+    verifies('args.exact-integers', 'sends an int64 id in the path and in the body digit for digit, and stores it so'),
+    async () => {
+      const endpoint = endpointWith(await snapshotWith(permitAll));
+      try {
+        const read = await resultOf(
+          await endpoint.handle(toolCall('petstore.get_pet_by_id', '{"petId":9223372036854775807}'), agent),
+        );
+        expect(read).toMatchObject({ status: 'succeeded', result: { ok: true } });
+        expect(received.at(-1)).toMatchObject({ method: 'GET', url: '/v3/pet/9223372036854775807' });
 
-      const write = await resultOf(
-        await endpoint.handle(
-          toolCall(
-            'petstore.update_pet',
-            '{"id":9007199254740993,"name":"Rex","category":{"id":-12345678901234567890,"name":"dogs"},"tags":[1,9007199254740995]}',
+        const write = await resultOf(
+          await endpoint.handle(
+            toolCall(
+              'petstore.update_pet',
+              '{"id":9007199254740993,"name":"Rex","category":{"id":-12345678901234567890,"name":"dogs"},"tags":[1,9007199254740995]}',
+            ),
+            agent,
           ),
-          agent,
-        ),
-      );
-      expect(write).toMatchObject({ status: 'succeeded' });
-      expect(received.at(-1)?.method).toBe('PUT');
-      expect(received.at(-1)?.body).toBe(
-        '{"id":9007199254740993,"name":"Rex","category":{"id":-12345678901234567890,"name":"dogs"},"tags":[1,9007199254740995]}',
-      );
-      const stored = await testStore.store.get(write.execution_id ?? '');
-      expect(stored?.arguments_json).toBe(
-        '{"category":{"id":-12345678901234567890,"name":"dogs"},"id":9007199254740993,"name":"Rex","tags":[1,9007199254740995]}',
-      );
-    } finally {
-      await endpoint.close();
-    }
-  });
+        );
+        expect(write).toMatchObject({ status: 'succeeded' });
+        expect(received.at(-1)?.method).toBe('PUT');
+        expect(received.at(-1)?.body).toBe(
+          '{"id":9007199254740993,"name":"Rex","category":{"id":-12345678901234567890,"name":"dogs"},"tags":[1,9007199254740995]}',
+        );
+        const stored = await testStore.store.get(write.execution_id ?? '');
+        expect(stored?.arguments_json).toBe(
+          '{"category":{"id":-12345678901234567890,"name":"dogs"},"id":9007199254740993,"name":"Rex","tags":[1,9007199254740995]}',
+        );
+      } finally {
+        await endpoint.close();
+      }
+    },
+  );
 
-  it('[args.exact-integers] refuses (policy_denied) such an integer where a policy reads it, rather than round it', async () => {
-    const endpoint = endpointWith(await snapshotWith(readsPetId));
-    try {
-      const refused = await resultOf(
-        await endpoint.handle(toolCall('petstore.get_pet_by_id', '{"petId":9007199254740993}'), agent),
-      );
-      expect(refused).toMatchObject({ status: 'denied', code: 'policy_denied' });
-      const safe = await resultOf(await endpoint.handle(toolCall('petstore.get_pet_by_id', '{"petId":7}'), agent));
-      expect(safe).toMatchObject({ status: 'succeeded' });
-      expect(received.map((item) => item.url)).toEqual(['/v3/pet/7']);
-    } finally {
-      await endpoint.close();
-    }
-  });
+  it(
+    verifies(
+      'args.exact-integers',
+      'refuses (policy_denied) such an integer where a policy reads it, rather than round it',
+    ),
+    async () => {
+      const endpoint = endpointWith(await snapshotWith(readsPetId));
+      try {
+        const refused = await resultOf(
+          await endpoint.handle(toolCall('petstore.get_pet_by_id', '{"petId":9007199254740993}'), agent),
+        );
+        expect(refused).toMatchObject({ status: 'denied', code: 'policy_denied' });
+        const safe = await resultOf(await endpoint.handle(toolCall('petstore.get_pet_by_id', '{"petId":7}'), agent));
+        expect(safe).toMatchObject({ status: 'succeeded' });
+        expect(received.map((item) => item.url)).toEqual(['/v3/pet/7']);
+      } finally {
+        await endpoint.close();
+      }
+    },
+  );
 
-  it('[args.exact-integers] checks an int64 field against its schema exactly (a string is still not an integer)', async () => {
-    const endpoint = endpointWith(await snapshotWith(permitAll));
-    try {
-      const refused = await resultOf(
-        await endpoint.handle(toolCall('petstore.get_pet_by_id', '{"petId":"9223372036854775807"}'), agent),
-      );
-      expect(refused).toMatchObject({ status: 'denied', code: 'invalid_arguments' });
-      expect(refused.input_errors?.map(({ path, code }) => ({ path, code }))).toEqual([
-        { path: '/petId', code: 'wrong_type' },
-      ]);
-      expect(received).toEqual([]);
-    } finally {
-      await endpoint.close();
-    }
-  });
+  it(
+    verifies(
+      'args.exact-integers',
+      'checks an int64 field against its schema exactly (a string is still not an integer)',
+    ),
+    async () => {
+      const endpoint = endpointWith(await snapshotWith(permitAll));
+      try {
+        const refused = await resultOf(
+          await endpoint.handle(toolCall('petstore.get_pet_by_id', '{"petId":"9223372036854775807"}'), agent),
+        );
+        expect(refused).toMatchObject({ status: 'denied', code: 'invalid_arguments' });
+        expect(refused.input_errors?.map(({ path, code }) => ({ path, code }))).toEqual([
+          { path: '/petId', code: 'wrong_type' },
+        ]);
+        expect(received).toEqual([]);
+      } finally {
+        await endpoint.close();
+      }
+    },
+  );
 });
 
 describe('work per request', () => {
-  it('[mcp.read-once] reads a tools/call body once: the SDK is handed the message, not the text', async () => {
-    const endpoint = endpointWith(await snapshotWith(permitAll));
-    try {
-      const request = toolCall('petstore.get_pet_by_id', '{"petId":7}');
-      const text = await request.clone().text();
-      const parse = vi.spyOn(JSON, 'parse');
-      const result = await resultOf(await endpoint.handle(request, agent));
-      const parsesOfBody = parse.mock.calls.filter(([input]) => input === text).length;
-      parse.mockRestore();
-      expect(result.status).toBe('succeeded');
-      expect(parsesOfBody).toBe(0);
-    } finally {
-      await endpoint.close();
-    }
-  });
+  it(
+    verifies('mcp.read-once', 'reads a tools/call body once: the SDK is handed the message, not the text'),
+    async () => {
+      const endpoint = endpointWith(await snapshotWith(permitAll));
+      try {
+        const request = toolCall('petstore.get_pet_by_id', '{"petId":7}');
+        const text = await request.clone().text();
+        const parse = vi.spyOn(JSON, 'parse');
+        const result = await resultOf(await endpoint.handle(request, agent));
+        const parsesOfBody = parse.mock.calls.filter(([input]) => input === text).length;
+        parse.mockRestore();
+        expect(result.status).toBe('succeeded');
+        expect(parsesOfBody).toBe(0);
+      } finally {
+        await endpoint.close();
+      }
+    },
+  );
 });
 
 describe('refused input is recorded in bounded form', () => {
-  it('[args.bounded-record] records a call with thousands of unknown fields: the first errors, a count, a digest', async () => {
-    const endpoint = endpointWith(await snapshotWith(permitAll));
-    try {
-      const fields = Array.from({ length: 9_000 }, (_, index) => `"field_${index}_${'x'.repeat(8)}":0`);
-      const result = await resultOf(
-        await endpoint.handle(toolCall('petstore.update_pet', `{"id":1,"name":"Rex",${fields.join(',')}}`), agent),
-      );
-      expect(result).toMatchObject({ status: 'denied', code: 'invalid_arguments' });
-      expect(result.input_errors).toHaveLength(maxInputErrors + 1);
-      expect(result.input_errors?.at(-1)).toMatchObject({ path: '', code: 'more_errors' });
-      // 9 000 unknown fields, and the arguments are over 64 KB as well.
-      expect(result.input_errors?.[0]).toMatchObject({ path: '', code: 'arguments_too_large' });
-      expect(result.input_errors?.at(-1)?.message).toContain(`(${9_001 - maxInputErrors} more)`);
-      const stored = await testStore.store.get(result.execution_id ?? '');
-      expect(stored).toMatchObject({ status: 'denied', code: 'invalid_arguments', arguments_json: null });
-      expect(stored?.input_errors).toEqual(result.input_errors);
-      expect(stored?.arguments_hash).toMatch(/^[0-9a-f]{64}$/);
-      expect(received).toEqual([]);
-    } finally {
-      await endpoint.close();
-    }
-  });
-
-  it('[mcp.fault-mapped] answers a fault inside tools/call in the gateway’s words: no store text reaches the agent', async () => {
-    class FailingStore extends DynamoDbExecutionStore {
-      override async create(_execution: Execution): Promise<CreateResult> {
-        throw new Error('ValidationException: Item size has exceeded the maximum allowed size (table executions)');
+  it(
+    verifies(
+      'args.bounded-record',
+      'records a call with thousands of unknown fields: the first errors, a count, a digest',
+    ),
+    async () => {
+      const endpoint = endpointWith(await snapshotWith(permitAll));
+      try {
+        const fields = Array.from({ length: 9_000 }, (_, index) => `"field_${index}_${'x'.repeat(8)}":0`);
+        const result = await resultOf(
+          await endpoint.handle(toolCall('petstore.update_pet', `{"id":1,"name":"Rex",${fields.join(',')}}`), agent),
+        );
+        expect(result).toMatchObject({ status: 'denied', code: 'invalid_arguments' });
+        expect(result.input_errors).toHaveLength(maxInputErrors + 1);
+        expect(result.input_errors?.at(-1)).toMatchObject({ path: '', code: 'more_errors' });
+        // 9 000 unknown fields, and the arguments are over 64 KB as well.
+        expect(result.input_errors?.[0]).toMatchObject({ path: '', code: 'arguments_too_large' });
+        expect(result.input_errors?.at(-1)?.message).toContain(`(${9_001 - maxInputErrors} more)`);
+        const stored = await testStore.store.get(result.execution_id ?? '');
+        expect(stored).toMatchObject({ status: 'denied', code: 'invalid_arguments', arguments_json: null });
+        expect(stored?.input_errors).toEqual(result.input_errors);
+        expect(stored?.arguments_hash).toMatch(/^[0-9a-f]{64}$/);
+        expect(received).toEqual([]);
+      } finally {
+        await endpoint.close();
       }
-    }
-    const endpoint = endpointWith(
-      await snapshotWith(permitAll),
-      new FailingStore(testStore.dynamodb.documents, 'executions'),
-    );
-    try {
-      const response = await endpoint.handle(toolCall('petstore.update_pet', '{"id":1,"name":"Rex"}'), agent);
-      const text = await response.text();
-      expect(text).not.toContain('ValidationException');
-      expect(text).not.toContain('executions');
-      expect(JSON.parse(text)).toMatchObject({ error: { code: -32603, message: toolCallFaultMessage } });
-      expect(warnings).toContainEqual(expect.objectContaining({ agent_id: 'pet-agent', tool: 'petstore.update_pet' }));
-    } finally {
-      await endpoint.close();
-    }
-  });
+    },
+  );
+
+  it(
+    verifies(
+      'mcp.fault-mapped',
+      'answers a fault inside tools/call in the gateway’s words: no store text reaches the agent',
+    ),
+    async () => {
+      class FailingStore extends DynamoDbExecutionStore {
+        override async create(_execution: Execution): Promise<CreateResult> {
+          throw new Error('ValidationException: Item size has exceeded the maximum allowed size (table executions)');
+        }
+      }
+      const endpoint = endpointWith(
+        await snapshotWith(permitAll),
+        new FailingStore(testStore.dynamodb.documents, 'executions'),
+      );
+      try {
+        const response = await endpoint.handle(toolCall('petstore.update_pet', '{"id":1,"name":"Rex"}'), agent);
+        const text = await response.text();
+        expect(text).not.toContain('ValidationException');
+        expect(text).not.toContain('executions');
+        expect(JSON.parse(text)).toMatchObject({ error: { code: -32603, message: toolCallFaultMessage } });
+        expect(warnings).toContainEqual(
+          expect.objectContaining({ agent_id: 'pet-agent', tool: 'petstore.update_pet' }),
+        );
+      } finally {
+        await endpoint.close();
+      }
+    },
+  );
 });

@@ -11,6 +11,7 @@ import { type HeldCallNotice, Notifiers, summarize, WebhookNotifier } from '../.
 import { noticeOf } from '../../shared/use-cases/held-call-steps.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/approval-org.js';
 import { anExecution } from '../support/executions.js';
+import { verifies } from '../support/requirements.js';
 
 let receiver: WebhookReceiver;
 beforeAll(async () => {
@@ -33,20 +34,23 @@ const notice: HeldCallNotice = {
 };
 
 describe('notifiers', () => {
-  it('[notify.channels] a webhook gets the notice as JSON, with a Slack-style text line when asked', async () => {
-    await new WebhookNotifier(receiver.url, true).heldCall(notice);
-    await new WebhookNotifier(receiver.url, false).heldCall({ ...notice, execution_id: 'plain' });
-    const withText = await receiver.waitFor((body) => body.execution_id === notice.execution_id);
-    expect(withText).toEqual({
-      type: 'approval.requested',
-      ...notice,
-      text: `procurement-agent wants to run erp.purchase_orders.create; group finance decides: ${notice.console_url}`,
-    });
-    const plain = await receiver.waitFor((body) => body.execution_id === 'plain');
-    expect(plain).not.toHaveProperty('text');
-  });
+  it(
+    verifies('notify.channels', 'a webhook gets the notice as JSON, with a Slack-style text line when asked'),
+    async () => {
+      await new WebhookNotifier(receiver.url, true).heldCall(notice);
+      await new WebhookNotifier(receiver.url, false).heldCall({ ...notice, execution_id: 'plain' });
+      const withText = await receiver.waitFor((body) => body.execution_id === notice.execution_id);
+      expect(withText).toEqual({
+        type: 'approval.requested',
+        ...notice,
+        text: `procurement-agent wants to run erp.purchase_orders.create; group finance decides: ${notice.console_url}`,
+      });
+      const plain = await receiver.waitFor((body) => body.execution_id === 'plain');
+      expect(plain).not.toHaveProperty('text');
+    },
+  );
 
-  it('[notify.channels] a failing channel is logged and the others are still told', async () => {
+  it(verifies('notify.channels', 'a failing channel is logged and the others are still told'), async () => {
     const warnings: unknown[] = [];
     const log = { info: () => undefined, warn: (...entry: unknown[]) => warnings.push(entry) };
     const closed = await startWebhookReceiver();
@@ -62,29 +66,32 @@ describe('notifiers', () => {
     expect(JSON.stringify(warnings)).not.toContain('S3CRET-IN-URL');
   });
 
-  it('[notify.no-secrets] a notice is built from the redacted arguments, shortened, never the sealed ones', () => {
-    const execution = anExecution({
-      arguments_json: '{"contact_email":"ana@vendor.example","initial_password":"[REDACTED]"}',
-      sealed_arguments: 'sealed-blob-that-holds-the-password',
-      expires_at: '2026-11-30T12:00:00.000Z',
-      decision: {
-        effect: 'allow',
-        reason: null,
-        determining: [],
-        step: { staff: 'finance', customer: false },
-        config_version: 'v',
-      },
-    });
-    const built = noticeOf({ consoleUrl: (id) => `https://gw.example/console/executions/${id}` }, execution);
-    expect(built.summary).toBe(execution.arguments_json);
-    expect(JSON.stringify(built)).not.toContain('sealed-blob');
-    expect(built).toMatchObject({
-      staff_group: 'finance',
-      customer_confirms: false,
-      expires_at: '2026-11-30T12:00:00.000Z',
-    });
-    expect(summarize('x'.repeat(2_000))).toHaveLength(500);
-  });
+  it(
+    verifies('notify.no-secrets', 'a notice is built from the redacted arguments, shortened, never the sealed ones'),
+    () => {
+      const execution = anExecution({
+        arguments_json: '{"contact_email":"ana@vendor.example","initial_password":"[REDACTED]"}',
+        sealed_arguments: 'sealed-blob-that-holds-the-password',
+        expires_at: '2026-11-30T12:00:00.000Z',
+        decision: {
+          effect: 'allow',
+          reason: null,
+          determining: [],
+          step: { staff: 'finance', customer: false },
+          config_version: 'v',
+        },
+      });
+      const built = noticeOf({ consoleUrl: (id) => `https://gw.example/console/executions/${id}` }, execution);
+      expect(built.summary).toBe(execution.arguments_json);
+      expect(JSON.stringify(built)).not.toContain('sealed-blob');
+      expect(built).toMatchObject({
+        staff_group: 'finance',
+        customer_confirms: false,
+        expires_at: '2026-11-30T12:00:00.000Z',
+      });
+      expect(summarize('x'.repeat(2_000))).toHaveLength(500);
+    },
+  );
 });
 
 describe('the EventBridge channel', () => {
@@ -109,38 +116,47 @@ describe('the EventBridge channel', () => {
     return { ...listening, requests, endpoint: `http://127.0.0.1:${listening.port}` };
   };
 
-  it('[notify.channels] puts one "Approval requested" event with the notice on the gateway’s bus', async () => {
-    const events = await startEventsEndpoint(0);
-    const client = new EventBridgeClient(localAwsClientConfig(events.endpoint, newLocalAwsCredentials()));
-    try {
-      await new EventBridgeNotifier(client, 'approval-gateway-notices').heldCall(notice);
-      expect(events.requests).toHaveLength(1);
-      const [request] = events.requests;
-      expect(request?.target).toBe('AWSEvents.PutEvents');
-      expect(request?.body).toEqual({
-        Entries: [
-          {
-            EventBusName: 'approval-gateway-notices',
-            Source: 'approval-gateway',
-            DetailType: 'Approval requested',
-            Detail: JSON.stringify(notice),
-          },
-        ],
-      });
-    } finally {
-      client.destroy();
-      await events.close();
-    }
-  });
+  it(
+    verifies('notify.channels', 'puts one "Approval requested" event with the notice on the gateway’s bus'),
+    async () => {
+      const events = await startEventsEndpoint(0);
+      const client = new EventBridgeClient(localAwsClientConfig(events.endpoint, newLocalAwsCredentials()));
+      try {
+        await new EventBridgeNotifier(client, 'approval-gateway-notices').heldCall(notice);
+        expect(events.requests).toHaveLength(1);
+        const [request] = events.requests;
+        expect(request?.target).toBe('AWSEvents.PutEvents');
+        expect(request?.body).toEqual({
+          Entries: [
+            {
+              EventBusName: 'approval-gateway-notices',
+              Source: 'approval-gateway',
+              DetailType: 'Approval requested',
+              Detail: JSON.stringify(notice),
+            },
+          ],
+        });
+      } finally {
+        client.destroy();
+        await events.close();
+      }
+    },
+  );
 
-  it('[notify.channels] an event the bus refuses is a failed notice (logged by the notifier, never lost silently)', async () => {
-    const events = await startEventsEndpoint(1);
-    const client = new EventBridgeClient(localAwsClientConfig(events.endpoint, newLocalAwsCredentials()));
-    try {
-      await expect(new EventBridgeNotifier(client, 'bus').heldCall(notice)).rejects.toThrow(/refused/);
-    } finally {
-      client.destroy();
-      await events.close();
-    }
-  });
+  it(
+    verifies(
+      'notify.channels',
+      'an event the bus refuses is a failed notice (logged by the notifier, never lost silently)',
+    ),
+    async () => {
+      const events = await startEventsEndpoint(1);
+      const client = new EventBridgeClient(localAwsClientConfig(events.endpoint, newLocalAwsCredentials()));
+      try {
+        await expect(new EventBridgeNotifier(client, 'bus').heldCall(notice)).rejects.toThrow(/refused/);
+      } finally {
+        client.destroy();
+        await events.close();
+      }
+    },
+  );
 });

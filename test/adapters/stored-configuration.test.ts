@@ -11,6 +11,7 @@ import { configTable } from '../../shared/adapters/dynamodb/tables.js';
 import type { ConfigBundle, ConfigBundleStore } from '../../shared/control-plane/bundle.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import { ManualClock } from '../support/clock.js';
+import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { adminOnlyConfig, snapshotOf } from '../support/snapshots.js';
 import { runProcess } from '../support/spawn.js';
@@ -58,84 +59,102 @@ afterAll(async () => {
 });
 
 describe('the configuration bundle in the table', () => {
-  it('[control.stored-configuration] is pushed with a conditional write, so a stale push is refused', async () => {
-    const { store } = await freshStore();
-    const first = await bundleOf(adminOnlyConfig());
-    const second = await bundleOf(adminOnlyConfig({ extraTool: true }));
-    expect(await store.push(first, null)).toEqual({ kind: 'pushed' });
-    expect(await store.push(first, null)).toEqual({ kind: 'unchanged' });
-    // A push that still believes nothing is deployed loses against the first one.
-    expect(await store.push(second, null)).toEqual({ kind: 'conflict', current: first.version });
-    expect(await store.push(second, 'some-older-version')).toEqual({ kind: 'conflict', current: first.version });
-    expect(await store.push(second, first.version)).toEqual({ kind: 'pushed' });
-    expect(await store.fetch()).toEqual(second);
-  });
+  it(
+    verifies('control.stored-configuration', 'is pushed with a conditional write, so a stale push is refused'),
+    async () => {
+      const { store } = await freshStore();
+      const first = await bundleOf(adminOnlyConfig());
+      const second = await bundleOf(adminOnlyConfig({ extraTool: true }));
+      expect(await store.push(first, null)).toEqual({ kind: 'pushed' });
+      expect(await store.push(first, null)).toEqual({ kind: 'unchanged' });
+      // A push that still believes nothing is deployed loses against the first one.
+      expect(await store.push(second, null)).toEqual({ kind: 'conflict', current: first.version });
+      expect(await store.push(second, 'some-older-version')).toEqual({ kind: 'conflict', current: first.version });
+      expect(await store.push(second, first.version)).toEqual({ kind: 'pushed' });
+      expect(await store.fetch()).toEqual(second);
+    },
+  );
 
-  it('[control.stored-configuration] is read once per refresh interval and new pushes are picked up', async () => {
-    const { store } = await freshStore();
-    const counting = new CountingStore(store);
-    const clock = new ManualClock();
-    const plane = new StoredControlPlane(counting, {}, clock, log, 30_000);
-    expect(await plane.current()).toMatchObject({ kind: 'unavailable', reason: 'not_loaded' });
+  it(
+    verifies('control.stored-configuration', 'is read once per refresh interval and new pushes are picked up'),
+    async () => {
+      const { store } = await freshStore();
+      const counting = new CountingStore(store);
+      const clock = new ManualClock();
+      const plane = new StoredControlPlane(counting, {}, clock, log, 30_000);
+      expect(await plane.current()).toMatchObject({ kind: 'unavailable', reason: 'not_loaded' });
 
-    await store.push(await bundleOf(adminOnlyConfig()), null);
-    clock.advance(30_000);
-    const active = await plane.current();
-    expect(active.kind === 'active' && active.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
-      'crm.notes.add',
-    ]);
-    const reads = counting.fetches;
-    clock.advance(10_000);
-    await plane.current();
-    await plane.current();
-    expect(counting.fetches).toBe(reads);
+      await store.push(await bundleOf(adminOnlyConfig()), null);
+      clock.advance(30_000);
+      const active = await plane.current();
+      expect(active.kind === 'active' && active.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
+        'crm.notes.add',
+      ]);
+      const reads = counting.fetches;
+      clock.advance(10_000);
+      await plane.current();
+      await plane.current();
+      expect(counting.fetches).toBe(reads);
 
-    const deployed = await store.fetch();
-    await store.push(await bundleOf(adminOnlyConfig({ extraTool: true })), deployed?.version ?? null);
-    clock.advance(20_000);
-    const updated = await plane.current();
-    expect(updated.kind === 'active' && updated.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
-      'crm.notes.add',
-      'crm.notes.list',
-    ]);
-    expect(counting.fetches).toBe(reads + 1);
-  });
+      const deployed = await store.fetch();
+      await store.push(await bundleOf(adminOnlyConfig({ extraTool: true })), deployed?.version ?? null);
+      clock.advance(20_000);
+      const updated = await plane.current();
+      expect(updated.kind === 'active' && updated.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
+        'crm.notes.add',
+        'crm.notes.list',
+      ]);
+      expect(counting.fetches).toBe(reads + 1);
+    },
+  );
 
-  it('[control.staleness] [control.stored-configuration] keeps the last good configuration only until it is stale', async () => {
-    const { store } = await freshStore();
-    const counting = new CountingStore(store);
-    const clock = new ManualClock();
-    const plane = new StoredControlPlane(counting, {}, clock, log, 30_000);
-    await store.push(await bundleOf(adminOnlyConfig({ staleness: '90s' })), null);
-    expect((await plane.current()).kind).toBe('active');
+  it(
+    verifies(
+      ['control.staleness', 'control.stored-configuration'],
+      'keeps the last good configuration only until it is stale',
+    ),
+    async () => {
+      const { store } = await freshStore();
+      const counting = new CountingStore(store);
+      const clock = new ManualClock();
+      const plane = new StoredControlPlane(counting, {}, clock, log, 30_000);
+      await store.push(await bundleOf(adminOnlyConfig({ staleness: '90s' })), null);
+      expect((await plane.current()).kind).toBe('active');
 
-    counting.failing = true;
-    clock.advance(60_000);
-    expect((await plane.current()).kind).toBe('active');
-    expect(warnings.at(-1)).toContain('keeping the last good one');
-    clock.advance(31_000);
-    expect(await plane.current()).toMatchObject({ kind: 'unavailable', reason: 'stale' });
+      counting.failing = true;
+      clock.advance(60_000);
+      expect((await plane.current()).kind).toBe('active');
+      expect(warnings.at(-1)).toContain('keeping the last good one');
+      clock.advance(31_000);
+      expect(await plane.current()).toMatchObject({ kind: 'unavailable', reason: 'stale' });
 
-    counting.failing = false;
-    clock.advance(30_000);
-    expect((await plane.current()).kind).toBe('active');
-  });
+      counting.failing = false;
+      clock.advance(30_000);
+      expect((await plane.current()).kind).toBe('active');
+    },
+  );
 
-  it('[control.stored-configuration] refuses a broken bundle and keeps serving the last good one', async () => {
-    const { store } = await freshStore();
-    const clock = new ManualClock();
-    const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
-    const good = await bundleOf(adminOnlyConfig());
-    await store.push(good, null);
-    expect((await plane.current()).kind).toBe('active');
-    await store.push({ ...good, version: 'broken-1', config_text: 'settings: { approval_time: soon }' }, good.version);
-    clock.advance(1_000);
-    const state = await plane.current();
-    expect(state.kind === 'active' && state.snapshot.version).toBe(good.version);
-    expect(warnings.at(-1)).toContain('not valid here');
-  });
+  it(
+    verifies('control.stored-configuration', 'refuses a broken bundle and keeps serving the last good one'),
+    async () => {
+      const { store } = await freshStore();
+      const clock = new ManualClock();
+      const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
+      const good = await bundleOf(adminOnlyConfig());
+      await store.push(good, null);
+      expect((await plane.current()).kind).toBe('active');
+      await store.push(
+        { ...good, version: 'broken-1', config_text: 'settings: { approval_time: soon }' },
+        good.version,
+      );
+      clock.advance(1_000);
+      const state = await plane.current();
+      expect(state.kind === 'active' && state.snapshot.version).toBe(good.version);
+      expect(warnings.at(-1)).toContain('not valid here');
+    },
+  );
 
-  it('[control.stored-configuration] survives the table going away, then goes stale', async () => {
+  it(verifies('control.stored-configuration', 'survives the table going away, then goes stale'), async () => {
     const { store, tableName } = await freshStore();
     const clock = new ManualClock();
     const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
@@ -182,28 +201,31 @@ describe('npm run config:push', () => {
     });
   };
 
-  it('[control.stored-configuration] pushes the demo configuration with its OpenAPI document, once', async () => {
-    const { store, tableName } = await freshStore();
-    const first = await push(['--table', tableName, '--endpoint', dynamodb.endpoint, 'examples/gateway.config.yaml']);
-    expect(first.code, first.output).toBe(0);
-    expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(8 tools\)/);
-    const bundle = await store.fetch();
-    expect(bundle?.config_file).toBe('gateway.config.yaml');
-    expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
-    expect(bundle?.config_text).toContain('${env:DEMO_ERP_URL}');
+  it(
+    verifies('control.stored-configuration', 'pushes the demo configuration with its OpenAPI document, once'),
+    async () => {
+      const { store, tableName } = await freshStore();
+      const first = await push(['--table', tableName, '--endpoint', dynamodb.endpoint, 'examples/gateway.config.yaml']);
+      expect(first.code, first.output).toBe(0);
+      expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(8 tools\)/);
+      const bundle = await store.fetch();
+      expect(bundle?.config_file).toBe('gateway.config.yaml');
+      expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
+      expect(bundle?.config_text).toContain('${env:DEMO_ERP_URL}');
 
-    const again = await push(['--table', tableName, '--endpoint', dynamodb.endpoint]);
-    expect(again.code).toBe(0);
-    expect(again.output).toContain('is already deployed');
+      const again = await push(['--table', tableName, '--endpoint', dynamodb.endpoint]);
+      expect(again.code).toBe(0);
+      expect(again.output).toContain('is already deployed');
 
-    // A function reading it resolves the reference from its own environment.
-    const plane = new StoredControlPlane(store, { DEMO_ERP_URL: 'http://erp.internal' }, new ManualClock(), log);
-    const state = await plane.current();
-    expect(state.kind === 'active' && state.snapshot.config.systems[0]?.base_url).toBe('http://erp.internal');
-    expect(state.kind === 'active' && state.snapshot.version).toBe(bundle?.version);
-  });
+      // A function reading it resolves the reference from its own environment.
+      const plane = new StoredControlPlane(store, { DEMO_ERP_URL: 'http://erp.internal' }, new ManualClock(), log);
+      const state = await plane.current();
+      expect(state.kind === 'active' && state.snapshot.config.systems[0]?.base_url).toBe('http://erp.internal');
+      expect(state.kind === 'active' && state.snapshot.version).toBe(bundle?.version);
+    },
+  );
 
-  it('[control.stored-configuration] pushes nothing from an invalid configuration', async () => {
+  it(verifies('control.stored-configuration', 'pushes nothing from an invalid configuration'), async () => {
     const { store, tableName } = await freshStore();
     const { writeFile, mkdtemp } = await import('node:fs/promises');
     const { join } = await import('node:path');

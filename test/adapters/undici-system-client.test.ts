@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { buildRequest } from '../../shared/invoke/call.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
+import { verifies } from '../support/requirements.js';
 import { aSystem, aTool } from '../support/systems.js';
 
 interface Seen {
@@ -178,50 +179,53 @@ const clientClosed = async (path: string): Promise<void> => {
 };
 
 describe('the undici system client', () => {
-  it('[invoke.outbound] sends the request as built and returns the status, content type and body', async () => {
-    const tool = aTool({
-      access: 'write',
-      method: 'POST',
-      path: '/orders/{id}',
-      fields: [
-        { field: 'id', in: 'path', name: 'id' },
-        { field: 'ref', in: 'header', name: 'X-Customer-Ref' },
-        { field: 'sku', in: 'body', name: 'sku' },
-      ],
-    });
-    const system = aSystem({ base_url: base, credentials: { type: 'bearer', token: 'tok-1' }, timeout: 2_000 });
-    const request = buildRequest(
-      tool,
-      system,
-      { id: 'PO 1', ref: 'C-9', sku: 'A-1' },
-      {
-        executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
+  it(
+    verifies('invoke.outbound', 'sends the request as built and returns the status, content type and body'),
+    async () => {
+      const tool = aTool({
+        access: 'write',
+        method: 'POST',
+        path: '/orders/{id}',
+        fields: [
+          { field: 'id', in: 'path', name: 'id' },
+          { field: 'ref', in: 'header', name: 'X-Customer-Ref' },
+          { field: 'sku', in: 'body', name: 'sku' },
+        ],
+      });
+      const system = aSystem({ base_url: base, credentials: { type: 'bearer', token: 'tok-1' }, timeout: 2_000 });
+      const request = buildRequest(
+        tool,
+        system,
+        { id: 'PO 1', ref: 'C-9', sku: 'A-1' },
+        {
+          executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
+          traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        },
+      );
+      const { result } = await timed(request);
+      expect(result).toEqual({
+        kind: 'response',
+        status: 201,
+        contentType: 'application/json; charset=utf-8',
+        body: Buffer.from('{"id":"PO 1","status":"created"}'),
+      });
+      const received = seen.filter((entry) => entry.url === '/orders/PO%201');
+      expect(received.length).toBe(1);
+      const [first] = received;
+      expect(first?.method).toBe('POST');
+      expect(first?.body).toBe('{"sku":"A-1"}');
+      expect(first?.headers).toMatchObject({
+        authorization: 'Bearer tok-1',
+        'x-request-id': '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
         traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
-      },
-    );
-    const { result } = await timed(request);
-    expect(result).toEqual({
-      kind: 'response',
-      status: 201,
-      contentType: 'application/json; charset=utf-8',
-      body: Buffer.from('{"id":"PO 1","status":"created"}'),
-    });
-    const received = seen.filter((entry) => entry.url === '/orders/PO%201');
-    expect(received.length).toBe(1);
-    const [first] = received;
-    expect(first?.method).toBe('POST');
-    expect(first?.body).toBe('{"sku":"A-1"}');
-    expect(first?.headers).toMatchObject({
-      authorization: 'Bearer tok-1',
-      'x-request-id': '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
-      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
-      'x-customer-ref': 'C-9',
-      'content-type': 'application/json',
-      accept: 'application/json',
-    });
-  });
+        'x-customer-ref': 'C-9',
+        'content-type': 'application/json',
+        accept: 'application/json',
+      });
+    },
+  );
 
-  it('[invoke.outbound] sends each supported method with its body', async () => {
+  it(verifies('invoke.outbound', 'sends each supported method with its body'), async () => {
     for (const method of ['PUT', 'PATCH', 'DELETE']) {
       const { result } = await timed(outbound('/echo', { method, body: '{"a":1}' }));
       expect(result.kind === 'response' ? JSON.parse(result.body.toString('utf8')) : result).toEqual({
@@ -231,26 +235,32 @@ describe('the undici system client', () => {
     }
   });
 
-  it('[invoke.outbound] refuses a method it does not support before sending anything', async () => {
+  it(verifies('invoke.outbound', 'refuses a method it does not support before sending anything'), async () => {
     const before = seen.length;
     await expect(client.send(outbound('/echo', { method: 'TRACE' }))).rejects.toThrow('Unsupported HTTP method TRACE.');
     expect(seen.length).toBe(before);
   });
 
-  it('[invoke.outbound] [invoke.outcomes] returns a redirect as it is and never follows it', async () => {
+  it(verifies(['invoke.outbound', 'invoke.outcomes'], 'returns a redirect as it is and never follows it'), async () => {
     const { result } = await timed(outbound('/redirect'));
     expect(result).toEqual({ kind: 'response', status: 302, contentType: 'text/plain', body: Buffer.from('Moved') });
     expect(hitsOn('/redirect')).toBe(1);
     expect(hitsOn('/redirect-target')).toBe(0);
   });
 
-  it('[invoke.outbound] [invoke.outcomes] stops reading an endless answer at the size cap and drops the connection', async () => {
-    const { result } = await timed(outbound('/endless', { maxResponseBytes: 100_000 }));
-    expect(result).toEqual({ kind: 'too_large', status: 200 });
-    await clientClosed('/endless');
-  });
+  it(
+    verifies(
+      ['invoke.outbound', 'invoke.outcomes'],
+      'stops reading an endless answer at the size cap and drops the connection',
+    ),
+    async () => {
+      const { result } = await timed(outbound('/endless', { maxResponseBytes: 100_000 }));
+      expect(result).toEqual({ kind: 'too_large', status: 200 });
+      await clientClosed('/endless');
+    },
+  );
 
-  it('[invoke.outbound] accepts an answer of exactly the size cap', async () => {
+  it(verifies('invoke.outbound', 'accepts an answer of exactly the size cap'), async () => {
     const { result } = await timed(outbound('/exact/65536/200', { maxResponseBytes: 65_536 }));
     expect(result.kind).toBe('response');
     if (result.kind === 'response') {
@@ -260,27 +270,39 @@ describe('the undici system client', () => {
     }
   });
 
-  it('[invoke.outbound] [invoke.outcomes] refuses an answer one byte over the cap, keeping its status', async () => {
-    const { result } = await timed(outbound('/exact/65537/500', { maxResponseBytes: 65_536 }));
-    expect(result).toEqual({ kind: 'too_large', status: 500 });
-  });
+  it(
+    verifies(['invoke.outbound', 'invoke.outcomes'], 'refuses an answer one byte over the cap, keeping its status'),
+    async () => {
+      const { result } = await timed(outbound('/exact/65537/500', { maxResponseBytes: 65_536 }));
+      expect(result).toEqual({ kind: 'too_large', status: 500 });
+    },
+  );
 
-  it('[invoke.outbound] [invoke.outcomes] ends a call whose answer drips past the deadline as a timeout after sending', async () => {
-    const { result, elapsedMs } = await timed(outbound('/drip', { deadlineMs: 300 }));
-    expect(result).toEqual({ kind: 'timeout', sent: true });
-    expect(elapsedMs).toBeGreaterThanOrEqual(290);
-    await clientClosed('/drip');
-  });
+  it(
+    verifies(
+      ['invoke.outbound', 'invoke.outcomes'],
+      'ends a call whose answer drips past the deadline as a timeout after sending',
+    ),
+    async () => {
+      const { result, elapsedMs } = await timed(outbound('/drip', { deadlineMs: 300 }));
+      expect(result).toEqual({ kind: 'timeout', sent: true });
+      expect(elapsedMs).toBeGreaterThanOrEqual(290);
+      await clientClosed('/drip');
+    },
+  );
 
-  it('[invoke.outbound] [invoke.outcomes] ends a call the server never answers as a timeout after sending', async () => {
-    const { result, elapsedMs } = await timed(outbound('/silent', { method: 'POST', body: '{}', deadlineMs: 250 }));
-    expect(result).toEqual({ kind: 'timeout', sent: true });
-    expect(hitsOn('/silent')).toBe(1);
-    expect(elapsedMs).toBeGreaterThanOrEqual(240);
-    await clientClosed('/silent');
-  });
+  it(
+    verifies(['invoke.outbound', 'invoke.outcomes'], 'ends a call the server never answers as a timeout after sending'),
+    async () => {
+      const { result, elapsedMs } = await timed(outbound('/silent', { method: 'POST', body: '{}', deadlineMs: 250 }));
+      expect(result).toEqual({ kind: 'timeout', sent: true });
+      expect(hitsOn('/silent')).toBe(1);
+      expect(elapsedMs).toBeGreaterThanOrEqual(240);
+      await clientClosed('/silent');
+    },
+  );
 
-  it('[invoke.outcomes] reports a refused connection as connection_failed, not sent', async () => {
+  it(verifies('invoke.outcomes', 'reports a refused connection as connection_failed, not sent'), async () => {
     const vacant = createServer();
     await listen(vacant);
     const port = portOf(vacant);
@@ -292,16 +314,22 @@ describe('the undici system client', () => {
     expect(result).toEqual({ kind: 'connection_failed', sent: false });
   });
 
-  it('[invoke.outcomes] reports a connection reset in the middle of the body as connection_failed after sending', async () => {
-    const { result } = await timed(outbound('/reset', { deadlineMs: 60_000 }));
-    expect(result).toEqual({ kind: 'connection_failed', sent: true });
-  });
+  it(
+    verifies(
+      'invoke.outcomes',
+      'reports a connection reset in the middle of the body as connection_failed after sending',
+    ),
+    async () => {
+      const { result } = await timed(outbound('/reset', { deadlineMs: 60_000 }));
+      expect(result).toEqual({ kind: 'connection_failed', sent: true });
+    },
+  );
 
   it.each([
     ['a non-Latin-1 value', 'دبي'],
     ['a line break', 'a\r\nx-injected: 1'],
   ])(
-    '[invoke.outcomes] reports a request the HTTP library refuses to send (a header with %s) as not sent',
+    verifies('invoke.outcomes', 'reports a request the HTTP library refuses to send (a header with %s) as not sent'),
     async (_label, value) => {
       const before = seen.length;
       const { result } = await timed(
@@ -329,7 +357,7 @@ describe('the undici system client', () => {
       await slowNetwork.close();
     });
 
-    it('[invoke.outbound] the one deadline also covers connecting', async () => {
+    it(verifies('invoke.outbound', 'the one deadline also covers connecting'), async () => {
       const { result, elapsedMs } = await timed(
         outbound('/echo', { method: 'POST', body: '{}', deadlineMs: 300 }),
         slowClient,
@@ -338,7 +366,7 @@ describe('the undici system client', () => {
       expect(elapsedMs).toBeGreaterThanOrEqual(290);
     });
 
-    it('[invoke.outcomes] a deadline passed while connecting is a timeout with nothing sent', async () => {
+    it(verifies('invoke.outcomes', 'a deadline passed while connecting is a timeout with nothing sent'), async () => {
       const before = seen.length;
       const { result } = await timed(outbound('/echo', { method: 'POST', body: '{}', deadlineMs: 300 }), slowClient);
       expect(result).toEqual({ kind: 'timeout', sent: false });

@@ -18,6 +18,7 @@ import {
 import { uuidV7Ids } from '../../shared/ids.js';
 import { ExecutionStatus } from '../../shared/result.js';
 import { anExecution } from '../support/executions.js';
+import { verifies } from '../support/requirements.js';
 
 export interface OpenedStore {
   readonly store: ExecutionStore;
@@ -81,16 +82,21 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
     };
 
     describe('records', () => {
-      it('[store.ownership-by-key] reads an execution with its owner and not with another agent', async () => {
-        const execution = anExecution({ agent_id: 'owner-agent' });
-        expect(await store.create(execution)).toEqual({ kind: 'created' });
-        expect(await store.getOwned({ execution_id: execution.execution_id, agent_id: 'owner-agent' })).toEqual(
-          execution,
-        );
-        expect(await store.getOwned({ execution_id: execution.execution_id, agent_id: 'other-agent' })).toBeUndefined();
-      });
+      it(
+        verifies('store.ownership-by-key', 'reads an execution with its owner and not with another agent'),
+        async () => {
+          const execution = anExecution({ agent_id: 'owner-agent' });
+          expect(await store.create(execution)).toEqual({ kind: 'created' });
+          expect(await store.getOwned({ execution_id: execution.execution_id, agent_id: 'owner-agent' })).toEqual(
+            execution,
+          );
+          expect(
+            await store.getOwned({ execution_id: execution.execution_id, agent_id: 'other-agent' }),
+          ).toBeUndefined();
+        },
+      );
 
-      it('[store.ownership-by-key] refuses to overwrite an existing execution', async () => {
+      it(verifies('store.ownership-by-key', 'refuses to overwrite an existing execution'), async () => {
         const execution = anExecution();
         await store.create(execution);
         const rewrite = { ...execution, tool: 'erp.vendors.delete', status: 'succeeded' as const };
@@ -98,14 +104,14 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
         expect(await store.get(execution.execution_id)).toEqual(execution);
       });
 
-      it('[store.by-id-and-by-agent] reads by id alone', async () => {
+      it(verifies('store.by-id-and-by-agent', 'reads by id alone'), async () => {
         const execution = anExecution({ agent_id: 'by-id-agent' });
         await store.create(execution);
         expect(await store.get(execution.execution_id)).toEqual(execution);
         expect(await store.get(uuidV7Ids.next())).toBeUndefined();
       });
 
-      it('[store.by-id-and-by-agent] refuses to guess when one id is recorded for two agents', async () => {
+      it(verifies('store.by-id-and-by-agent', 'refuses to guess when one id is recorded for two agents'), async () => {
         const execution = anExecution({ agent_id: 'first-agent' });
         await store.create(execution);
         expect(await store.create({ ...execution, agent_id: 'second-agent' })).toEqual({ kind: 'created' });
@@ -142,134 +148,158 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
     });
 
     describe('transitions', () => {
-      it('[store.conditional-transitions] applies a transition from the expected status and records it', async () => {
-        const execution = anExecution({ status: 'pending_approval', message: 'waiting' });
-        await store.create(execution);
-        const moved = applied(
-          await store.transition(execution, {
-            from: 'pending_approval',
-            to: 'approved',
-            at: at(1_000),
-            patch: { decided_by: 'farah', code: undefined },
-          }),
-        );
-        expect(moved).toEqual({
-          ...execution,
-          status: 'approved',
-          decided_by: 'farah',
-          updated_at: at(1_000),
-          history: [
-            { status: 'pending_approval', at: execution.created_at },
-            { status: 'approved', at: at(1_000) },
-          ],
-        });
-        expect(await store.getOwned(execution)).toEqual(moved);
+      it(
+        verifies('store.conditional-transitions', 'applies a transition from the expected status and records it'),
+        async () => {
+          const execution = anExecution({ status: 'pending_approval', message: 'waiting' });
+          await store.create(execution);
+          const moved = applied(
+            await store.transition(execution, {
+              from: 'pending_approval',
+              to: 'approved',
+              at: at(1_000),
+              patch: { decided_by: 'farah', code: undefined },
+            }),
+          );
+          expect(moved).toEqual({
+            ...execution,
+            status: 'approved',
+            decided_by: 'farah',
+            updated_at: at(1_000),
+            history: [
+              { status: 'pending_approval', at: execution.created_at },
+              { status: 'approved', at: at(1_000) },
+            ],
+          });
+          expect(await store.getOwned(execution)).toEqual(moved);
 
-        const done = applied(
-          await store.transition(execution, {
-            from: 'approved',
-            to: 'succeeded',
-            at: at(2_000),
-            patch: { result_json: '{"id":"PO-1"}', message: null, http_status: 201, latency_ms: 12 },
-          }),
-        );
-        expect(done).toMatchObject({
-          status: 'succeeded',
-          result_json: '{"id":"PO-1"}',
-          message: null,
-          http_status: 201,
-          latency_ms: 12,
-          decided_by: 'farah',
-        });
-        expect(done.history.map((change) => change.status)).toEqual(['pending_approval', 'approved', 'succeeded']);
-      });
+          const done = applied(
+            await store.transition(execution, {
+              from: 'approved',
+              to: 'succeeded',
+              at: at(2_000),
+              patch: { result_json: '{"id":"PO-1"}', message: null, http_status: 201, latency_ms: 12 },
+            }),
+          );
+          expect(done).toMatchObject({
+            status: 'succeeded',
+            result_json: '{"id":"PO-1"}',
+            message: null,
+            http_status: 201,
+            latency_ms: 12,
+            decided_by: 'farah',
+          });
+          expect(done.history.map((change) => change.status)).toEqual(['pending_approval', 'approved', 'succeeded']);
+        },
+      );
 
-      it('[store.conditional-transitions] reports a lost race as a conflict with the current record', async () => {
-        const execution = anExecution({ status: 'pending_approval' });
-        await store.create(execution);
-        const outcomes = await Promise.all([
-          store.transition(execution, { from: 'pending_approval', to: 'approved', at: at(1) }),
-          store.transition(execution, { from: 'pending_approval', to: 'rejected', at: at(1) }),
-          store.transition(execution, { from: 'pending_approval', to: 'expired', at: at(1) }),
-        ]);
-        const winners = outcomes.filter((outcome) => outcome.kind === 'applied');
-        const losers = outcomes.filter((outcome) => outcome.kind === 'conflict');
-        expect(winners).toHaveLength(1);
-        expect(losers).toHaveLength(2);
-        const [winner] = winners;
-        if (winner?.kind !== 'applied') throw new Error('expected a winner');
-        for (const loser of losers) {
-          expect(loser.kind === 'conflict' && loser.current).toEqual(winner.execution);
-        }
-        expect(await store.getOwned(execution)).toEqual(winner.execution);
-      });
-
-      it('[store.conditional-transitions] answers conflict, with what is held, when the status is not the expected one', async () => {
-        const execution = anExecution({ status: 'approved' });
-        await store.create(execution);
-        const outcome = await store.transition(execution, { from: 'pending_approval', to: 'expired', at: at(1) });
-        expect(outcome).toEqual({ kind: 'conflict', current: execution });
-        expect(await store.getOwned(execution)).toEqual(execution);
-      });
-
-      it('[store.conditional-transitions] answers conflict for an execution that does not exist, or of another agent', async () => {
-        const missing = anExecution();
-        expect(await store.transition(missing, { from: 'pending_approval', to: 'expired', at: at(1) })).toEqual({
-          kind: 'conflict',
-          current: undefined,
-        });
-        expect(await store.get(missing.execution_id)).toBeUndefined();
-        const owned = anExecution({ agent_id: 'real-owner' });
-        await store.create(owned);
-        const other = { execution_id: owned.execution_id, agent_id: 'impostor' };
-        expect(await store.transition(other, { from: 'pending_approval', to: 'approved', at: at(1) })).toEqual({
-          kind: 'conflict',
-          current: undefined,
-        });
-        expect(await store.get(owned.execution_id)).toEqual(owned);
-      });
-
-      it('[store.conditional-transitions] refuses every transition outside the lifecycle without writing', async () => {
-        const execution = anExecution({ status: 'pending_approval' });
-        await store.create(execution);
-        let refused = 0;
-        for (const from of ExecutionStatus.options) {
-          for (const to of ExecutionStatus.options) {
-            if (allowedTransitions[from].includes(to)) continue;
-            await expect(store.transition(execution, { from, to, at: at(1) })).rejects.toBeInstanceOf(
-              IllegalTransitionError,
-            );
-            refused += 1;
+      it(
+        verifies('store.conditional-transitions', 'reports a lost race as a conflict with the current record'),
+        async () => {
+          const execution = anExecution({ status: 'pending_approval' });
+          await store.create(execution);
+          const outcomes = await Promise.all([
+            store.transition(execution, { from: 'pending_approval', to: 'approved', at: at(1) }),
+            store.transition(execution, { from: 'pending_approval', to: 'rejected', at: at(1) }),
+            store.transition(execution, { from: 'pending_approval', to: 'expired', at: at(1) }),
+          ]);
+          const winners = outcomes.filter((outcome) => outcome.kind === 'applied');
+          const losers = outcomes.filter((outcome) => outcome.kind === 'conflict');
+          expect(winners).toHaveLength(1);
+          expect(losers).toHaveLength(2);
+          const [winner] = winners;
+          if (winner?.kind !== 'applied') throw new Error('expected a winner');
+          for (const loser of losers) {
+            expect(loser.kind === 'conflict' && loser.current).toEqual(winner.execution);
           }
-        }
-        // 8 statuses, 7 moves of DESIGN §5: the other 57 pairs, staying put included, are refused.
-        expect(refused).toBe(57);
-        expect(await store.getOwned(execution)).toEqual(execution);
-        // One class, wherever it is imported from.
-        expect(IllegalTransitionError).toBe(DomainIllegalTransitionError);
-      });
+          expect(await store.getOwned(execution)).toEqual(winner.execution);
+        },
+      );
+
+      it(
+        verifies(
+          'store.conditional-transitions',
+          'answers conflict, with what is held, when the status is not the expected one',
+        ),
+        async () => {
+          const execution = anExecution({ status: 'approved' });
+          await store.create(execution);
+          const outcome = await store.transition(execution, { from: 'pending_approval', to: 'expired', at: at(1) });
+          expect(outcome).toEqual({ kind: 'conflict', current: execution });
+          expect(await store.getOwned(execution)).toEqual(execution);
+        },
+      );
+
+      it(
+        verifies(
+          'store.conditional-transitions',
+          'answers conflict for an execution that does not exist, or of another agent',
+        ),
+        async () => {
+          const missing = anExecution();
+          expect(await store.transition(missing, { from: 'pending_approval', to: 'expired', at: at(1) })).toEqual({
+            kind: 'conflict',
+            current: undefined,
+          });
+          expect(await store.get(missing.execution_id)).toBeUndefined();
+          const owned = anExecution({ agent_id: 'real-owner' });
+          await store.create(owned);
+          const other = { execution_id: owned.execution_id, agent_id: 'impostor' };
+          expect(await store.transition(other, { from: 'pending_approval', to: 'approved', at: at(1) })).toEqual({
+            kind: 'conflict',
+            current: undefined,
+          });
+          expect(await store.get(owned.execution_id)).toEqual(owned);
+        },
+      );
+
+      it(
+        verifies('store.conditional-transitions', 'refuses every transition outside the lifecycle without writing'),
+        async () => {
+          const execution = anExecution({ status: 'pending_approval' });
+          await store.create(execution);
+          let refused = 0;
+          for (const from of ExecutionStatus.options) {
+            for (const to of ExecutionStatus.options) {
+              if (allowedTransitions[from].includes(to)) continue;
+              await expect(store.transition(execution, { from, to, at: at(1) })).rejects.toBeInstanceOf(
+                IllegalTransitionError,
+              );
+              refused += 1;
+            }
+          }
+          // 8 statuses, 7 moves of DESIGN §5: the other 57 pairs, staying put included, are refused.
+          expect(refused).toBe(57);
+          expect(await store.getOwned(execution)).toEqual(execution);
+          // One class, wherever it is imported from.
+          expect(IllegalTransitionError).toBe(DomainIllegalTransitionError);
+        },
+      );
     });
 
     describe('guarded writes', () => {
-      it('[store.guarded-writes] a decision holds only with the held arguments hash and before the expiry', async () => {
-        const execution = anExecution({ arguments_hash: 'a'.repeat(64), expires_at: at(60_000) });
-        await store.create(execution);
-        const decide = (hash: string, now: string) =>
-          store.transition(execution, {
-            from: 'pending_approval',
-            to: 'approved',
-            at: now,
-            guard: { argumentsHash: hash, notExpiredAt: now },
-          });
-        expect(await decide('b'.repeat(64), at(0))).toEqual({ kind: 'conflict', current: execution });
-        // At the very instant of expiry the time has run out.
-        expect((await decide('a'.repeat(64), at(60_000))).kind).toBe('conflict');
-        expect((await decide('a'.repeat(64), at(61_000))).kind).toBe('conflict');
-        expect(await store.getOwned(execution)).toEqual(execution);
-        expect(applied(await decide('a'.repeat(64), at(59_999))).status).toBe('approved');
-      });
+      it(
+        verifies('store.guarded-writes', 'a decision holds only with the held arguments hash and before the expiry'),
+        async () => {
+          const execution = anExecution({ arguments_hash: 'a'.repeat(64), expires_at: at(60_000) });
+          await store.create(execution);
+          const decide = (hash: string, now: string) =>
+            store.transition(execution, {
+              from: 'pending_approval',
+              to: 'approved',
+              at: now,
+              guard: { argumentsHash: hash, notExpiredAt: now },
+            });
+          expect(await decide('b'.repeat(64), at(0))).toEqual({ kind: 'conflict', current: execution });
+          // At the very instant of expiry the time has run out.
+          expect((await decide('a'.repeat(64), at(60_000))).kind).toBe('conflict');
+          expect((await decide('a'.repeat(64), at(61_000))).kind).toBe('conflict');
+          expect(await store.getOwned(execution)).toEqual(execution);
+          expect(applied(await decide('a'.repeat(64), at(59_999))).status).toBe('approved');
+        },
+      );
 
-      it('[store.guarded-writes] a guard fails on a record with no hash or no expiry to check', async () => {
+      it(verifies('store.guarded-writes', 'a guard fails on a record with no hash or no expiry to check'), async () => {
         const unhashed = anExecution({ arguments_hash: null, expires_at: at(60_000) });
         const timeless = anExecution({ arguments_hash: 'a'.repeat(64), expires_at: null });
         await store.create(unhashed);
@@ -287,7 +317,7 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
         expect((await store.transition(timeless, guarded({ argumentsHash: 'a'.repeat(64) }))).kind).toBe('applied');
       });
 
-      it('[store.guarded-writes] a claim holds once, and only on an approved call', async () => {
+      it(verifies('store.guarded-writes', 'a claim holds once, and only on an approved call'), async () => {
         const pending = anExecution();
         await store.create(pending);
         expect(await store.claim(pending, { at: at(0), deadline: at(10_000) })).toEqual({
@@ -325,137 +355,167 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
         expect((await store.claim(approved, { at: at(30_000), deadline: at(40_000) })).kind).toBe('conflict');
       });
 
-      it('[store.guarded-writes] an annotation holds only in the expected status, and once when asked', async () => {
-        const execution = anExecution();
-        await store.create(execution);
-        const token = applied(await store.annotate(execution, 'pending_approval', { task_token: 't-1' }));
-        // Fields change, the status, its history and the time of the last change do not.
-        expect(token).toEqual({ ...execution, task_token: 't-1' });
-        expect(await store.annotate(execution, 'approved', { task_token: 't-2' })).toEqual({
-          kind: 'conflict',
-          current: token,
-        });
-        const first = await store.annotate(execution, 'pending_approval', { notified_at: at(1) }, 'notified_at');
-        const second = await store.annotate(execution, 'pending_approval', { notified_at: at(5) }, 'notified_at');
-        expect([first.kind, second.kind]).toEqual(['applied', 'conflict']);
-        expect(await store.getOwned(execution)).toEqual({ ...execution, task_token: 't-1', notified_at: at(1) });
-        // Only the field named must be unset: another field set does not stop it.
-        const other = anExecution({ notified_at: null, task_token: 'set' });
-        await store.create(other);
-        expect(
-          applied(await store.annotate(other, 'pending_approval', { notified_at: at(7) }, 'notified_at')).notified_at,
-        ).toBe(at(7));
-        expect(await store.annotate(anExecution(), 'pending_approval', { task_token: 'x' })).toEqual({
-          kind: 'conflict',
-          current: undefined,
-        });
-      });
+      it(
+        verifies('store.guarded-writes', 'an annotation holds only in the expected status, and once when asked'),
+        async () => {
+          const execution = anExecution();
+          await store.create(execution);
+          const token = applied(await store.annotate(execution, 'pending_approval', { task_token: 't-1' }));
+          // Fields change, the status, its history and the time of the last change do not.
+          expect(token).toEqual({ ...execution, task_token: 't-1' });
+          expect(await store.annotate(execution, 'approved', { task_token: 't-2' })).toEqual({
+            kind: 'conflict',
+            current: token,
+          });
+          const first = await store.annotate(execution, 'pending_approval', { notified_at: at(1) }, 'notified_at');
+          const second = await store.annotate(execution, 'pending_approval', { notified_at: at(5) }, 'notified_at');
+          expect([first.kind, second.kind]).toEqual(['applied', 'conflict']);
+          expect(await store.getOwned(execution)).toEqual({ ...execution, task_token: 't-1', notified_at: at(1) });
+          // Only the field named must be unset: another field set does not stop it.
+          const other = anExecution({ notified_at: null, task_token: 'set' });
+          await store.create(other);
+          expect(
+            applied(await store.annotate(other, 'pending_approval', { notified_at: at(7) }, 'notified_at')).notified_at,
+          ).toBe(at(7));
+          expect(await store.annotate(anExecution(), 'pending_approval', { task_token: 'x' })).toEqual({
+            kind: 'conflict',
+            current: undefined,
+          });
+        },
+      );
     });
 
     describe('listings', () => {
-      it('[store.by-id-and-by-agent] lists an agent’s executions newest first, page by page, and no one else’s', async () => {
-        const agent = `listing-agent-${uuidV7Ids.next()}`;
-        const created = [0, 1, 2, 3, 4].map((minute) =>
-          anExecution({ agent_id: agent, created_at: at(minute * 60_000) }),
-        );
-        // Written out of order: the listing orders by creation time, not by writing.
-        for (const execution of [...created].reverse()) await store.create(execution);
-        await store.create(anExecution({ agent_id: `${agent}-else` }));
-
-        const first = await store.listByAgent(agent, { limit: 3 });
-        expect(idsOf(first.items)).toEqual(idsOf(created.slice(2).reverse()));
-        expect(first.next).toBeTypeOf('string');
-        const second = await store.listByAgent(agent, { limit: 3, ...(first.next ? { cursor: first.next } : {}) });
-        expect(idsOf(second.items)).toEqual(idsOf(created.slice(0, 2).reverse()));
-        expect(second.next).toBeUndefined();
-        expect(idsOf((await store.listByAgent(agent)).items)).toEqual(idsOf([...created].reverse()));
-        expect((await store.listByAgent(`never-seen-${agent}`)).items).toEqual([]);
-      });
-
-      it('[store.open-calls] lists every open call once over small pages, and a call leaves the list when it ends', async () => {
-        await withFreshStore(async (fresh) => {
-          const open = Array.from({ length: 40 }, (_, index) =>
-            anExecution({ status: index % 2 === 0 ? 'pending_approval' : 'approved', expires_at: at(index * 1000) }),
+      it(
+        verifies(
+          'store.by-id-and-by-agent',
+          'lists an agent’s executions newest first, page by page, and no one else’s',
+        ),
+        async () => {
+          const agent = `listing-agent-${uuidV7Ids.next()}`;
+          const created = [0, 1, 2, 3, 4].map((minute) =>
+            anExecution({ agent_id: agent, created_at: at(minute * 60_000) }),
           );
-          for (const execution of open) await fresh.create(execution);
-          const ended = (['succeeded', 'failed', 'unknown', 'denied', 'rejected', 'expired'] as const).map((status) =>
-            anExecution({ status }),
-          );
-          for (const execution of ended) await fresh.create(execution);
+          // Written out of order: the listing orders by creation time, not by writing.
+          for (const execution of [...created].reverse()) await store.create(execution);
+          await store.create(anExecution({ agent_id: `${agent}-else` }));
 
-          const listed = await allPages((cursor) => fresh.listOpen({ limit: 7, ...(cursor ? { cursor } : {}) }), 7);
-          expect(listed.pages).toBeGreaterThanOrEqual(6);
-          expect(idsOf(listed.items).sort()).toEqual(idsOf(open).sort());
-          // What is listed is the record itself.
-          const sample = open[3];
-          expect(listed.items.find((item) => item.execution_id === sample?.execution_id)).toEqual(sample);
+          const first = await store.listByAgent(agent, { limit: 3 });
+          expect(idsOf(first.items)).toEqual(idsOf(created.slice(2).reverse()));
+          expect(first.next).toBeTypeOf('string');
+          const second = await store.listByAgent(agent, { limit: 3, ...(first.next ? { cursor: first.next } : {}) });
+          expect(idsOf(second.items)).toEqual(idsOf(created.slice(0, 2).reverse()));
+          expect(second.next).toBeUndefined();
+          expect(idsOf((await store.listByAgent(agent)).items)).toEqual(idsOf([...created].reverse()));
+          expect((await store.listByAgent(`never-seen-${agent}`)).items).toEqual([]);
+        },
+      );
 
-          const [leaving, claimed] = open;
-          if (leaving === undefined || claimed === undefined) throw new Error('expected calls');
-          await fresh.transition(leaving, { from: 'pending_approval', to: 'expired', at: at(0) });
-          // Moving between open statuses keeps a call listed.
-          const decided = open[2];
-          if (decided === undefined) throw new Error('expected calls');
-          await fresh.transition(decided, { from: 'pending_approval', to: 'approved', at: at(0) });
-          const after = await allPages((cursor) => fresh.listOpen({ limit: 100, ...(cursor ? { cursor } : {}) }), 100);
-          expect(idsOf(after.items)).not.toContain(leaving.execution_id);
-          expect(idsOf(after.items)).toContain(decided.execution_id);
-          expect(after.items).toHaveLength(39);
-        });
-      });
+      it(
+        verifies(
+          'store.open-calls',
+          'lists every open call once over small pages, and a call leaves the list when it ends',
+        ),
+        async () => {
+          await withFreshStore(async (fresh) => {
+            const open = Array.from({ length: 40 }, (_, index) =>
+              anExecution({ status: index % 2 === 0 ? 'pending_approval' : 'approved', expires_at: at(index * 1000) }),
+            );
+            for (const execution of open) await fresh.create(execution);
+            const ended = (['succeeded', 'failed', 'unknown', 'denied', 'rejected', 'expired'] as const).map((status) =>
+              anExecution({ status }),
+            );
+            for (const execution of ended) await fresh.create(execution);
 
-      it('[store.open-calls] lists by next deadline: soonest first within a partition, only those due when asked', async () => {
-        await withFreshStore(async (fresh) => {
-          // One partition (the same last digit), written latest deadline first.
-          const calls = [5, 4, 3, 2, 1].map((minutes) =>
-            anExecution({
-              execution_id: idEndingIn('a'),
-              status: 'pending_approval',
-              expires_at: at(minutes * 60_000),
-            }),
-          );
-          for (const execution of calls) await fresh.create(execution);
-          const listed = (await fresh.listOpen()).items;
-          expect(idsOf(listed)).toEqual(idsOf([...calls].reverse()));
+            const listed = await allPages((cursor) => fresh.listOpen({ limit: 7, ...(cursor ? { cursor } : {}) }), 7);
+            expect(listed.pages).toBeGreaterThanOrEqual(6);
+            expect(idsOf(listed.items).sort()).toEqual(idsOf(open).sort());
+            // What is listed is the record itself.
+            const sample = open[3];
+            expect(listed.items.find((item) => item.execution_id === sample?.execution_id)).toEqual(sample);
 
-          const due = await allPages(
-            (cursor) => fresh.listOpen({ dueBefore: at(3 * 60_000), limit: 2, ...(cursor ? { cursor } : {}) }),
-            2,
-          );
-          expect(idsOf(due.items).sort()).toEqual(idsOf(calls.slice(2)).sort());
-
-          // An approved call's next deadline is its expiry until it is claimed, then the claim's.
-          const approved = anExecution({
-            execution_id: idEndingIn('b'),
-            status: 'approved',
-            expires_at: at(60 * 60_000),
+            const [leaving, claimed] = open;
+            if (leaving === undefined || claimed === undefined) throw new Error('expected calls');
+            await fresh.transition(leaving, { from: 'pending_approval', to: 'expired', at: at(0) });
+            // Moving between open statuses keeps a call listed.
+            const decided = open[2];
+            if (decided === undefined) throw new Error('expected calls');
+            await fresh.transition(decided, { from: 'pending_approval', to: 'approved', at: at(0) });
+            const after = await allPages(
+              (cursor) => fresh.listOpen({ limit: 100, ...(cursor ? { cursor } : {}) }),
+              100,
+            );
+            expect(idsOf(after.items)).not.toContain(leaving.execution_id);
+            expect(idsOf(after.items)).toContain(decided.execution_id);
+            expect(after.items).toHaveLength(39);
           });
-          await fresh.create(approved);
-          const dueSoon = async () => idsOf((await fresh.listOpen({ dueBefore: at(10 * 60_000) })).items);
-          expect(await dueSoon()).not.toContain(approved.execution_id);
-          await fresh.claim(approved, { at: at(0), deadline: at(30_000) });
-          expect(await dueSoon()).toContain(approved.execution_id);
-          await fresh.transition(approved, { from: 'approved', to: 'succeeded', at: at(1_000) });
-          expect(await dueSoon()).not.toContain(approved.execution_id);
-        });
-      });
+        },
+      );
 
-      it('[store.open-calls-from-records] scans the records for open calls, page by page, skipping calls that ended', async () => {
-        await withFreshStore(async (fresh) => {
-          const open = Array.from({ length: 12 }, (_, index) =>
-            anExecution({ status: index % 3 === 0 ? 'approved' : 'pending_approval', expires_at: at(index) }),
-          );
-          const ended = Array.from({ length: 8 }, () => anExecution({ status: 'rejected' }));
-          for (const execution of [...open, ...ended]) await fresh.create(execution);
-          // The agents' places are no records: a scan never returns them.
-          await fresh.reservePending('procurement-agent', open[1]?.execution_id ?? '', 5);
+      it(
+        verifies(
+          'store.open-calls',
+          'lists by next deadline: soonest first within a partition, only those due when asked',
+        ),
+        async () => {
+          await withFreshStore(async (fresh) => {
+            // One partition (the same last digit), written latest deadline first.
+            const calls = [5, 4, 3, 2, 1].map((minutes) =>
+              anExecution({
+                execution_id: idEndingIn('a'),
+                status: 'pending_approval',
+                expires_at: at(minutes * 60_000),
+              }),
+            );
+            for (const execution of calls) await fresh.create(execution);
+            const listed = (await fresh.listOpen()).items;
+            expect(idsOf(listed)).toEqual(idsOf([...calls].reverse()));
 
-          const scanned = await allPages((cursor) => fresh.scanOpen({ limit: 5, ...(cursor ? { cursor } : {}) }), 5);
-          expect(scanned.pages).toBeGreaterThanOrEqual(4);
-          expect(idsOf(scanned.items).sort()).toEqual(idsOf(open).sort());
-          expect(scanned.items.find((item) => item.execution_id === open[0]?.execution_id)).toEqual(open[0]);
-        });
-      });
+            const due = await allPages(
+              (cursor) => fresh.listOpen({ dueBefore: at(3 * 60_000), limit: 2, ...(cursor ? { cursor } : {}) }),
+              2,
+            );
+            expect(idsOf(due.items).sort()).toEqual(idsOf(calls.slice(2)).sort());
+
+            // An approved call's next deadline is its expiry until it is claimed, then the claim's.
+            const approved = anExecution({
+              execution_id: idEndingIn('b'),
+              status: 'approved',
+              expires_at: at(60 * 60_000),
+            });
+            await fresh.create(approved);
+            const dueSoon = async () => idsOf((await fresh.listOpen({ dueBefore: at(10 * 60_000) })).items);
+            expect(await dueSoon()).not.toContain(approved.execution_id);
+            await fresh.claim(approved, { at: at(0), deadline: at(30_000) });
+            expect(await dueSoon()).toContain(approved.execution_id);
+            await fresh.transition(approved, { from: 'approved', to: 'succeeded', at: at(1_000) });
+            expect(await dueSoon()).not.toContain(approved.execution_id);
+          });
+        },
+      );
+
+      it(
+        verifies(
+          'store.open-calls-from-records',
+          'scans the records for open calls, page by page, skipping calls that ended',
+        ),
+        async () => {
+          await withFreshStore(async (fresh) => {
+            const open = Array.from({ length: 12 }, (_, index) =>
+              anExecution({ status: index % 3 === 0 ? 'approved' : 'pending_approval', expires_at: at(index) }),
+            );
+            const ended = Array.from({ length: 8 }, () => anExecution({ status: 'rejected' }));
+            for (const execution of [...open, ...ended]) await fresh.create(execution);
+            // The agents' places are no records: a scan never returns them.
+            await fresh.reservePending('procurement-agent', open[1]?.execution_id ?? '', 5);
+
+            const scanned = await allPages((cursor) => fresh.scanOpen({ limit: 5, ...(cursor ? { cursor } : {}) }), 5);
+            expect(scanned.pages).toBeGreaterThanOrEqual(4);
+            expect(idsOf(scanned.items).sort()).toEqual(idsOf(open).sort());
+            expect(scanned.items.find((item) => item.execution_id === open[0]?.execution_id)).toEqual(open[0]);
+          });
+        },
+      );
     });
 
     describe('places for held calls', () => {
@@ -465,48 +525,60 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
         return answer.kind === 'full' ? [...answer.holders].sort() : [];
       };
 
-      it('[limits.pending-store-race-safe] concurrent holds take at most the limit, the same place counts once', async () => {
-        const agent = `racing-agent-${uuidV7Ids.next()}`;
-        const ids = Array.from({ length: 12 }, () => uuidV7Ids.next());
-        const answers = await Promise.all(ids.map((id) => store.reservePending(agent, id, 5)));
-        const reserved = ids.filter((_, index) => answers[index]?.kind === 'reserved');
-        expect(reserved).toHaveLength(5);
-        const full = answers.find((answer) => answer.kind === 'full');
-        expect(full?.kind === 'full' && [...full.holders].sort()).toEqual([...reserved].sort());
-        // A call already holding a place keeps it at the limit.
-        expect(await store.reservePending(agent, reserved[0] ?? '', 5)).toEqual({ kind: 'reserved' });
-        expect(await holders(store, agent)).toEqual([...reserved].sort());
+      it(
+        verifies(
+          'limits.pending-store-race-safe',
+          'concurrent holds take at most the limit, the same place counts once',
+        ),
+        async () => {
+          const agent = `racing-agent-${uuidV7Ids.next()}`;
+          const ids = Array.from({ length: 12 }, () => uuidV7Ids.next());
+          const answers = await Promise.all(ids.map((id) => store.reservePending(agent, id, 5)));
+          const reserved = ids.filter((_, index) => answers[index]?.kind === 'reserved');
+          expect(reserved).toHaveLength(5);
+          const full = answers.find((answer) => answer.kind === 'full');
+          expect(full?.kind === 'full' && [...full.holders].sort()).toEqual([...reserved].sort());
+          // A call already holding a place keeps it at the limit.
+          expect(await store.reservePending(agent, reserved[0] ?? '', 5)).toEqual({ kind: 'reserved' });
+          expect(await holders(store, agent)).toEqual([...reserved].sort());
 
-        await store.releasePending(agent, [reserved[0] ?? '', reserved[0] ?? '']);
-        await store.releasePending(agent, [reserved[0] ?? '']);
-        expect(await holders(store, agent)).toEqual(reserved.slice(1).sort());
-        expect(await store.reservePending(agent, ids.find((id) => !reserved.includes(id)) ?? '', 5)).toEqual({
-          kind: 'reserved',
-        });
-        await store.releasePending(`agent-with-no-places-${agent}`, [reserved[1] ?? '']);
-        await store.releasePending(agent, []);
-      });
+          await store.releasePending(agent, [reserved[0] ?? '', reserved[0] ?? '']);
+          await store.releasePending(agent, [reserved[0] ?? '']);
+          expect(await holders(store, agent)).toEqual(reserved.slice(1).sort());
+          expect(await store.reservePending(agent, ids.find((id) => !reserved.includes(id)) ?? '', 5)).toEqual({
+            kind: 'reserved',
+          });
+          await store.releasePending(`agent-with-no-places-${agent}`, [reserved[1] ?? '']);
+          await store.releasePending(agent, []);
+        },
+      );
 
-      it('[limits.pending-released-on-leave] leaving pending_approval gives the place back; other moves do not', async () => {
-        const agent = `leaving-agent-${uuidV7Ids.next()}`;
-        const leaving = anExecution({ agent_id: agent, status: 'pending_approval' });
-        const staying = anExecution({ agent_id: agent, status: 'pending_approval' });
-        for (const execution of [leaving, staying]) {
-          await store.create(execution);
-          await store.reservePending(agent, execution.execution_id, 2);
-        }
-        // A conflict gives nothing back.
-        await store.transition(leaving, { from: 'approved', to: 'succeeded', at: at(1) });
-        expect(await holders(store, agent)).toEqual([leaving.execution_id, staying.execution_id].sort());
-        applied(await store.transition(leaving, { from: 'pending_approval', to: 'approved', at: at(1) }));
-        expect(await holders(store, agent)).toEqual([staying.execution_id]);
-        applied(await store.transition(leaving, { from: 'approved', to: 'succeeded', at: at(2) }));
-        expect(await holders(store, agent)).toEqual([staying.execution_id]);
-        // The places are no execution: reads by id and listings never see them.
-        expect(idsOf((await store.listByAgent(agent)).items).sort()).toEqual(
-          [leaving.execution_id, staying.execution_id].sort(),
-        );
-      });
+      it(
+        verifies(
+          'limits.pending-released-on-leave',
+          'leaving pending_approval gives the place back; other moves do not',
+        ),
+        async () => {
+          const agent = `leaving-agent-${uuidV7Ids.next()}`;
+          const leaving = anExecution({ agent_id: agent, status: 'pending_approval' });
+          const staying = anExecution({ agent_id: agent, status: 'pending_approval' });
+          for (const execution of [leaving, staying]) {
+            await store.create(execution);
+            await store.reservePending(agent, execution.execution_id, 2);
+          }
+          // A conflict gives nothing back.
+          await store.transition(leaving, { from: 'approved', to: 'succeeded', at: at(1) });
+          expect(await holders(store, agent)).toEqual([leaving.execution_id, staying.execution_id].sort());
+          applied(await store.transition(leaving, { from: 'pending_approval', to: 'approved', at: at(1) }));
+          expect(await holders(store, agent)).toEqual([staying.execution_id]);
+          applied(await store.transition(leaving, { from: 'approved', to: 'succeeded', at: at(2) }));
+          expect(await holders(store, agent)).toEqual([staying.execution_id]);
+          // The places are no execution: reads by id and listings never see them.
+          expect(idsOf((await store.listByAgent(agent)).items).sort()).toEqual(
+            [leaving.execution_id, staying.execution_id].sort(),
+          );
+        },
+      );
     });
   });
 };

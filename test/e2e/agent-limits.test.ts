@@ -15,6 +15,7 @@ import { ResultObject } from '../../shared/result.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { mcpHeaders, modernRequest, rawRequest } from '../support/http.js';
 import { connectAgent } from '../support/mcp-client.js';
+import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 
 /** A system whose /wait requests stay open until released; every arrival is an event. */
@@ -144,88 +145,109 @@ const call = async (client: Client, name: string) => {
 };
 
 describe('per-agent limits', () => {
-  it('[limits.concurrency] [limits.refusal-result] [limits.one-agent-cannot-starve] a flood of slow calls holds only its own places; another agent still runs', async () => {
-    const callsBefore = system.calls;
-    const slow = [call(flood, 'lab.wait'), call(flood, 'lab.wait')];
-    await system.held(2);
-    // Two of flood-agent's requests are in progress: every further one is refused at once.
-    const refused = await Promise.all(Array.from({ length: 10 }, () => call(flood, 'lab.wait')));
-    for (const { answer, result } of refused) {
-      expect(result).toMatchObject({ status: 'denied', code: 'concurrency_limited', execution_id: null });
-      expect(result.message).toMatch(/2 requests in progress at once/);
+  it(
+    verifies(
+      ['limits.concurrency', 'limits.refusal-result', 'limits.one-agent-cannot-starve'],
+      'a flood of slow calls holds only its own places; another agent still runs',
+    ),
+    async () => {
+      const callsBefore = system.calls;
+      const slow = [call(flood, 'lab.wait'), call(flood, 'lab.wait')];
+      await system.held(2);
+      // Two of flood-agent's requests are in progress: every further one is refused at once.
+      const refused = await Promise.all(Array.from({ length: 10 }, () => call(flood, 'lab.wait')));
+      for (const { answer, result } of refused) {
+        expect(result).toMatchObject({ status: 'denied', code: 'concurrency_limited', execution_id: null });
+        expect(result.message).toMatch(/2 requests in progress at once/);
+        expect(answer.isError).toBe(true);
+      }
+      expect(system.calls).toBe(callsBefore + 2);
+      // Another agent is not affected.
+      expect((await call(quiet, 'lab.ping')).result.status).toBe('succeeded');
+      system.release();
+      for (const { result } of await Promise.all(slow)) expect(result.status).toBe('succeeded');
+      // Places are given back when requests answer.
+      expect((await call(flood, 'lab.ping')).result.status).toBe('succeeded');
+    },
+  );
+
+  it(
+    verifies(
+      ['limits.rate', 'limits.protocol-429'],
+      'past its burst an agent is refused until its bucket refills, tools/call as a result, other requests as 429',
+    ),
+    async () => {
+      const post = (method: string, params: Record<string, unknown> = {}) => {
+        const request = modernRequest(method, params);
+        return rawRequest(runtime.mcpUrl, { headers: mcpHeaders(tokens.paced, request.headers), body: request.body });
+      };
+      for (let index = 0; index < 3; index += 1) {
+        const answer = await post('tools/call', { name: 'lab.ping', arguments: {} });
+        expect(answer.status).toBe(200);
+        expect(JSON.stringify(answer.json())).toContain('"status":"succeeded"');
+      }
+      const refusedCall = await post('tools/call', { name: 'lab.ping', arguments: {} });
+      expect(refusedCall.status).toBe(200);
+      const body = refusedCall.json() as { result: { structuredContent: unknown; isError: boolean } };
+      expect(ResultObject.parse(body.result.structuredContent)).toMatchObject({
+        status: 'denied',
+        code: 'rate_limited',
+        execution_id: null,
+      });
+      expect(ResultObject.parse(body.result.structuredContent).message).toMatch(
+        /0\.001 requests per second \(bursts of 3\)/,
+      );
+      expect(body.result.isError).toBe(true);
+
+      const refusedList = await post('tools/list');
+      expect(refusedList.status).toBe(429);
+      expect(Number(refusedList.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(refusedList.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+      expect(JSON.stringify(refusedList.json())).toMatch(/0\.001 requests per second/);
+      // The paced agent's refusals left nothing in the store.
+      const recorded = await runtime.store.listByAgent('paced-agent');
+      expect(recorded.items).toHaveLength(3);
+      // Another agent's bucket is its own.
+      expect((await call(quiet, 'lab.ping')).result.status).toBe('succeeded');
+    },
+  );
+
+  it(
+    verifies(
+      ['limits.pending-calls', 'limits.refusal-result'],
+      'a call that would be held past pending_calls is denied and recorded; a decision frees a place',
+    ),
+    async () => {
+      const held = [await call(flood, 'lab.order'), await call(flood, 'lab.order')];
+      for (const { result } of held) expect(result.status).toBe('pending_approval');
+      const { answer, result } = await call(flood, 'lab.order');
+      expect(result).toMatchObject({ status: 'denied', code: 'too_many_pending' });
+      expect(result.message).toMatch(/2 calls waiting for approval/);
       expect(answer.isError).toBe(true);
-    }
-    expect(system.calls).toBe(callsBefore + 2);
-    // Another agent is not affected.
-    expect((await call(quiet, 'lab.ping')).result.status).toBe('succeeded');
-    system.release();
-    for (const { result } of await Promise.all(slow)) expect(result.status).toBe('succeeded');
-    // Places are given back when requests answer.
-    expect((await call(flood, 'lab.ping')).result.status).toBe('succeeded');
-  });
+      // Recorded like any refusal, so the agent can look it up.
+      const recorded = await runtime.store.getOwned({
+        execution_id: result.execution_id ?? '',
+        agent_id: 'flood-agent',
+      });
+      expect(recorded).toMatchObject({ status: 'denied', code: 'too_many_pending', expires_at: null });
+      // Another agent's places are its own (and its group allows it three).
+      for (let index = 0; index < 3; index += 1) {
+        expect((await call(quiet, 'lab.order')).result.status).toBe('pending_approval');
+      }
+      expect((await call(quiet, 'lab.order')).result.code).toBe('too_many_pending');
 
-  it('[limits.rate] [limits.protocol-429] past its burst an agent is refused until its bucket refills, tools/call as a result, other requests as 429', async () => {
-    const post = (method: string, params: Record<string, unknown> = {}) => {
-      const request = modernRequest(method, params);
-      return rawRequest(runtime.mcpUrl, { headers: mcpHeaders(tokens.paced, request.headers), body: request.body });
-    };
-    for (let index = 0; index < 3; index += 1) {
-      const answer = await post('tools/call', { name: 'lab.ping', arguments: {} });
-      expect(answer.status).toBe(200);
-      expect(JSON.stringify(answer.json())).toContain('"status":"succeeded"');
-    }
-    const refusedCall = await post('tools/call', { name: 'lab.ping', arguments: {} });
-    expect(refusedCall.status).toBe(200);
-    const body = refusedCall.json() as { result: { structuredContent: unknown; isError: boolean } };
-    expect(ResultObject.parse(body.result.structuredContent)).toMatchObject({
-      status: 'denied',
-      code: 'rate_limited',
-      execution_id: null,
-    });
-    expect(ResultObject.parse(body.result.structuredContent).message).toMatch(
-      /0\.001 requests per second \(bursts of 3\)/,
-    );
-    expect(body.result.isError).toBe(true);
-
-    const refusedList = await post('tools/list');
-    expect(refusedList.status).toBe(429);
-    expect(Number(refusedList.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(refusedList.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
-    expect(JSON.stringify(refusedList.json())).toMatch(/0\.001 requests per second/);
-    // The paced agent's refusals left nothing in the store.
-    const recorded = await runtime.store.listByAgent('paced-agent');
-    expect(recorded.items).toHaveLength(3);
-    // Another agent's bucket is its own.
-    expect((await call(quiet, 'lab.ping')).result.status).toBe('succeeded');
-  });
-
-  it('[limits.pending-calls] [limits.refusal-result] a call that would be held past pending_calls is denied and recorded; a decision frees a place', async () => {
-    const held = [await call(flood, 'lab.order'), await call(flood, 'lab.order')];
-    for (const { result } of held) expect(result.status).toBe('pending_approval');
-    const { answer, result } = await call(flood, 'lab.order');
-    expect(result).toMatchObject({ status: 'denied', code: 'too_many_pending' });
-    expect(result.message).toMatch(/2 calls waiting for approval/);
-    expect(answer.isError).toBe(true);
-    // Recorded like any refusal, so the agent can look it up.
-    const recorded = await runtime.store.getOwned({ execution_id: result.execution_id ?? '', agent_id: 'flood-agent' });
-    expect(recorded).toMatchObject({ status: 'denied', code: 'too_many_pending', expires_at: null });
-    // Another agent's places are its own (and its group allows it three).
-    for (let index = 0; index < 3; index += 1) {
-      expect((await call(quiet, 'lab.order')).result.status).toBe('pending_approval');
-    }
-    expect((await call(quiet, 'lab.order')).result.code).toBe('too_many_pending');
-
-    const first = await runtime.store.getOwned({
-      execution_id: held[0]?.result.execution_id ?? '',
-      agent_id: 'flood-agent',
-    });
-    const decision = await decide(
-      runtime.approvals,
-      { id: 'lab-approver', name: null, groups: ['labstaff'] },
-      { execution_id: first?.execution_id ?? '', outcome: 'reject', arguments_hash: first?.arguments_hash ?? '' },
-    );
-    expect(decision.kind).toBe('decided');
-    expect((await call(flood, 'lab.order')).result.status).toBe('pending_approval');
-    expect((await call(flood, 'lab.order')).result.code).toBe('too_many_pending');
-  });
+      const first = await runtime.store.getOwned({
+        execution_id: held[0]?.result.execution_id ?? '',
+        agent_id: 'flood-agent',
+      });
+      const decision = await decide(
+        runtime.approvals,
+        { id: 'lab-approver', name: null, groups: ['labstaff'] },
+        { execution_id: first?.execution_id ?? '', outcome: 'reject', arguments_hash: first?.arguments_hash ?? '' },
+      );
+      expect(decision.kind).toBe('decided');
+      expect((await call(flood, 'lab.order')).result.status).toBe('pending_approval');
+      expect((await call(flood, 'lab.order')).result.code).toBe('too_many_pending');
+    },
+  );
 });

@@ -22,6 +22,7 @@ import { type ApprovalOrg, approvalOrg, eventually } from '../support/approval-o
 import { ManualClock } from '../support/clock.js';
 import { anExecution } from '../support/executions.js';
 import { connectAgent } from '../support/mcp-client.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens } from '../support/runtime-process.js';
 
 const financeApprover: Approver = { id: 'finance-approver', name: null, groups: ['finance'] };
@@ -79,7 +80,10 @@ describe('a decision racing the approval time', () => {
     await runtime?.stop();
   });
 
-  it('[approvals.decision-vs-expiry] ends in one call or in expired with none, over sixty trials at the boundary', async () => {
+  it(verifies(
+    'approvals.decision-vs-expiry',
+    'ends in one call or in expired with none, over sixty trials at the boundary',
+  ), async () => {
     const outcomes: string[] = [];
     for (let round = 0; round < 3; round += 1) {
       const ids = await Promise.all(Array.from({ length: 20 }, () => hold(client)));
@@ -114,23 +118,26 @@ describe('a decision racing the approval time', () => {
     expect(outcomes.every((status) => status === 'succeeded' || status === 'expired')).toBe(true);
   }, 180_000);
 
-  it('[approvals.decision-pushed] a decision reaches its waiting approval run at once: no timer, no poll', async () => {
-    const id = await hold(client);
-    const record = await eventually(
-      () => runtime.store.get(id),
-      (execution) => execution?.task_token !== null,
-    );
-    const decided = await decide(runtime.approvals, financeApprover, {
-      execution_id: id,
-      outcome: 'approve',
-      arguments_hash: record?.arguments_hash ?? '',
-    });
-    expect(decided.kind).toBe('decided');
-    const final = await terminal(runtime, id);
-    expect(final?.status).toBe('succeeded');
-    // The approval run went from the wait straight on (it did not expire and run from there).
-    expect(runtime.stepFunctions.statesEntered(id)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
-  });
+  it(
+    verifies('approvals.decision-pushed', 'a decision reaches its waiting approval run at once: no timer, no poll'),
+    async () => {
+      const id = await hold(client);
+      const record = await eventually(
+        () => runtime.store.get(id),
+        (execution) => execution?.task_token !== null,
+      );
+      const decided = await decide(runtime.approvals, financeApprover, {
+        execution_id: id,
+        outcome: 'approve',
+        arguments_hash: record?.arguments_hash ?? '',
+      });
+      expect(decided.kind).toBe('decided');
+      const final = await terminal(runtime, id);
+      expect(final?.status).toBe('succeeded');
+      // The approval run went from the wait straight on (it did not expire and run from there).
+      expect(runtime.stepFunctions.statesEntered(id)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
+    },
+  );
 });
 
 describe('the reconciler’s pass', () => {
@@ -179,98 +186,110 @@ describe('the reconciler’s pass', () => {
     return report;
   };
 
-  it('[approvals.reconciler] hands a lost decision to its approval run, runs one whose workflow is gone, and settles what is overdue', async () => {
-    const minuteAgo = new Date(Date.now() - 120_000).toISOString();
-    const inADay = new Date(Date.now() + 86_400_000).toISOString();
+  it(
+    verifies(
+      'approvals.reconciler',
+      'hands a lost decision to its approval run, runs one whose workflow is gone, and settles what is overdue',
+    ),
+    async () => {
+      const minuteAgo = new Date(Date.now() - 120_000).toISOString();
+      const inADay = new Date(Date.now() + 86_400_000).toISOString();
 
-    // A decision recorded, but its push never reached the waiting approval run.
-    const lostSignal = await hold(client);
-    const waiting = await eventually(
-      () => runtime.store.get(lostSignal),
-      (execution) => execution?.task_token !== null,
-    );
-    const approved = await runtime.store.transition(waiting as Execution, {
-      from: 'pending_approval',
-      to: 'approved',
-      at: new Date().toISOString(),
-      patch: { decided_by: 'finance-approver', decided_at: new Date().toISOString() },
-    });
-    expect(approved.kind).toBe('applied');
-    // Approved, and its approval run gone (a token nothing waits on).
-    const orphan = await stored({
-      status: 'approved',
-      task_token: 'a-token-nothing-waits-on',
-      decided_at: minuteAgo,
-      expires_at: inADay,
-      history: [{ status: 'approved', at: minuteAgo }],
-    });
-    // Held, but its approval run never started.
-    const unstarted = await stored({ created_at: minuteAgo, expires_at: inADay });
-    // Held past its approval time.
-    const overdue = await stored({ created_at: minuteAgo, expires_at: new Date(Date.now() - 10_000).toISOString() });
-    // Claimed long ago and never settled.
-    const abandoned = await stored({
-      status: 'approved',
-      claimed_at: minuteAgo,
-      deadline_at: new Date(Date.now() - 60_000).toISOString(),
-      decided_at: minuteAgo,
-    });
-
-    const report = await reconcileAt(61_000);
-    expect(report).toMatchObject({ executed: 2, expired: 1, settled: 1, resumed: 1 });
-
-    expect((await terminal(runtime, lostSignal))?.status).toBe('succeeded');
-    expect(erp.callsFor(lostSignal)).toBe(1);
-    expect(runtime.stepFunctions.statesEntered(lostSignal)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
-    expect((await terminal(runtime, orphan.execution_id))?.status).toBe('succeeded');
-    expect(erp.callsFor(orphan.execution_id)).toBe(1);
-    const started = await eventually(
-      () => runtime.store.get(unstarted.execution_id),
-      (execution) => execution?.task_token !== null && execution?.notified_at !== null,
-    );
-    expect(started?.status).toBe('pending_approval');
-    expect(started?.task_token).not.toBeNull();
-    expect(await runtime.store.get(overdue.execution_id)).toMatchObject({
-      status: 'expired',
-      code: 'approval_expired',
-    });
-    expect(await runtime.store.get(abandoned.execution_id)).toMatchObject({ status: 'unknown', code: 'interrupted' });
-    expect(erp.callsFor(overdue.execution_id) + erp.callsFor(abandoned.execution_id)).toBe(0);
-
-    // A second pass finds nothing left to do, and nothing runs twice.
-    const again = await reconcileAt(61_000);
-    expect(again).toEqual({ resumed: 0, expired: 0, executed: 0, settled: 0 });
-    expect(erp.callsFor(lostSignal) + erp.callsFor(orphan.execution_id)).toBe(2);
-  });
-
-  it('[approvals.expiry] [invoke.at-most-once] the status tool settles on sight what is overdue, after the timers’ grace', async () => {
-    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
-    const expiredLongAgo = await stored({ created_at: ago(60_000), expires_at: ago(6_000) });
-    const justExpired = await stored({ created_at: ago(60_000), expires_at: ago(1_000) });
-    const staleClaim = await stored({
-      status: 'approved',
-      claimed_at: ago(60_000),
-      deadline_at: ago(6_000),
-      decided_at: ago(60_000),
-    });
-    const status = async (id: string) =>
-      ResultObject.parse(
-        (await client.callTool({ name: 'get_execution_status', arguments: { execution_id: id } })).structuredContent,
+      // A decision recorded, but its push never reached the waiting approval run.
+      const lostSignal = await hold(client);
+      const waiting = await eventually(
+        () => runtime.store.get(lostSignal),
+        (execution) => execution?.task_token !== null,
       );
-    expect(await status(expiredLongAgo.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
-    // Within the grace the approval run's own timer has the first word.
-    expect((await status(justExpired.execution_id)).status).toBe('pending_approval');
-    expect(await status(staleClaim.execution_id)).toMatchObject({ status: 'unknown', code: 'interrupted' });
-    expect(erp.callsFor(staleClaim.execution_id)).toBe(0);
-    // Closed here, so the next pass over this store does not find it.
-    await runtime.store.transition(justExpired, {
-      from: 'pending_approval',
-      to: 'expired',
-      at: new Date().toISOString(),
-    });
-  });
+      const approved = await runtime.store.transition(waiting as Execution, {
+        from: 'pending_approval',
+        to: 'approved',
+        at: new Date().toISOString(),
+        patch: { decided_by: 'finance-approver', decided_at: new Date().toISOString() },
+      });
+      expect(approved.kind).toBe('applied');
+      // Approved, and its approval run gone (a token nothing waits on).
+      const orphan = await stored({
+        status: 'approved',
+        task_token: 'a-token-nothing-waits-on',
+        decided_at: minuteAgo,
+        expires_at: inADay,
+        history: [{ status: 'approved', at: minuteAgo }],
+      });
+      // Held, but its approval run never started.
+      const unstarted = await stored({ created_at: minuteAgo, expires_at: inADay });
+      // Held past its approval time.
+      const overdue = await stored({ created_at: minuteAgo, expires_at: new Date(Date.now() - 10_000).toISOString() });
+      // Claimed long ago and never settled.
+      const abandoned = await stored({
+        status: 'approved',
+        claimed_at: minuteAgo,
+        deadline_at: new Date(Date.now() - 60_000).toISOString(),
+        decided_at: minuteAgo,
+      });
 
-  it('[approvals.reconciler] leaves alone what is merely in progress', async () => {
+      const report = await reconcileAt(61_000);
+      expect(report).toMatchObject({ executed: 2, expired: 1, settled: 1, resumed: 1 });
+
+      expect((await terminal(runtime, lostSignal))?.status).toBe('succeeded');
+      expect(erp.callsFor(lostSignal)).toBe(1);
+      expect(runtime.stepFunctions.statesEntered(lostSignal)).toEqual(['AwaitDecision', 'Decided', 'Execute']);
+      expect((await terminal(runtime, orphan.execution_id))?.status).toBe('succeeded');
+      expect(erp.callsFor(orphan.execution_id)).toBe(1);
+      const started = await eventually(
+        () => runtime.store.get(unstarted.execution_id),
+        (execution) => execution?.task_token !== null && execution?.notified_at !== null,
+      );
+      expect(started?.status).toBe('pending_approval');
+      expect(started?.task_token).not.toBeNull();
+      expect(await runtime.store.get(overdue.execution_id)).toMatchObject({
+        status: 'expired',
+        code: 'approval_expired',
+      });
+      expect(await runtime.store.get(abandoned.execution_id)).toMatchObject({ status: 'unknown', code: 'interrupted' });
+      expect(erp.callsFor(overdue.execution_id) + erp.callsFor(abandoned.execution_id)).toBe(0);
+
+      // A second pass finds nothing left to do, and nothing runs twice.
+      const again = await reconcileAt(61_000);
+      expect(again).toEqual({ resumed: 0, expired: 0, executed: 0, settled: 0 });
+      expect(erp.callsFor(lostSignal) + erp.callsFor(orphan.execution_id)).toBe(2);
+    },
+  );
+
+  it(
+    verifies(
+      ['approvals.expiry', 'invoke.at-most-once'],
+      'the status tool settles on sight what is overdue, after the timers’ grace',
+    ),
+    async () => {
+      const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+      const expiredLongAgo = await stored({ created_at: ago(60_000), expires_at: ago(6_000) });
+      const justExpired = await stored({ created_at: ago(60_000), expires_at: ago(1_000) });
+      const staleClaim = await stored({
+        status: 'approved',
+        claimed_at: ago(60_000),
+        deadline_at: ago(6_000),
+        decided_at: ago(60_000),
+      });
+      const status = async (id: string) =>
+        ResultObject.parse(
+          (await client.callTool({ name: 'get_execution_status', arguments: { execution_id: id } })).structuredContent,
+        );
+      expect(await status(expiredLongAgo.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
+      // Within the grace the approval run's own timer has the first word.
+      expect((await status(justExpired.execution_id)).status).toBe('pending_approval');
+      expect(await status(staleClaim.execution_id)).toMatchObject({ status: 'unknown', code: 'interrupted' });
+      expect(erp.callsFor(staleClaim.execution_id)).toBe(0);
+      // Closed here, so the next pass over this store does not find it.
+      await runtime.store.transition(justExpired, {
+        from: 'pending_approval',
+        to: 'expired',
+        at: new Date().toISOString(),
+      });
+    },
+  );
+
+  it(verifies('approvals.reconciler', 'leaves alone what is merely in progress'), async () => {
     const fresh = await stored({ expires_at: new Date(Date.now() + 86_400_000).toISOString() });
     const justDecided = await stored({
       status: 'approved',
@@ -295,32 +314,38 @@ describe('the held-call steps function', () => {
     await runtime?.stop();
   });
 
-  it('[workflow.task-input] refuses a task it cannot read, naming the field, and ends one for an unknown execution', async () => {
-    const workflow = createHeldCallStepsFunction({
-      services: runtime.approvals,
-      logger: new Logger({ serviceName: 'workflow-test', logLevel: 'CRITICAL' }),
-    });
-    const invoke = (task: unknown) => workflow(task, lambdaContext('workflow-test', 10_000));
-    await expect(invoke({ action: 'execute', execution_id: 'not-a-uuid', agent_id: 'a' })).rejects.toThrow(
-      /invalid at execution_id/,
-    );
-    await expect(invoke({ action: 'register', execution_id: uuidV7Ids.next(), agent_id: 'a' })).rejects.toThrow(
-      /invalid at task_token/,
-    );
-    await expect(invoke({ action: 'approve', execution_id: uuidV7Ids.next(), agent_id: 'a' })).rejects.toThrow(
-      /invalid at action/,
-    );
-    await expect(invoke(null)).rejects.toThrow(/invalid at \(root\)/);
-    const missing = uuidV7Ids.next();
-    await expect(invoke({ action: 'execute', execution_id: missing, agent_id: 'a' })).resolves.toEqual({
-      status: 'missing',
-    });
-    await expect(invoke({ action: 'expire', execution_id: missing, agent_id: 'a' })).resolves.toEqual({
-      status: 'missing',
-    });
-    await expect(
-      invoke({ action: 'register', execution_id: missing, agent_id: 'a', task_token: 'token', timeout_seconds: 5 }),
-    ).resolves.toEqual({ status: 'missing' });
-    expect(await runtime.store.get(missing)).toBeUndefined();
-  });
+  it(
+    verifies(
+      'workflow.task-input',
+      'refuses a task it cannot read, naming the field, and ends one for an unknown execution',
+    ),
+    async () => {
+      const workflow = createHeldCallStepsFunction({
+        services: runtime.approvals,
+        logger: new Logger({ serviceName: 'workflow-test', logLevel: 'CRITICAL' }),
+      });
+      const invoke = (task: unknown) => workflow(task, lambdaContext('workflow-test', 10_000));
+      await expect(invoke({ action: 'execute', execution_id: 'not-a-uuid', agent_id: 'a' })).rejects.toThrow(
+        /invalid at execution_id/,
+      );
+      await expect(invoke({ action: 'register', execution_id: uuidV7Ids.next(), agent_id: 'a' })).rejects.toThrow(
+        /invalid at task_token/,
+      );
+      await expect(invoke({ action: 'approve', execution_id: uuidV7Ids.next(), agent_id: 'a' })).rejects.toThrow(
+        /invalid at action/,
+      );
+      await expect(invoke(null)).rejects.toThrow(/invalid at \(root\)/);
+      const missing = uuidV7Ids.next();
+      await expect(invoke({ action: 'execute', execution_id: missing, agent_id: 'a' })).resolves.toEqual({
+        status: 'missing',
+      });
+      await expect(invoke({ action: 'expire', execution_id: missing, agent_id: 'a' })).resolves.toEqual({
+        status: 'missing',
+      });
+      await expect(
+        invoke({ action: 'register', execution_id: missing, agent_id: 'a', task_token: 'token', timeout_seconds: 5 }),
+      ).resolves.toEqual({ status: 'missing' });
+      expect(await runtime.store.get(missing)).toBeUndefined();
+    },
+  );
 });

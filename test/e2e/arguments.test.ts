@@ -9,6 +9,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
 import { mcpHeaders, rawRequest } from '../support/http.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
 
 let runtime: RuntimeProcess;
@@ -50,7 +51,7 @@ const refusal = (input_errors: { path: string; code: string; message?: string }[
 const order = { vendor_id: 'V-100', amount: '250', currency: 'EUR' };
 
 describe('tools/call arguments over MCP', () => {
-  it('[args.unknown-fields] [args.refusal] refuses an extra field and records the refusal', async () => {
+  it(verifies(['args.unknown-fields', 'args.refusal'], 'refuses an extra field and records the refusal'), async () => {
     const { answer, result } = await create({ ...order, priority: 'high' });
     expect(result).toMatchObject(refusal([{ path: '/priority', code: 'unknown_field' }]));
     expect(answer.isError).toBe(true);
@@ -68,29 +69,35 @@ describe('tools/call arguments over MCP', () => {
     expect(followed.structuredContent).toEqual(result);
   });
 
-  it('[args.amount-digits] [args.amount-canonical] accepts a Persian-digit amount and keeps it canonical', async () => {
-    const { result } = await create({ vendor_id: ' V-100 ', amount: '۱۵۰۰٫۰۰', currency: 'EUR' });
-    // 1500 needs the finance team's approval; the arguments kept are the canonical ones.
-    expect(result.status).toBe('pending_approval');
-    const recorded = await store.get(result.execution_id ?? '');
-    expect(recorded?.arguments_json).toBe('{"amount":"1500","currency":"EUR","vendor_id":"V-100"}');
-  });
+  it(
+    verifies(['args.amount-digits', 'args.amount-canonical'], 'accepts a Persian-digit amount and keeps it canonical'),
+    async () => {
+      const { result } = await create({ vendor_id: ' V-100 ', amount: '۱۵۰۰٫۰۰', currency: 'EUR' });
+      // 1500 needs the finance team's approval; the arguments kept are the canonical ones.
+      expect(result.status).toBe('pending_approval');
+      const recorded = await store.get(result.execution_id ?? '');
+      expect(recorded?.arguments_json).toBe('{"amount":"1500","currency":"EUR","vendor_id":"V-100"}');
+    },
+  );
 
-  it('[args.amount-canonical] refuses an amount that is not a decimal, with the reference message', async () => {
-    const { result } = await create({ ...order, amount: '1,500' });
-    expect(result).toMatchObject(
-      refusal([
-        { path: '/amount', code: 'invalid_decimal', message: 'Expected a decimal number such as 1500 or 1500.25.' },
-      ]),
-    );
-  });
+  it(
+    verifies('args.amount-canonical', 'refuses an amount that is not a decimal, with the reference message'),
+    async () => {
+      const { result } = await create({ ...order, amount: '1,500' });
+      expect(result).toMatchObject(
+        refusal([
+          { path: '/amount', code: 'invalid_decimal', message: 'Expected a decimal number such as 1500 or 1500.25.' },
+        ]),
+      );
+    },
+  );
 
-  it('[args.identifiers] refuses a mixed-script vendor id', async () => {
+  it(verifies('args.identifiers', 'refuses a mixed-script vendor id'), async () => {
     const { result } = await create({ ...order, vendor_id: 'V-100ب' });
     expect(result).toMatchObject(refusal([{ path: '/vendor_id', code: 'mixed_script' }]));
   });
 
-  it('[args.limits] refuses arguments of 64 KB + 1 and accepts 64 KB exactly', async () => {
+  it(verifies('args.limits', 'refuses arguments of 64 KB + 1 and accepts 64 KB exactly'), async () => {
     // Four lines with long notes, then the first note trimmed or grown to hit the size exactly.
     const sized = (bytes: number) => {
       const lines = [1, 2, 3, 4].map((index) => ({ sku: `SKU-${index}`, quantity: 1, note: 'x'.repeat(16_000) }));
@@ -112,7 +119,7 @@ describe('tools/call arguments over MCP', () => {
     expect((await create(fits.args)).result.code).not.toBe('invalid_arguments');
   });
 
-  it('[args.limits] refuses a 33-deep argument and a 100 000-deep one, and stays up', async () => {
+  it(verifies('args.limits', 'refuses a 33-deep argument and a 100 000-deep one, and stays up'), async () => {
     let nested: unknown = 'deep';
     for (let level = 0; level < 32; level++) nested = { x: nested };
     const { result } = await create({ ...order, description: nested });
@@ -138,30 +145,36 @@ describe('tools/call arguments over MCP', () => {
   });
 
   // A whole number beyond 2^53 is kept exact ([args.exact-integers]); one that is not whole cannot be.
-  it('[args.json-hazards] [args.every-problem] reports duplicate keys, huge inexact numbers and lone surrogates, all at once', async () => {
-    const body =
-      '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"erp.purchase_orders.create","arguments":' +
-      '{"vendor_id":"V-100","vendor_id":"V-200","amount":"1","currency":"EUR","description":"\\ud800 broken",' +
-      '"lines":[{"sku":"A","quantity":9007199254740993.5}],"__proto__":{"admin":true}}}}';
-    const response = await rawRequest(runtime.mcpUrl, {
-      headers: mcpHeaders(demoTokens.procurement, { 'mcp-protocol-version': '2025-11-25' }),
-      body,
-    });
-    const parsed: unknown = response.json();
-    const result =
-      typeof parsed === 'object' &&
-      parsed !== null &&
-      'result' in parsed &&
-      typeof parsed.result === 'object' &&
-      parsed.result !== null &&
-      'structuredContent' in parsed.result
-        ? ResultObject.parse(parsed.result.structuredContent)
-        : undefined;
-    expect(result?.input_errors?.map(({ path, code }) => ({ path, code }))).toEqual([
-      { path: '/__proto__', code: 'forbidden_key' },
-      { path: '/description', code: 'lone_surrogate' },
-      { path: '/lines/0/quantity', code: 'unsafe_integer' },
-      { path: '/vendor_id', code: 'duplicate_key' },
-    ]);
-  });
+  it(
+    verifies(
+      ['args.json-hazards', 'args.every-problem'],
+      'reports duplicate keys, huge inexact numbers and lone surrogates, all at once',
+    ),
+    async () => {
+      const body =
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"erp.purchase_orders.create","arguments":' +
+        '{"vendor_id":"V-100","vendor_id":"V-200","amount":"1","currency":"EUR","description":"\\ud800 broken",' +
+        '"lines":[{"sku":"A","quantity":9007199254740993.5}],"__proto__":{"admin":true}}}}';
+      const response = await rawRequest(runtime.mcpUrl, {
+        headers: mcpHeaders(demoTokens.procurement, { 'mcp-protocol-version': '2025-11-25' }),
+        body,
+      });
+      const parsed: unknown = response.json();
+      const result =
+        typeof parsed === 'object' &&
+        parsed !== null &&
+        'result' in parsed &&
+        typeof parsed.result === 'object' &&
+        parsed.result !== null &&
+        'structuredContent' in parsed.result
+          ? ResultObject.parse(parsed.result.structuredContent)
+          : undefined;
+      expect(result?.input_errors?.map(({ path, code }) => ({ path, code }))).toEqual([
+        { path: '/__proto__', code: 'forbidden_key' },
+        { path: '/description', code: 'lone_surrogate' },
+        { path: '/lines/0/quantity', code: 'unsafe_integer' },
+        { path: '/vendor_id', code: 'duplicate_key' },
+      ]);
+    },
+  );
 });

@@ -12,6 +12,7 @@ import { ResultObject } from '../../shared/result.js';
 import { approvers } from '../support/approval-org.js';
 import { signedIn } from '../support/console.js';
 import { connectAgent } from '../support/mcp-client.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 /** A loopback system that holds every call until the test releases it. */
@@ -134,7 +135,10 @@ describe('a clean stop while a call is with its system', () => {
     await system?.close();
   });
 
-  it('[local.clean-stop] lets a direct write finish: refuses new requests, answers the caller, records succeeded, exits 0', async () => {
+  it(verifies(
+    'local.clean-stop',
+    'lets a direct write finish: refuses new requests, answers the caller, records succeeded, exits 0',
+  ), async () => {
     system.reset();
     const dataDir = join(folder.path, 'direct');
     const runtime = await startGateway(dataDir);
@@ -171,7 +175,10 @@ describe('a clean stop while a call is with its system', () => {
     }
   }, 120_000);
 
-  it('[local.clean-stop] stops at once on a second signal, without waiting for the call in flight', async () => {
+  it(verifies(
+    'local.clean-stop',
+    'stops at once on a second signal, without waiting for the call in flight',
+  ), async () => {
     system.reset();
     const runtime = await startGateway(join(folder.path, 'forced'));
     const client = await connectAgent(runtime.mcpUrl, demoTokens.procurement);
@@ -188,7 +195,10 @@ describe('a clean stop while a call is with its system', () => {
     system.release();
   }, 120_000);
 
-  it('[local.clean-stop] lets an approved call being sent finish, and leaves a waiting call for the next start', async () => {
+  it(verifies(
+    'local.clean-stop',
+    'lets an approved call being sent finish, and leaves a waiting call for the next start',
+  ), async () => {
     system.reset();
     const dataDir = join(folder.path, 'approved');
     const runtime = await startGateway(dataDir);

@@ -4,6 +4,7 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectPath } from '../../infra/paths.js';
+import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { runProcess } from '../support/spawn.js';
 
@@ -36,7 +37,7 @@ const lineOf = (text: string, needle: string): number =>
   text.split('\n').findIndex((line) => line.includes(needle)) + 1;
 
 describe('npm run config:check', () => {
-  it('[config.check-command] passes the demo configuration and lists its tools', async () => {
+  it(verifies('config.check-command', 'passes the demo configuration and lists its tools'), async () => {
     const result = await check(['examples/gateway.config.yaml']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/examples\/gateway.config.yaml is valid \(version [0-9a-f]{16}\)/);
@@ -45,7 +46,7 @@ describe('npm run config:check', () => {
     expect(result.stdout).toContain('note: systems[0].base_url: ${env:DEMO_ERP_URL} is not set here');
   });
 
-  it('[config.check-command] fails with --strict-env when a referenced variable is unset', async () => {
+  it(verifies('config.check-command', 'fails with --strict-env when a referenced variable is unset'), async () => {
     const result = await check(['examples/gateway.config.yaml', '--strict-env']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
@@ -133,7 +134,7 @@ describe('npm run config:check', () => {
   ];
 
   it.each(mistakes)(
-    '[config.check-command] [config.clear-errors] refuses $name with a clear message',
+    verifies(['config.check-command', 'config.clear-errors'], 'refuses $name with a clear message'),
     async (mistake) => {
       const text = mistake.edit(demo);
       expect(text).not.toBe(demo);
@@ -146,44 +147,62 @@ describe('npm run config:check', () => {
     },
   );
 
-  it('[config.check-command] [catalog.openapi] refuses an invalid OpenAPI document with the parser’s message', async () => {
-    await mkdir(join(folder.path, 'broken'), { recursive: true });
-    const openapi = (await readFile(projectPath('examples/erp/openapi.yaml'), 'utf8')).replace(
-      '      operationId: purchase_orders.create\n',
-      '      operationId: purchase_orders.create\n      parameters:\n        - name: unknown_param\n          in: path\n          required: true\n          schema: { type: string }\n',
-    );
-    await writeFile(join(folder.path, 'broken', 'openapi.yaml'), openapi);
-    await writeFile(
-      join(folder.path, 'broken', 'gateway.config.yaml'),
-      demo.replace('openapi: erp/openapi.yaml', 'openapi: openapi.yaml'),
-    );
-    const result = await check([join(folder.path, 'broken', 'gateway.config.yaml')]);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/systems\[0\]\.openapi: openapi\.yaml: .*unknown_param/);
-  });
+  it(
+    verifies(
+      ['config.check-command', 'catalog.openapi'],
+      'refuses an invalid OpenAPI document with the parser’s message',
+    ),
+    async () => {
+      await mkdir(join(folder.path, 'broken'), { recursive: true });
+      const openapi = (await readFile(projectPath('examples/erp/openapi.yaml'), 'utf8')).replace(
+        '      operationId: purchase_orders.create\n',
+        '      operationId: purchase_orders.create\n      parameters:\n        - name: unknown_param\n          in: path\n          required: true\n          schema: { type: string }\n',
+      );
+      await writeFile(join(folder.path, 'broken', 'openapi.yaml'), openapi);
+      await writeFile(
+        join(folder.path, 'broken', 'gateway.config.yaml'),
+        demo.replace('openapi: erp/openapi.yaml', 'openapi: openapi.yaml'),
+      );
+      const result = await check([join(folder.path, 'broken', 'gateway.config.yaml')]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/systems\[0\]\.openapi: openapi\.yaml: .*unknown_param/);
+    },
+  );
 
-  it('[config.check-command] [config.unique-tokens] refuses two agents with the same token, naming both and not the token', async () => {
-    const text = demo.replace('token: demo-support-token', 'token: demo-procurement-token');
-    expect(text).not.toBe(demo);
-    const result = await checkVariant('duplicate-token', text);
-    expect(result.code, result.stdout).toBe(1);
-    expect(result.stderr).toContain(
-      `:${text.split('\n').lastIndexOf('    token: demo-procurement-token') + 1}: agents[1].token: agents "procurement-agent" and "support-agent" have the same token; each agent needs its own`,
-    );
-    expect(result.stderr + result.stdout).not.toContain('demo-procurement-token');
-  });
+  it(
+    verifies(
+      ['config.check-command', 'config.unique-tokens'],
+      'refuses two agents with the same token, naming both and not the token',
+    ),
+    async () => {
+      const text = demo.replace('token: demo-support-token', 'token: demo-procurement-token');
+      expect(text).not.toBe(demo);
+      const result = await checkVariant('duplicate-token', text);
+      expect(result.code, result.stdout).toBe(1);
+      expect(result.stderr).toContain(
+        `:${text.split('\n').lastIndexOf('    token: demo-procurement-token') + 1}: agents[1].token: agents "procurement-agent" and "support-agent" have the same token; each agent needs its own`,
+      );
+      expect(result.stderr + result.stdout).not.toContain('demo-procurement-token');
+    },
+  );
 
-  it('[config.check-command] [config.no-half-written] refuses a file cut before policies: and an empty policy file', async () => {
-    const cut = await checkVariant('cut-short', demo.slice(0, demo.indexOf('policies:')));
-    expect(cut.code, cut.stdout).toBe(1);
-    expect(cut.stderr).toContain('policies: missing: a configuration with systems must list its policy files');
-    await writeFile(join(folder.path, 'org', 'policies', 'empty.cedar'), '\n');
-    const empty = await checkVariant('empty-policy', demo.replace('policies/demo.cedar', 'policies/empty.cedar'));
-    expect(empty.code, empty.stdout).toBe(1);
-    expect(empty.stderr).toContain('policies[0]: the policy file policies/empty.cedar holds no policy');
-  });
+  it(
+    verifies(
+      ['config.check-command', 'config.no-half-written'],
+      'refuses a file cut before policies: and an empty policy file',
+    ),
+    async () => {
+      const cut = await checkVariant('cut-short', demo.slice(0, demo.indexOf('policies:')));
+      expect(cut.code, cut.stdout).toBe(1);
+      expect(cut.stderr).toContain('policies: missing: a configuration with systems must list its policy files');
+      await writeFile(join(folder.path, 'org', 'policies', 'empty.cedar'), '\n');
+      const empty = await checkVariant('empty-policy', demo.replace('policies/demo.cedar', 'policies/empty.cedar'));
+      expect(empty.code, empty.stdout).toBe(1);
+      expect(empty.stderr).toContain('policies[0]: the policy file policies/empty.cedar holds no policy');
+    },
+  );
 
-  it('[config.check-command] answers usage errors with exit code 2', async () => {
+  it(verifies('config.check-command', 'answers usage errors with exit code 2'), async () => {
     const result = await check(['one.yaml', 'two.yaml']);
     expect(result.code).toBe(2);
     expect(result.stdout).toContain('Usage: npm run config:check');
@@ -191,11 +210,16 @@ describe('npm run config:check', () => {
 });
 
 describe('npm run config:check: parameters the gateway does not take from agents', () => {
-  it('[config.check-command] [catalog.header-parameters] keeps a document with cookie and hop-by-hop parameters valid, noting what it leaves out', async () => {
-    await mkdir(join(folder.path, 'cookies'), { recursive: true });
-    const openapi = (await readFile(projectPath('examples/erp/openapi.yaml'), 'utf8')).replace(
-      'paths:\n',
-      `paths:
+  it(
+    verifies(
+      ['config.check-command', 'catalog.header-parameters'],
+      'keeps a document with cookie and hop-by-hop parameters valid, noting what it leaves out',
+    ),
+    async () => {
+      await mkdir(join(folder.path, 'cookies'), { recursive: true });
+      const openapi = (await readFile(projectPath('examples/erp/openapi.yaml'), 'utf8')).replace(
+        'paths:\n',
+        `paths:
   /me:
     get:
       operationId: me.get
@@ -210,24 +234,25 @@ describe('npm run config:check: parameters the gateway does not take from agents
         - { name: X-Locale, in: header, required: false, schema: { type: string } }
       responses: { "200": { description: OK } }
 `,
-    );
-    await writeFile(join(folder.path, 'cookies', 'openapi.yaml'), openapi);
-    await writeFile(
-      join(folder.path, 'cookies', 'gateway.config.yaml'),
-      demo
-        .replace('openapi: erp/openapi.yaml', 'openapi: openapi.yaml')
-        .replace('    amount_fields: [amount]', '    amount_fields: [amount]\n    disabled_tools: [erp.me.get]'),
-    );
-    await cp(projectPath('examples/policies'), join(folder.path, 'cookies', 'policies'), { recursive: true });
-    const result = await check([join(folder.path, 'cookies', 'gateway.config.yaml')]);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain(
-      ':13: systems[0].openapi: openapi: GET /me (erp.me.get) is left out: it needs the cookie parameter "session", which the gateway does not send',
-    );
-    expect(result.stdout).toContain(
-      ':13: systems[0].openapi: openapi: GET /me/preferences (erp.me.preferences): the header parameter "Connection" is not offered: the gateway does not take it from agents',
-    );
-    expect(result.stdout).toContain('erp.me.preferences  [read]');
-    expect(result.stdout).not.toContain('erp.me.get  [');
-  });
+      );
+      await writeFile(join(folder.path, 'cookies', 'openapi.yaml'), openapi);
+      await writeFile(
+        join(folder.path, 'cookies', 'gateway.config.yaml'),
+        demo
+          .replace('openapi: erp/openapi.yaml', 'openapi: openapi.yaml')
+          .replace('    amount_fields: [amount]', '    amount_fields: [amount]\n    disabled_tools: [erp.me.get]'),
+      );
+      await cp(projectPath('examples/policies'), join(folder.path, 'cookies', 'policies'), { recursive: true });
+      const result = await check([join(folder.path, 'cookies', 'gateway.config.yaml')]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(
+        ':13: systems[0].openapi: openapi: GET /me (erp.me.get) is left out: it needs the cookie parameter "session", which the gateway does not send',
+      );
+      expect(result.stdout).toContain(
+        ':13: systems[0].openapi: openapi: GET /me/preferences (erp.me.preferences): the header parameter "Connection" is not offered: the gateway does not take it from agents',
+      );
+      expect(result.stdout).toContain('erp.me.preferences  [read]');
+      expect(result.stdout).not.toContain('erp.me.get  [');
+    },
+  );
 });

@@ -3,6 +3,7 @@
 // unauthenticated requests to the demo procurement agent (a loopback-only testing setting).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectPath } from '../../infra/paths.js';
+import { verifies } from '../support/requirements.js';
 import { type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 import { runProcess } from '../support/spawn.js';
 
@@ -43,7 +44,7 @@ const runScenario = (scenario: string, specVersion: string) =>
   );
 
 describe.each(Object.entries(scenarios))('MCP conformance, revision %s', (specVersion, names) => {
-  it.each([...names])(`[mcp.conformance] passes %s (${specVersion})`, async (scenario) => {
+  it.each([...names])(verifies('mcp.conformance', `passes %s (${specVersion})`), async (scenario) => {
     const { code, output } = await runScenario(scenario, specVersion);
     expect(output).toMatch(/Passed: \d+\/\d+/);
     expect(code, output).toBe(0);

@@ -14,6 +14,7 @@ import { contentSecurityPolicy } from '../../functions/console.js';
 import { projectPath } from '../../infra/paths.js';
 import { ResultObject } from '../../shared/result.js';
 import { launchChromium, openPage } from '../support/browser.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 const finance = { id: 'finance-approver', password: 'demo-finance-password' };
@@ -149,7 +150,10 @@ const fact = (page: Page, term: string) =>
   page.locator(`xpath=//dl[@class="facts"]/dt[.="${term}"]/following-sibling::dd[1]`);
 
 describe('the approver console in Chromium against the local runtime', () => {
-  it('[console.browser-flow] [console.call-page] [console.csp] an approver signs in, sees the exact arguments and approves; the call runs once', async () => {
+  it(verifies(
+    ['console.browser-flow', 'console.call-page', 'console.csp'],
+    'an approver signs in, sees the exact arguments and approves; the call runs once',
+  ), async () => {
     const before = createCalls().length;
     const { executionId, result } = await heldOrder(main, 'Office chairs');
     // Nothing reaches the ERP while the call waits.
@@ -224,7 +228,10 @@ describe('the approver console in Chromium against the local runtime', () => {
     expect(done.result).toEqual(await record.json());
   }, 180_000);
 
-  it('[console.browser-flow] an approver rejects with a reason; the agent reads it and nothing runs', async () => {
+  it(verifies(
+    'console.browser-flow',
+    'an approver rejects with a reason; the agent reads it and nothing runs',
+  ), async () => {
     const before = createCalls().length;
     // Tag characters and a blank braille cell hide text after what reads "Gold-plated staplers".
     const { executionId } = await heldOrder(main, 'Gold-plated staplers\u{e0049}\u{e0067}\u2800');
@@ -260,7 +267,10 @@ describe('the approver console in Chromium against the local runtime', () => {
     expect(createCalls().length).toBe(before);
   }, 180_000);
 
-  it('[console.browser-flow] a call nobody decides in time expires; the stale page cannot approve it, and the ERP is never called', async () => {
+  it(verifies(
+    'console.browser-flow',
+    'a call nobody decides in time expires; the stale page cannot approve it, and the ERP is never called',
+  ), async () => {
     const before = createCalls().length;
     const { executionId } = await heldOrder(hurried, 'Standing desks');
 
@@ -297,7 +307,10 @@ describe('the approver console in Chromium against the local runtime', () => {
     expect(createCalls().length).toBe(before);
   }, 180_000);
 
-  it('[console.browser-flow] an approver of another group neither sees the call in the inbox nor opens its page', async () => {
+  it(verifies(
+    'console.browser-flow',
+    'an approver of another group neither sees the call in the inbox nor opens its page',
+  ), async () => {
     const { executionId } = await heldOrder(main, 'Server racks');
     const link = `a[href="/console/executions/${executionId}"]`;
 

@@ -3,6 +3,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoErp, demoErpApiKey, startDemoErp } from '../../examples/erp/server.js';
+import { verifies } from '../support/requirements.js';
 
 let erp: DemoErp;
 beforeAll(async () => {
@@ -38,7 +39,7 @@ const arm = (fault: unknown, route = '/purchase-orders') =>
   });
 
 describe('the demo ERP', () => {
-  it('[demo.erp] serves its operations with its own data, for callers holding its API key', async () => {
+  it(verifies('demo.erp', 'serves its operations with its own data, for callers holding its API key'), async () => {
     const refused = await fetch(`${erp.url}/vendors/V-100`);
     expect(refused.status).toBe(401);
     const created = await createOrder('req-1');
@@ -68,7 +69,7 @@ describe('the demo ERP', () => {
     expect(await again.json()).toMatchObject({ code: 'already_cancelled' });
   });
 
-  it('[demo.erp] counts calls per request id, over HTTP and in process', async () => {
+  it(verifies('demo.erp', 'counts calls per request id, over HTTP and in process'), async () => {
     await createOrder('counted');
     await createOrder('counted');
     await createOrder('other');
@@ -78,7 +79,7 @@ describe('the demo ERP', () => {
     expect(answer.calls[0]).toMatchObject({ method: 'POST', route: '/purchase-orders', requestId: 'counted' });
   });
 
-  it('[demo.erp] answers an armed 4xx with an error code, once', async () => {
+  it(verifies('demo.erp', 'answers an armed 4xx with an error code, once'), async () => {
     expect(
       (
         await arm({
@@ -94,7 +95,7 @@ describe('the demo ERP', () => {
     expect((await createOrder('r')).status).toBe(201);
   });
 
-  it('[demo.erp] answers an armed 5xx carrying secrets in its body', async () => {
+  it(verifies('demo.erp', 'answers an armed 5xx carrying secrets in its body'), async () => {
     erp.addFault({
       method: 'POST',
       route: '/purchase-orders',
@@ -105,7 +106,7 @@ describe('the demo ERP', () => {
     expect(await failed.text()).toContain('hunter2');
   });
 
-  it('[demo.erp] can apply a change and then hang, or hang without applying', async () => {
+  it(verifies('demo.erp', 'can apply a change and then hang, or hang without applying'), async () => {
     erp.addFault({ method: 'POST', route: '/purchase-orders', fault: { kind: 'apply_then_hang' } });
     await expect(createOrder('h', AbortSignal.timeout(300))).rejects.toThrow();
     const applied = await fetch(`${erp.url}/purchase-orders/PO-1001`, { headers: headers('h2') });
@@ -115,7 +116,7 @@ describe('the demo ERP', () => {
     expect((await fetch(`${erp.url}/purchase-orders/PO-1002`, { headers: headers('h4') })).status).toBe(404);
   });
 
-  it('[demo.erp] can reset the connection mid-body after applying the change', async () => {
+  it(verifies('demo.erp', 'can reset the connection mid-body after applying the change'), async () => {
     erp.addFault({ method: 'POST', route: '/purchase-orders', fault: { kind: 'reset' } });
     const response = await createOrder('x');
     expect(response.status).toBe(201);
@@ -123,7 +124,7 @@ describe('the demo ERP', () => {
     expect(erp.callsFor('x')).toBe(1);
   });
 
-  it('[demo.erp] can redirect, answer garbage, or drip bytes slowly', async () => {
+  it(verifies('demo.erp', 'can redirect, answer garbage, or drip bytes slowly'), async () => {
     erp.addFault({ method: 'POST', route: '/purchase-orders', fault: { kind: 'redirect', status: 307 } });
     const redirected = await createOrder('d1');
     expect(redirected.status).toBe(307);
@@ -137,7 +138,7 @@ describe('the demo ERP', () => {
     expect(Date.now() - started).toBeGreaterThan(5 * 50);
   });
 
-  it('[demo.erp] can answer a body far larger than any cap', async () => {
+  it(verifies('demo.erp', 'can answer a body far larger than any cap'), async () => {
     erp.addFault({ method: 'POST', route: '/purchase-orders', fault: { kind: 'huge', bytes: 8 * 1024 * 1024 } });
     const size = await new Promise<number>((resolve, reject) => {
       const target = new URL(`${erp.url}/purchase-orders`);

@@ -15,6 +15,7 @@ import { projectPath } from '../../infra/paths.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
 import { connectAgent } from '../support/mcp-client.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 const plantedPassword = 'Plant3d-Secret-Portal-Pa55';
@@ -92,54 +93,66 @@ describe('direct calls against the demo ERP', () => {
     erp.reset();
   });
 
-  it('[invoke.outbound] [invoke.outcomes] runs a small purchase order once and answers with the ERP’s record', async () => {
-    const { answer, result } = await call('erp.purchase_orders.create', order);
-    expect(result).toMatchObject({
-      status: 'succeeded',
-      code: null,
-      result: { id: 'PO-1001', vendor_id: 'V-100', amount: '250', currency: 'EUR', status: 'placed' },
-    });
-    expect(answer.isError).toBe(false);
-    const executionId = result.execution_id ?? '';
-    expect(erp.callsFor(executionId)).toBe(1);
-    const [received] = erp.calls();
-    // The system's credentials from configuration; never the agent's token; the caller's trace continued.
-    expect(received?.headers['x-api-key']).toBe(demoErpApiKey);
-    expect(received?.headers.authorization).toBeUndefined();
-    expect(JSON.stringify(received?.headers)).not.toContain(demoTokens.procurement);
-    expect(received?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
-    expect(received?.headers.traceparent).not.toContain('00f067aa0ba902b7');
-    expect(received?.body).toEqual({
-      vendor_id: 'V-100',
-      amount: '250',
-      currency: 'EUR',
-      description: 'Printer paper',
-    });
-  });
+  it(
+    verifies(
+      ['invoke.outbound', 'invoke.outcomes'],
+      'runs a small purchase order once and answers with the ERP’s record',
+    ),
+    async () => {
+      const { answer, result } = await call('erp.purchase_orders.create', order);
+      expect(result).toMatchObject({
+        status: 'succeeded',
+        code: null,
+        result: { id: 'PO-1001', vendor_id: 'V-100', amount: '250', currency: 'EUR', status: 'placed' },
+      });
+      expect(answer.isError).toBe(false);
+      const executionId = result.execution_id ?? '';
+      expect(erp.callsFor(executionId)).toBe(1);
+      const [received] = erp.calls();
+      // The system's credentials from configuration; never the agent's token; the caller's trace continued.
+      expect(received?.headers['x-api-key']).toBe(demoErpApiKey);
+      expect(received?.headers.authorization).toBeUndefined();
+      expect(JSON.stringify(received?.headers)).not.toContain(demoTokens.procurement);
+      expect(received?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      expect(received?.headers.traceparent).not.toContain('00f067aa0ba902b7');
+      expect(received?.body).toEqual({
+        vendor_id: 'V-100',
+        amount: '250',
+        currency: 'EUR',
+        description: 'Printer paper',
+      });
+    },
+  );
 
-  it('[invoke.outcomes] [invoke.no-free-text] answers a 409 as failed with the ERP’s code and none of its text', async () => {
-    erp.addFault({
-      method: 'POST',
-      route: '/purchase-orders',
-      fault: {
-        kind: 'status',
-        status: 409,
-        body: { code: 'DUPLICATE_ORDER', message: 'Order exists: see PO-77 (Mr. Smith)' },
-      },
-    });
-    const { answer, result } = await call('erp.purchase_orders.create', order);
-    expect(result).toMatchObject({ status: 'failed', code: 'duplicate_order', result: null });
-    expect(answer.isError).toBe(true);
-    expect(JSON.stringify(answer)).not.toMatch(/Order exists|PO-77|Smith/);
-    erp.addFault({
-      method: 'POST',
-      route: '/purchase-orders',
-      fault: { kind: 'status', status: 422, body: { code: 'not a token, a sentence' } },
-    });
-    expect((await call('erp.purchase_orders.create', order)).result.code).toBe('http_422');
-  });
+  it(
+    verifies(
+      ['invoke.outcomes', 'invoke.no-free-text'],
+      'answers a 409 as failed with the ERP’s code and none of its text',
+    ),
+    async () => {
+      erp.addFault({
+        method: 'POST',
+        route: '/purchase-orders',
+        fault: {
+          kind: 'status',
+          status: 409,
+          body: { code: 'DUPLICATE_ORDER', message: 'Order exists: see PO-77 (Mr. Smith)' },
+        },
+      });
+      const { answer, result } = await call('erp.purchase_orders.create', order);
+      expect(result).toMatchObject({ status: 'failed', code: 'duplicate_order', result: null });
+      expect(answer.isError).toBe(true);
+      expect(JSON.stringify(answer)).not.toMatch(/Order exists|PO-77|Smith/);
+      erp.addFault({
+        method: 'POST',
+        route: '/purchase-orders',
+        fault: { kind: 'status', status: 422, body: { code: 'not a token, a sentence' } },
+      });
+      expect((await call('erp.purchase_orders.create', order)).result.code).toBe('http_422');
+    },
+  );
 
-  it('[invoke.outcomes] fails a read that times out or answers 503, so it can be tried again', async () => {
+  it(verifies('invoke.outcomes', 'fails a read that times out or answers 503, so it can be tried again'), async () => {
     erp.addFault({ method: 'GET', route: '/purchase-orders/{purchase_order_id}', fault: { kind: 'hang' } });
     expect((await call('erp.purchase_orders.get', { purchase_order_id: 'PO-1' })).result).toMatchObject({
       status: 'failed',
@@ -165,7 +178,10 @@ describe('direct calls against the demo ERP', () => {
   ] as const;
 
   it.each(uncertainWrites)(
-    '[invoke.outcomes] [invoke.at-most-once] ends a write whose answer is $code as unknown, sent exactly once',
+    verifies(
+      ['invoke.outcomes', 'invoke.at-most-once'],
+      'ends a write whose answer is $code as unknown, sent exactly once',
+    ),
     async ({ fault, code }) => {
       erp.addFault({ method: 'POST', route: '/purchase-orders', fault });
       const { answer, result } = await call('erp.purchase_orders.create', order);
@@ -176,123 +192,144 @@ describe('direct calls against the demo ERP', () => {
     },
   );
 
-  it('[invoke.outbound] refuses a path value of ".." rather than call another path of the system', async () => {
-    const { result } = await call('erp.purchase_orders.get', { purchase_order_id: '..' });
-    expect(result).toMatchObject({
-      status: 'denied',
-      code: 'invalid_arguments',
-      input_errors: [{ path: '/purchase_order_id', code: 'invalid_format' }],
-    });
-    expect(erp.calls()).toEqual([]);
-  });
-
-  it('[catalog.header-parameters] [invoke.header-values] sends an allowed header as given, and refuses one that is not printable ASCII before anything is sent', async () => {
-    const listed = (await client.listTools()).tools.find((tool) => tool.name === 'erp.purchase_orders.get');
-    expect(Object.keys(listed?.inputSchema.properties ?? {}).sort()).toEqual(['X-Customer-Ref', 'purchase_order_id']);
-
-    const { result: sent } = await call('erp.purchase_orders.get', {
-      purchase_order_id: 'PO-1',
-      'X-Customer-Ref': 'SO-2024-0042 (web)',
-    });
-    // Sent once (the demo ERP has no order PO-1, which does not matter here).
-    expect(erp.callsFor(sent.execution_id ?? '')).toBe(1);
-    const [received] = erp.calls();
-    expect(received?.headers).toMatchObject({
-      'x-customer-ref': 'SO-2024-0042 (web)',
-      'x-api-key': demoErpApiKey,
-      'x-request-id': sent.execution_id,
-    });
-
-    erp.reset();
-    for (const smuggled of ['SO-1\r\nX-Admin: yes', 'SO-1\nHost: evil.example', 'Café-1']) {
-      const { answer, result } = await call('erp.purchase_orders.get', {
-        purchase_order_id: 'PO-1',
-        'X-Customer-Ref': smuggled,
-      });
+  it(
+    verifies('invoke.outbound', 'refuses a path value of ".." rather than call another path of the system'),
+    async () => {
+      const { result } = await call('erp.purchase_orders.get', { purchase_order_id: '..' });
       expect(result).toMatchObject({
         status: 'denied',
         code: 'invalid_arguments',
-        input_errors: [{ path: '/X-Customer-Ref', code: 'invalid_format' }],
+        input_errors: [{ path: '/purchase_order_id', code: 'invalid_format' }],
       });
-      expect(answer.isError).toBe(true);
+      expect(erp.calls()).toEqual([]);
+    },
+  );
+
+  it(
+    verifies(
+      ['catalog.header-parameters', 'invoke.header-values'],
+      'sends an allowed header as given, and refuses one that is not printable ASCII before anything is sent',
+    ),
+    async () => {
+      const listed = (await client.listTools()).tools.find((tool) => tool.name === 'erp.purchase_orders.get');
+      expect(Object.keys(listed?.inputSchema.properties ?? {}).sort()).toEqual(['X-Customer-Ref', 'purchase_order_id']);
+
+      const { result: sent } = await call('erp.purchase_orders.get', {
+        purchase_order_id: 'PO-1',
+        'X-Customer-Ref': 'SO-2024-0042 (web)',
+      });
+      // Sent once (the demo ERP has no order PO-1, which does not matter here).
+      expect(erp.callsFor(sent.execution_id ?? '')).toBe(1);
+      const [received] = erp.calls();
+      expect(received?.headers).toMatchObject({
+        'x-customer-ref': 'SO-2024-0042 (web)',
+        'x-api-key': demoErpApiKey,
+        'x-request-id': sent.execution_id,
+      });
+
+      erp.reset();
+      for (const smuggled of ['SO-1\r\nX-Admin: yes', 'SO-1\nHost: evil.example', 'Café-1']) {
+        const { answer, result } = await call('erp.purchase_orders.get', {
+          purchase_order_id: 'PO-1',
+          'X-Customer-Ref': smuggled,
+        });
+        expect(result).toMatchObject({
+          status: 'denied',
+          code: 'invalid_arguments',
+          input_errors: [{ path: '/X-Customer-Ref', code: 'invalid_format' }],
+        });
+        expect(answer.isError).toBe(true);
+        const recorded = await storeOf(runtime).get(result.execution_id ?? '');
+        expect(recorded?.history.map((change) => change.status)).toEqual(['denied']);
+        expect(recorded?.claimed_at).toBeNull();
+      }
+      // Fields the catalog did not offer are unknown, not sent.
+      const { result: unknown } = await call('erp.purchase_orders.get', {
+        purchase_order_id: 'PO-1',
+        Connection: 'upgrade',
+        'X-Api-Key': 'agent-chosen',
+      });
+      expect(unknown).toMatchObject({ status: 'denied', code: 'invalid_arguments' });
+      expect(unknown.input_errors?.map((error) => [error.path, error.code])).toEqual([
+        ['/Connection', 'unknown_field'],
+        ['/X-Api-Key', 'unknown_field'],
+      ]);
+      expect(erp.calls()).toEqual([]);
+    },
+  );
+
+  it(
+    verifies('secrets.redaction', 'returns secret-named fields as [REDACTED] and look-alikes as they are'),
+    async () => {
+      const { result } = await call('erp.vendors.get', { vendor_id: 'V-100' });
+      expect(result.result).toEqual({
+        id: 'V-100',
+        name: 'Acme Supplies',
+        contact_email: 'orders@acme.example',
+        passenger_name: 'Layla Haddad',
+        boarding_pass: 'BP-7781-22A',
+        api_key: '[REDACTED]',
+        portalPassword: '[REDACTED]',
+        bank: { iban: 'DE89370400440532013000', 'client-secret': '[REDACTED]' },
+      });
+    },
+  );
+
+  it(
+    verifies(
+      ['invoke.audit', 'secrets.at-rest'],
+      'keeps a secret argument sealed: sent in clear to the ERP, nowhere else',
+    ),
+    async () => {
+      const { result } = await call('erp.vendors.grant_portal_access', {
+        vendor_id: 'V-200',
+        contact_email: 'sales@alnoor.example',
+        initial_password: plantedPassword,
+      });
+      expect(result).toMatchObject({
+        status: 'succeeded',
+        result: { login: 'sales@alnoor.example', session_token: '[REDACTED]' },
+      });
+      // The ERP received the real value...
+      expect(erp.calls().at(-1)?.body).toMatchObject({ initial_password: plantedPassword });
+      // ...the record shows it redacted and keeps it only encrypted.
       const recorded = await storeOf(runtime).get(result.execution_id ?? '');
-      expect(recorded?.history.map((change) => change.status)).toEqual(['denied']);
-      expect(recorded?.claimed_at).toBeNull();
-    }
-    // Fields the catalog did not offer are unknown, not sent.
-    const { result: unknown } = await call('erp.purchase_orders.get', {
-      purchase_order_id: 'PO-1',
-      Connection: 'upgrade',
-      'X-Api-Key': 'agent-chosen',
-    });
-    expect(unknown).toMatchObject({ status: 'denied', code: 'invalid_arguments' });
-    expect(unknown.input_errors?.map((error) => [error.path, error.code])).toEqual([
-      ['/Connection', 'unknown_field'],
-      ['/X-Api-Key', 'unknown_field'],
-    ]);
-    expect(erp.calls()).toEqual([]);
-  });
+      expect(JSON.parse(recorded?.arguments_json ?? '{}')).toEqual({
+        vendor_id: 'V-200',
+        contact_email: 'sales@alnoor.example',
+        initial_password: '[REDACTED]',
+      });
+      expect(recorded?.sealed_arguments).toMatch(/"ct":/);
+      expect(recorded).toMatchObject({
+        status: 'succeeded',
+        http_status: 201,
+        trace_id: traceId,
+        decision: { effect: 'allow', step: null, determining: [{ name: 'procurement-maintenance' }] },
+      });
+      expect(recorded?.latency_ms).toBeGreaterThanOrEqual(0);
+      expect(recorded?.history.map((change) => change.status)).toEqual(['approved', 'succeeded']);
 
-  it('[secrets.redaction] returns secret-named fields as [REDACTED] and look-alikes as they are', async () => {
-    const { result } = await call('erp.vendors.get', { vendor_id: 'V-100' });
-    expect(result.result).toEqual({
-      id: 'V-100',
-      name: 'Acme Supplies',
-      contact_email: 'orders@acme.example',
-      passenger_name: 'Layla Haddad',
-      boarding_pass: 'BP-7781-22A',
-      api_key: '[REDACTED]',
-      portalPassword: '[REDACTED]',
-      bank: { iban: 'DE89370400440532013000', 'client-secret': '[REDACTED]' },
-    });
-  });
-
-  it('[invoke.audit] [secrets.at-rest] keeps a secret argument sealed: sent in clear to the ERP, nowhere else', async () => {
-    const { result } = await call('erp.vendors.grant_portal_access', {
-      vendor_id: 'V-200',
-      contact_email: 'sales@alnoor.example',
-      initial_password: plantedPassword,
-    });
-    expect(result).toMatchObject({
-      status: 'succeeded',
-      result: { login: 'sales@alnoor.example', session_token: '[REDACTED]' },
-    });
-    // The ERP received the real value...
-    expect(erp.calls().at(-1)?.body).toMatchObject({ initial_password: plantedPassword });
-    // ...the record shows it redacted and keeps it only encrypted.
-    const recorded = await storeOf(runtime).get(result.execution_id ?? '');
-    expect(JSON.parse(recorded?.arguments_json ?? '{}')).toEqual({
-      vendor_id: 'V-200',
-      contact_email: 'sales@alnoor.example',
-      initial_password: '[REDACTED]',
-    });
-    expect(recorded?.sealed_arguments).toMatch(/"ct":/);
-    expect(recorded).toMatchObject({
-      status: 'succeeded',
-      http_status: 201,
-      trace_id: traceId,
-      decision: { effect: 'allow', step: null, determining: [{ name: 'procurement-maintenance' }] },
-    });
-    expect(recorded?.latency_ms).toBeGreaterThanOrEqual(0);
-    expect(recorded?.history.map((change) => change.status)).toEqual(['approved', 'succeeded']);
-
-    // A dump of the whole table, and everything the gateway printed, hold neither planted secret.
-    const dump = await new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials)).send(
-      new ScanCommand({ TableName: localTableNames.executions }),
-    );
-    const text = JSON.stringify(dump.Items);
-    expect(text).toContain('V-200');
-    expect(text).not.toContain(plantedPassword);
-    expect(text).not.toContain('hunter2');
-    expect(runtime.output()).not.toContain(plantedPassword);
-    expect(runtime.output()).not.toContain('hunter2');
-    expect(runtime.output()).toContain('system call finished');
-  });
+      // A dump of the whole table, and everything the gateway printed, hold neither planted secret.
+      const dump = await new DynamoDBClient(
+        localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials),
+      ).send(new ScanCommand({ TableName: localTableNames.executions }));
+      const text = JSON.stringify(dump.Items);
+      expect(text).toContain('V-200');
+      expect(text).not.toContain(plantedPassword);
+      expect(text).not.toContain('hunter2');
+      expect(runtime.output()).not.toContain(plantedPassword);
+      expect(runtime.output()).not.toContain('hunter2');
+      expect(runtime.output()).toContain('system call finished');
+    },
+  );
 });
 
 describe('a gateway that dies in the middle of a write', () => {
   for (const crashAt of ['claimed', 'answered'] as const) {
-    it(`[invoke.at-most-once] settles a write interrupted when ${crashAt} as unknown, never sending it again`, async () => {
+    it(verifies(
+      'invoke.at-most-once',
+      `settles a write interrupted when ${crashAt} as unknown, never sending it again`,
+    ), async () => {
       erp.reset();
       const dataDir = join(folder.path, `crash-${crashAt}`);
       const doomed = await startGateway(dataDir, { GATEWAY_CRASH_AT: crashAt });

@@ -6,6 +6,7 @@ import { chmod, lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedAwsCall, unsignedAwsCall } from '../support/aws-requests.js';
+import { verifies } from '../support/requirements.js';
 import { startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
@@ -40,7 +41,10 @@ const scan = {
 };
 
 describe('the local runtime’s endpoints and data folder', () => {
-  it('[local.endpoints-authenticated] [local.data-folder-owner-only] answers only its own credential, kept owner-only in the data folder with everything else', async () => {
+  it(verifies(
+    ['local.endpoints-authenticated', 'local.data-folder-owner-only'],
+    'answers only its own credential, kept owner-only in the data folder with everything else',
+  ), async () => {
     const dataDir = join(folder.path, 'fresh');
     const runtime = await startRuntimeProcess(['--data-dir', dataDir]);
     try {
@@ -69,7 +73,10 @@ describe('the local runtime’s endpoints and data folder', () => {
     expect((await readdir(dataDir)).includes('aws-config')).toBe(false);
   }, 120_000);
 
-  it('[local.data-folder-owner-only] tightens a data folder and files an older version left readable by others', async () => {
+  it(verifies(
+    'local.data-folder-owner-only',
+    'tightens a data folder and files an older version left readable by others',
+  ), async () => {
     const dataDir = join(folder.path, 'older');
     await mkdir(join(dataDir, 'dynamodb'), { recursive: true });
     await chmod(dataDir, 0o755);

@@ -11,6 +11,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 const connect = async (runtime: RuntimeProcess, token: string) => {
@@ -49,7 +50,7 @@ describe('the demo policies over MCP', () => {
     await runtime?.stop();
   });
 
-  it('[policy.listing] shows the two agents different tools', async () => {
+  it(verifies('policy.listing', 'shows the two agents different tools'), async () => {
     expect(await toolNames(procurement)).toEqual([
       'get_execution_status',
       'erp.purchase_orders.cancel',
@@ -67,50 +68,59 @@ describe('the demo policies over MCP', () => {
     ]);
   });
 
-  it('[policy.listing] [policy.fail-closed] hides the forbidden vendor deletion and answers it as unknown_tool', async () => {
-    for (const client of [procurement, support]) {
-      expect(await toolNames(client)).not.toContain('erp.vendors.delete');
-      const result = await call(client, 'erp.vendors.delete', { vendor_id: 'V-100' });
-      expect(result).toMatchObject({ status: 'denied', code: 'unknown_tool' });
-      // Exactly what a tool that does not exist answers.
-      const missing = await call(client, 'erp.vendors.obliterate', { vendor_id: 'V-100' });
-      expect({ ...missing, execution_id: null }).toEqual({ ...result, execution_id: null });
-    }
-    // The support agent cannot see the procurement-only vendor record either.
-    expect((await call(support, 'erp.vendors.get', { vendor_id: 'V-100' })).code).toBe('unknown_tool');
-  });
+  it(
+    verifies(
+      ['policy.listing', 'policy.fail-closed'],
+      'hides the forbidden vendor deletion and answers it as unknown_tool',
+    ),
+    async () => {
+      for (const client of [procurement, support]) {
+        expect(await toolNames(client)).not.toContain('erp.vendors.delete');
+        const result = await call(client, 'erp.vendors.delete', { vendor_id: 'V-100' });
+        expect(result).toMatchObject({ status: 'denied', code: 'unknown_tool' });
+        // Exactly what a tool that does not exist answers.
+        const missing = await call(client, 'erp.vendors.obliterate', { vendor_id: 'V-100' });
+        expect({ ...missing, execution_id: null }).toEqual({ ...result, execution_id: null });
+      }
+      // The support agent cannot see the procurement-only vendor record either.
+      expect((await call(support, 'erp.vendors.get', { vendor_id: 'V-100' })).code).toBe('unknown_tool');
+    },
+  );
 
-  it('[policy.model] [policy.human-step] decides differently either side of 1000, and keeps the decision', async () => {
-    const small = await call(procurement, 'erp.purchase_orders.create', {
-      vendor_id: 'V-100',
-      amount: '999.99',
-      currency: 'EUR',
-    });
-    const large = await call(procurement, 'erp.purchase_orders.create', {
-      vendor_id: 'V-100',
-      amount: '1000.00',
-      currency: 'EUR',
-    });
-    // 999.99 runs at once; 1000.00 waits for finance.
-    expect(small).toMatchObject({ status: 'succeeded', result: { amount: '999.99', status: 'placed' } });
-    expect(large).toMatchObject({ status: 'pending_approval', code: null, result: null });
-    const smallRecord = await store.get(small.execution_id ?? '');
-    const largeRecord = await store.get(large.execution_id ?? '');
-    expect(smallRecord?.decision).toMatchObject({
-      effect: 'allow',
-      step: null,
-      determining: [{ name: 'small-purchase-orders', file: 'policies/demo.cedar' }],
-    });
-    expect(largeRecord?.decision).toMatchObject({
-      effect: 'allow',
-      step: { staff: 'finance', customer: false },
-      determining: [{ name: 'large-purchase-orders', file: 'policies/demo.cedar', line: 12 }],
-    });
-    expect(largeRecord?.arguments_json).toBe('{"amount":"1000","currency":"EUR","vendor_id":"V-100"}');
-    expect(largeRecord?.arguments_hash).toMatch(/^[0-9a-f]{64}$/);
-  });
+  it(
+    verifies(['policy.model', 'policy.human-step'], 'decides differently either side of 1000, and keeps the decision'),
+    async () => {
+      const small = await call(procurement, 'erp.purchase_orders.create', {
+        vendor_id: 'V-100',
+        amount: '999.99',
+        currency: 'EUR',
+      });
+      const large = await call(procurement, 'erp.purchase_orders.create', {
+        vendor_id: 'V-100',
+        amount: '1000.00',
+        currency: 'EUR',
+      });
+      // 999.99 runs at once; 1000.00 waits for finance.
+      expect(small).toMatchObject({ status: 'succeeded', result: { amount: '999.99', status: 'placed' } });
+      expect(large).toMatchObject({ status: 'pending_approval', code: null, result: null });
+      const smallRecord = await store.get(small.execution_id ?? '');
+      const largeRecord = await store.get(large.execution_id ?? '');
+      expect(smallRecord?.decision).toMatchObject({
+        effect: 'allow',
+        step: null,
+        determining: [{ name: 'small-purchase-orders', file: 'policies/demo.cedar' }],
+      });
+      expect(largeRecord?.decision).toMatchObject({
+        effect: 'allow',
+        step: { staff: 'finance', customer: false },
+        determining: [{ name: 'large-purchase-orders', file: 'policies/demo.cedar', line: 12 }],
+      });
+      expect(largeRecord?.arguments_json).toBe('{"amount":"1000","currency":"EUR","vendor_id":"V-100"}');
+      expect(largeRecord?.arguments_hash).toMatch(/^[0-9a-f]{64}$/);
+    },
+  );
 
-  it('[policy.human-step] asks the customer to confirm a refund, and finance too above 500', async () => {
+  it(verifies('policy.human-step', 'asks the customer to confirm a refund, and finance too above 500'), async () => {
     const small = await call(support, 'erp.refunds.create', {
       order_reference: 'SO-2024-0042',
       amount: '500',
@@ -127,7 +137,7 @@ describe('the demo policies over MCP', () => {
     expect((await store.get(large.execution_id ?? ''))?.customer_id).toBe('customer-1042');
   });
 
-  it('[policy.fail-closed] refuses a listed tool when no permit holds, in the gateway’s words', async () => {
+  it(verifies('policy.fail-closed', 'refuses a listed tool when no permit holds, in the gateway’s words'), async () => {
     const result = await call(procurement, 'erp.purchase_orders.create', {
       vendor_id: 'V-100',
       amount: '10.00001',
@@ -168,15 +178,18 @@ describe('broken policy files', () => {
       .split('\n')
       .findIndex((line) => line.includes('amount < 1000')) + 1;
 
-  it('[policy.reload] [policy.schema-validation] refuse to start the gateway, naming the file and line', async () => {
-    await writeFile(policyFile, broken());
-    await expect(
-      startRuntimeProcess(['--memory', '--config', join(folder.path, 'gateway.config.yaml')]),
-    ).rejects.toThrow(new RegExp(`policies/demo\\.cedar:${brokenLine()}: policies: .*decimal`));
-    await writeFile(policyFile, original);
-  });
+  it(
+    verifies(['policy.reload', 'policy.schema-validation'], 'refuse to start the gateway, naming the file and line'),
+    async () => {
+      await writeFile(policyFile, broken());
+      await expect(
+        startRuntimeProcess(['--memory', '--config', join(folder.path, 'gateway.config.yaml')]),
+      ).rejects.toThrow(new RegExp(`policies/demo\\.cedar:${brokenLine()}: policies: .*decimal`));
+      await writeFile(policyFile, original);
+    },
+  );
 
-  it('[policy.reload] keep the last good configuration while the gateway runs, and say where', async () => {
+  it(verifies('policy.reload', 'keep the last good configuration while the gateway runs, and say where'), async () => {
     const runtime = await startRuntimeProcess(['--memory', '--config', join(folder.path, 'gateway.config.yaml')], {
       POWERTOOLS_LOG_LEVEL: 'INFO',
     });

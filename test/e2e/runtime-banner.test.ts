@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectPath } from '../../infra/paths.js';
 import { connectAgent } from '../support/mcp-client.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
@@ -28,7 +29,10 @@ const variant = async (name: string, text: string): Promise<string> => {
 };
 
 describe('the banner of npm start', () => {
-  it('[local.banner-secrets] never prints a token or password that came from ${env:…}, only literal demo values', async () => {
+  it(verifies(
+    'local.banner-secrets',
+    'never prints a token or password that came from ${env:…}, only literal demo values',
+  ), async () => {
     const secrets = { PROCUREMENT_TOKEN: 'env-procurement-t0ken-4f9a', FINANCE_PASSWORD: 'env-finance-passw0rd-81c2' };
     const file = await variant(
       'from-env.yaml',
@@ -60,7 +64,10 @@ describe('the banner of npm start', () => {
 });
 
 describe('agent tokens at start', () => {
-  it('[config.unique-tokens] refuses to start when two agents have the same token, naming both and not the token', async () => {
+  it(verifies(
+    'config.unique-tokens',
+    'refuses to start when two agents have the same token, naming both and not the token',
+  ), async () => {
     const shared = 'shared-env-t0ken-77d1';
     const file = await variant(
       'same-token.yaml',

@@ -8,6 +8,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
 import { anExecution } from '../support/executions.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
@@ -40,7 +41,7 @@ const statusOver = async (mcpUrl: string, executionId: string) => {
 };
 
 describe('the local runtime on a data folder', () => {
-  it('[local.persistence] stops cleanly on Ctrl-C and keeps executions for the next start', async () => {
+  it(verifies('local.persistence', 'stops cleanly on Ctrl-C and keeps executions for the next start'), async () => {
     const execution = anExecution({ status: 'succeeded', result_json: '{"purchase_order":"PO-7"}' });
     const first = await startRuntimeProcess(['--data-dir', folder.path]);
     await storeAt(first).create(execution);
@@ -60,7 +61,10 @@ describe('the local runtime on a data folder', () => {
     }
   }, 180_000);
 
-  it('[local.single-owner] refuses a second runtime on a folder in use, and the first keeps serving', async () => {
+  it(verifies(
+    'local.single-owner',
+    'refuses a second runtime on a folder in use, and the first keeps serving',
+  ), async () => {
     const first = await startRuntimeProcess(['--data-dir', folder.path]);
     try {
       await expect(startRuntimeProcess(['--data-dir', folder.path])).rejects.toThrow(
@@ -74,7 +78,7 @@ describe('the local runtime on a data folder', () => {
     }
   }, 180_000);
 
-  it('[local.persistence] keeps nothing with --memory', async () => {
+  it(verifies('local.persistence', 'keeps nothing with --memory'), async () => {
     const execution = anExecution();
     const first = await startRuntimeProcess(['--memory']);
     await storeAt(first).create(execution);
@@ -87,7 +91,7 @@ describe('the local runtime on a data folder', () => {
     }
   }, 180_000);
 
-  it('[config.clear-errors] refuses to start on an invalid configuration and says where', async () => {
+  it(verifies('config.clear-errors', 'refuses to start on an invalid configuration and says where'), async () => {
     const { writeFile } = await import('node:fs/promises');
     const { join } = await import('node:path');
     const file = join(folder.path, 'broken.yaml');

@@ -15,6 +15,7 @@ import { ResultObject } from '../../shared/result.js';
 import { eventually, startWebhookReceiver, type WebhookReceiver } from '../support/approval-org.js';
 import { signedIn } from '../support/console.js';
 import { connectAgent } from '../support/mcp-client.js';
+import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 /** Every field holds its secret under another composition form; none is secret by its name. */
@@ -198,62 +199,68 @@ describe('secrets marked under schema composition', () => {
     return { text: JSON.stringify(answer), result: ResultObject.parse(answer.structuredContent) };
   };
 
-  it('[secrets.composition] [notify.no-secrets] keeps secrets under allOf / anyOf / oneOf / prefixItems / items / Optional[SecretStr] out of every answer, notice, page, log line, table item and data file', async () => {
-    const agentSaw: string[] = [];
-    const leaks: Record<string, string[]> = {};
+  it(
+    verifies(
+      ['secrets.composition', 'notify.no-secrets'],
+      'keeps secrets under allOf / anyOf / oneOf / prefixItems / items / Optional[SecretStr] out of every answer, notice, page, log line, table item and data file',
+    ),
+    async () => {
+      const agentSaw: string[] = [];
+      const leaks: Record<string, string[]> = {};
 
-    // A held call: the arguments hold the secrets.
-    const held = await callTool('vault.create_account', withSecrets(sent));
-    agentSaw.push(held.text);
-    expect(held.result).toMatchObject({ status: 'pending_approval' });
-    const executionId = held.result.execution_id ?? '';
+      // A held call: the arguments hold the secrets.
+      const held = await callTool('vault.create_account', withSecrets(sent));
+      agentSaw.push(held.text);
+      expect(held.result).toMatchObject({ status: 'pending_approval' });
+      const executionId = held.result.execution_id ?? '';
 
-    const notice = JSON.stringify(await webhooks.waitFor((body) => body.execution_id === executionId));
-    expect(notice).toContain(owner);
-    leaks.notice = secretsIn(notice);
+      const notice = JSON.stringify(await webhooks.waitFor((body) => body.execution_id === executionId));
+      expect(notice).toContain(owner);
+      leaks.notice = secretsIn(notice);
 
-    const approver = await signedIn(runtime.baseUrl, finance.id, finance.password);
-    const form = await approver.decisionForm(executionId);
-    expect(form.page.body).toContain(owner);
-    leaks.console = secretsIn(form.page.body);
-    expect((await approver.decide(executionId, form, 'approve')).status).toBe(303);
+      const approver = await signedIn(runtime.baseUrl, finance.id, finance.password);
+      const form = await approver.decisionForm(executionId);
+      expect(form.page.body).toContain(owner);
+      leaks.console = secretsIn(form.page.body);
+      expect((await approver.decide(executionId, form, 'approve')).status).toBe(303);
 
-    const done = await eventually(
-      () => callTool('get_execution_status', { execution_id: executionId }),
-      ({ result }) => result.status !== 'pending_approval' && result.status !== 'approved',
-    );
-    agentSaw.push(done.text);
-    // The system got the secrets as the agent sent them.
-    expect(vault.received[0]).toEqual({ method: 'POST', url: '/accounts', body: withSecrets(sent) });
-    expect(done.result.status).toBe('succeeded');
+      const done = await eventually(
+        () => callTool('get_execution_status', { execution_id: executionId }),
+        ({ result }) => result.status !== 'pending_approval' && result.status !== 'approved',
+      );
+      agentSaw.push(done.text);
+      // The system got the secrets as the agent sent them.
+      expect(vault.received[0]).toEqual({ method: 'POST', url: '/accounts', body: withSecrets(sent) });
+      expect(done.result.status).toBe('succeeded');
 
-    // A direct read: the answer holds the secrets.
-    const read = await callTool('vault.get_account', { id: 'A-1' });
-    agentSaw.push(read.text);
-    expect(read.result.status).toBe('succeeded');
-    leaks.agent = secretsIn(agentSaw.join('\n'));
+      // A direct read: the answer holds the secrets.
+      const read = await callTool('vault.get_account', { id: 'A-1' });
+      agentSaw.push(read.text);
+      expect(read.result.status).toBe('succeeded');
+      leaks.agent = secretsIn(agentSaw.join('\n'));
 
-    // The table, read raw.
-    const dump = await new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials)).send(
-      new ScanCommand({ TableName: localTableNames.executions }),
-    );
-    const table = JSON.stringify(dump.Items);
-    expect(table).toContain(owner);
-    expect(table).toContain(executionId);
-    leaks.table = secretsIn(table);
+      // The table, read raw.
+      const dump = await new DynamoDBClient(
+        localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials),
+      ).send(new ScanCommand({ TableName: localTableNames.executions }));
+      const table = JSON.stringify(dump.Items);
+      expect(table).toContain(owner);
+      expect(table).toContain(executionId);
+      leaks.table = secretsIn(table);
 
-    // The runtime's log, then the store's files once it has stopped and written everything.
-    expect(runtime.output()).toContain('call waiting for approval');
-    const { output } = await runtime.stop();
-    leaks.log = secretsIn(output);
-    const files = await filesUnder(dataDir);
-    const contents = Buffer.concat(await Promise.all(files.map((file) => readFile(file))));
-    expect(contents.includes(owner)).toBe(true);
-    leaks.files = secrets.filter((secret) => contents.includes(secret));
+      // The runtime's log, then the store's files once it has stopped and written everything.
+      expect(runtime.output()).toContain('call waiting for approval');
+      const { output } = await runtime.stop();
+      leaks.log = secretsIn(output);
+      const files = await filesUnder(dataDir);
+      const contents = Buffer.concat(await Promise.all(files.map((file) => readFile(file))));
+      expect(contents.includes(owner)).toBe(true);
+      leaks.files = secrets.filter((secret) => contents.includes(secret));
 
-    expect(leaks).toEqual({ notice: [], console: [], agent: [], table: [], log: [], files: [] });
-    // The agent reads each answer with its secrets hidden, and everything else as it was.
-    expect(done.result.result).toEqual({ id: 'A-1', ...redacted });
-    expect(read.result.result).toEqual({ id: 'A-1', ...redacted });
-  });
+      expect(leaks).toEqual({ notice: [], console: [], agent: [], table: [], log: [], files: [] });
+      // The agent reads each answer with its secrets hidden, and everything else as it was.
+      expect(done.result.result).toEqual({ id: 'A-1', ...redacted });
+      expect(read.result.result).toEqual({ id: 'A-1', ...redacted });
+    },
+  );
 });

@@ -16,6 +16,7 @@ import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
 import { approvalDefinition, approvalDefinitionPath } from '../../infra/state-machine/definition.js';
+import { verifies } from '../support/requirements.js';
 import {
   actionsOf,
   allStatements,
@@ -117,57 +118,75 @@ describe('the approval lifecycle in the default stack', () => {
     return result;
   };
 
-  it("[aws.state-machine] runs one Standard state machine built from the repo's ASL, filled with the partition and the held-call steps function", () => {
-    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
-    expect(stateMachine.StateMachineType).toBe('STANDARD');
-    const { text, filled, substitutions } = synthesizedDefinition();
-    // The very file the local runtime runs, shipped as it is ...
-    expect(text).toBe(readFileSync(approvalDefinitionPath, 'utf8'));
-    // ... with every placeholder substituted, by exactly these values.
-    expect(substitutions).toEqual({
-      Partition: { Ref: 'AWS::Partition' },
-      HeldCallStepsFunction: getAtt(functionId('steps')),
-    });
-    expect(filled).not.toMatch(/\$\{\w+\}/);
-    expect(JSON.parse(filled)).toEqual(
-      approvalDefinition({ Partition: '<<Partition>>', HeldCallStepsFunction: '<<HeldCallStepsFunction>>' }),
-    );
-    const tasks = Object.values(states()).filter((state) => state.Type === 'Task');
-    expect(tasks.length).toBeGreaterThan(0);
-    for (const task of tasks) {
-      expect(String(task.Resource)).toMatch(/^arn:<<Partition>>:states:::lambda:invoke(\.waitForTaskToken)?$/);
-      expect(isObject(task.Parameters) ? task.Parameters.FunctionName : undefined).toBe('<<HeldCallStepsFunction>>');
-    }
-  });
+  it(
+    verifies(
+      'aws.state-machine',
+      "runs one Standard state machine built from the repo's ASL, filled with the partition and the held-call steps function",
+    ),
+    () => {
+      template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+      expect(stateMachine.StateMachineType).toBe('STANDARD');
+      const { text, filled, substitutions } = synthesizedDefinition();
+      // The very file the local runtime runs, shipped as it is ...
+      expect(text).toBe(readFileSync(approvalDefinitionPath, 'utf8'));
+      // ... with every placeholder substituted, by exactly these values.
+      expect(substitutions).toEqual({
+        Partition: { Ref: 'AWS::Partition' },
+        HeldCallStepsFunction: getAtt(functionId('steps')),
+      });
+      expect(filled).not.toMatch(/\$\{\w+\}/);
+      expect(JSON.parse(filled)).toEqual(
+        approvalDefinition({ Partition: '<<Partition>>', HeldCallStepsFunction: '<<HeldCallStepsFunction>>' }),
+      );
+      const tasks = Object.values(states()).filter((state) => state.Type === 'Task');
+      expect(tasks.length).toBeGreaterThan(0);
+      for (const task of tasks) {
+        expect(String(task.Resource)).toMatch(/^arn:<<Partition>>:states:::lambda:invoke(\.waitForTaskToken)?$/);
+        expect(isObject(task.Parameters) ? task.Parameters.FunctionName : undefined).toBe('<<HeldCallStepsFunction>>');
+      }
+    },
+  );
 
-  it('[aws.state-machine] waits in AwaitDecision for the remaining approval time and leads States.Timeout to Expire', () => {
-    const { AwaitDecision: awaitDecision, Expire: expire } = states();
-    expect(awaitDecision?.Resource).toBe('arn:<<Partition>>:states:::lambda:invoke.waitForTaskToken');
-    // The approval run input is {Payload: {execution_id, agent_id, timeout_seconds}} (StepFunctionsApprovalRuns).
-    expect(awaitDecision?.TimeoutSecondsPath).toBe('$.Payload.timeout_seconds');
-    expect(awaitDecision).not.toHaveProperty('TimeoutSeconds');
-    const catches = asList(awaitDecision?.Catch).filter(isObject);
-    expect(catches.filter((entry) => asList(entry.ErrorEquals).includes('States.Timeout'))).toEqual([
-      expect.objectContaining({ ErrorEquals: ['States.Timeout'], Next: 'Expire' }),
-    ]);
-    expect(
-      isObject(expire?.Parameters) && isObject(expire.Parameters.Payload) && expire.Parameters.Payload.action,
-    ).toBe('expire');
-  });
+  it(
+    verifies(
+      'aws.state-machine',
+      'waits in AwaitDecision for the remaining approval time and leads States.Timeout to Expire',
+    ),
+    () => {
+      const { AwaitDecision: awaitDecision, Expire: expire } = states();
+      expect(awaitDecision?.Resource).toBe('arn:<<Partition>>:states:::lambda:invoke.waitForTaskToken');
+      // The approval run input is {Payload: {execution_id, agent_id, timeout_seconds}} (StepFunctionsApprovalRuns).
+      expect(awaitDecision?.TimeoutSecondsPath).toBe('$.Payload.timeout_seconds');
+      expect(awaitDecision).not.toHaveProperty('TimeoutSeconds');
+      const catches = asList(awaitDecision?.Catch).filter(isObject);
+      expect(catches.filter((entry) => asList(entry.ErrorEquals).includes('States.Timeout'))).toEqual([
+        expect.objectContaining({ ErrorEquals: ['States.Timeout'], Next: 'Expire' }),
+      ]);
+      expect(
+        isObject(expire?.Parameters) && isObject(expire.Parameters.Payload) && expire.Parameters.Payload.action,
+      ).toBe('expire');
+    },
+  );
 
-  it('[aws.state-machine] logs every transition to its own log group, without execution data, and traces with X-Ray', () => {
-    expect(stateMachine.LoggingConfiguration).toEqual({
-      Level: 'ALL',
-      IncludeExecutionData: false,
-      Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: getAtt(logicalIdOf(approvals.logGroup)) } }],
-    });
-    expect(stateMachine.TracingConfiguration).toEqual({ Enabled: true });
-    const logGroup = resourceProperties(template, logicalIdOf(approvals.logGroup));
-    expect(logGroup.LogGroupName).toBe(`/aws/vendedlogs/states/${String(stateMachine.StateMachineName)}`);
-    expect(logGroup.RetentionInDays).toEqual(expect.any(Number));
-  });
+  it(
+    verifies(
+      'aws.state-machine',
+      'logs every transition to its own log group, without execution data, and traces with X-Ray',
+    ),
+    () => {
+      expect(stateMachine.LoggingConfiguration).toEqual({
+        Level: 'ALL',
+        IncludeExecutionData: false,
+        Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: getAtt(logicalIdOf(approvals.logGroup)) } }],
+      });
+      expect(stateMachine.TracingConfiguration).toEqual({ Enabled: true });
+      const logGroup = resourceProperties(template, logicalIdOf(approvals.logGroup));
+      expect(logGroup.LogGroupName).toBe(`/aws/vendedlogs/states/${String(stateMachine.StateMachineName)}`);
+      expect(logGroup.RetentionInDays).toEqual(expect.any(Number));
+    },
+  );
 
-  it('[aws.state-machine] names the state machine the ARN every function is given', () => {
+  it(verifies('aws.state-machine', 'names the state machine the ARN every function is given'), () => {
     expect(JSON.stringify(stateMachineArn)).toContain(`:stateMachine:${String(stateMachine.StateMachineName)}"`);
     expect(JSON.stringify(stateMachineArn)).not.toContain(parts.stateMachineId);
     for (const name of ['mcp', 'steps', 'reconciler', 'console'] as const) {
@@ -176,49 +195,67 @@ describe('the approval lifecycle in the default stack', () => {
     expect(environmentOf(template, functionId('metadata'))).not.toHaveProperty('STATE_MACHINE_ARN');
   });
 
-  it('[aws.approval-resources] has the approval run, reconciler and console functions, with the API URL for console links', () => {
-    for (const name of ['steps', 'reconciler', 'console'] as const) {
-      const environment = environmentOf(template, functionId(name));
-      expect(environment, name).toMatchObject({
-        EXECUTIONS_TABLE: { Ref: expect.any(String) },
-        CONFIG_TABLE: { Ref: expect.any(String) },
-        DATA_KEY_ID: parts.dataKeyArn,
-        API_URL: parts.apiEndpoint,
-      });
-    }
-    expect(resourceProperties(template, functionId('steps')).Handler).toBe('index.handler');
-    // An approved call is sent within one task or pass: well beyond the MCP function's 30 s.
-    expect(resourceProperties(template, functionId('steps')).Timeout).toBe(300);
-    expect(resourceProperties(template, functionId('reconciler')).Timeout).toBe(300);
-  });
+  it(
+    verifies(
+      'aws.approval-resources',
+      'has the approval run, reconciler and console functions, with the API URL for console links',
+    ),
+    () => {
+      for (const name of ['steps', 'reconciler', 'console'] as const) {
+        const environment = environmentOf(template, functionId(name));
+        expect(environment, name).toMatchObject({
+          EXECUTIONS_TABLE: { Ref: expect.any(String) },
+          CONFIG_TABLE: { Ref: expect.any(String) },
+          DATA_KEY_ID: parts.dataKeyArn,
+          API_URL: parts.apiEndpoint,
+        });
+      }
+      expect(resourceProperties(template, functionId('steps')).Handler).toBe('index.handler');
+      // An approved call is sent within one task or pass: well beyond the MCP function's 30 s.
+      expect(resourceProperties(template, functionId('steps')).Timeout).toBe(300);
+      expect(resourceProperties(template, functionId('reconciler')).Timeout).toBe(300);
+    },
+  );
 
-  it('[aws.least-privilege] lets the state machine invoke exactly the held-call steps function, and nothing else invoke it', () => {
-    const lambda = grantsOf(template, parts.stateMachineRoleId, 'lambda');
-    expect(lambda).toEqual([grant('lambda:InvokeFunction', getAtt(functionId('steps')))]);
-    const others = statementsForRole(template, parts.stateMachineRoleId).filter(
-      (statement) => !actionsOf(statement).some((action) => action.startsWith('lambda:')),
-    );
-    for (const statement of others) {
-      expect(asList(statement.Resource)).toEqual(['*']);
-      expect(actionsOf(statement).every((action) => /^(logs|xray):/.test(action))).toBe(true);
-    }
-    for (const name of Object.keys(functions) as (keyof typeof functions)[]) {
-      expect(grantsOf(template, roleId(name), 'lambda'), name).toEqual([]);
-    }
-  });
+  it(
+    verifies(
+      'aws.least-privilege',
+      'lets the state machine invoke exactly the held-call steps function, and nothing else invoke it',
+    ),
+    () => {
+      const lambda = grantsOf(template, parts.stateMachineRoleId, 'lambda');
+      expect(lambda).toEqual([grant('lambda:InvokeFunction', getAtt(functionId('steps')))]);
+      const others = statementsForRole(template, parts.stateMachineRoleId).filter(
+        (statement) => !actionsOf(statement).some((action) => action.startsWith('lambda:')),
+      );
+      for (const statement of others) {
+        expect(asList(statement.Resource)).toEqual(['*']);
+        expect(actionsOf(statement).every((action) => /^(logs|xray):/.test(action))).toBe(true);
+      }
+      for (const name of Object.keys(functions) as (keyof typeof functions)[]) {
+        expect(grantsOf(template, roleId(name), 'lambda'), name).toEqual([]);
+      }
+    },
+  );
 
-  it('[aws.least-privilege] grants Step Functions calls on the approval state machine only, as each function makes them', () => {
-    const states = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'states');
-    expect(states('mcp')).toEqual([grant('states:StartExecution', stateMachineArn)]);
-    expect(states('steps')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
-    expect(states('reconciler')).toEqual(
-      [grant('states:SendTaskSuccess', stateMachineArn), grant('states:StartExecution', stateMachineArn)].sort(),
-    );
-    expect(states('console')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
-    expect(states('metadata')).toEqual([]);
-  });
+  it(
+    verifies(
+      'aws.least-privilege',
+      'grants Step Functions calls on the approval state machine only, as each function makes them',
+    ),
+    () => {
+      const states = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'states');
+      expect(states('mcp')).toEqual([grant('states:StartExecution', stateMachineArn)]);
+      expect(states('steps')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
+      expect(states('reconciler')).toEqual(
+        [grant('states:SendTaskSuccess', stateMachineArn), grant('states:StartExecution', stateMachineArn)].sort(),
+      );
+      expect(states('console')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
+      expect(states('metadata')).toEqual([]);
+    },
+  );
 
-  it('[aws.least-privilege] grants each approval function exactly the DynamoDB calls its code makes', () => {
+  it(verifies('aws.least-privilege', 'grants each approval function exactly the DynamoDB calls its code makes'), () => {
     const dynamodb = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'dynamodb');
     const byKey = [grant('dynamodb:GetItem', parts.tableArn), grant('dynamodb:UpdateItem', parts.tableArn)];
     const readConfig = grant('dynamodb:GetItem', parts.configTableArn);
@@ -237,21 +274,27 @@ describe('the approval lifecycle in the default stack', () => {
     );
   });
 
-  it('[aws.least-privilege] lets the approval run and reconciler only decrypt with the data key, and the console only MAC with its session key', () => {
-    const kms = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'kms');
-    expect(kms('mcp')).toEqual(
-      [grant('kms:Decrypt', parts.dataKeyArn), grant('kms:GenerateDataKey', parts.dataKeyArn)].sort(),
-    );
-    expect(kms('steps')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
-    expect(kms('reconciler')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
-    expect(kms('console')).toEqual(
-      [grant('kms:GenerateMac', parts.sessionKeyArn), grant('kms:VerifyMac', parts.sessionKeyArn)].sort(),
-    );
-    expect(kms('metadata')).toEqual([]);
-    expect(grantsOf(template, parts.stateMachineRoleId, 'kms')).toEqual([]);
-  });
+  it(
+    verifies(
+      'aws.least-privilege',
+      'lets the approval run and reconciler only decrypt with the data key, and the console only MAC with its session key',
+    ),
+    () => {
+      const kms = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'kms');
+      expect(kms('mcp')).toEqual(
+        [grant('kms:Decrypt', parts.dataKeyArn), grant('kms:GenerateDataKey', parts.dataKeyArn)].sort(),
+      );
+      expect(kms('steps')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
+      expect(kms('reconciler')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
+      expect(kms('console')).toEqual(
+        [grant('kms:GenerateMac', parts.sessionKeyArn), grant('kms:VerifyMac', parts.sessionKeyArn)].sort(),
+      );
+      expect(kms('metadata')).toEqual([]);
+      expect(grantsOf(template, parts.stateMachineRoleId, 'kms')).toEqual([]);
+    },
+  );
 
-  it('[aws.least-privilege] lets only the held-call steps function put events, on the notice bus', () => {
+  it(verifies('aws.least-privilege', 'lets only the held-call steps function put events, on the notice bus'), () => {
     const busArn = getAtt(parts.busId);
     for (const name of Object.keys(functions) as (keyof typeof functions)[]) {
       const expected = name === 'steps' ? [grant('events:PutEvents', busArn)] : [];
@@ -260,112 +303,147 @@ describe('the approval lifecycle in the default stack', () => {
     expect(environmentOf(template, functionId('steps')).EVENT_BUS_NAME).toEqual({ Ref: parts.busId });
   });
 
-  it('[aws.least-privilege] grants no Step Functions, EventBridge, KMS or Lambda action on "*"', () => {
+  it(verifies('aws.least-privilege', 'grants no Step Functions, EventBridge, KMS or Lambda action on "*"'), () => {
     for (const statement of allStatements(template)) {
       if (!asList(statement.Resource).includes('*')) continue;
       expect(actionsOf(statement).filter((action) => /^(states|events|kms|lambda):/.test(action))).toEqual([]);
     }
   });
 
-  it('[aws.approval-resources] signs console sessions with a KMS HMAC key named in its environment', () => {
+  it(verifies('aws.approval-resources', 'signs console sessions with a KMS HMAC key named in its environment'), () => {
     const key = resourceProperties(template, logicalIdOf(parts.approverConsole.sessionKey));
     expect(key).toMatchObject({ KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
     expect(environmentOf(template, functionId('console')).SESSION_KEY_ID).toEqual(parts.sessionKeyArn);
   });
 
-  it('[aws.approval-resources] routes ANY /console and /console/{proxy+} to the console function without an authorizer; /mcp keeps its JWT authorizer', () => {
-    const routes = routesOf(synthesized);
-    for (const key of consoleRouteKeys) {
-      const route = routes.get(key);
-      expect(route, key).toMatchObject({ AuthorizationType: 'NONE' });
-      expect(route?.AuthorizerId, key).toBeUndefined();
-      expect(routeTarget(synthesized, route), key).toEqual(getAtt(functionId('console')));
-    }
-    for (const key of ['POST /mcp', 'GET /mcp', 'DELETE /mcp']) {
-      expect(routes.get(key), key).toMatchObject({
-        AuthorizationType: 'JWT',
-        AuthorizerId: { Ref: expect.any(String) },
+  it(
+    verifies(
+      'aws.approval-resources',
+      'routes ANY /console and /console/{proxy+} to the console function without an authorizer; /mcp keeps its JWT authorizer',
+    ),
+    () => {
+      const routes = routesOf(synthesized);
+      for (const key of consoleRouteKeys) {
+        const route = routes.get(key);
+        expect(route, key).toMatchObject({ AuthorizationType: 'NONE' });
+        expect(route?.AuthorizerId, key).toBeUndefined();
+        expect(routeTarget(synthesized, route), key).toEqual(getAtt(functionId('console')));
+      }
+      for (const key of ['POST /mcp', 'GET /mcp', 'DELETE /mcp']) {
+        expect(routes.get(key), key).toMatchObject({
+          AuthorizationType: 'JWT',
+          AuthorizerId: { Ref: expect.any(String) },
+        });
+        expect(routeTarget(synthesized, routes.get(key)), key).toEqual(getAtt(functionId('mcp')));
+      }
+    },
+  );
+
+  it(
+    verifies(
+      'aws.approval-resources',
+      'runs the reconciler every minute from a schedule rule, without retrying a failed pass',
+    ),
+    () => {
+      const rules = [...resourcesOf(template, 'AWS::Events::Rule').values()].map(propertiesOf);
+      expect(rules).toEqual([
+        expect.objectContaining({
+          ScheduleExpression: 'rate(1 minute)',
+          State: 'ENABLED',
+          Targets: [expect.objectContaining({ Arn: getAtt(functionId('reconciler')) })],
+        }),
+      ]);
+      const permissions = [...resourcesOf(template, 'AWS::Lambda::Permission').values()]
+        .map(propertiesOf)
+        .filter((permission) => permission.Principal === 'events.amazonaws.com');
+      expect(permissions).toEqual([
+        expect.objectContaining({
+          Action: 'lambda:InvokeFunction',
+          FunctionName: getAtt(functionId('reconciler')),
+          SourceArn: getAtt(logicalIdOf(approvals.schedule)),
+        }),
+      ]);
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: functionId('reconciler') },
+        MaximumRetryAttempts: 0,
       });
-      expect(routeTarget(synthesized, routes.get(key)), key).toEqual(getAtt(functionId('mcp')));
-    }
-  });
+    },
+  );
 
-  it('[aws.approval-resources] runs the reconciler every minute from a schedule rule, without retrying a failed pass', () => {
-    const rules = [...resourcesOf(template, 'AWS::Events::Rule').values()].map(propertiesOf);
-    expect(rules).toEqual([
-      expect.objectContaining({
-        ScheduleExpression: 'rate(1 minute)',
-        State: 'ENABLED',
-        Targets: [expect.objectContaining({ Arn: getAtt(functionId('reconciler')) })],
-      }),
-    ]);
-    const permissions = [...resourcesOf(template, 'AWS::Lambda::Permission').values()]
-      .map(propertiesOf)
-      .filter((permission) => permission.Principal === 'events.amazonaws.com');
-    expect(permissions).toEqual([
-      expect.objectContaining({
-        Action: 'lambda:InvokeFunction',
-        FunctionName: getAtt(functionId('reconciler')),
-        SourceArn: getAtt(logicalIdOf(approvals.schedule)),
-      }),
-    ]);
-    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
-      FunctionName: { Ref: functionId('reconciler') },
-      MaximumRetryAttempts: 0,
-    });
-  });
+  it(
+    verifies(
+      'aws.approval-resources',
+      "creates the approvers' user pool: invited people only, email sign-in, an authenticator app required",
+    ),
+    () => {
+      const identity = child(synthesized.stack, 'ApproverIdentity', ApproverIdentity);
+      const pool = resourceProperties(template, logicalIdOf(identity.userPool));
+      expect(pool).toMatchObject({
+        AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+        UsernameAttributes: ['email'],
+        MfaConfiguration: 'ON',
+        EnabledMfas: ['SOFTWARE_TOKEN_MFA'],
+        UserPoolTier: 'PLUS',
+        UserPoolAddOns: { AdvancedSecurityMode: 'ENFORCED' },
+      });
+      const domain = resourceProperties(template, logicalIdOf(identity.domain));
+      expect(JSON.stringify(domain.Domain)).toContain('approvers');
+      template.resourceCountIs('AWS::Cognito::UserPoolGroup', 0);
+    },
+  );
 
-  it("[aws.approval-resources] creates the approvers' user pool: invited people only, email sign-in, an authenticator app required", () => {
-    const identity = child(synthesized.stack, 'ApproverIdentity', ApproverIdentity);
-    const pool = resourceProperties(template, logicalIdOf(identity.userPool));
-    expect(pool).toMatchObject({
-      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
-      UsernameAttributes: ['email'],
-      MfaConfiguration: 'ON',
-      EnabledMfas: ['SOFTWARE_TOKEN_MFA'],
-      UserPoolTier: 'PLUS',
-      UserPoolAddOns: { AdvancedSecurityMode: 'ENFORCED' },
-    });
-    const domain = resourceProperties(template, logicalIdOf(identity.domain));
-    expect(JSON.stringify(domain.Domain)).toContain('approvers');
-    template.resourceCountIs('AWS::Cognito::UserPoolGroup', 0);
-  });
+  it(
+    verifies(
+      'aws.approval-resources',
+      'signs the console in as a public code-flow client of that pool, back at /console/callback',
+    ),
+    () => {
+      const identity = child(synthesized.stack, 'ApproverIdentity', ApproverIdentity);
+      const client = resourceProperties(template, logicalIdOf(identity.client));
+      expect(client).toMatchObject({
+        UserPoolId: { Ref: logicalIdOf(identity.userPool) },
+        AllowedOAuthFlows: ['code'],
+        AllowedOAuthFlowsUserPoolClient: true,
+        AllowedOAuthScopes: ['openid', 'email', 'profile'],
+        GenerateSecret: false,
+        SupportedIdentityProviders: ['COGNITO'],
+        CallbackURLs: [{ 'Fn::Join': ['', [parts.apiEndpoint, '/console/callback']] }],
+      });
+      expect(environmentOf(template, functionId('console'))).toMatchObject({
+        OIDC_ISSUER: {
+          'Fn::Join': [
+            '',
+            [
+              'https://cognito-idp.',
+              { Ref: 'AWS::Region' },
+              '.amazonaws.com/',
+              { Ref: logicalIdOf(identity.userPool) },
+            ],
+          ],
+        },
+        OIDC_CLIENT_ID: { Ref: logicalIdOf(identity.client) },
+        OIDC_ID_CLAIM: 'email',
+        OIDC_GROUPS_CLAIM: 'cognito:groups',
+      });
+    },
+  );
 
-  it('[aws.approval-resources] signs the console in as a public code-flow client of that pool, back at /console/callback', () => {
-    const identity = child(synthesized.stack, 'ApproverIdentity', ApproverIdentity);
-    const client = resourceProperties(template, logicalIdOf(identity.client));
-    expect(client).toMatchObject({
-      UserPoolId: { Ref: logicalIdOf(identity.userPool) },
-      AllowedOAuthFlows: ['code'],
-      AllowedOAuthFlowsUserPoolClient: true,
-      AllowedOAuthScopes: ['openid', 'email', 'profile'],
-      GenerateSecret: false,
-      SupportedIdentityProviders: ['COGNITO'],
-      CallbackURLs: [{ 'Fn::Join': ['', [parts.apiEndpoint, '/console/callback']] }],
-    });
-    expect(environmentOf(template, functionId('console'))).toMatchObject({
-      OIDC_ISSUER: {
-        'Fn::Join': [
-          '',
-          ['https://cognito-idp.', { Ref: 'AWS::Region' }, '.amazonaws.com/', { Ref: logicalIdOf(identity.userPool) }],
-        ],
-      },
-      OIDC_CLIENT_ID: { Ref: logicalIdOf(identity.client) },
-      OIDC_ID_CLAIM: 'email',
-      OIDC_GROUPS_CLAIM: 'cognito:groups',
-    });
-  });
-
-  it("[aws.approval-resources] outputs the console URL, the notice bus, and the approvers' pool and sign-in domain", () => {
-    const identity = child(synthesized.stack, 'ApproverIdentity', ApproverIdentity);
-    const outputs = template.toJSON().Outputs as Record<string, JsonObject>;
-    expect(outputs.ConsoleUrl?.Value).toEqual({ 'Fn::Join': ['', [parts.apiEndpoint, '/console']] });
-    expect(outputs.NoticeBusName?.Value).toEqual({ Ref: parts.busId });
-    expect(outputs.ApproverUserPoolId?.Value).toEqual({ Ref: logicalIdOf(identity.userPool) });
-    expect(JSON.stringify(outputs.ApproverSignInDomain?.Value)).toContain(
-      `{"Ref":"${logicalIdOf(identity.domain)}"},".auth."`,
-    );
-  });
+  it(
+    verifies(
+      'aws.approval-resources',
+      "outputs the console URL, the notice bus, and the approvers' pool and sign-in domain",
+    ),
+    () => {
+      const identity = child(synthesized.stack, 'ApproverIdentity', ApproverIdentity);
+      const outputs = template.toJSON().Outputs as Record<string, JsonObject>;
+      expect(outputs.ConsoleUrl?.Value).toEqual({ 'Fn::Join': ['', [parts.apiEndpoint, '/console']] });
+      expect(outputs.NoticeBusName?.Value).toEqual({ Ref: parts.busId });
+      expect(outputs.ApproverUserPoolId?.Value).toEqual({ Ref: logicalIdOf(identity.userPool) });
+      expect(JSON.stringify(outputs.ApproverSignInDomain?.Value)).toContain(
+        `{"Ref":"${logicalIdOf(identity.domain)}"},".auth."`,
+      );
+    },
+  );
 });
 
 describe("the approval lifecycle with the organization's own approver sign-in", () => {
@@ -376,21 +454,24 @@ describe("the approval lifecycle with the organization's own approver sign-in", 
   const { template, stack } = synthesized;
   const parts = partsOf(synthesized);
 
-  it('[aws.approval-resources] gives the console the given issuer and client, and creates no approvers pool', () => {
-    expect(stack.node.tryFindChild('ApproverIdentity')).toBeUndefined();
-    expect(environmentOf(template, logicalIdOf(parts.functions.console.function))).toMatchObject({
-      OIDC_ISSUER: 'https://login.example.com/tenant',
-      OIDC_CLIENT_ID: 'gateway-console',
-      OIDC_ID_CLAIM: 'email',
-      OIDC_GROUPS_CLAIM: 'groups',
-      PUBLIC_URL: 'https://gateway.example.com',
-    });
-    const outputs = template.toJSON().Outputs as Record<string, JsonObject>;
-    expect(outputs.ConsoleUrl?.Value).toBe('https://gateway.example.com/console');
-    expect(outputs).not.toHaveProperty('ApproverUserPoolId');
-  });
+  it(
+    verifies('aws.approval-resources', 'gives the console the given issuer and client, and creates no approvers pool'),
+    () => {
+      expect(stack.node.tryFindChild('ApproverIdentity')).toBeUndefined();
+      expect(environmentOf(template, logicalIdOf(parts.functions.console.function))).toMatchObject({
+        OIDC_ISSUER: 'https://login.example.com/tenant',
+        OIDC_CLIENT_ID: 'gateway-console',
+        OIDC_ID_CLAIM: 'email',
+        OIDC_GROUPS_CLAIM: 'groups',
+        PUBLIC_URL: 'https://gateway.example.com',
+      });
+      const outputs = template.toJSON().Outputs as Record<string, JsonObject>;
+      expect(outputs.ConsoleUrl?.Value).toBe('https://gateway.example.com/console');
+      expect(outputs).not.toHaveProperty('ApproverUserPoolId');
+    },
+  );
 
-  it('[aws.least-privilege] leaves no unacknowledged cdk-nag AwsSolutions finding', () => {
+  it(verifies('aws.least-privilege', 'leaves no unacknowledged cdk-nag AwsSolutions finding'), () => {
     expect(nagFindings(synthesized)).toEqual({ runs: 1, reported: [], recorded: [], failedPlugins: [] });
   });
 });
@@ -399,20 +480,26 @@ describe('the approval lifecycle behind a public URL, with approver groups', () 
   const synthesized = synthesize({ publicUrl: 'https://gateway.example.com', approverGroups: ['finance', 'legal'] });
   const { template, stack } = synthesized;
 
-  it('[aws.approval-resources] creates the named approver groups and calls the console back at the public URL', () => {
-    const identity = child(stack, 'ApproverIdentity', ApproverIdentity);
-    const groups = identity.node.children.filter((node) => node instanceof CfnUserPoolGroup);
-    expect(groups.map((group) => resourceProperties(template, logicalIdOf(group)))).toEqual([
-      expect.objectContaining({ GroupName: 'finance', UserPoolId: { Ref: logicalIdOf(identity.userPool) } }),
-      expect.objectContaining({ GroupName: 'legal', UserPoolId: { Ref: logicalIdOf(identity.userPool) } }),
-    ]);
-    template.resourceCountIs('AWS::Cognito::UserPoolGroup', 2);
-    expect(resourceProperties(template, logicalIdOf(identity.client)).CallbackURLs).toEqual([
-      'https://gateway.example.com/console/callback',
-    ]);
-  });
+  it(
+    verifies(
+      'aws.approval-resources',
+      'creates the named approver groups and calls the console back at the public URL',
+    ),
+    () => {
+      const identity = child(stack, 'ApproverIdentity', ApproverIdentity);
+      const groups = identity.node.children.filter((node) => node instanceof CfnUserPoolGroup);
+      expect(groups.map((group) => resourceProperties(template, logicalIdOf(group)))).toEqual([
+        expect.objectContaining({ GroupName: 'finance', UserPoolId: { Ref: logicalIdOf(identity.userPool) } }),
+        expect.objectContaining({ GroupName: 'legal', UserPoolId: { Ref: logicalIdOf(identity.userPool) } }),
+      ]);
+      template.resourceCountIs('AWS::Cognito::UserPoolGroup', 2);
+      expect(resourceProperties(template, logicalIdOf(identity.client)).CallbackURLs).toEqual([
+        'https://gateway.example.com/console/callback',
+      ]);
+    },
+  );
 
-  it('[aws.least-privilege] leaves no unacknowledged cdk-nag AwsSolutions finding', () => {
+  it(verifies('aws.least-privilege', 'leaves no unacknowledged cdk-nag AwsSolutions finding'), () => {
     expect(nagFindings(synthesized)).toEqual({ runs: 1, reported: [], recorded: [], failedPlugins: [] });
   });
 });

@@ -13,6 +13,7 @@ import { ApproverConsole } from '../../infra/constructs/approver-console.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayStack } from '../../infra/gateway-stack.js';
 import { projectPath } from '../../infra/paths.js';
+import { verifies } from '../support/requirements.js';
 import { child, isObject, logicalIdOf, resourceProperties } from './synthesis.js';
 
 /** What the deployed functions read, with local stand-ins (nothing here reaches AWS). */
@@ -114,42 +115,60 @@ const httpEvent = (method: string, path: string, body?: string) => ({
 });
 
 describe('the bundled functions', () => {
-  it('[aws.stack-shape] loads the MCP function with Cedar beside it and answers an unauthenticated request with the challenge', async () => {
-    const invoke = await load('mcp');
-    const result = await invoke(httpEvent('POST', '/mcp', '{}'));
-    expect(result).toMatchObject({
-      statusCode: 401,
-      headers: {
-        'www-authenticate': expect.stringContaining(
-          'resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp"',
-        ),
-      },
-    });
-  });
+  it(
+    verifies(
+      'aws.stack-shape',
+      'loads the MCP function with Cedar beside it and answers an unauthenticated request with the challenge',
+    ),
+    async () => {
+      const invoke = await load('mcp');
+      const result = await invoke(httpEvent('POST', '/mcp', '{}'));
+      expect(result).toMatchObject({
+        statusCode: 401,
+        headers: {
+          'www-authenticate': expect.stringContaining(
+            'resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp"',
+          ),
+        },
+      });
+    },
+  );
 
-  it('[aws.approval-resources] loads the console function and sends a signed-out approver to sign in', async () => {
-    const invoke = await load('console');
-    const result = await invoke(httpEvent('GET', '/console'));
-    expect(result).toMatchObject({
-      statusCode: 303,
-      headers: { location: `/console/sign-in?next=${encodeURIComponent('/console')}` },
-    });
-  });
+  it(
+    verifies('aws.approval-resources', 'loads the console function and sends a signed-out approver to sign in'),
+    async () => {
+      const invoke = await load('console');
+      const result = await invoke(httpEvent('GET', '/console'));
+      expect(result).toMatchObject({
+        statusCode: 303,
+        headers: { location: `/console/sign-in?next=${encodeURIComponent('/console')}` },
+      });
+    },
+  );
 
-  it('[aws.approval-resources] loads the held-call steps function, which refuses a task the state machine would never send', async () => {
-    const invoke = await load('held-call-steps');
-    await expect(invoke({ action: 'launch' })).rejects.toThrow(/The state machine step is invalid/);
-  });
+  it(
+    verifies(
+      'aws.approval-resources',
+      'loads the held-call steps function, which refuses a task the state machine would never send',
+    ),
+    async () => {
+      const invoke = await load('held-call-steps');
+      await expect(invoke({ action: 'launch' })).rejects.toThrow(/The state machine step is invalid/);
+    },
+  );
 
-  it('[aws.stack-shape] loads the metadata function, which needs no Cedar, and answers its document', async () => {
-    const invoke = await load('resource-metadata');
-    const result = await invoke(httpEvent('GET', '/.well-known/oauth-protected-resource/mcp'));
-    expect(result).toMatchObject({ statusCode: 200 });
-    const body = JSON.parse(String((result as { body?: unknown }).body));
-    expect(body).toMatchObject({ resource: 'https://api.example.com/mcp' });
-  });
+  it(
+    verifies('aws.stack-shape', 'loads the metadata function, which needs no Cedar, and answers its document'),
+    async () => {
+      const invoke = await load('resource-metadata');
+      const result = await invoke(httpEvent('GET', '/.well-known/oauth-protected-resource/mcp'));
+      expect(result).toMatchObject({ statusCode: 200 });
+      const body = JSON.parse(String((result as { body?: unknown }).body));
+      expect(body).toMatchObject({ resource: 'https://api.example.com/mcp' });
+    },
+  );
 
-  it('[aws.approval-resources] loads the reconciler function with Cedar beside it', async () => {
+  it(verifies('aws.approval-resources', 'loads the reconciler function with Cedar beside it'), async () => {
     const folder = assets.get('reconciler');
     expect(folder).toBeDefined();
     const module: unknown = await import(pathToFileURL(join(folder ?? '', 'index.mjs')).href);

@@ -13,6 +13,7 @@ import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
 import { configTable, executionsTable, type KeyAttribute } from '../../shared/adapters/dynamodb/tables.js';
+import { verifies } from '../support/requirements.js';
 import {
   actionsOf,
   allStatements,
@@ -77,94 +78,115 @@ describe('the stack with the default Cognito agent identity', () => {
   const configTableLogicalId = child(stack, 'Config', GatewayTable).tableLogicalId;
   const configTableArn = { 'Fn::GetAtt': [configTableLogicalId, 'Arn'] };
 
-  it('[aws.stack-shape] has the executions and configuration tables, keyed by the shared definitions', () => {
-    const tables = resourcesOf(template, 'AWS::DynamoDB::GlobalTable');
-    expect([...tables.keys()].sort()).toEqual([tableLogicalId, configTableLogicalId].sort());
-    expect(propertiesOf(tables.get(configTableLogicalId)).KeySchema).toEqual(
-      keySchema(configTable.partitionKey, undefined),
-    );
-    const properties = propertiesOf(tables.get(tableLogicalId));
-    expect(properties.KeySchema).toEqual(keySchema(executionsTable.partitionKey, executionsTable.sortKey));
-    const definitions = asList(properties.AttributeDefinitions)
-      .filter(isObject)
-      .map((definition) => ({
-        AttributeName: String(definition.AttributeName),
-        AttributeType: definition.AttributeType,
-      }))
-      .sort(byName);
-    expect(definitions).toEqual(expectedAttributeDefinitions());
-  });
+  it(
+    verifies('aws.stack-shape', 'has the executions and configuration tables, keyed by the shared definitions'),
+    () => {
+      const tables = resourcesOf(template, 'AWS::DynamoDB::GlobalTable');
+      expect([...tables.keys()].sort()).toEqual([tableLogicalId, configTableLogicalId].sort());
+      expect(propertiesOf(tables.get(configTableLogicalId)).KeySchema).toEqual(
+        keySchema(configTable.partitionKey, undefined),
+      );
+      const properties = propertiesOf(tables.get(tableLogicalId));
+      expect(properties.KeySchema).toEqual(keySchema(executionsTable.partitionKey, executionsTable.sortKey));
+      const definitions = asList(properties.AttributeDefinitions)
+        .filter(isObject)
+        .map((definition) => ({
+          AttributeName: String(definition.AttributeName),
+          AttributeType: definition.AttributeType,
+        }))
+        .sort(byName);
+      expect(definitions).toEqual(expectedAttributeDefinitions());
+    },
+  );
 
-  it('[aws.stack-shape] has the by-agent index, on-demand billing, point-in-time recovery and the retention TTL', () => {
-    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
-      GlobalSecondaryIndexes: executionsTable.globalSecondaryIndexes.map((index) => ({
-        IndexName: index.indexName,
-        KeySchema: keySchema(index.partitionKey, index.sortKey),
-        // The store reads whole records off the index.
-        Projection: { ProjectionType: 'ALL' },
-      })),
-      BillingMode: 'PAY_PER_REQUEST',
-      Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
-      TimeToLiveSpecification: { AttributeName: executionsTable.timeToLiveAttribute, Enabled: true },
-    });
-    expect(executionsTable.globalSecondaryIndexes.map((index) => index.indexName)).toContain('by-agent');
-  });
+  it(
+    verifies(
+      'aws.stack-shape',
+      'has the by-agent index, on-demand billing, point-in-time recovery and the retention TTL',
+    ),
+    () => {
+      template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+        GlobalSecondaryIndexes: executionsTable.globalSecondaryIndexes.map((index) => ({
+          IndexName: index.indexName,
+          KeySchema: keySchema(index.partitionKey, index.sortKey),
+          // The store reads whole records off the index.
+          Projection: { ProjectionType: 'ALL' },
+        })),
+        BillingMode: 'PAY_PER_REQUEST',
+        Replicas: [Match.objectLike({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } })],
+        TimeToLiveSpecification: { AttributeName: executionsTable.timeToLiveAttribute, Enabled: true },
+      });
+      expect(executionsTable.globalSecondaryIndexes.map((index) => index.indexName)).toContain('by-agent');
+    },
+  );
 
-  it('[aws.stack-shape] runs every function on Node 24, arm64, with active tracing and handler index.handler', () => {
-    const resources = resourcesOf(template, 'AWS::Lambda::Function');
-    expect([...resources.keys()].sort()).toEqual(functions.map((fn) => logicalIdOf(fn.function)).sort());
-    template.allResourcesProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs24.x',
-      Architectures: ['arm64'],
-      TracingConfig: { Mode: 'Active' },
-      Handler: 'index.handler',
-    });
-  });
+  it(
+    verifies('aws.stack-shape', 'runs every function on Node 24, arm64, with active tracing and handler index.handler'),
+    () => {
+      const resources = resourcesOf(template, 'AWS::Lambda::Function');
+      expect([...resources.keys()].sort()).toEqual(functions.map((fn) => logicalIdOf(fn.function)).sort());
+      template.allResourcesProperties('AWS::Lambda::Function', {
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        TracingConfig: { Mode: 'Active' },
+        Handler: 'index.handler',
+      });
+    },
+  );
 
-  it("[aws.stack-shape] has a JWT authorizer trusting the Cognito pool's issuer and its agent clients", () => {
-    const clientRefs = identity.clients.map((client) => ({ Ref: logicalIdOf(client) }));
-    expect(clientRefs.length).toBeGreaterThan(0);
-    const authorizers = resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer');
-    expect(authorizers.size).toBe(1);
-    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
-      AuthorizerType: 'JWT',
-      IdentitySource: ['$request.header.Authorization'],
-      JwtConfiguration: { Issuer: cognitoIssuer(logicalIdOf(identity.userPool)), Audience: clientRefs },
-    });
-  });
+  it(
+    verifies('aws.stack-shape', "has a JWT authorizer trusting the Cognito pool's issuer and its agent clients"),
+    () => {
+      const clientRefs = identity.clients.map((client) => ({ Ref: logicalIdOf(client) }));
+      expect(clientRefs.length).toBeGreaterThan(0);
+      const authorizers = resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer');
+      expect(authorizers.size).toBe(1);
+      template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+        AuthorizerType: 'JWT',
+        IdentitySource: ['$request.header.Authorization'],
+        JwtConfiguration: { Issuer: cognitoIssuer(logicalIdOf(identity.userPool)), Audience: clientRefs },
+      });
+    },
+  );
 
-  it('[aws.stack-shape] puts the JWT authorizer on POST /mcp and leaves only the metadata and console routes public', () => {
-    const [authorizerId] = [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').keys()];
-    const api = child(stack, 'AgentApi', McpApi);
-    const routes = [...resourcesOf(template, 'AWS::ApiGatewayV2::Route').values()].map(propertiesOf);
-    const route = (key: string) => routes.find((properties) => properties.RouteKey === key);
+  it(
+    verifies(
+      'aws.stack-shape',
+      'puts the JWT authorizer on POST /mcp and leaves only the metadata and console routes public',
+    ),
+    () => {
+      const [authorizerId] = [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').keys()];
+      const api = child(stack, 'AgentApi', McpApi);
+      const routes = [...resourcesOf(template, 'AWS::ApiGatewayV2::Route').values()].map(propertiesOf);
+      const route = (key: string) => routes.find((properties) => properties.RouteKey === key);
 
-    expect(route('POST /mcp')).toMatchObject({
-      ApiId: { Ref: logicalIdOf(api.api) },
-      AuthorizationType: 'JWT',
-      AuthorizerId: { Ref: authorizerId },
-      AuthorizationScopes: [identity.scope],
-    });
-    for (const key of metadataRoutes) {
-      expect(route(key), key).toMatchObject({ AuthorizationType: 'NONE' });
-      expect(route(key)?.AuthorizerId, key).toBeUndefined();
-    }
-    const publicRoutes = [...metadataRoutes, ...consoleRoutes];
-    for (const key of consoleRoutes) {
-      expect(route(key), key).toMatchObject({ AuthorizationType: 'NONE' });
-      expect(route(key)?.AuthorizerId, key).toBeUndefined();
-    }
-    const otherRoutes = routes.filter((properties) => !publicRoutes.includes(String(properties.RouteKey)));
-    expect(otherRoutes.length).toBeGreaterThan(0);
-    for (const properties of otherRoutes) {
-      expect(properties, String(properties.RouteKey)).toMatchObject({
+      expect(route('POST /mcp')).toMatchObject({
+        ApiId: { Ref: logicalIdOf(api.api) },
         AuthorizationType: 'JWT',
         AuthorizerId: { Ref: authorizerId },
+        AuthorizationScopes: [identity.scope],
       });
-    }
-  });
+      for (const key of metadataRoutes) {
+        expect(route(key), key).toMatchObject({ AuthorizationType: 'NONE' });
+        expect(route(key)?.AuthorizerId, key).toBeUndefined();
+      }
+      const publicRoutes = [...metadataRoutes, ...consoleRoutes];
+      for (const key of consoleRoutes) {
+        expect(route(key), key).toMatchObject({ AuthorizationType: 'NONE' });
+        expect(route(key)?.AuthorizerId, key).toBeUndefined();
+      }
+      const otherRoutes = routes.filter((properties) => !publicRoutes.includes(String(properties.RouteKey)));
+      expect(otherRoutes.length).toBeGreaterThan(0);
+      for (const properties of otherRoutes) {
+        expect(properties, String(properties.RouteKey)).toMatchObject({
+          AuthorizationType: 'JWT',
+          AuthorizerId: { Ref: authorizerId },
+        });
+      }
+    },
+  );
 
-  it('[aws.stack-shape] logs access on the one $default stage', () => {
+  it(verifies('aws.stack-shape', 'logs access on the one $default stage'), () => {
     const stages = [...resourcesOf(template, 'AWS::ApiGatewayV2::Stage').values()].map(propertiesOf);
     expect(stages).toHaveLength(1);
     const [stage] = stages;
@@ -177,21 +199,24 @@ describe('the stack with the default Cognito agent identity', () => {
     expect(accessLogs.Format).toEqual(expect.stringContaining('$context.requestId'));
   });
 
-  it("[aws.stack-shape] gives the MCP function the table's name and the Cognito agent claim client_id", () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Description: 'Approval Gateway MCP endpoint',
-      Environment: {
-        Variables: Match.objectLike({
-          EXECUTIONS_TABLE: { Ref: tableLogicalId },
-          AGENT_CLAIM: 'client_id',
-          AUTHORIZATION_SERVERS: cognitoIssuer(logicalIdOf(identity.userPool)),
-        }),
-      },
-      Role: { 'Fn::GetAtt': [logicalIdOf(mcp.role), 'Arn'] },
-    });
-  });
+  it(
+    verifies('aws.stack-shape', "gives the MCP function the table's name and the Cognito agent claim client_id"),
+    () => {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: 'Approval Gateway MCP endpoint',
+        Environment: {
+          Variables: Match.objectLike({
+            EXECUTIONS_TABLE: { Ref: tableLogicalId },
+            AGENT_CLAIM: 'client_id',
+            AUTHORIZATION_SERVERS: cognitoIssuer(logicalIdOf(identity.userPool)),
+          }),
+        },
+        Role: { 'Fn::GetAtt': [logicalIdOf(mcp.role), 'Arn'] },
+      });
+    },
+  );
 
-  it('[aws.least-privilege] attaches no managed policy to any role', () => {
+  it(verifies('aws.least-privilege', 'attaches no managed policy to any role'), () => {
     const roles = resourcesOf(template, 'AWS::IAM::Role');
     expect([...roles.keys()].sort()).toEqual(
       [...functions.map((fn) => logicalIdOf(fn.role)), logicalIdOf(approvals.stateMachine.role)].sort(),
@@ -201,84 +226,102 @@ describe('the stack with the default Cognito agent identity', () => {
     }
   });
 
-  it('[aws.least-privilege] grants the MCP function reads of the configuration table and nothing more there', () => {
-    const statements = statementsForRole(template, logicalIdOf(mcp.role)).filter((statement) =>
-      asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(configTableLogicalId)),
-    );
-    expect(statements.flatMap(actionsOf)).toEqual(['dynamodb:GetItem']);
-    expect(statements.flatMap((statement) => asList(statement.Resource))).toEqual([configTableArn]);
-  });
+  it(
+    verifies('aws.least-privilege', 'grants the MCP function reads of the configuration table and nothing more there'),
+    () => {
+      const statements = statementsForRole(template, logicalIdOf(mcp.role)).filter((statement) =>
+        asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(configTableLogicalId)),
+      );
+      expect(statements.flatMap(actionsOf)).toEqual(['dynamodb:GetItem']);
+      expect(statements.flatMap((statement) => asList(statement.Resource))).toEqual([configTableArn]);
+    },
+  );
 
-  it('[aws.least-privilege] grants the MCP function DynamoDB actions on the executions table and its indexes only', () => {
-    const statements = statementsForRole(template, logicalIdOf(mcp.role));
-    const dynamoDb = statements.filter(
-      (statement) =>
-        actionsOf(statement).some(isDynamoDbAction) &&
-        !asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(configTableLogicalId)),
-    );
-    expect(dynamoDb.length).toBeGreaterThan(0);
-    for (const statement of dynamoDb) {
-      expect(statement.Effect).toBe('Allow');
-      expect(actionsOf(statement).every(isDynamoDbAction)).toBe(true);
-      expect(actionsOf(statement).filter((action) => action.includes('*'))).toEqual([]);
-      expect(asList(statement.Resource)).toEqual([tableArn, { 'Fn::Join': ['', [tableArn, '/index/*']] }]);
-    }
-    // Exactly what the execution store calls: get, put, update, query.
-    expect(dynamoDb.flatMap(actionsOf).sort()).toEqual([
-      'dynamodb:GetItem',
-      'dynamodb:PutItem',
-      'dynamodb:Query',
-      'dynamodb:UpdateItem',
-    ]);
-    // Nothing anywhere in the stack touches DynamoDB on "*": only X-Ray and, for the state
-    // machine, log delivery are granted there (neither accepts a narrower resource).
-    for (const statement of allStatements(template)) {
-      if (asList(statement.Resource).includes('*')) {
-        expect(actionsOf(statement).filter(isDynamoDbAction)).toEqual([]);
-        expect(actionsOf(statement).every((action) => /^(xray|logs):/.test(action))).toBe(true);
+  it(
+    verifies(
+      'aws.least-privilege',
+      'grants the MCP function DynamoDB actions on the executions table and its indexes only',
+    ),
+    () => {
+      const statements = statementsForRole(template, logicalIdOf(mcp.role));
+      const dynamoDb = statements.filter(
+        (statement) =>
+          actionsOf(statement).some(isDynamoDbAction) &&
+          !asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(configTableLogicalId)),
+      );
+      expect(dynamoDb.length).toBeGreaterThan(0);
+      for (const statement of dynamoDb) {
+        expect(statement.Effect).toBe('Allow');
+        expect(actionsOf(statement).every(isDynamoDbAction)).toBe(true);
+        expect(actionsOf(statement).filter((action) => action.includes('*'))).toEqual([]);
+        expect(asList(statement.Resource)).toEqual([tableArn, { 'Fn::Join': ['', [tableArn, '/index/*']] }]);
       }
-    }
-    for (const fn of functions) {
-      const wildcard = statementsForRole(template, logicalIdOf(fn.role)).filter((statement) =>
-        asList(statement.Resource).includes('*'),
-      );
-      expect(wildcard.flatMap(actionsOf).sort(), fn.node.path).toEqual([
-        'xray:PutTelemetryRecords',
-        'xray:PutTraceSegments',
+      // Exactly what the execution store calls: get, put, update, query.
+      expect(dynamoDb.flatMap(actionsOf).sort()).toEqual([
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
       ]);
-    }
-  });
+      // Nothing anywhere in the stack touches DynamoDB on "*": only X-Ray and, for the state
+      // machine, log delivery are granted there (neither accepts a narrower resource).
+      for (const statement of allStatements(template)) {
+        if (asList(statement.Resource).includes('*')) {
+          expect(actionsOf(statement).filter(isDynamoDbAction)).toEqual([]);
+          expect(actionsOf(statement).every((action) => /^(xray|logs):/.test(action))).toBe(true);
+        }
+      }
+      for (const fn of functions) {
+        const wildcard = statementsForRole(template, logicalIdOf(fn.role)).filter((statement) =>
+          asList(statement.Resource).includes('*'),
+        );
+        expect(wildcard.flatMap(actionsOf).sort(), fn.node.path).toEqual([
+          'xray:PutTelemetryRecords',
+          'xray:PutTraceSegments',
+        ]);
+      }
+    },
+  );
 
-  it('[aws.least-privilege] lets only the MCP function use the rotating data key, for data keys and decryption', () => {
-    const keyId = logicalIdOf(child(stack, 'DataKey', Key));
-    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
-    const onKey = (roleId: string) =>
-      statementsForRole(template, roleId).filter((statement) =>
-        asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(keyId)),
-      );
-    expect(onKey(logicalIdOf(mcp.role)).flatMap(actionsOf).sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
-    expect(onKey(logicalIdOf(metadata.role))).toEqual([]);
-    const functions = template.findResources('AWS::Lambda::Function');
-    const variables = JSON.stringify(propertiesOf(functions[logicalIdOf(mcp.function)]).Environment);
-    expect(variables).toContain(`"DATA_KEY_ID":{"Fn::GetAtt":["${keyId}","Arn"]}`);
-  });
+  it(
+    verifies(
+      'aws.least-privilege',
+      'lets only the MCP function use the rotating data key, for data keys and decryption',
+    ),
+    () => {
+      const keyId = logicalIdOf(child(stack, 'DataKey', Key));
+      template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+      const onKey = (roleId: string) =>
+        statementsForRole(template, roleId).filter((statement) =>
+          asList(statement.Resource).some((resource) => JSON.stringify(resource).includes(keyId)),
+        );
+      expect(onKey(logicalIdOf(mcp.role)).flatMap(actionsOf).sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+      expect(onKey(logicalIdOf(metadata.role))).toEqual([]);
+      const functions = template.findResources('AWS::Lambda::Function');
+      const variables = JSON.stringify(propertiesOf(functions[logicalIdOf(mcp.function)]).Environment);
+      expect(variables).toContain(`"DATA_KEY_ID":{"Fn::GetAtt":["${keyId}","Arn"]}`);
+    },
+  );
 
-  it('[aws.least-privilege] grants the metadata function no DynamoDB action at all, nor names the table', () => {
-    const statements = statementsForRole(template, logicalIdOf(metadata.role));
-    expect(statements.length).toBeGreaterThan(0);
-    expect(statements.flatMap(actionsOf).filter(isDynamoDbAction)).toEqual([]);
-    const functionResource = template.findResources('AWS::Lambda::Function');
-    const metadataFunction = functionResource[logicalIdOf(metadata.function)];
-    const variables = propertiesOf(metadataFunction).Environment;
-    expect(JSON.stringify(variables)).not.toContain('EXECUTIONS_TABLE');
-  });
+  it(
+    verifies('aws.least-privilege', 'grants the metadata function no DynamoDB action at all, nor names the table'),
+    () => {
+      const statements = statementsForRole(template, logicalIdOf(metadata.role));
+      expect(statements.length).toBeGreaterThan(0);
+      expect(statements.flatMap(actionsOf).filter(isDynamoDbAction)).toEqual([]);
+      const functionResource = template.findResources('AWS::Lambda::Function');
+      const metadataFunction = functionResource[logicalIdOf(metadata.function)];
+      const variables = propertiesOf(metadataFunction).Environment;
+      expect(JSON.stringify(variables)).not.toContain('EXECUTIONS_TABLE');
+    },
+  );
 
-  it('[aws.least-privilege] answers no CORS preflight when no browser origin is allowed', () => {
+  it(verifies('aws.least-privilege', 'answers no CORS preflight when no browser origin is allowed'), () => {
     const api = propertiesOf(resourcesOf(template, 'AWS::ApiGatewayV2::Api').values().next().value);
     expect(api).not.toHaveProperty('CorsConfiguration');
   });
 
-  it('[aws.least-privilege] leaves no unacknowledged cdk-nag AwsSolutions finding', () => {
+  it(verifies('aws.least-privilege', 'leaves no unacknowledged cdk-nag AwsSolutions finding'), () => {
     // The pack ran on this synthesis (an empty report would otherwise prove nothing) ...
     expect(nag.reports).toHaveLength(1);
     const violations = nag.reports.flatMap((report) => report.violations);
@@ -304,7 +347,7 @@ describe('the stack with an explicit OIDC issuer', () => {
     approverSignIn: { issuer, clientId: 'approver-console' },
   });
 
-  it('[aws.least-privilege] answers CORS preflights for the allowed browser origins only', () => {
+  it(verifies('aws.least-privilege', 'answers CORS preflights for the allowed browser origins only'), () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
       CorsConfiguration: { AllowOrigins: ['https://app.example.com'] },
     });
@@ -315,18 +358,21 @@ describe('the stack with an explicit OIDC issuer', () => {
   });
   const mcp = child(stack, 'Mcp', GatewayFunction);
 
-  it('[aws.stack-shape] has a JWT authorizer trusting the given issuer and audience, and no Cognito pool', () => {
-    template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
-    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
-      AuthorizerType: 'JWT',
-      JwtConfiguration: { Issuer: issuer, Audience: ['gateway'] },
-    });
-    template.resourceCountIs('AWS::Cognito::UserPool', 0);
-    expect(stack.node.tryFindChild('AgentIdentity')).toBeUndefined();
-    expect(stack.node.tryFindChild('ApproverIdentity')).toBeUndefined();
-  });
+  it(
+    verifies('aws.stack-shape', 'has a JWT authorizer trusting the given issuer and audience, and no Cognito pool'),
+    () => {
+      template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
+      template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+        AuthorizerType: 'JWT',
+        JwtConfiguration: { Issuer: issuer, Audience: ['gateway'] },
+      });
+      template.resourceCountIs('AWS::Cognito::UserPool', 0);
+      expect(stack.node.tryFindChild('AgentIdentity')).toBeUndefined();
+      expect(stack.node.tryFindChild('ApproverIdentity')).toBeUndefined();
+    },
+  );
 
-  it('[aws.stack-shape] still protects POST /mcp with the JWT authorizer', () => {
+  it(verifies('aws.stack-shape', 'still protects POST /mcp with the JWT authorizer'), () => {
     const [authorizerId] = [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').keys()];
     template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
       RouteKey: 'POST /mcp',
@@ -335,7 +381,7 @@ describe('the stack with an explicit OIDC issuer', () => {
     });
   });
 
-  it('[aws.stack-shape] names the agent by the sub claim and advertises the given issuer', () => {
+  it(verifies('aws.stack-shape', 'names the agent by the sub claim and advertises the given issuer'), () => {
     const tableLogicalId = child(stack, 'Executions', GatewayTable).tableLogicalId;
     template.hasResourceProperties('AWS::Lambda::Function', {
       Role: { 'Fn::GetAtt': [logicalIdOf(mcp.role), 'Arn'] },
@@ -349,7 +395,7 @@ describe('the stack with an explicit OIDC issuer', () => {
     });
   });
 
-  it('[aws.least-privilege] leaves no unacknowledged cdk-nag AwsSolutions finding', () => {
+  it(verifies('aws.least-privilege', 'leaves no unacknowledged cdk-nag AwsSolutions finding'), () => {
     expect(nag.reports).toHaveLength(1);
     expect(describeViolations(nag.reports.flatMap((report) => report.violations))).toEqual([]);
     const reported = awsSolutionsReports(validationReport);

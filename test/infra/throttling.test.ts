@@ -5,6 +5,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { McpApi, type McpApiProps } from '../../infra/constructs/mcp-api.js';
+import { verifies } from '../support/requirements.js';
 
 const apiStack = (props: Partial<McpApiProps> = {}): Template => {
   const stack = new Stack(new App(), 'ThrottlingTest', { env: { account: '111111111111', region: 'eu-west-1' } });
@@ -21,17 +22,23 @@ const apiStack = (props: Partial<McpApiProps> = {}): Template => {
 };
 
 describe('API Gateway throttling', () => {
-  it('[limits.aws-floor] throttles every route of the stage (200 requests per second, bursts of 400, unless told)', () => {
-    apiStack().hasResourceProperties('AWS::ApiGatewayV2::Stage', {
-      StageName: '$default',
-      DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
-    });
-    apiStack({ rateLimitPerSecond: 50, burstLimit: 100 }).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
-      DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
-    });
-  });
+  it(
+    verifies(
+      'limits.aws-floor',
+      'throttles every route of the stage (200 requests per second, bursts of 400, unless told)',
+    ),
+    () => {
+      apiStack().hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      });
+      apiStack({ rateLimitPerSecond: 50, burstLimit: 100 }).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+      });
+    },
+  );
 
-  it('[limits.aws-floor] refuses a rate or burst API Gateway would not take, naming the value', () => {
+  it(verifies('limits.aws-floor', 'refuses a rate or burst API Gateway would not take, naming the value'), () => {
     expect(() => apiStack({ rateLimitPerSecond: 0 })).toThrow(
       'McpApi: rateLimitPerSecond must be a number above 0 (got 0).',
     );

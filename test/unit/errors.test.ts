@@ -13,38 +13,48 @@ import {
 } from '../../shared/errors.js';
 import { Execution } from '../../shared/executions/execution.js';
 import { anExecution } from '../support/executions.js';
+import { verifies } from '../support/requirements.js';
 
 describe('the result code vocabulary', () => {
-  it('[result.code-vocabulary] gives every code a meaning and, unless its outcome words it, a message', () => {
-    for (const [code, entry] of Object.entries(resultCodes)) {
-      expect(entry.meaning.length, code).toBeGreaterThan(10);
-      const message: unknown = entry.message;
-      if (message !== null) expect(typeof message === 'string' || typeof message === 'function', code).toBe(true);
-    }
-    // The system-call outcomes are worded by their status; nothing else is.
-    const wordedByOutcome = Object.entries(resultCodes)
-      .filter(([, entry]) => entry.message === null)
-      .map(([code]) => code);
-    expect(wordedByOutcome.sort()).toEqual(
-      [
-        'connection_failed',
-        'interrupted',
-        'redirect_refused',
-        'response_too_large',
-        'timeout',
-        'unreadable_response',
-      ].sort(),
-    );
-  });
+  it(
+    verifies('result.code-vocabulary', 'gives every code a meaning and, unless its outcome words it, a message'),
+    () => {
+      for (const [code, entry] of Object.entries(resultCodes)) {
+        expect(entry.meaning.length, code).toBeGreaterThan(10);
+        const message: unknown = entry.message;
+        if (message !== null) expect(typeof message === 'string' || typeof message === 'function', code).toBe(true);
+      }
+      // The system-call outcomes are worded by their status; nothing else is.
+      const wordedByOutcome = Object.entries(resultCodes)
+        .filter(([, entry]) => entry.message === null)
+        .map(([code]) => code);
+      expect(wordedByOutcome.sort()).toEqual(
+        [
+          'connection_failed',
+          'interrupted',
+          'redirect_refused',
+          'response_too_large',
+          'timeout',
+          'unreadable_response',
+        ].sort(),
+      );
+    },
+  );
 
-  it('[result.code-vocabulary] lists in the README exactly the codes of the table, with their meanings', async () => {
-    const readme = await readFile(projectPath('README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Result codes'), readme.indexOf('## Approvals'));
-    const rows = [...section.matchAll(/^\| `([a-z_]+)` +\| (.+?) +\|$/gm)].map(([, code, meaning]) => [code, meaning]);
-    expect(rows).toEqual(Object.entries(resultCodes).map(([code, entry]) => [code, entry.meaning]));
-  });
+  it(
+    verifies('result.code-vocabulary', 'lists in the README exactly the codes of the table, with their meanings'),
+    async () => {
+      const readme = await readFile(projectPath('README.md'), 'utf8');
+      const section = readme.slice(readme.indexOf('### Result codes'), readme.indexOf('## Approvals'));
+      const rows = [...section.matchAll(/^\| `([a-z_]+)` +\| (.+?) +\|$/gm)].map(([, code, meaning]) => [
+        code,
+        meaning,
+      ]);
+      expect(rows).toEqual(Object.entries(resultCodes).map(([code, entry]) => [code, entry.meaning]));
+    },
+  );
 
-  it('[result.code-vocabulary] lets a system code through only in its safe shape, lowercased', () => {
+  it(verifies('result.code-vocabulary', 'lets a system code through only in its safe shape, lowercased'), () => {
     expect(systemCode('OUT_OF_STOCK')).toBe('out_of_stock');
     expect(systemCode('Out of stock, sorry')).toBeNull();
     expect(systemCode('a'.repeat(65))).toBeNull();
@@ -56,13 +66,16 @@ describe('the result code vocabulary', () => {
     expect(isExecutionCode(42)).toBe(false);
   });
 
-  it('[result.code-vocabulary] refuses to read back a record whose code is not one the gateway writes', () => {
-    const stored = { ...anExecution({ status: 'denied', code: 'policy_denied' }) };
-    expect(Execution.safeParse(stored).success).toBe(true);
-    expect(Execution.safeParse({ ...stored, code: 'The system said: no!' }).success).toBe(false);
-  });
+  it(
+    verifies('result.code-vocabulary', 'refuses to read back a record whose code is not one the gateway writes'),
+    () => {
+      const stored = { ...anExecution({ status: 'denied', code: 'policy_denied' }) };
+      expect(Execution.safeParse(stored).success).toBe(true);
+      expect(Execution.safeParse({ ...stored, code: 'The system said: no!' }).success).toBe(false);
+    },
+  );
 
-  it('[result.code-vocabulary] builds each refusal with its code and the message of that code', () => {
+  it(verifies('result.code-vocabulary', 'builds each refusal with its code and the message of that code'), () => {
     expect(refusal('policy_denied')).toEqual({
       status: 'denied',
       code: 'policy_denied',

@@ -7,9 +7,10 @@ import {
   resultObject,
   resultObjectJsonSchema,
 } from '../../shared/result.js';
+import { verifies } from '../support/requirements.js';
 
 describe('the result object', () => {
-  it('[result.fields-always-present] fills every field it is not given with null', () => {
+  it(verifies('result.fields-always-present', 'fills every field it is not given with null'), () => {
     expect(resultObject({ status: 'denied', code: 'unknown_tool' })).toEqual({
       status: 'denied',
       execution_id: null,
@@ -23,7 +24,7 @@ describe('the result object', () => {
     expect(ResultObject.safeParse({ status: 'succeeded' }).success).toBe(false);
   });
 
-  it('[result.is-error] marks exactly denied, failed, unknown, rejected and expired as errors', () => {
+  it(verifies('result.is-error', 'marks exactly denied, failed, unknown, rejected and expired as errors'), () => {
     const errors = executionStatuses.filter(isErrorStatus);
     expect(errors).toEqual(['failed', 'unknown', 'denied', 'rejected', 'expired']);
     expect(executionStatuses.filter((status) => !isErrorStatus(status))).toEqual([
@@ -33,7 +34,7 @@ describe('the result object', () => {
     ]);
   });
 
-  it('[store.ids-uuidv7] mints UUIDv7 ids that sort by creation time', async () => {
+  it(verifies('store.ids-uuidv7', 'mints UUIDv7 ids that sort by creation time'), async () => {
     const first = uuidV7Ids.next();
     await new Promise((resolve) => setTimeout(resolve, 2));
     const second = uuidV7Ids.next();

@@ -17,6 +17,7 @@ import { type CallStep, callTool } from '../../shared/use-cases/call-tool.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';
 import { executeApproved, expireApproval, registerApproval } from '../../shared/use-cases/held-call-steps.js';
 import { recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
+import { verifies } from '../support/requirements.js';
 import {
   approvalMs,
   argumentsOf,
@@ -297,9 +298,15 @@ const runScenario = async ({ gaps, batches, end }: Scenario): Promise<void> => {
 };
 
 describe('the approval lifecycle under random interleavings', () => {
-  it('[lifecycle.interleavings] [approvals.one-outcome] [approvals.decision-vs-expiry] [invoke.at-most-once] every call ends once, legally, sent at most once and never after a refusal or expiry', async () => {
-    // Cedar and the configuration load once, outside the runs.
-    await benchSnapshot();
-    await fc.assert(fc.asyncProperty(scenario, runScenario), { numRuns: 1_000 });
-  });
+  it(
+    verifies(
+      ['lifecycle.interleavings', 'approvals.one-outcome', 'approvals.decision-vs-expiry', 'invoke.at-most-once'],
+      'every call ends once, legally, sent at most once and never after a refusal or expiry',
+    ),
+    async () => {
+      // Cedar and the configuration load once, outside the runs.
+      await benchSnapshot();
+      await fc.assert(fc.asyncProperty(scenario, runScenario), { numRuns: 1_000 });
+    },
+  );
 });

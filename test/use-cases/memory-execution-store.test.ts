@@ -3,11 +3,28 @@
 import { describe } from 'vitest';
 import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
 import { executionStoreContract } from '../contracts/execution-store.contract.js';
+import { verifies } from '../support/requirements.js';
 
 // The contract's rules are cited here: the manifest check reads the titles of *.test.ts files only.
-describe('[store.contract] [store.ownership-by-key] [store.by-id-and-by-agent] [store.conditional-transitions] [store.guarded-writes] [store.open-calls] [store.open-calls-from-records] [limits.pending-store-race-safe] [limits.pending-released-on-leave] the port contract in memory', () => {
-  executionStoreContract('MemoryExecutionStore', async () => ({
-    store: new MemoryExecutionStore(),
-    close: async () => undefined,
-  }));
-});
+describe(
+  verifies(
+    [
+      'store.contract',
+      'store.ownership-by-key',
+      'store.by-id-and-by-agent',
+      'store.conditional-transitions',
+      'store.guarded-writes',
+      'store.open-calls',
+      'store.open-calls-from-records',
+      'limits.pending-store-race-safe',
+      'limits.pending-released-on-leave',
+    ],
+    'the port contract in memory',
+  ),
+  () => {
+    executionStoreContract('MemoryExecutionStore', async () => ({
+      store: new MemoryExecutionStore(),
+      close: async () => undefined,
+    }));
+  },
+);

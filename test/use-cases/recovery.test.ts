@@ -8,6 +8,7 @@ import { callTool } from '../../shared/use-cases/call-tool.js';
 import { registerApproval } from '../../shared/use-cases/held-call-steps.js';
 import { recoverOpenExecutions, registerGraceMs, signalGraceMs } from '../../shared/use-cases/recovery.js';
 import { claimGraceMs } from '../../shared/use-cases/run-once.js';
+import { verifies } from '../support/requirements.js';
 import {
   approvalMs,
   argumentsOf,
@@ -49,25 +50,31 @@ const abandonedWrite = async (bed: UseCaseBed): Promise<string> => {
 };
 
 describe('recovery after a restart', () => {
-  it('[approvals.restart-resumes] resumes pending calls with their remaining time and expires the overdue ones', async () => {
-    const bed = await useCaseBed();
-    const overdue = await holdLargeOrder(bed);
-    bed.clock.advance(approvalMs / 2);
-    const waiting = await holdLargeOrder(bed);
-    bed.clock.advance(approvalMs / 2);
-    bed.started.length = 0;
+  it(
+    verifies(
+      'approvals.restart-resumes',
+      'resumes pending calls with their remaining time and expires the overdue ones',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const overdue = await holdLargeOrder(bed);
+      bed.clock.advance(approvalMs / 2);
+      const waiting = await holdLargeOrder(bed);
+      bed.clock.advance(approvalMs / 2);
+      bed.started.length = 0;
 
-    const report = await recoverOpenExecutions(bed.deps, 'restart');
+      const report = await recoverOpenExecutions(bed.deps, 'restart');
 
-    expect(report).toEqual({ resumed: 1, expired: 1, executed: 0, settled: 0 });
-    expect(await bed.record(overdue.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
-    expect(bed.started).toEqual([
-      { execution_id: waiting.execution_id, agent_id: procurementAgent.id, timeout_seconds: approvalMs / 2000 },
-    ]);
-    expect(bed.sent).toEqual([]);
-  });
+      expect(report).toEqual({ resumed: 1, expired: 1, executed: 0, settled: 0 });
+      expect(await bed.record(overdue.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
+      expect(bed.started).toEqual([
+        { execution_id: waiting.execution_id, agent_id: procurementAgent.id, timeout_seconds: approvalMs / 2000 },
+      ]);
+      expect(bed.sent).toEqual([]);
+    },
+  );
 
-  it('[approvals.restart-resumes] runs an approved call not yet claimed, once', async () => {
+  it(verifies('approvals.restart-resumes', 'runs an approved call not yet claimed, once'), async () => {
     const bed = await useCaseBed();
     const held = await holdLargeOrder(bed);
     await approveHeld(bed, held.execution_id, held.arguments_hash);
@@ -89,95 +96,116 @@ describe('recovery after a restart', () => {
     expect(bed.sent).toHaveLength(1);
   });
 
-  it('[invoke.at-most-once] settles an abandoned claim at once, never sending again: unknown for a write, failed for a read', async () => {
-    const bed = await useCaseBed();
-    const write = await abandonedWrite(bed);
-    // A held read approved and claimed when the gateway stopped.
-    const read = newExecutionRecord({
-      execution_id: bed.deps.ids.next(),
-      agent_id: procurementAgent.id,
-      customer_id: null,
-      tool: tools.list,
-      access: 'read',
-      status: 'approved',
-      created_at: new Date(bed.clock.now()).toISOString(),
-      claimed_at: new Date(bed.clock.now()).toISOString(),
-      deadline_at: new Date(bed.clock.now() + systemTimeoutMs).toISOString(),
-    });
-    await bed.store.create(read);
+  it(
+    verifies(
+      'invoke.at-most-once',
+      'settles an abandoned claim at once, never sending again: unknown for a write, failed for a read',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const write = await abandonedWrite(bed);
+      // A held read approved and claimed when the gateway stopped.
+      const read = newExecutionRecord({
+        execution_id: bed.deps.ids.next(),
+        agent_id: procurementAgent.id,
+        customer_id: null,
+        tool: tools.list,
+        access: 'read',
+        status: 'approved',
+        created_at: new Date(bed.clock.now()).toISOString(),
+        claimed_at: new Date(bed.clock.now()).toISOString(),
+        deadline_at: new Date(bed.clock.now() + systemTimeoutMs).toISOString(),
+      });
+      await bed.store.create(read);
 
-    const report = await recoverOpenExecutions(bed.deps, 'restart');
+      const report = await recoverOpenExecutions(bed.deps, 'restart');
 
-    expect(report).toEqual({ resumed: 0, expired: 0, executed: 0, settled: 2 });
-    expect(await bed.record(write)).toMatchObject({ status: 'unknown', code: 'interrupted' });
-    expect(await bed.record(read.execution_id)).toMatchObject({ status: 'failed', code: 'interrupted' });
-    expect(bed.sent).toHaveLength(1);
-  });
+      expect(report).toEqual({ resumed: 0, expired: 0, executed: 0, settled: 2 });
+      expect(await bed.record(write)).toMatchObject({ status: 'unknown', code: 'interrupted' });
+      expect(await bed.record(read.execution_id)).toMatchObject({ status: 'failed', code: 'interrupted' });
+      expect(bed.sent).toHaveLength(1);
+    },
+  );
 });
 
 describe('recovery by the reconciler', () => {
-  it('[approvals.reconciler] expires a pending call only past its approval time and the timer’s grace', async () => {
-    const bed = await useCaseBed();
-    const held = await holdLargeOrder(bed);
-    await registerApproval(bed.deps, { ...held, task_token: 'alive' });
-    bed.clock.advance(approvalMs + claimGraceMs);
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ expired: 0, resumed: 0 });
-    expect((await bed.record(held.execution_id)).status).toBe('pending_approval');
+  it(
+    verifies('approvals.reconciler', 'expires a pending call only past its approval time and the timer’s grace'),
+    async () => {
+      const bed = await useCaseBed();
+      const held = await holdLargeOrder(bed);
+      await registerApproval(bed.deps, { ...held, task_token: 'alive' });
+      bed.clock.advance(approvalMs + claimGraceMs);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ expired: 0, resumed: 0 });
+      expect((await bed.record(held.execution_id)).status).toBe('pending_approval');
 
-    bed.clock.advance(1);
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ expired: 1 });
-    expect(await bed.record(held.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
-  });
+      bed.clock.advance(1);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ expired: 1 });
+      expect(await bed.record(held.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
+    },
+  );
 
-  it('[approvals.reconciler] starts an approval run that never registered, and leaves a registered one alone', async () => {
-    const bed = await useCaseBed();
-    const lost = await holdLargeOrder(bed);
-    const registered = await holdLargeOrder(bed);
-    await registerApproval(bed.deps, { ...registered, task_token: 'alive' });
-    bed.started.length = 0;
+  it(
+    verifies('approvals.reconciler', 'starts an approval run that never registered, and leaves a registered one alone'),
+    async () => {
+      const bed = await useCaseBed();
+      const lost = await holdLargeOrder(bed);
+      const registered = await holdLargeOrder(bed);
+      await registerApproval(bed.deps, { ...registered, task_token: 'alive' });
+      bed.started.length = 0;
 
-    bed.clock.advance(registerGraceMs);
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ resumed: 0 });
-    bed.clock.advance(1);
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ resumed: 1 });
-    expect(bed.started.map((start) => start.execution_id)).toEqual([lost.execution_id]);
-  });
+      bed.clock.advance(registerGraceMs);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ resumed: 0 });
+      bed.clock.advance(1);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ resumed: 1 });
+      expect(bed.started.map((start) => start.execution_id)).toEqual([lost.execution_id]);
+    },
+  );
 
-  it('[approvals.reconciler] hands a lost decision over again, or runs it when no run waits any more', async () => {
-    const bed = await useCaseBed();
-    const handed = await holdLargeOrder(bed);
-    await registerApproval(bed.deps, { ...handed, task_token: 'still-waiting' });
-    await approveHeld(bed, handed.execution_id, handed.arguments_hash);
-    bed.signals.length = 0;
-    const background = backgroundOf();
+  it(
+    verifies('approvals.reconciler', 'hands a lost decision over again, or runs it when no run waits any more'),
+    async () => {
+      const bed = await useCaseBed();
+      const handed = await holdLargeOrder(bed);
+      await registerApproval(bed.deps, { ...handed, task_token: 'still-waiting' });
+      await approveHeld(bed, handed.execution_id, handed.arguments_hash);
+      bed.signals.length = 0;
+      const background = backgroundOf();
 
-    bed.clock.advance(signalGraceMs);
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile', background.run)).toMatchObject({ executed: 0 });
-    bed.clock.advance(1);
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile', background.run)).toMatchObject({ executed: 1 });
-    await background.settled();
-    expect(bed.signals).toEqual([{ token: 'still-waiting', outcome: 'approved' }]);
-    // Handed to the run, which executes it: the reconciler itself sent nothing.
-    expect(bed.sent).toEqual([]);
-    expect((await bed.record(handed.execution_id)).status).toBe('approved');
+      bed.clock.advance(signalGraceMs);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile', background.run)).toMatchObject({ executed: 0 });
+      bed.clock.advance(1);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile', background.run)).toMatchObject({ executed: 1 });
+      await background.settled();
+      expect(bed.signals).toEqual([{ token: 'still-waiting', outcome: 'approved' }]);
+      // Handed to the run, which executes it: the reconciler itself sent nothing.
+      expect(bed.sent).toEqual([]);
+      expect((await bed.record(handed.execution_id)).status).toBe('approved');
 
-    bed.signalAnswer = false;
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile', background.run)).toMatchObject({ executed: 1 });
-    await background.settled();
-    expect(await bed.record(handed.execution_id)).toMatchObject({ status: 'succeeded' });
-    expect(bed.sentFor(handed.execution_id)).toHaveLength(1);
-  });
+      bed.signalAnswer = false;
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile', background.run)).toMatchObject({ executed: 1 });
+      await background.settled();
+      expect(await bed.record(handed.execution_id)).toMatchObject({ status: 'succeeded' });
+      expect(bed.sentFor(handed.execution_id)).toHaveLength(1);
+    },
+  );
 
-  it('[invoke.at-most-once] settles a claim only once its deadline and grace have passed, as unknown for a write', async () => {
-    const bed = await useCaseBed();
-    const write = await abandonedWrite(bed);
-    bed.clock.advance(systemTimeoutMs + claimGraceMs);
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ settled: 0 });
-    expect((await bed.record(write)).status).toBe('approved');
+  it(
+    verifies(
+      'invoke.at-most-once',
+      'settles a claim only once its deadline and grace have passed, as unknown for a write',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const write = await abandonedWrite(bed);
+      bed.clock.advance(systemTimeoutMs + claimGraceMs);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ settled: 0 });
+      expect((await bed.record(write)).status).toBe('approved');
 
-    bed.clock.advance(1);
-    expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ settled: 1 });
-    expect(await bed.record(write)).toMatchObject({ status: 'unknown', code: 'interrupted' });
-    expect(bed.sent).toHaveLength(1);
-  });
+      bed.clock.advance(1);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ settled: 1 });
+      expect(await bed.record(write)).toMatchObject({ status: 'unknown', code: 'interrupted' });
+      expect(bed.sent).toHaveLength(1);
+    },
+  );
 });

@@ -8,6 +8,7 @@ import { approvalDepsFor, unusedPort } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { anExecution } from '../../support/executions.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
+import { verifies } from '../../support/requirements.js';
 
 /** Recovery's services, with an approval run that records what it starts and takes `startMs` to start. */
 const recoveryDeps = (local: TestStore, clock: ManualClock, startMs: number) => {
@@ -34,32 +35,40 @@ describe('recovery at local start', () => {
     await local?.close();
   });
 
-  it('[approvals.recovery-clock-per-call] expires a call whose approval time ran out while recovery was busy with others', async () => {
-    const clock = new ManualClock(Date.parse('2026-11-30T08:00:00.000Z'));
-    const expiresAt = new Date(clock.now() + 1_500).toISOString();
-    const held = Array.from({ length: 3 }, () =>
-      anExecution({
-        status: 'pending_approval',
-        expires_at: expiresAt,
-        created_at: new Date(clock.now()).toISOString(),
-      }),
-    );
-    for (const execution of held) await local.store.create(execution);
-    const { deps, started } = recoveryDeps(local, clock, 1_000);
+  it(
+    verifies(
+      'approvals.recovery-clock-per-call',
+      'expires a call whose approval time ran out while recovery was busy with others',
+    ),
+    async () => {
+      const clock = new ManualClock(Date.parse('2026-11-30T08:00:00.000Z'));
+      const expiresAt = new Date(clock.now() + 1_500).toISOString();
+      const held = Array.from({ length: 3 }, () =>
+        anExecution({
+          status: 'pending_approval',
+          expires_at: expiresAt,
+          created_at: new Date(clock.now()).toISOString(),
+        }),
+      );
+      for (const execution of held) await local.store.create(execution);
+      const { deps, started } = recoveryDeps(local, clock, 1_000);
 
-    const report = await recoverOpenExecutions(deps, 'restart');
+      const report = await recoverOpenExecutions(deps, 'restart');
 
-    // The first is resumed with 1.5 s left (2 s, rounded up), the second a second later with 0.5 s
-    // left; by the third the time has run out, so it expires instead of waiting again.
-    expect(report).toEqual({ resumed: 2, expired: 1, executed: 0, settled: 0 });
-    expect(started.map((start) => start.timeout_seconds)).toEqual([2, 1]);
-    const [late] = held.filter((execution) => !started.some((start) => start.execution_id === execution.execution_id));
-    const expired = await local.store.get(late?.execution_id ?? '');
-    expect(expired).toMatchObject({ status: 'expired', code: 'approval_expired' });
-    expect(expired?.history.at(-1)).toEqual({ status: 'expired', at: new Date(clock.now()).toISOString() });
-  });
+      // The first is resumed with 1.5 s left (2 s, rounded up), the second a second later with 0.5 s
+      // left; by the third the time has run out, so it expires instead of waiting again.
+      expect(report).toEqual({ resumed: 2, expired: 1, executed: 0, settled: 0 });
+      expect(started.map((start) => start.timeout_seconds)).toEqual([2, 1]);
+      const [late] = held.filter(
+        (execution) => !started.some((start) => start.execution_id === execution.execution_id),
+      );
+      const expired = await local.store.get(late?.execution_id ?? '');
+      expect(expired).toMatchObject({ status: 'expired', code: 'approval_expired' });
+      expect(expired?.history.at(-1)).toEqual({ status: 'expired', at: new Date(clock.now()).toISOString() });
+    },
+  );
 
-  it('[approvals.recovery-from-records] resumes a held call the index no longer lists', async () => {
+  it(verifies('approvals.recovery-from-records', 'resumes a held call the index no longer lists'), async () => {
     const clock = new ManualClock(Date.parse('2026-11-30T09:00:00.000Z'));
     const unlisted = anExecution({
       status: 'pending_approval',

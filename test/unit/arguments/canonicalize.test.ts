@@ -16,6 +16,7 @@ import { applyMarks } from '../../../shared/catalog/schema-conversion.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../../../shared/errors.js';
 import type { InputError } from '../../../shared/result.js';
+import { verifies } from '../../support/requirements.js';
 import { canonicalize, purchaseOrder } from './fixtures.js';
 
 /** erp.purchase_orders.create as the catalog builds it from examples/erp/openapi.yaml. */
@@ -54,7 +55,7 @@ interface InvalidCase {
 const decimalMessage = 'Expected a decimal number such as 1500 or 1500.25.';
 const currencyMessage = 'Expected one of: "EUR", "USD", "GBP", "SAR", "AED".';
 
-describe('[args.canonical-form] a purchase order in its canonical form', () => {
+describe(verifies('args.canonical-form', 'a purchase order in its canonical form'), () => {
   const valid: readonly ValidCase[] = [
     {
       title: 'the plain request',
@@ -128,12 +129,12 @@ describe('[args.canonical-form] a purchase order in its canonical form', () => {
     },
   ];
   for (const item of valid) {
-    it(`[args.canonical-form] ${item.title}`, () => {
+    it(verifies('args.canonical-form', `${item.title}`), () => {
       expectCanonical(canonicalize(purchaseOrder, item.args), item.value, item.json);
     });
   }
 
-  it('[args.canonical-form] hashes the canonical serialization with SHA-256 (a known digest)', () => {
+  it(verifies('args.canonical-form', 'hashes the canonical serialization with SHA-256 (a known digest)'), () => {
     const result = canonicalize(
       purchaseOrder,
       '{"description":"Cafe\\u0301","currency":"EUR","amount":"1500.00","vendor_id":" V-100 "}',
@@ -148,7 +149,7 @@ describe('[args.canonical-form] a purchase order in its canonical form', () => {
     });
   });
 
-  it('[args.canonical-form] gives one hash to the reference equivalents of an order', () => {
+  it(verifies('args.canonical-form', 'gives one hash to the reference equivalents of an order'), () => {
     const spellings = [
       '{"vendor_id":"V-100","amount":"1500","currency":"EUR"}',
       '{"currency":"EUR","amount":"1500.00","vendor_id":"V-100"}',
@@ -165,7 +166,7 @@ describe('[args.canonical-form] a purchase order in its canonical form', () => {
     expect(new Set(hashes)).toEqual(new Set([sha256('{"amount":"1500","currency":"EUR","vendor_id":"V-100"}')]));
   });
 
-  it('[args.canonical-form] gives different hashes to different orders', () => {
+  it(verifies('args.canonical-form', 'gives different hashes to different orders'), () => {
     const hash = (args: string) => {
       const result = canonicalize(purchaseOrder, args);
       return result.ok ? result.arguments.hash : null;
@@ -178,7 +179,7 @@ describe('[args.canonical-form] a purchase order in its canonical form', () => {
   });
 });
 
-describe('[args.every-problem] a purchase order refused with every problem', () => {
+describe(verifies('args.every-problem', 'a purchase order refused with every problem'), () => {
   const invalid: readonly InvalidCase[] = [
     {
       title: 'nothing given: each required field missing, at its own path',
@@ -330,12 +331,12 @@ describe('[args.every-problem] a purchase order refused with every problem', () 
     },
   ];
   for (const item of invalid) {
-    it(`[args.every-problem] ${item.title}`, () => {
+    it(verifies('args.every-problem', `${item.title}`), () => {
       expect(canonicalize(purchaseOrder, item.args)).toEqual({ ok: false, errors: item.errors });
     });
   }
 
-  it('[args.unknown-fields] refuses a field not in the schema with unknown_field at its path', () => {
+  it(verifies('args.unknown-fields', 'refuses a field not in the schema with unknown_field at its path'), () => {
     expect(canonicalize(purchaseOrder, '{"vendor_id":"V-1","amount":"1","currency":"EUR","approved":true}')).toEqual(
       refused(problem('/approved', 'unknown_field', 'This field is not in the tool input schema.')),
     );
@@ -347,7 +348,7 @@ describe('[args.every-problem] a purchase order refused with every problem', () 
     ).toEqual(refused(problem('/lines/0/price', 'unknown_field')));
   });
 
-  it('[args.unknown-fields] compares field names after NFC', () => {
+  it(verifies('args.unknown-fields', 'compares field names after NFC'), () => {
     const schema: JsonObject = {
       type: 'object',
       properties: { 'caf\u00e9': { type: 'string' } },
@@ -357,14 +358,14 @@ describe('[args.every-problem] a purchase order refused with every problem', () 
   });
 
   for (const args of ['[]', '"text"', 'null', '1500', 'true']) {
-    it(`[args.every-problem] arguments ${args} are not an object`, () => {
+    it(verifies('args.every-problem', `arguments ${args} are not an object`), () => {
       expect(canonicalize(purchaseOrder, args)).toEqual(
         refused(problem('', 'not_an_object', 'The arguments must be a JSON object.')),
       );
     });
   }
 
-  it('[args.every-problem] reads absent arguments as an empty object', () => {
+  it(verifies('args.every-problem', 'reads absent arguments as an empty object'), () => {
     expect(
       canonicalizeArguments({ inputSchema: purchaseOrder }, { value: undefined, numbers: new Map(), issues: [] }),
     ).toEqual(
@@ -383,7 +384,7 @@ describe('[args.every-problem] a purchase order refused with every problem', () 
   });
 });
 
-describe('[args.schema-validation] nested objects and arrays', () => {
+describe(verifies('args.schema-validation', 'nested objects and arrays'), () => {
   const order: JsonObject = {
     type: 'object',
     required: ['shipping'],
@@ -416,7 +417,7 @@ describe('[args.schema-validation] nested objects and arrays', () => {
     },
   };
 
-  it('[args.canonical-form] canonicalizes nested values by their own schemas (prefixItems included)', () => {
+  it(verifies('args.canonical-form', 'canonicalizes nested values by their own schemas (prefixItems included)'), () => {
     expectCanonical(
       canonicalize(
         order,
@@ -434,7 +435,7 @@ describe('[args.schema-validation] nested objects and arrays', () => {
     );
   });
 
-  it('[args.schema-validation] reports every nested problem with its pointer', () => {
+  it(verifies('args.schema-validation', 'reports every nested problem with its pointer'), () => {
     expect(
       canonicalize(
         order,
@@ -462,7 +463,7 @@ describe('[args.schema-validation] nested objects and arrays', () => {
     );
   });
 
-  it('[args.schema-validation] reports a missing object and a too-long array', () => {
+  it(verifies('args.schema-validation', 'reports a missing object and a too-long array'), () => {
     expect(canonicalize(order, '{"tags":["a","b","c","d"]}')).toEqual(
       refused(
         problem('/shipping', 'missing_field'),
@@ -471,7 +472,7 @@ describe('[args.schema-validation] nested objects and arrays', () => {
     );
   });
 
-  it('[args.every-problem] escapes ~ and / in the pointers of missing and unknown fields (RFC 6901)', () => {
+  it(verifies('args.every-problem', 'escapes ~ and / in the pointers of missing and unknown fields (RFC 6901)'), () => {
     const schema: JsonObject = {
       type: 'object',
       properties: {
@@ -494,70 +495,82 @@ describe('[args.schema-validation] nested objects and arrays', () => {
     );
   });
 
-  it('[args.schema-validation] validates canonical values: patterns and lengths see NFC, trimmed text', () => {
-    const schema: JsonObject = {
-      type: 'object',
-      properties: {
-        code: { type: 'string', pattern: '^[A-Z]{3}$' },
-        name: { type: 'string', maxLength: 4 },
-      },
-    };
-    expectCanonical(
-      canonicalize(schema, '{"code":"  ABC  ","name":"Cafe\\u0301"}'),
-      { code: 'ABC', name: 'Caf\u00e9' },
-      '{"code":"ABC","name":"Caf\u00e9"}',
-    );
-    expect(canonicalize(schema, '{"code":"ＡＢＣ","name":"Cafes"}')).toEqual(
-      refused(
-        problem('/code', 'pattern_mismatch', 'This value does not match the required pattern. (^[A-Z]{3}$)'),
-        problem('/name', 'too_long', 'This value is too long. (limit: 4)'),
-      ),
-    );
-  });
+  it(
+    verifies('args.schema-validation', 'validates canonical values: patterns and lengths see NFC, trimmed text'),
+    () => {
+      const schema: JsonObject = {
+        type: 'object',
+        properties: {
+          code: { type: 'string', pattern: '^[A-Z]{3}$' },
+          name: { type: 'string', maxLength: 4 },
+        },
+      };
+      expectCanonical(
+        canonicalize(schema, '{"code":"  ABC  ","name":"Cafe\\u0301"}'),
+        { code: 'ABC', name: 'Caf\u00e9' },
+        '{"code":"ABC","name":"Caf\u00e9"}',
+      );
+      expect(canonicalize(schema, '{"code":"ＡＢＣ","name":"Cafes"}')).toEqual(
+        refused(
+          problem('/code', 'pattern_mismatch', 'This value does not match the required pattern. (^[A-Z]{3}$)'),
+          problem('/name', 'too_long', 'This value is too long. (limit: 4)'),
+        ),
+      );
+    },
+  );
 
-  it('[args.schema-validation] checks integer limits, minProperties, const and multipleOf of plain numbers', () => {
-    const schema: JsonObject = {
-      type: 'object',
-      minProperties: 1,
-      properties: {
-        n: { type: 'integer', minimum: 1, maximum: 10 },
-        step: { type: 'number', multipleOf: 5 },
-        kind: { const: 'po' },
-      },
-    };
-    expect(canonicalize(schema, '{}')).toEqual(refused(problem('', 'too_short', 'This value is too short.')));
-    expect(canonicalize(schema, '{"n":11,"step":7,"kind":"PO"}')).toEqual(
-      refused(
-        problem('/kind', 'not_allowed_value'),
-        problem('/n', 'out_of_range', 'This number is outside the allowed range. (limit: 10)'),
-        problem('/step', 'out_of_range'),
-      ),
-    );
-    expectCanonical(
-      canonicalize(schema, '{"n":10,"step":15,"kind":" po "}'),
-      { n: 10, step: 15, kind: 'po' },
-      '{"kind":"po","n":10,"step":15}',
-    );
-  });
+  it(
+    verifies('args.schema-validation', 'checks integer limits, minProperties, const and multipleOf of plain numbers'),
+    () => {
+      const schema: JsonObject = {
+        type: 'object',
+        minProperties: 1,
+        properties: {
+          n: { type: 'integer', minimum: 1, maximum: 10 },
+          step: { type: 'number', multipleOf: 5 },
+          kind: { const: 'po' },
+        },
+      };
+      expect(canonicalize(schema, '{}')).toEqual(refused(problem('', 'too_short', 'This value is too short.')));
+      expect(canonicalize(schema, '{"n":11,"step":7,"kind":"PO"}')).toEqual(
+        refused(
+          problem('/kind', 'not_allowed_value'),
+          problem('/n', 'out_of_range', 'This number is outside the allowed range. (limit: 10)'),
+          problem('/step', 'out_of_range'),
+        ),
+      );
+      expectCanonical(
+        canonicalize(schema, '{"n":10,"step":15,"kind":" po "}'),
+        { n: 10, step: 15, kind: 'po' },
+        '{"kind":"po","n":10,"step":15}',
+      );
+    },
+  );
 
-  it('[args.schema-validation] does not coerce types: "5" is not an integer, 1 is not a boolean, "1500" is not a number', () => {
-    const schema: JsonObject = {
-      type: 'object',
-      properties: { n: { type: 'integer' }, b: { type: 'boolean' }, x: { type: 'number' }, s: { type: 'string' } },
-    };
-    expect(canonicalize(schema, '{"n":"5","b":1,"x":"1500","s":5}')).toEqual(
-      refused(
-        problem('/b', 'wrong_type', 'Expected boolean.'),
-        problem('/n', 'wrong_type', 'Expected integer.'),
-        problem('/s', 'wrong_type', 'Expected string.'),
-        problem('/x', 'wrong_type', 'Expected number.'),
-      ),
-    );
-  });
+  it(
+    verifies(
+      'args.schema-validation',
+      'does not coerce types: "5" is not an integer, 1 is not a boolean, "1500" is not a number',
+    ),
+    () => {
+      const schema: JsonObject = {
+        type: 'object',
+        properties: { n: { type: 'integer' }, b: { type: 'boolean' }, x: { type: 'number' }, s: { type: 'string' } },
+      };
+      expect(canonicalize(schema, '{"n":"5","b":1,"x":"1500","s":5}')).toEqual(
+        refused(
+          problem('/b', 'wrong_type', 'Expected boolean.'),
+          problem('/n', 'wrong_type', 'Expected integer.'),
+          problem('/s', 'wrong_type', 'Expected string.'),
+          problem('/x', 'wrong_type', 'Expected number.'),
+        ),
+      );
+    },
+  );
 
   // ajv names the extra property `unevaluatedProperty` for unevaluatedProperties, not
   // `additionalProperty`. Fails today: the path is '' (the parent) instead of '/b'.
-  it('[args.unknown-fields] reports an extra field refused by unevaluatedProperties at its own path', () => {
+  it(verifies('args.unknown-fields', 'reports an extra field refused by unevaluatedProperties at its own path'), () => {
     const schema: JsonObject = {
       type: 'object',
       properties: { a: { type: 'string' } },
@@ -567,7 +580,7 @@ describe('[args.schema-validation] nested objects and arrays', () => {
   });
 });
 
-describe('[args.schema-validation] formats', () => {
+describe(verifies('args.schema-validation', 'formats'), () => {
   const schema: JsonObject = {
     type: 'object',
     properties: {
@@ -579,7 +592,7 @@ describe('[args.schema-validation] formats', () => {
     additionalProperties: false,
   };
 
-  it('[args.schema-validation] accepts valid formats, checked after trimming', () => {
+  it(verifies('args.schema-validation', 'accepts valid formats, checked after trimming'), () => {
     expectCanonical(
       canonicalize(
         schema,
@@ -608,7 +621,7 @@ describe('[args.schema-validation] formats', () => {
     ['email', 'a@b', 'email'],
   ];
   for (const [field, value, format] of invalid) {
-    it(`[args.schema-validation] ${field} ${JSON.stringify(value)} is not a ${format}`, () => {
+    it(verifies('args.schema-validation', `${field} ${JSON.stringify(value)} is not a ${format}`), () => {
       expect(canonicalize(schema, JSON.stringify({ [field]: value }))).toEqual(
         refused(problem(`/${field}`, 'invalid_format', `Expected the format ${format}.`)),
       );
@@ -616,7 +629,7 @@ describe('[args.schema-validation] formats', () => {
   }
 });
 
-describe('[args.amount-canonical] numeric limits of amounts compared as decimals', () => {
+describe(verifies('args.amount-canonical', 'numeric limits of amounts compared as decimals'), () => {
   const schema: JsonObject = {
     type: 'object',
     properties: {
@@ -637,7 +650,7 @@ describe('[args.amount-canonical] numeric limits of amounts compared as decimals
     ['{"fee":100.49999999999999999999}', { fee: '100.49999999999999999999' }],
   ];
   for (const [args, value] of accepted) {
-    it(`[args.amount-canonical] accepts ${args}`, () => {
+    it(verifies('args.amount-canonical', `accepts ${args}`), () => {
       const result = canonicalize(schema, args);
       if (!result.ok) throw new Error(JSON.stringify(result.errors));
       expect(result.arguments.value).toEqual(value);
@@ -657,70 +670,82 @@ describe('[args.amount-canonical] numeric limits of amounts compared as decimals
     ['{"fee":"100.50"}', '/fee'],
   ];
   for (const [args, path] of outOfRange) {
-    it(`[args.amount-canonical] refuses ${args} as out of range`, () => {
+    it(verifies('args.amount-canonical', `refuses ${args} as out of range`), () => {
       expect(canonicalize(schema, args)).toEqual(
         refused(problem(path, 'out_of_range', 'This number is outside the allowed range.')),
       );
     });
   }
 
-  it('[args.every-problem] reports an out-of-range fee and an invalid total together', () => {
+  it(verifies('args.every-problem', 'reports an out-of-range fee and an invalid total together'), () => {
     expect(canonicalize(schema, '{"total":"1,000","fee":0}')).toEqual(
       refused(problem('/fee', 'out_of_range'), problem('/total', 'invalid_decimal', decimalMessage)),
     );
   });
 
-  it('[args.amount-canonical] [args.exact-integers] keeps 20-digit amounts in arrays exact, and integers beyond 2^53 too', () => {
-    const arrays: JsonObject = {
-      type: 'object',
-      properties: {
-        amounts: { type: 'array', items: { type: ['string', 'number'], 'x-amount': true } },
-        count: { type: 'integer' },
-      },
-    };
-    expectCanonical(
-      canonicalize(arrays, '{"amounts":[12345678901234567890,1.10]}'),
-      { amounts: ['12345678901234567890', '1.1'] },
-      '{"amounts":["12345678901234567890","1.1"]}',
-    );
-    expectCanonical(
-      canonicalize(arrays, '{"amounts":[12345678901234567890],"count":12345678901234567890}'),
-      { amounts: ['12345678901234567890'], count: 12345678901234567890n },
-      '{"amounts":["12345678901234567890"],"count":12345678901234567890}',
-    );
-  });
+  it(
+    verifies(
+      ['args.amount-canonical', 'args.exact-integers'],
+      'keeps 20-digit amounts in arrays exact, and integers beyond 2^53 too',
+    ),
+    () => {
+      const arrays: JsonObject = {
+        type: 'object',
+        properties: {
+          amounts: { type: 'array', items: { type: ['string', 'number'], 'x-amount': true } },
+          count: { type: 'integer' },
+        },
+      };
+      expectCanonical(
+        canonicalize(arrays, '{"amounts":[12345678901234567890,1.10]}'),
+        { amounts: ['12345678901234567890', '1.1'] },
+        '{"amounts":["12345678901234567890","1.1"]}',
+      );
+      expectCanonical(
+        canonicalize(arrays, '{"amounts":[12345678901234567890],"count":12345678901234567890}'),
+        { amounts: ['12345678901234567890'], count: 12345678901234567890n },
+        '{"amounts":["12345678901234567890"],"count":12345678901234567890}',
+      );
+    },
+  );
 
-  it('[args.exact-integers] checks the limits of an integer beyond 2^53 on its digits, and refuses one that is not whole', () => {
-    const ids: JsonObject = {
-      type: 'object',
-      properties: {
-        // Limits a double holds exactly (a schema's own numbers are read as doubles).
-        id: { type: 'integer', format: 'int64', minimum: -9007199254740992, maximum: 9007199254740992 },
-        ids: { type: 'array', items: { type: 'integer', enum: [9007199254740992, -9007199254740992] } },
-        size: { type: 'number' },
-        label: { type: 'string' },
-      },
-    };
-    expectCanonical(
-      canonicalize(ids, '{"id":9007199254740992,"ids":[-9007199254740992],"size":-9223372036854775809}'),
-      { id: 9007199254740992n, ids: [-9007199254740992n], size: -9223372036854775809n },
-      '{"id":9007199254740992,"ids":[-9007199254740992],"size":-9223372036854775809}',
-    );
-    // One past the limit: as doubles 2^53 + 1 and 2^53 are the same number, on the digits they are not.
-    expect(canonicalize(ids, '{"id":9007199254740993,"ids":[9007199254740993],"label":9007199254740993}')).toEqual(
-      refused(
-        problem('/id', 'out_of_range'),
-        problem('/ids/0', 'not_allowed_value'),
-        problem('/label', 'wrong_type', 'Expected string.'),
-      ),
-    );
-    expect(canonicalize(ids, '{"size":9007199254740993.5}')).toEqual(refused(problem('/size', 'unsafe_integer')));
-    expect(canonicalize(ids, '{"id":1e20}')).toEqual(refused(problem('/id', 'out_of_range')));
-  });
+  it(
+    verifies(
+      'args.exact-integers',
+      'checks the limits of an integer beyond 2^53 on its digits, and refuses one that is not whole',
+    ),
+    () => {
+      const ids: JsonObject = {
+        type: 'object',
+        properties: {
+          // Limits a double holds exactly (a schema's own numbers are read as doubles).
+          id: { type: 'integer', format: 'int64', minimum: -9007199254740992, maximum: 9007199254740992 },
+          ids: { type: 'array', items: { type: 'integer', enum: [9007199254740992, -9007199254740992] } },
+          size: { type: 'number' },
+          label: { type: 'string' },
+        },
+      };
+      expectCanonical(
+        canonicalize(ids, '{"id":9007199254740992,"ids":[-9007199254740992],"size":-9223372036854775809}'),
+        { id: 9007199254740992n, ids: [-9007199254740992n], size: -9223372036854775809n },
+        '{"id":9007199254740992,"ids":[-9007199254740992],"size":-9223372036854775809}',
+      );
+      // One past the limit: as doubles 2^53 + 1 and 2^53 are the same number, on the digits they are not.
+      expect(canonicalize(ids, '{"id":9007199254740993,"ids":[9007199254740993],"label":9007199254740993}')).toEqual(
+        refused(
+          problem('/id', 'out_of_range'),
+          problem('/ids/0', 'not_allowed_value'),
+          problem('/label', 'wrong_type', 'Expected string.'),
+        ),
+      );
+      expect(canonicalize(ids, '{"size":9007199254740993.5}')).toEqual(refused(problem('/size', 'unsafe_integer')));
+      expect(canonicalize(ids, '{"id":1e20}')).toEqual(refused(problem('/id', 'out_of_range')));
+    },
+  );
 
   // validationSchema drops enum, const and multipleOf from amount schemas, and canonicalization
   // does not check them either. Fails today: all three are accepted.
-  it('[args.schema-validation] checks enum, const and multipleOf on amounts (compared as decimals)', () => {
+  it(verifies('args.schema-validation', 'checks enum, const and multipleOf on amounts (compared as decimals)'), () => {
     const constrained: JsonObject = {
       type: 'object',
       properties: {
@@ -741,7 +766,7 @@ describe('[args.amount-canonical] numeric limits of amounts compared as decimals
 
   // The amount's type becomes string for the validator, so an integer amount takes a fraction.
   // Fails today: 1500.5 is accepted for a field of type integer.
-  it('[args.schema-validation] keeps an integer amount whole', () => {
+  it(verifies('args.schema-validation', 'keeps an integer amount whole'), () => {
     const schema: JsonObject = { type: 'object', properties: { cents: { type: 'integer', 'x-amount': true } } };
     const result = canonicalize(schema, '{"cents":"1500.5"}');
     expect(result.ok ? [] : result.errors.map((error) => error.path)).toEqual(['/cents']);
@@ -751,7 +776,7 @@ describe('[args.amount-canonical] numeric limits of amounts compared as decimals
   // With amount_fields, applyMarks marks the property and its allOf branch; the branch's minimum
   // is dropped for the validator and canonicalization reads only the property's own bounds.
   // Fails today: 5 is accepted although the schema says minimum 10.
-  it('[args.amount-canonical] checks the bounds of an amount given in an allOf branch', () => {
+  it(verifies('args.amount-canonical', 'checks the bounds of an amount given in an allOf branch'), () => {
     const schema = applyMarks(
       { type: 'object', properties: { total: { allOf: [{ type: 'number', minimum: 10 }] } } },
       { sensitive: new Set(), identifier: new Set(), amount: new Set(['total']) },
@@ -770,17 +795,20 @@ describe('[args.amount-canonical] numeric limits of amounts compared as decimals
   // An amount refused as invalid_decimal keeps its JSON number, which the validator (told the
   // amount is a string) then also calls wrong_type: "Expected string." for a field that takes
   // numbers. Fails today with that third, spurious error.
-  it('[args.every-problem] reports an amount with an exponent beyond 1000 without a spurious wrong_type', () => {
-    expect(canonicalize(purchaseOrder, '{"vendor_id":"V-1","amount":1e1001,"currency":"EUR"}')).toEqual(
-      refused(problem('/amount', 'invalid_decimal', decimalMessage), problem('/amount', 'non_finite_number')),
-    );
-  });
+  it(
+    verifies('args.every-problem', 'reports an amount with an exponent beyond 1000 without a spurious wrong_type'),
+    () => {
+      expect(canonicalize(purchaseOrder, '{"vendor_id":"V-1","amount":1e1001,"currency":"EUR"}')).toEqual(
+        refused(problem('/amount', 'invalid_decimal', decimalMessage), problem('/amount', 'non_finite_number')),
+      );
+    },
+  );
 });
 
-describe('[args.canonical-form] the RFC 8785 serialization', () => {
+describe(verifies('args.canonical-form', 'the RFC 8785 serialization'), () => {
   const open: JsonObject = { type: 'object' };
 
-  it('[args.canonical-form] sorts keys by UTF-16 code units at every level', () => {
+  it(verifies('args.canonical-form', 'sorts keys by UTF-16 code units at every level'), () => {
     expectCanonical(
       canonicalize(
         open,
@@ -792,7 +820,7 @@ describe('[args.canonical-form] the RFC 8785 serialization', () => {
     );
   });
 
-  it('[args.canonical-form] writes numbers that are not amounts in their ECMAScript form', () => {
+  it(verifies('args.canonical-form', 'writes numbers that are not amounts in their ECMAScript form'), () => {
     expectCanonical(
       canonicalize(open, '{"n":[1.10,1e-7,-0,100,0.000001,1E2,-1.5e-3,123456.789e3]}'),
       { n: [1.1, 1e-7, 0, 100, 0.000001, 100, -0.0015, 123456789] },
@@ -800,7 +828,7 @@ describe('[args.canonical-form] the RFC 8785 serialization', () => {
     );
   });
 
-  it('[args.canonical-form] escapes only what JSON requires in strings', () => {
+  it(verifies('args.canonical-form', 'escapes only what JSON requires in strings'), () => {
     expectCanonical(
       canonicalize(open, '{"s":"line\\nbreak \\"q\\" \\\\ tab\\t \\u0001 \\u007f \\u00e9 \\ud83d\\ude00 \\/"}'),
       { s: 'line\nbreak "q" \\ tab\t \u0001 \u007f é 😀 /' },
@@ -808,7 +836,7 @@ describe('[args.canonical-form] the RFC 8785 serialization', () => {
     );
   });
 
-  it('[args.canonical-form] gives the same json and hash whatever the key order of the input', () => {
+  it(verifies('args.canonical-form', 'gives the same json and hash whatever the key order of the input'), () => {
     const first = canonicalize(purchaseOrder, '{"vendor_id":"V-1","amount":"2","currency":"EUR","description":"d"}');
     const second = canonicalize(purchaseOrder, '{"description":"d","currency":"EUR","amount":"2","vendor_id":"V-1"}');
     expect(first).toEqual(second);
@@ -820,7 +848,7 @@ describe('[args.canonical-form] the RFC 8785 serialization', () => {
   });
 });
 
-describe('[args.limits] the 64 KB limit on canonical arguments, in UTF-8 bytes', () => {
+describe(verifies('args.limits', 'the 64 KB limit on canonical arguments, in UTF-8 bytes'), () => {
   const schema: JsonObject = {
     type: 'object',
     properties: { description: { type: 'string' }, extra: { type: 'string' } },
@@ -831,7 +859,7 @@ describe('[args.limits] the 64 KB limit on canonical arguments, in UTF-8 bytes',
   const tooLarge = problem('', 'arguments_too_large', 'The arguments exceed 64 KB once canonicalized.');
   const description = (text: string) => JSON.stringify({ description: text });
 
-  it('[args.limits] sets the limit at 65 536 bytes', () => {
+  it(verifies('args.limits', 'sets the limit at 65 536 bytes'), () => {
     expect(maxArgumentBytes).toBe(65_536);
   });
 
@@ -844,7 +872,7 @@ describe('[args.limits] the 64 KB limit on canonical arguments, in UTF-8 bytes',
     ['escaped newlines (2 bytes each once serialized)', `a${'\n'.repeat(room / 2 - 1)}a`],
   ];
   for (const [title, text] of fits) {
-    it(`[args.limits] accepts exactly 65 536 bytes of ${title}, refuses one byte more`, () => {
+    it(verifies('args.limits', `accepts exactly 65 536 bytes of ${title}, refuses one byte more`), () => {
       const result = canonicalize(schema, description(text));
       if (!result.ok) throw new Error(JSON.stringify(result.errors));
       expect(Buffer.byteLength(result.arguments.json, 'utf8')).toBe(65_536);
@@ -853,13 +881,13 @@ describe('[args.limits] the 64 KB limit on canonical arguments, in UTF-8 bytes',
     });
   }
 
-  it('[args.limits] counts bytes, not characters: 32 760 é are 32 778 characters but 65 538 bytes', () => {
+  it(verifies('args.limits', 'counts bytes, not characters: 32 760 é are 32 778 characters but 65 538 bytes'), () => {
     const text = 'é'.repeat(32_760);
     expect(description(text).length).toBe(32_778);
     expect(canonicalize(schema, description(text))).toEqual(refused(tooLarge));
   });
 
-  it('[args.limits] measures the canonical form: NFD input and trimmed spaces do not count', () => {
+  it(verifies('args.limits', 'measures the canonical form: NFD input and trimmed spaces do not count'), () => {
     const decomposed = 'e\u0301'.repeat(room / 2);
     expect(Buffer.byteLength(description(decomposed), 'utf8')).toBeGreaterThan(65_536);
     const result = canonicalize(schema, description(decomposed));
@@ -873,17 +901,17 @@ describe('[args.limits] the 64 KB limit on canonical arguments, in UTF-8 bytes',
     expect(amount.ok && amount.arguments.json).toBe('{"total":"1500"}');
   });
 
-  it('[args.every-problem] reports the size beside the other problems', () => {
+  it(verifies('args.every-problem', 'reports the size beside the other problems'), () => {
     expect(canonicalize(schema, JSON.stringify({ description: 'é'.repeat(room), extra: 5 }))).toEqual(
       refused(tooLarge, problem('/extra', 'wrong_type', 'Expected string.')),
     );
   });
 });
 
-describe('[args.limits] nesting through canonicalization', () => {
+describe(verifies('args.limits', 'nesting through canonicalization'), () => {
   const nest = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
 
-  it('[args.limits] accepts 32 levels and refuses 33 with nesting_too_deep at the too-deep value', () => {
+  it(verifies('args.limits', 'accepts 32 levels and refuses 33 with nesting_too_deep at the too-deep value'), () => {
     expectCanonical(
       canonicalize({ type: 'object' }, `{"a":${nest(31)}}`),
       { a: JSON.parse(nest(31)) },
@@ -902,7 +930,7 @@ describe('[args.limits] nesting through canonicalization', () => {
   // The reader leaves a too-deep array item out of its array, so later items move up one index
   // and their problems are reported at the refused item's pointer. Fails today: the identifier
   // problem of the second item is reported at …/0 instead of …/1.
-  it('[args.every-problem] points at the right item after a too-deep sibling in an array', () => {
+  it(verifies('args.every-problem', 'points at the right item after a too-deep sibling in an array'), () => {
     let items: JsonObject = { type: 'string', 'x-identifier': true };
     for (let level = 0; level < 31; level += 1) items = { type: 'array', items };
     const schema: JsonObject = { type: 'object', properties: { a: items } };
@@ -913,8 +941,8 @@ describe('[args.limits] nesting through canonicalization', () => {
   });
 });
 
-describe('[args.json-hazards] arguments that arrive already parsed', () => {
-  it('[args.json-hazards] canonicalizes parsed arguments like read ones', () => {
+describe(verifies('args.json-hazards', 'arguments that arrive already parsed'), () => {
+  it(verifies('args.json-hazards', 'canonicalizes parsed arguments like read ones'), () => {
     const parsed: unknown = JSON.parse('{"vendor_id":" V-100 ","amount":"۱۵۰۰٫۰","currency":"EUR"}');
     expectCanonical(
       canonicalizeArguments({ inputSchema: purchaseOrder }, readParsedArguments(parsed)),
@@ -926,10 +954,13 @@ describe('[args.json-hazards] arguments that arrive already parsed', () => {
   // JSON.parse already rounded 12345678901234567890 to 12345678901234567168, so the "source text"
   // readParsedArguments passes on is the rounded one; the amount exemption from unsafe_integer
   // then lets a silently changed amount through. Fails today: accepted as "12345678901234567000".
-  it('[args.json-hazards] refuses a parsed amount beyond 2^53 instead of accepting its rounded value', () => {
-    const parsed: unknown = JSON.parse('{"vendor_id":"V-100","amount":12345678901234567890,"currency":"EUR"}');
-    expect(canonicalizeArguments({ inputSchema: purchaseOrder }, readParsedArguments(parsed))).toEqual(
-      refused(problem('/amount', 'unsafe_integer')),
-    );
-  });
+  it(
+    verifies('args.json-hazards', 'refuses a parsed amount beyond 2^53 instead of accepting its rounded value'),
+    () => {
+      const parsed: unknown = JSON.parse('{"vendor_id":"V-100","amount":12345678901234567890,"currency":"EUR"}');
+      expect(canonicalizeArguments({ inputSchema: purchaseOrder }, readParsedArguments(parsed))).toEqual(
+        refused(problem('/amount', 'unsafe_integer')),
+      );
+    },
+  );
 });

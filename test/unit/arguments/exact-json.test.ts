@@ -5,19 +5,23 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJsonText, exactJsonText, parseExactJson } from '../../../shared/arguments/exact-json.js';
 import { maxArgumentValues, maxArrayItems, readArguments } from '../../../shared/arguments/strict-json.js';
+import { verifies } from '../../support/requirements.js';
 
-describe('[args.exact-integers] exact JSON text', () => {
-  it('[args.exact-integers] writes the same canonical text as the canonicalize package for plain JSON', () => {
-    fc.assert(
-      fc.property(fc.jsonValue(), (value) => {
-        // -0 is written 0 by both; the package has no bigint to compare.
-        expect(canonicalJsonText(value)).toBe(canonicalize(value));
-      }),
-      { numRuns: 300 },
-    );
-  });
+describe(verifies('args.exact-integers', 'exact JSON text'), () => {
+  it(
+    verifies('args.exact-integers', 'writes the same canonical text as the canonicalize package for plain JSON'),
+    () => {
+      fc.assert(
+        fc.property(fc.jsonValue(), (value) => {
+          // -0 is written 0 by both; the package has no bigint to compare.
+          expect(canonicalJsonText(value)).toBe(canonicalize(value));
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 
-  it('[args.exact-integers] writes a bigint as its digits and reads such digits back as a bigint', () => {
+  it(verifies('args.exact-integers', 'writes a bigint as its digits and reads such digits back as a bigint'), () => {
     const value = { b: [9007199254740993n, -12345678901234567890n, 1], a: { '10': 1, '9': 2 }, c: 2.5 };
     const canonical = canonicalJsonText(value);
     expect(canonical).toBe('{"a":{"10":1,"9":2},"b":[9007199254740993,-12345678901234567890,1],"c":2.5}');
@@ -29,8 +33,8 @@ describe('[args.exact-integers] exact JSON text', () => {
   });
 });
 
-describe('[args.value-caps] what the reader builds past the caps', () => {
-  it('[args.value-caps] reports too many values once and builds, and reports, nothing more', () => {
+describe(verifies('args.value-caps', 'what the reader builds past the caps'), () => {
+  it(verifies('args.value-caps', 'reports too many values once and builds, and reports, nothing more'), () => {
     // Eleven arrays of 500 two-value elements (an array and its string): past the cap in the tenth.
     const chunk = `[${Array.from({ length: 500 }, () => '["\\ud800"]').join(',')}]`;
     const read = readArguments(`{"a":[${Array.from({ length: 11 }, () => chunk).join(',')}],"a":1}`, []);
@@ -42,7 +46,7 @@ describe('[args.value-caps] what the reader builds past the caps', () => {
     expect(read?.issues.some((issue) => issue.code === 'duplicate_key')).toBe(false);
   });
 
-  it('[args.value-caps] stops an array at 1 000 items, keeps reading its siblings, and says where', () => {
+  it(verifies('args.value-caps', 'stops an array at 1 000 items, keeps reading its siblings, and says where'), () => {
     const items = Array.from({ length: maxArrayItems + 5 }, (_, index) => String(index)).join(',');
     const read = readArguments(`{"x/y":{"list":[${items}]},"after":"\\ud800"}`, []);
     expect(read?.issues).toEqual([

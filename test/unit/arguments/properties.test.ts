@@ -17,6 +17,7 @@ import { canonicalText } from '../../../shared/arguments/text-rules.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { inputErrorCodes } from '../../../shared/errors.js';
 import { setOwn } from '../../../shared/objects.js';
+import { verifies } from '../../support/requirements.js';
 import { canonicalize, purchaseOrder } from './fixtures.js';
 
 /** erp.purchase_orders.create as the catalog builds it from examples/erp/openapi.yaml. */
@@ -185,48 +186,63 @@ const expectedJson = (value: Order): string => {
   return JSON.stringify(canonical);
 };
 
-describe('[args.canonical-form] properties of the canonical form', () => {
-  it('[args.canonical-form] is idempotent: the canonical value canonicalizes to the same json and hash', () => {
-    fc.assert(
-      fc.property(order, spelling, (value, how) => {
-        const first = accepted(canonicalize(purchaseOrder, orderText(value, how)));
-        expect(first.json).toBe(expectedJson(value));
-        expect(first.hash).toBe(sha256(first.json));
-        const again = accepted(canonicalize(purchaseOrder, JSON.stringify(first.value)));
-        expect(again).toEqual(first);
-        // the stored serialization itself reads back to the same form
-        expect(accepted(canonicalize(purchaseOrder, first.json))).toEqual(first);
-      }),
-      { numRuns: 300 },
-    );
-  });
+describe(verifies('args.canonical-form', 'properties of the canonical form'), () => {
+  it(
+    verifies('args.canonical-form', 'is idempotent: the canonical value canonicalizes to the same json and hash'),
+    () => {
+      fc.assert(
+        fc.property(order, spelling, (value, how) => {
+          const first = accepted(canonicalize(purchaseOrder, orderText(value, how)));
+          expect(first.json).toBe(expectedJson(value));
+          expect(first.hash).toBe(sha256(first.json));
+          const again = accepted(canonicalize(purchaseOrder, JSON.stringify(first.value)));
+          expect(again).toEqual(first);
+          // the stored serialization itself reads back to the same form
+          expect(accepted(canonicalize(purchaseOrder, first.json))).toEqual(first);
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 
-  it('[args.canonical-form] [args.amount-digits] [args.text-normalization] gives one hash to inputs differing only by NFC/NFD, digit script, zeros and surrounding spaces', () => {
-    fc.assert(
-      fc.property(order, spelling, (value, how) => {
-        const base = accepted(canonicalize(purchaseOrder, orderText(value, plain)));
-        const variant = accepted(canonicalize(purchaseOrder, orderText(value, how)));
-        expect(variant.hash).toBe(base.hash);
-        expect(variant.json).toBe(base.json);
-        expect(variant.value.amount).toBe(canonicalAmount(value.amount));
-      }),
-      { numRuns: 300 },
-    );
-  });
+  it(
+    verifies(
+      ['args.canonical-form', 'args.amount-digits', 'args.text-normalization'],
+      'gives one hash to inputs differing only by NFC/NFD, digit script, zeros and surrounding spaces',
+    ),
+    () => {
+      fc.assert(
+        fc.property(order, spelling, (value, how) => {
+          const base = accepted(canonicalize(purchaseOrder, orderText(value, plain)));
+          const variant = accepted(canonicalize(purchaseOrder, orderText(value, how)));
+          expect(variant.hash).toBe(base.hash);
+          expect(variant.json).toBe(base.json);
+          expect(variant.value.amount).toBe(canonicalAmount(value.amount));
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 
-  it('[args.amount-canonical] reads an amount as the same decimal in every digit script, as a string or a JSON number', () => {
-    fc.assert(
-      fc.property(amount, spelling, (value, how) => {
-        const schema: JsonObject = { type: 'object', properties: { amount: { 'x-amount': true } } };
-        const result = accepted(canonicalize(schema, `{"amount":${amountText(value, how)}}`));
-        expect(result.json).toBe(`{"amount":"${canonicalAmount(value)}"}`);
-      }),
-      { numRuns: 300 },
-    );
-  });
+  it(
+    verifies(
+      'args.amount-canonical',
+      'reads an amount as the same decimal in every digit script, as a string or a JSON number',
+    ),
+    () => {
+      fc.assert(
+        fc.property(amount, spelling, (value, how) => {
+          const schema: JsonObject = { type: 'object', properties: { amount: { 'x-amount': true } } };
+          const result = accepted(canonicalize(schema, `{"amount":${amountText(value, how)}}`));
+          expect(result.json).toBe(`{"amount":"${canonicalAmount(value)}"}`);
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 });
 
-describe('[args.limits] the size rule over generated input', () => {
+describe(verifies('args.limits', 'the size rule over generated input'), () => {
   const open: JsonObject = {
     type: 'object',
     properties: { description: { type: 'string' }, note: { type: 'string' } },
@@ -245,7 +261,7 @@ describe('[args.limits] the size rule over generated input', () => {
       return `${head}${unit.repeat(Math.max(0, Math.floor((size - bytes(head)) / unitBytes)))}`;
     });
 
-  it('[args.limits] accepts valid input exactly when its canonical form is at most 65 536 bytes', () => {
+  it(verifies('args.limits', 'accepts valid input exactly when its canonical form is at most 65 536 bytes'), () => {
     fc.assert(
       fc.property(sized, fc.option(fc.string({ unit: 'grapheme', maxLength: 30 }), { nil: null }), (big, note) => {
         const input = note === null ? { description: big } : { description: big, note };
@@ -266,35 +282,38 @@ describe('[args.limits] the size rule over generated input', () => {
     );
   });
 
-  it('[args.limits] accepts a valid purchase order with long line notes exactly when it fits in 64 KB', () => {
-    const note = fc
-      .record({ unit: piece, count: fc.integer({ min: 0, max: 20_000 }) })
-      .map(({ unit, count }) => unit.repeat(Math.floor(count / [...unit].length)));
-    const bigOrder = fc.record({
-      vendorId,
-      amount,
-      currency: fc.constantFrom('EUR', 'SAR'),
-      description: fc.constant(null),
-      lines: fc.array(fc.record({ sku: vendorId, quantity: fc.integer({ min: 1, max: 99 }), note }), {
-        minLength: 1,
-        maxLength: 4,
-      }),
-    });
-    fc.assert(
-      fc.property(bigOrder, (value) => {
-        const json = expectedJson(value);
-        const result = canonicalize(purchaseOrder, orderText(value, plain));
-        if (bytes(json) <= maxArgumentBytes) expect(accepted(result).json).toBe(json);
-        else {
-          expect(result).toEqual({
-            ok: false,
-            errors: [{ path: '', code: 'arguments_too_large', message: inputErrorCodes.arguments_too_large }],
-          });
-        }
-      }),
-      { numRuns: 150 },
-    );
-  });
+  it(
+    verifies('args.limits', 'accepts a valid purchase order with long line notes exactly when it fits in 64 KB'),
+    () => {
+      const note = fc
+        .record({ unit: piece, count: fc.integer({ min: 0, max: 20_000 }) })
+        .map(({ unit, count }) => unit.repeat(Math.floor(count / [...unit].length)));
+      const bigOrder = fc.record({
+        vendorId,
+        amount,
+        currency: fc.constantFrom('EUR', 'SAR'),
+        description: fc.constant(null),
+        lines: fc.array(fc.record({ sku: vendorId, quantity: fc.integer({ min: 1, max: 99 }), note }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+      });
+      fc.assert(
+        fc.property(bigOrder, (value) => {
+          const json = expectedJson(value);
+          const result = canonicalize(purchaseOrder, orderText(value, plain));
+          if (bytes(json) <= maxArgumentBytes) expect(accepted(result).json).toBe(json);
+          else {
+            expect(result).toEqual({
+              ok: false,
+              errors: [{ path: '', code: 'arguments_too_large', message: inputErrorCodes.arguments_too_large }],
+            });
+          }
+        }),
+        { numRuns: 150 },
+      );
+    },
+  );
 });
 
 // --- refusals never throw ---
@@ -410,8 +429,8 @@ const deep = fc.record({
   prefix: fc.constantFrom('', '{"params":{"arguments":', '{"id":'),
 });
 
-describe('[args.json-hazards] a refusal never throws', () => {
-  it('[args.json-hazards] survives arbitrary JSON (ASCII and any Unicode)', () => {
+describe(verifies('args.json-hazards', 'a refusal never throws'), () => {
+  it(verifies('args.json-hazards', 'survives arbitrary JSON (ASCII and any Unicode)'), () => {
     fc.assert(
       fc.property(
         fc.oneof(fc.json(), fc.json({ stringUnit: 'binary' }), fc.json({ stringUnit: 'grapheme' })),
@@ -424,7 +443,7 @@ describe('[args.json-hazards] a refusal never throws', () => {
     );
   });
 
-  it('[args.json-hazards] survives arbitrary text, lone surrogates and token soup', () => {
+  it(verifies('args.json-hazards', 'survives arbitrary text, lone surrogates and token soup'), () => {
     const lone = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code));
     fc.assert(
       fc.property(
@@ -443,7 +462,7 @@ describe('[args.json-hazards] a refusal never throws', () => {
     );
   });
 
-  it('[args.every-problem] survives mutated valid messages and answers ok or listed problems', () => {
+  it(verifies('args.every-problem', 'survives mutated valid messages and answers ok or listed problems'), () => {
     fc.assert(
       fc.property(order, spelling, edits, (value, how, changes) => {
         readAndCheck(mutate(message(orderText(value, how)), changes));
@@ -453,7 +472,7 @@ describe('[args.json-hazards] a refusal never throws', () => {
     );
   });
 
-  it('[args.limits] survives deep nesting, open or closed, anywhere in the message', () => {
+  it(verifies('args.limits', 'survives deep nesting, open or closed, anywhere in the message'), () => {
     fc.assert(
       fc.property(deep, ({ levels, open, inner, closed, prefix }) => {
         const close = open === '[' || open === '[1,' ? ']' : '}';
@@ -466,7 +485,7 @@ describe('[args.json-hazards] a refusal never throws', () => {
     );
   });
 
-  it('[args.json-hazards] survives generated arguments objects with hazards spliced in', () => {
+  it(verifies('args.json-hazards', 'survives generated arguments objects with hazards spliced in'), () => {
     const hazard = fc.constantFrom(
       '"__proto__":{"x":1}',
       '"a":1,"a":2',
@@ -501,27 +520,30 @@ const nfcKeys = (value: unknown): unknown => {
   return out;
 };
 
-describe('[args.json-hazards] the reader against JSON.parse', () => {
-  it('[args.json-hazards] accepts exactly the texts JSON.parse accepts, and reads hazard-free ones the same', () => {
-    const candidate = fc.oneof(
-      fc.json(),
-      fc.string({ unit: token, maxLength: 40 }),
-      fc.tuple(fc.json(), edits).map(([json, changes]) => mutate(json, changes)),
-    );
-    fc.assert(
-      fc.property(candidate, (text) => {
-        let parsed: { value: unknown } | null = null;
-        try {
-          parsed = { value: JSON.parse(text) };
-        } catch {
-          parsed = null;
-        }
-        const read = readArguments(text, []);
-        expect(read === null).toBe(parsed === null);
-        if (read !== null && parsed !== null && read.issues.length === 0)
-          expect(read.value).toEqual(nfcKeys(parsed.value));
-      }),
-      { numRuns: 500 },
-    );
-  });
+describe(verifies('args.json-hazards', 'the reader against JSON.parse'), () => {
+  it(
+    verifies('args.json-hazards', 'accepts exactly the texts JSON.parse accepts, and reads hazard-free ones the same'),
+    () => {
+      const candidate = fc.oneof(
+        fc.json(),
+        fc.string({ unit: token, maxLength: 40 }),
+        fc.tuple(fc.json(), edits).map(([json, changes]) => mutate(json, changes)),
+      );
+      fc.assert(
+        fc.property(candidate, (text) => {
+          let parsed: { value: unknown } | null = null;
+          try {
+            parsed = { value: JSON.parse(text) };
+          } catch {
+            parsed = null;
+          }
+          const read = readArguments(text, []);
+          expect(read === null).toBe(parsed === null);
+          if (read !== null && parsed !== null && read.issues.length === 0)
+            expect(read.value).toEqual(nfcKeys(parsed.value));
+        }),
+        { numRuns: 500 },
+      );
+    },
+  );
 });

@@ -11,6 +11,7 @@ import {
   readParsedArguments,
   type StrictArguments,
 } from '../../../shared/arguments/strict-json.js';
+import { verifies } from '../../support/requirements.js';
 
 /** A tools/call request as an agent sends it, with `args` as the raw text of its arguments. */
 const message = (args: string): string =>
@@ -199,22 +200,22 @@ const hazards: readonly Case[] = [
   },
 ];
 
-describe('[args.json-hazards] readArguments reports each hazard with its pointer', () => {
+describe(verifies('args.json-hazards', 'readArguments reports each hazard with its pointer'), () => {
   for (const item of hazards) {
-    it(`[args.json-hazards] in bare arguments: ${item.title}`, () => {
+    it(verifies('args.json-hazards', `in bare arguments: ${item.title}`), () => {
       const result = read(item.args, []);
       expect(result.value).toEqual(item.value);
       expect(result.issues).toEqual(item.issues);
       if (item.numbers !== undefined) expect(result.numbers).toEqual(item.numbers);
     });
-    it(`[args.json-hazards] inside a tools/call message: ${item.title}`, () => {
+    it(verifies('args.json-hazards', `inside a tools/call message: ${item.title}`), () => {
       const result = read(message(item.args));
       expect(result.value).toEqual(item.value);
       expect(result.issues).toEqual(item.issues);
     });
   }
 
-  it('[args.json-hazards] builds objects without a prototype setter: nothing is polluted', () => {
+  it(verifies('args.json-hazards', 'builds objects without a prototype setter: nothing is polluted'), () => {
     const result = read('{"__proto__":{"polluted":true},"o":{"__proto__":{"x":1}}}', []);
     expect(result.value).toEqual({ o: {} });
     expect(Object.getPrototypeOf(result.value)).toBe(Object.prototype);
@@ -225,52 +226,64 @@ describe('[args.json-hazards] readArguments reports each hazard with its pointer
     ]);
   });
 
-  it('[args.json-hazards] names exactly __proto__, constructor and prototype as forbidden', () => {
+  it(verifies('args.json-hazards', 'names exactly __proto__, constructor and prototype as forbidden'), () => {
     expect([...forbiddenKeys].sort()).toEqual(['__proto__', 'constructor', 'prototype']);
   });
 });
 
-describe('[args.amount-canonical] readArguments keeps the source text of every number a double would change', () => {
-  it('[args.amount-canonical] keeps 1.10, 1e3, -0, 0.0, 1E-2 and a 20-digit integer as written, by pointer', () => {
-    const args = '{"a":1.10,"b":1e3,"c":-0,"d":[0.0,12345678901234567890],"e":{"f":1E-2,"g/h":1e-400}}';
-    for (const result of [read(args, []), read(message(args))]) {
-      expect(result.numbers).toEqual(
-        new Map([
-          ['/a', '1.10'],
-          ['/b', '1e3'],
-          ['/c', '-0'],
-          ['/d/0', '0.0'],
-          ['/d/1', '12345678901234567890'],
-          ['/e/f', '1E-2'],
-          ['/e/g~1h', '1e-400'],
-        ]),
-      );
-      // A number that spells itself (1, 2.5, -3) needs no text: String(value) is its text.
-      expect(result.value).toEqual({
-        a: 1.1,
-        b: 1000,
-        c: -0,
-        d: [0, Number('12345678901234567890')],
-        e: { f: 0.01, 'g/h': 0 },
-      });
-      expect(result.issues).toEqual([]);
-    }
-    expect(read('{"a":1,"b":[2.5,-3,0],"c":1e21}', []).numbers).toEqual(new Map([['/c', '1e21']]));
-  });
-
-  it('[args.amount-canonical] keeps no number text for numbers outside the arguments or under a forbidden key', () => {
-    const result = read(
-      '{"jsonrpc":"2.0","id":12,"params":{"name":"x","arguments":{"n":2.50,"constructor":{"m":3.0}},"_meta":{"t":4.0}}}',
+describe(
+  verifies('args.amount-canonical', 'readArguments keeps the source text of every number a double would change'),
+  () => {
+    it(
+      verifies('args.amount-canonical', 'keeps 1.10, 1e3, -0, 0.0, 1E-2 and a 20-digit integer as written, by pointer'),
+      () => {
+        const args = '{"a":1.10,"b":1e3,"c":-0,"d":[0.0,12345678901234567890],"e":{"f":1E-2,"g/h":1e-400}}';
+        for (const result of [read(args, []), read(message(args))]) {
+          expect(result.numbers).toEqual(
+            new Map([
+              ['/a', '1.10'],
+              ['/b', '1e3'],
+              ['/c', '-0'],
+              ['/d/0', '0.0'],
+              ['/d/1', '12345678901234567890'],
+              ['/e/f', '1E-2'],
+              ['/e/g~1h', '1e-400'],
+            ]),
+          );
+          // A number that spells itself (1, 2.5, -3) needs no text: String(value) is its text.
+          expect(result.value).toEqual({
+            a: 1.1,
+            b: 1000,
+            c: -0,
+            d: [0, Number('12345678901234567890')],
+            e: { f: 0.01, 'g/h': 0 },
+          });
+          expect(result.issues).toEqual([]);
+        }
+        expect(read('{"a":1,"b":[2.5,-3,0],"c":1e21}', []).numbers).toEqual(new Map([['/c', '1e21']]));
+      },
     );
-    expect(result.numbers).toEqual(new Map([['/n', '2.50']]));
-  });
 
-  it('[args.amount-canonical] keeps the text of a bare number document at the empty pointer', () => {
-    expect(read('  -12.500e+1 ', [])).toEqual({ value: -125, numbers: new Map([['', '-12.500e+1']]), issues: [] });
-  });
-});
+    it(
+      verifies(
+        'args.amount-canonical',
+        'keeps no number text for numbers outside the arguments or under a forbidden key',
+      ),
+      () => {
+        const result = read(
+          '{"jsonrpc":"2.0","id":12,"params":{"name":"x","arguments":{"n":2.50,"constructor":{"m":3.0}},"_meta":{"t":4.0}}}',
+        );
+        expect(result.numbers).toEqual(new Map([['/n', '2.50']]));
+      },
+    );
 
-describe('[args.json-hazards] readArguments answers null for text that is not JSON', () => {
+    it(verifies('args.amount-canonical', 'keeps the text of a bare number document at the empty pointer'), () => {
+      expect(read('  -12.500e+1 ', [])).toEqual({ value: -125, numbers: new Map([['', '-12.500e+1']]), issues: [] });
+    });
+  },
+);
+
+describe(verifies('args.json-hazards', 'readArguments answers null for text that is not JSON'), () => {
   const notJson = [
     '',
     ' ',
@@ -308,13 +321,13 @@ describe('[args.json-hazards] readArguments answers null for text that is not JS
     `{"a":${'['.repeat(100_000)}}`,
   ];
   for (const text of notJson) {
-    it(`[args.json-hazards] ${JSON.stringify(text.slice(0, 40))} → null, bare and in a message`, () => {
+    it(verifies('args.json-hazards', `${JSON.stringify(text.slice(0, 40))} → null, bare and in a message`), () => {
       expect(readArguments(text, [])).toBeNull();
       expect(readArguments(message(text))).toBeNull();
     });
   }
 
-  it('[args.json-hazards] accepts white space around and inside the document', () => {
+  it(verifies('args.json-hazards', 'accepts white space around and inside the document'), () => {
     expect(read(' \n\t{ "a" : [ 1 , 2 ] }\r\n ', [])).toEqual({
       value: { a: [1, 2] },
       numbers: new Map(),
@@ -323,98 +336,116 @@ describe('[args.json-hazards] readArguments answers null for text that is not JS
   });
 });
 
-describe('[args.limits] nesting depth: the arguments object is level 1, 32 levels accepted, 33 refused', () => {
-  it('[args.limits] states the limit as 32', () => {
-    expect(maxArgumentDepth).toBe(32);
-  });
-
-  it('[args.limits] accepts 32 levels of arrays and refuses 33 at the too-deep container, bare and in a message', () => {
-    const pointer33 = `/a${'/0'.repeat(31)}`;
-    for (const focus of [[], undefined] as const) {
-      const wrap = focus === undefined ? message : (args: string) => args;
-      const accepted = read(wrap(`{"a":${nest(31)}}`), focus);
-      expect(accepted.value).toEqual(JSON.parse(`{"a":${nest(31)}}`));
-      expect(accepted.issues).toEqual([]);
-      const refused = read(wrap(`{"a":${nest(32)}}`), focus);
-      // The 33rd level is not read; its place in the 32nd-level array holds null, so later items keep their indexes.
-      expect(refused.value).toEqual(JSON.parse(`{"a":${cutNest(31)}}`));
-      expect(refused.issues).toEqual([{ path: pointer33, code: 'nesting_too_deep' }]);
-    }
-  });
-
-  it('[args.limits] accepts 32 levels of objects and refuses 33', () => {
-    expect(read(objectNest(32), []).issues).toEqual([]);
-    expect(read(message(objectNest(32))).issues).toEqual([]);
-    const refused = read(objectNest(33), []);
-    expect(refused.issues).toEqual([{ path: '/a'.repeat(32), code: 'nesting_too_deep' }]);
-    expect(refused.value).toEqual(JSON.parse(objectNest(32)));
-    expect(read(message(objectNest(33))).issues).toEqual([{ path: '/a'.repeat(32), code: 'nesting_too_deep' }]);
-  });
-
-  it('[args.limits] reports a too-deep container once, however deep it goes, and reads no hazard inside it', () => {
-    const text = `{"a":${'['.repeat(40)}1e400,{"x":1,"x":2},"\\ud800"${']'.repeat(40)},"b":1}`;
-    expect(read(text, [])).toEqual({
-      value: { a: JSON.parse(cutNest(31)), b: 1 },
-      numbers: new Map(),
-      issues: [{ path: `/a${'/0'.repeat(31)}`, code: 'nesting_too_deep' }],
+describe(
+  verifies('args.limits', 'nesting depth: the arguments object is level 1, 32 levels accepted, 33 refused'),
+  () => {
+    it(verifies('args.limits', 'states the limit as 32'), () => {
+      expect(maxArgumentDepth).toBe(32);
     });
-  });
 
-  for (const levels of [100_000, 1_000_000]) {
-    it(`[args.limits] refuses ${levels} levels with one issue and without throwing (no recursion)`, () => {
-      const deep = `{"a":${nest(levels)}}`;
-      let results: (StrictArguments | null)[] = [];
-      expect(() => {
-        results = [readArguments(deep, []), readArguments(message(deep))];
-      }).not.toThrow();
-      expect(results).toHaveLength(2);
-      for (const result of results) {
-        expect(result).toEqual({
-          value: JSON.parse(`{"a":${cutNest(31)}}`),
+    it(
+      verifies(
+        'args.limits',
+        'accepts 32 levels of arrays and refuses 33 at the too-deep container, bare and in a message',
+      ),
+      () => {
+        const pointer33 = `/a${'/0'.repeat(31)}`;
+        for (const focus of [[], undefined] as const) {
+          const wrap = focus === undefined ? message : (args: string) => args;
+          const accepted = read(wrap(`{"a":${nest(31)}}`), focus);
+          expect(accepted.value).toEqual(JSON.parse(`{"a":${nest(31)}}`));
+          expect(accepted.issues).toEqual([]);
+          const refused = read(wrap(`{"a":${nest(32)}}`), focus);
+          // The 33rd level is not read; its place in the 32nd-level array holds null, so later items keep their indexes.
+          expect(refused.value).toEqual(JSON.parse(`{"a":${cutNest(31)}}`));
+          expect(refused.issues).toEqual([{ path: pointer33, code: 'nesting_too_deep' }]);
+        }
+      },
+    );
+
+    it(verifies('args.limits', 'accepts 32 levels of objects and refuses 33'), () => {
+      expect(read(objectNest(32), []).issues).toEqual([]);
+      expect(read(message(objectNest(32))).issues).toEqual([]);
+      const refused = read(objectNest(33), []);
+      expect(refused.issues).toEqual([{ path: '/a'.repeat(32), code: 'nesting_too_deep' }]);
+      expect(refused.value).toEqual(JSON.parse(objectNest(32)));
+      expect(read(message(objectNest(33))).issues).toEqual([{ path: '/a'.repeat(32), code: 'nesting_too_deep' }]);
+    });
+
+    it(
+      verifies('args.limits', 'reports a too-deep container once, however deep it goes, and reads no hazard inside it'),
+      () => {
+        const text = `{"a":${'['.repeat(40)}1e400,{"x":1,"x":2},"\\ud800"${']'.repeat(40)},"b":1}`;
+        expect(read(text, [])).toEqual({
+          value: { a: JSON.parse(cutNest(31)), b: 1 },
           numbers: new Map(),
           issues: [{ path: `/a${'/0'.repeat(31)}`, code: 'nesting_too_deep' }],
         });
-      }
+      },
+    );
+
+    for (const levels of [100_000, 1_000_000]) {
+      it(verifies('args.limits', `refuses ${levels} levels with one issue and without throwing (no recursion)`), () => {
+        const deep = `{"a":${nest(levels)}}`;
+        let results: (StrictArguments | null)[] = [];
+        expect(() => {
+          results = [readArguments(deep, []), readArguments(message(deep))];
+        }).not.toThrow();
+        expect(results).toHaveLength(2);
+        for (const result of results) {
+          expect(result).toEqual({
+            value: JSON.parse(`{"a":${cutNest(31)}}`),
+            numbers: new Map(),
+            issues: [{ path: `/a${'/0'.repeat(31)}`, code: 'nesting_too_deep' }],
+          });
+        }
+      });
+    }
+
+    it(verifies('args.limits', 'refuses 100 000 levels of objects without throwing'), () => {
+      expect(read(objectNest(100_000), []).issues).toEqual([{ path: '/a'.repeat(32), code: 'nesting_too_deep' }]);
     });
-  }
 
-  it('[args.limits] refuses 100 000 levels of objects without throwing', () => {
-    expect(read(objectNest(100_000), []).issues).toEqual([{ path: '/a'.repeat(32), code: 'nesting_too_deep' }]);
-  });
+    it(verifies('args.limits', 'does not count the levels of the message around the arguments'), () => {
+      // With focus params → arguments, the arguments object is still level 1.
+      expect(read(message(objectNest(32))).value).toEqual(JSON.parse(objectNest(32)));
+      const custom = read(`{"x":{"y":{"z":${objectNest(32)}}}}`, ['x', 'y', 'z']);
+      expect(custom.issues).toEqual([]);
+      expect(custom.value).toEqual(JSON.parse(objectNest(32)));
+      expect(read(`{"x":{"y":{"z":${objectNest(33)}}}}`, ['x', 'y', 'z']).issues).toEqual([
+        { path: '/a'.repeat(32), code: 'nesting_too_deep' },
+      ]);
+    });
 
-  it('[args.limits] does not count the levels of the message around the arguments', () => {
-    // With focus params → arguments, the arguments object is still level 1.
-    expect(read(message(objectNest(32))).value).toEqual(JSON.parse(objectNest(32)));
-    const custom = read(`{"x":{"y":{"z":${objectNest(32)}}}}`, ['x', 'y', 'z']);
-    expect(custom.issues).toEqual([]);
-    expect(custom.value).toEqual(JSON.parse(objectNest(32)));
-    expect(read(`{"x":{"y":{"z":${objectNest(33)}}}}`, ['x', 'y', 'z']).issues).toEqual([
-      { path: '/a'.repeat(32), code: 'nesting_too_deep' },
-    ]);
-  });
+    it(verifies('args.limits', 'deep nesting elsewhere in the message does not affect the arguments'), () => {
+      const text = `{"jsonrpc":"2.0","id":${nest(100_000)},"method":"tools/call","params":{"_meta":{"x":${nest(5000)}},"name":"t","arguments":{"a":${nest(31)}},"extra":${objectNest(50)}}}`;
+      expect(read(text)).toEqual({ value: { a: JSON.parse(nest(31)) }, numbers: new Map(), issues: [] });
+    });
+  },
+);
 
-  it('[args.limits] deep nesting elsewhere in the message does not affect the arguments', () => {
-    const text = `{"jsonrpc":"2.0","id":${nest(100_000)},"method":"tools/call","params":{"_meta":{"x":${nest(5000)}},"name":"t","arguments":{"a":${nest(31)}},"extra":${objectNest(50)}}}`;
-    expect(read(text)).toEqual({ value: { a: JSON.parse(nest(31)) }, numbers: new Map(), issues: [] });
-  });
-});
+describe(verifies('args.json-hazards', 'readArguments focuses on the arguments of the message'), () => {
+  it(
+    verifies('args.json-hazards', 'ignores issues outside the focus (id, name, _meta, a sibling named argumentsX)'),
+    () => {
+      const text =
+        '{"jsonrpc":"2.0","id":1e400,"id":2,"method":"tools/call","arguments":{"a":1,"a":2},' +
+        '"params":{"name":"x","name":"\\ud800","_meta":{"n":9007199254740993,"__proto__":1},' +
+        '"argumentsX":{"k":1,"k":2},"arguments":{"amount":"1500"}}}';
+      expect(read(text)).toEqual({ value: { amount: '1500' }, numbers: new Map(), issues: [] });
+    },
+  );
 
-describe('[args.json-hazards] readArguments focuses on the arguments of the message', () => {
-  it('[args.json-hazards] ignores issues outside the focus (id, name, _meta, a sibling named argumentsX)', () => {
-    const text =
-      '{"jsonrpc":"2.0","id":1e400,"id":2,"method":"tools/call","arguments":{"a":1,"a":2},' +
-      '"params":{"name":"x","name":"\\ud800","_meta":{"n":9007199254740993,"__proto__":1},' +
-      '"argumentsX":{"k":1,"k":2},"arguments":{"amount":"1500"}}}';
-    expect(read(text)).toEqual({ value: { amount: '1500' }, numbers: new Map(), issues: [] });
-  });
+  it(
+    verifies('args.json-hazards', 'reports a duplicated arguments member at the empty pointer, the last one kept'),
+    () => {
+      const result = read('{"params":{"arguments":{"a":1},"arguments":{"b":2}}}');
+      expect(result.value).toEqual({ b: 2 });
+      expect(result.issues).toEqual([{ path: '', code: 'duplicate_key' }]);
+    },
+  );
 
-  it('[args.json-hazards] reports a duplicated arguments member at the empty pointer, the last one kept', () => {
-    const result = read('{"params":{"arguments":{"a":1},"arguments":{"b":2}}}');
-    expect(result.value).toEqual({ b: 2 });
-    expect(result.issues).toEqual([{ path: '', code: 'duplicate_key' }]);
-  });
-
-  it('[args.json-hazards] reads absent arguments as undefined, without issues', () => {
+  it(verifies('args.json-hazards', 'reads absent arguments as undefined, without issues'), () => {
     expect(read('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}')).toEqual({
       value: undefined,
       numbers: new Map(),
@@ -425,7 +456,7 @@ describe('[args.json-hazards] readArguments focuses on the arguments of the mess
     expect(read('{"params":{"arguments":{}}}', ['params', 'missing']).value).toBeUndefined();
   });
 
-  it('[args.json-hazards] reads arguments that are not an object as they are', () => {
+  it(verifies('args.json-hazards', 'reads arguments that are not an object as they are'), () => {
     expect(read(message('[1,"\\ud800"]'))).toEqual({
       value: [1, '\ud800'],
       numbers: new Map(),
@@ -435,12 +466,12 @@ describe('[args.json-hazards] readArguments focuses on the arguments of the mess
     expect(read(message('"text"')).value).toBe('text');
   });
 
-  it('[args.json-hazards] does not take an inherited member for a focus key', () => {
+  it(verifies('args.json-hazards', 'does not take an inherited member for a focus key'), () => {
     expect(read('{"params":{}}', ['params', 'constructor']).value).toBeUndefined();
     expect(read('{"params":{}}', ['params', 'toString']).value).toBeUndefined();
   });
 
-  it('[args.json-hazards] uses params → arguments as the default focus', () => {
+  it(verifies('args.json-hazards', 'uses params → arguments as the default focus'), () => {
     expect(readArguments('{"params":{"arguments":{"k":"v"}}}')).toEqual(
       readArguments('{"params":{"arguments":{"k":"v"}}}', ['params', 'arguments']),
     );
@@ -448,8 +479,8 @@ describe('[args.json-hazards] readArguments focuses on the arguments of the mess
   });
 });
 
-describe('[args.json-hazards] readParsedArguments checks arguments that arrive already parsed', () => {
-  it('[args.json-hazards] reads plain arguments and their numbers', () => {
+describe(verifies('args.json-hazards', 'readParsedArguments checks arguments that arrive already parsed'), () => {
+  it(verifies('args.json-hazards', 'reads plain arguments and their numbers'), () => {
     expect(readParsedArguments({ a: 1.5, b: ['x', 2] })).toEqual({
       value: { a: 1.5, b: ['x', 2] },
       numbers: new Map([
@@ -460,11 +491,11 @@ describe('[args.json-hazards] readParsedArguments checks arguments that arrive a
     });
   });
 
-  it('[args.json-hazards] reads absent arguments as an empty object', () => {
+  it(verifies('args.json-hazards', 'reads absent arguments as an empty object'), () => {
     expect(readParsedArguments(undefined)).toEqual({ value: {}, numbers: new Map(), issues: [] });
   });
 
-  it('[args.json-hazards] finds a forbidden key, a lone surrogate and an unsafe integer', () => {
+  it(verifies('args.json-hazards', 'finds a forbidden key, a lone surrogate and an unsafe integer'), () => {
     const parsed: unknown = JSON.parse('{"__proto__":{"x":1},"s":"\\ud800","n":9007199254740993,"ok":true}');
     expect(readParsedArguments(parsed)).toEqual({
       value: { s: '\ud800', n: 2 ** 53, ok: true },
@@ -478,19 +509,19 @@ describe('[args.json-hazards] readParsedArguments checks arguments that arrive a
     });
   });
 
-  it('[args.json-hazards] finds two spellings of one key (NFC and NFD) as a duplicate', () => {
+  it(verifies('args.json-hazards', 'finds two spellings of one key (NFC and NFD) as a duplicate'), () => {
     expect(readParsedArguments({ '\u00e9': 1, 'e\u0301': 2 }).issues).toEqual([
       { path: '/\u00e9', code: 'duplicate_key' },
     ]);
   });
 
-  it('[args.limits] refuses parsed arguments nested 33 levels', () => {
+  it(verifies('args.limits', 'refuses parsed arguments nested 33 levels'), () => {
     let value: unknown = {};
     for (let level = 1; level < 33; level += 1) value = { a: value };
     expect(readParsedArguments(value).issues).toEqual([{ path: '/a'.repeat(32), code: 'nesting_too_deep' }]);
   });
 
-  it('[args.limits] refuses parsed arguments nested 100 000 levels without throwing', () => {
+  it(verifies('args.limits', 'refuses parsed arguments nested 100 000 levels without throwing'), () => {
     let value: unknown = {};
     for (let level = 1; level < 100_000; level += 1) value = { a: value };
     const result = readParsedArguments(value);
@@ -501,11 +532,17 @@ describe('[args.json-hazards] readParsedArguments checks arguments that arrive a
 
   // JSON.parse turns 1e400 into Infinity, which JSON.stringify then writes as null: the value
   // would be silently changed. Fails today: readParsedArguments answers {a: null} without issue.
-  it('[args.json-hazards] reports a number that JSON.parse made infinite instead of silently turning it into null', () => {
-    const parsed: unknown = JSON.parse('{"a":1e400,"b":[-1e400]}');
-    expect(readParsedArguments(parsed).issues).toEqual([
-      { path: '/a', code: 'non_finite_number' },
-      { path: '/b/0', code: 'non_finite_number' },
-    ]);
-  });
+  it(
+    verifies(
+      'args.json-hazards',
+      'reports a number that JSON.parse made infinite instead of silently turning it into null',
+    ),
+    () => {
+      const parsed: unknown = JSON.parse('{"a":1e400,"b":[-1e400]}');
+      expect(readParsedArguments(parsed).issues).toEqual([
+        { path: '/a', code: 'non_finite_number' },
+        { path: '/b/0', code: 'non_finite_number' },
+      ]);
+    },
+  );
 });

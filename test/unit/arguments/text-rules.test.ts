@@ -9,8 +9,9 @@ import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { canonicalText, identifierProblem } from '../../../shared/arguments/text-rules.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../../../shared/errors.js';
+import { verifies } from '../../support/requirements.js';
 
-describe('[args.text-normalization] canonicalText: NFC and trimmed, never NFKC', () => {
+describe(verifies('args.text-normalization', 'canonicalText: NFC and trimmed, never NFKC'), () => {
   const cases: readonly (readonly [input: string, expected: string])[] = [
     ['Office chairs', 'Office chairs'],
     ['  Office chairs  ', 'Office chairs'],
@@ -49,21 +50,21 @@ describe('[args.text-normalization] canonicalText: NFC and trimmed, never NFKC',
     ['a\u200db', 'a\u200db'],
   ];
   for (const [input, expected] of cases) {
-    it(`[args.text-normalization] ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
+    it(verifies('args.text-normalization', `${JSON.stringify(input)} → ${JSON.stringify(expected)}`), () => {
       expect(canonicalText(input)).toBe(expected);
       // once canonical, canonical again unchanged
       expect(canonicalText(expected)).toBe(expected);
     });
   }
 
-  it('[args.text-normalization] keeps fullwidth Ａ distinct from A (NFKC would fold them)', () => {
+  it(verifies('args.text-normalization', 'keeps fullwidth Ａ distinct from A (NFKC would fold them)'), () => {
     expect(canonicalText('Ａ')).not.toBe('A');
     expect(canonicalText('ﬁ')).not.toBe('fi');
     expect(canonicalText('Ａ')).toBe('\uff21');
   });
 });
 
-describe('[args.amount-digits] asciiDigits: Arabic-Indic and Persian digits as 0-9', () => {
+describe(verifies('args.amount-digits', 'asciiDigits: Arabic-Indic and Persian digits as 0-9'), () => {
   const cases: readonly (readonly [input: string, expected: string])[] = [
     ['٠١٢٣٤٥٦٧٨٩', '0123456789'],
     ['۰۱۲۳۴۵۶۷۸۹', '0123456789'],
@@ -82,13 +83,13 @@ describe('[args.amount-digits] asciiDigits: Arabic-Indic and Persian digits as 0
     ['𝟏', '𝟏'],
   ];
   for (const [input, expected] of cases) {
-    it(`[args.amount-digits] ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
+    it(verifies('args.amount-digits', `${JSON.stringify(input)} → ${JSON.stringify(expected)}`), () => {
       expect(asciiDigits(input)).toBe(expected);
     });
   }
 });
 
-describe('[args.amount-canonical] canonicalDecimal of strings', () => {
+describe(verifies('args.amount-canonical', 'canonicalDecimal of strings'), () => {
   const valid: readonly (readonly [input: string, expected: string])[] = [
     // the reference's own example: 1500.00 is the same as 1500
     ['1500', '1500'],
@@ -168,30 +169,30 @@ describe('[args.amount-canonical] canonicalDecimal of strings', () => {
   ];
 
   for (const [input, expected] of valid) {
-    it(`[args.amount-canonical] ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
+    it(verifies('args.amount-canonical', `${JSON.stringify(input)} → ${JSON.stringify(expected)}`), () => {
       expect(canonicalDecimal(input)).toBe(expected);
       expect(canonicalDecimal(expected)).toBe(expected);
     });
   }
   for (const [input, expected] of digits) {
-    it(`[args.amount-digits] ${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
+    it(verifies('args.amount-digits', `${JSON.stringify(input)} → ${JSON.stringify(expected)}`), () => {
       expect(canonicalDecimal(input)).toBe(expected);
     });
   }
   for (const input of invalid) {
-    it(`[args.amount-canonical] ${JSON.stringify(input)} is not a decimal`, () => {
+    it(verifies('args.amount-canonical', `${JSON.stringify(input)} is not a decimal`), () => {
       expect(canonicalDecimal(input)).toBeNull();
     });
   }
 
-  it('[args.amount-canonical] answers null for values that are neither strings nor numbers', () => {
+  it(verifies('args.amount-canonical', 'answers null for values that are neither strings nor numbers'), () => {
     for (const value of [null, undefined, true, false, [], {}, ['1500'], { amount: '1500' }, 1500n]) {
       expect(canonicalDecimal(value)).toBeNull();
     }
   });
 });
 
-describe('[args.amount-canonical] canonicalDecimal of JSON numbers, from their source text', () => {
+describe(verifies('args.amount-canonical', 'canonicalDecimal of JSON numbers, from their source text'), () => {
   const cases: readonly (readonly [value: number, text: string | undefined, expected: string | null])[] = [
     [1500, '1500', '1500'],
     [1500, '1500.00', '1500'],
@@ -228,17 +229,17 @@ describe('[args.amount-canonical] canonicalDecimal of JSON numbers, from their s
     [Number.POSITIVE_INFINITY, undefined, null],
   ];
   for (const [value, text, expected] of cases) {
-    it(`[args.amount-canonical] ${text ?? String(value)} → ${String(expected)}`, () => {
+    it(verifies('args.amount-canonical', `${text ?? String(value)} → ${String(expected)}`), () => {
       expect(canonicalDecimal(value, text)).toBe(expected);
     });
   }
 
-  it('[args.amount-canonical] expands an exponent of exactly 1000', () => {
+  it(verifies('args.amount-canonical', 'expands an exponent of exactly 1000'), () => {
     expect(canonicalDecimal(Number.POSITIVE_INFINITY, '1e1000')).toBe(`1${'0'.repeat(1000)}`);
   });
 });
 
-describe('[args.amount-canonical] compareDecimals orders canonical decimals exactly', () => {
+describe(verifies('args.amount-canonical', 'compareDecimals orders canonical decimals exactly'), () => {
   const cases: readonly (readonly [left: string, right: string, sign: -1 | 0 | 1])[] = [
     ['1500', '1500', 0],
     ['0', '0', 0],
@@ -261,14 +262,14 @@ describe('[args.amount-canonical] compareDecimals orders canonical decimals exac
     ['-12345678901234567890.5', '-12345678901234567890.5', 0],
   ];
   for (const [left, right, sign] of cases) {
-    it(`[args.amount-canonical] ${left} vs ${right} → ${sign}`, () => {
+    it(verifies('args.amount-canonical', `${left} vs ${right} → ${sign}`), () => {
       // -0 and 0 both mean equal
       expect(Math.sign(compareDecimals(left, right)) || 0).toBe(sign);
     });
   }
 });
 
-describe('[args.identifiers] identifierProblem', () => {
+describe(verifies('args.identifiers', 'identifierProblem'), () => {
   const cases: readonly (readonly [input: string, expected: InputErrorCode | null])[] = [
     // Latin letters, ASCII digits and - _ . /
     ['V-100', null],
@@ -330,20 +331,20 @@ describe('[args.identifiers] identifierProblem', () => {
     ['Vب\u200b', 'disallowed_character'],
   ];
   for (const [input, expected] of cases) {
-    it(`[args.identifiers] ${JSON.stringify(input)} → ${String(expected)}`, () => {
+    it(verifies('args.identifiers', `${JSON.stringify(input)} → ${String(expected)}`), () => {
       expect(identifierProblem(input)).toBe(expected);
     });
   }
 
   // Vietnamese letters (Latin Extended Additional, U+1E00–U+1EFF) are letters of the Latin script.
   // Fails today: the Latin test only knows U+0041–U+024F, so they are called unsupported_script.
-  it('[args.identifiers] accepts Latin-script letters beyond Latin Extended-B (Vietnamese ễ, ạ)', () => {
+  it(verifies('args.identifiers', 'accepts Latin-script letters beyond Latin Extended-B (Vietnamese ễ, ạ)'), () => {
     expect(identifierProblem('Nguyễn-01')).toBeNull();
     expect(identifierProblem('Hạ-Long')).toBeNull();
   });
 });
 
-describe('[args.every-problem] the reference example: input_errors with a path such as /max_total', () => {
+describe(verifies('args.every-problem', 'the reference example: input_errors with a path such as /max_total'), () => {
   const schema: JsonObject = {
     type: 'object',
     properties: {
@@ -358,7 +359,7 @@ describe('[args.every-problem] the reference example: input_errors with a path s
     return canonicalizeArguments({ inputSchema: schema }, input);
   };
 
-  it('[args.amount-canonical] answers invalid_decimal at /max_total with the reference message', () => {
+  it(verifies('args.amount-canonical', 'answers invalid_decimal at /max_total with the reference message'), () => {
     expect(inputErrorCodes.invalid_decimal).toBe('Expected a decimal number such as 1500 or 1500.25.');
     for (const amount of ['"1,500"', '"١,٥٠٠"', '"1500 EUR"', '".5"', '"1e3"', '"+5"', '"5."', '"1 500"']) {
       expect(canonicalize(`{"max_total":${amount}}`)).toEqual({
@@ -374,7 +375,7 @@ describe('[args.every-problem] the reference example: input_errors with a path s
     }
   });
 
-  it('[args.amount-digits] treats Persian and Arabic-Indic max_total as the ASCII amount', () => {
+  it(verifies('args.amount-digits', 'treats Persian and Arabic-Indic max_total as the ASCII amount'), () => {
     const hashes = new Set<string>();
     for (const amount of ['"1500"', '"1500.00"', '"۱۵۰۰"', '"١٥٠٠٫٠٠"', '1500', '1500.0', '1.5e3', '" 01500 "']) {
       const result = canonicalize(`{"max_total":${amount}}`);
@@ -386,17 +387,20 @@ describe('[args.every-problem] the reference example: input_errors with a path s
     expect(hashes.size).toBe(1);
   });
 
-  it('[args.identifiers] reports a mixed-script vendor id and an invalid amount together, sorted by path', () => {
-    expect(canonicalize('{"vendor_id":"V-فروشنده","max_total":"١,٥٠٠"}')).toEqual({
-      ok: false,
-      errors: [
-        { path: '/max_total', code: 'invalid_decimal', message: inputErrorCodes.invalid_decimal },
-        { path: '/vendor_id', code: 'mixed_script', message: inputErrorCodes.mixed_script },
-      ],
-    });
-  });
+  it(
+    verifies('args.identifiers', 'reports a mixed-script vendor id and an invalid amount together, sorted by path'),
+    () => {
+      expect(canonicalize('{"vendor_id":"V-فروشنده","max_total":"١,٥٠٠"}')).toEqual({
+        ok: false,
+        errors: [
+          { path: '/max_total', code: 'invalid_decimal', message: inputErrorCodes.invalid_decimal },
+          { path: '/vendor_id', code: 'mixed_script', message: inputErrorCodes.mixed_script },
+        ],
+      });
+    },
+  );
 
-  it('[args.identifiers] checks an identifier after NFC and trimming', () => {
+  it(verifies('args.identifiers', 'checks an identifier after NFC and trimming'), () => {
     const result = canonicalize('{"vendor_id":"  Mu\\u0308ller-1\\t"}');
     expect(result).toMatchObject({ ok: true, arguments: { value: { vendor_id: 'M\u00fcller-1' } } });
     expect(canonicalize('{"vendor_id":"V-100\\u200b"}')).toEqual({

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { agentFromClaims, defaultClaimNames } from '../../../shared/auth/agent.js';
+import { verifies } from '../../support/requirements.js';
 
 describe('agentFromClaims', () => {
-  it('[auth.agent-from-claims] reads id, groups and customer from the configured claims', () => {
+  it(verifies('auth.agent-from-claims', 'reads id, groups and customer from the configured claims'), () => {
     expect(
       agentFromClaims(
         { client_id: 'support-agent', 'cognito:groups': '[support tier-2 support]', acting_for: 'customer-1042' },
@@ -11,13 +12,13 @@ describe('agentFromClaims', () => {
     ).toEqual({ id: 'support-agent', groups: ['support', 'tier-2'], customerId: 'customer-1042' });
   });
 
-  it('[auth.agent-from-claims] accepts a real list or a comma-separated list of groups', () => {
+  it(verifies('auth.agent-from-claims', 'accepts a real list or a comma-separated list of groups'), () => {
     expect(agentFromClaims({ sub: 'a', groups: ['x', 'y'] }, defaultClaimNames)?.groups).toEqual(['x', 'y']);
     expect(agentFromClaims({ sub: 'a', groups: 'y, x' }, defaultClaimNames)?.groups).toEqual(['x', 'y']);
     expect(agentFromClaims({ sub: 'a' }, defaultClaimNames)).toEqual({ id: 'a', groups: [], customerId: null });
   });
 
-  it('[auth.agent-from-claims] finds no agent without the agent claim, or with an empty one', () => {
+  it(verifies('auth.agent-from-claims', 'finds no agent without the agent claim, or with an empty one'), () => {
     expect(agentFromClaims({ groups: '[finance]' }, defaultClaimNames)).toBeNull();
     expect(agentFromClaims({ sub: '   ' }, defaultClaimNames)).toBeNull();
     expect(agentFromClaims({ sub: 42 }, defaultClaimNames)).toBeNull();

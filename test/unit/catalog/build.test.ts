@@ -9,6 +9,7 @@ import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
 import type { ResolvedSystem } from '../../../shared/config/load.js';
 import type { AdminOperation } from '../../../shared/config/schema.js';
+import { verifies } from '../../support/requirements.js';
 import { aSystem } from '../../support/systems.js';
 
 /** A resolved system with every field the loader fills, its defaults unless overridden. */
@@ -119,70 +120,85 @@ describe('input schema: merging parameters and body', () => {
     'X-Trace': { type: 'string' },
   };
 
-  it('[catalog.input-schema] merges path, query and header parameters with the body fields, refusing unknown fields', async () => {
-    const tool = onlyTool(await build(addLine(true)));
-    expect(tool.name).toBe('erp.add_line');
-    expect(tool.inputSchema).toEqual({
-      description: 'A line of an order.',
-      type: 'object',
-      properties,
-      required: ['sku', 'quantity', 'order_id', 'page', 'X-Correlation-Id'],
-      additionalProperties: false,
-    });
-    expect(tool.fields).toEqual([
-      { field: 'sku', in: 'body', name: 'sku' },
-      { field: 'quantity', in: 'body', name: 'quantity' },
-      { field: 'note', in: 'body', name: 'note' },
-      { field: 'order_id', in: 'path', name: 'order_id' },
-      { field: 'dry_run', in: 'query', name: 'dry_run' },
-      { field: 'page', in: 'query', name: 'page' },
-      { field: 'X-Correlation-Id', in: 'header', name: 'X-Correlation-Id' },
-      { field: 'X-Trace', in: 'header', name: 'X-Trace' },
-    ]);
-    expect(tool.method).toBe('POST');
-    expect(tool.path).toBe('/orders/{order_id}/lines');
-  });
+  it(
+    verifies(
+      'catalog.input-schema',
+      'merges path, query and header parameters with the body fields, refusing unknown fields',
+    ),
+    async () => {
+      const tool = onlyTool(await build(addLine(true)));
+      expect(tool.name).toBe('erp.add_line');
+      expect(tool.inputSchema).toEqual({
+        description: 'A line of an order.',
+        type: 'object',
+        properties,
+        required: ['sku', 'quantity', 'order_id', 'page', 'X-Correlation-Id'],
+        additionalProperties: false,
+      });
+      expect(tool.fields).toEqual([
+        { field: 'sku', in: 'body', name: 'sku' },
+        { field: 'quantity', in: 'body', name: 'quantity' },
+        { field: 'note', in: 'body', name: 'note' },
+        { field: 'order_id', in: 'path', name: 'order_id' },
+        { field: 'dry_run', in: 'query', name: 'dry_run' },
+        { field: 'page', in: 'query', name: 'page' },
+        { field: 'X-Correlation-Id', in: 'header', name: 'X-Correlation-Id' },
+        { field: 'X-Trace', in: 'header', name: 'X-Trace' },
+      ]);
+      expect(tool.method).toBe('POST');
+      expect(tool.path).toBe('/orders/{order_id}/lines');
+    },
+  );
 
-  it("[catalog.input-schema] requires the body's required fields only when the body is required", async () => {
-    const tool = onlyTool(await build(addLine(false)));
-    expect(tool.inputSchema).toEqual({
-      description: 'A line of an order.',
-      type: 'object',
-      properties,
-      required: ['order_id', 'page', 'X-Correlation-Id'],
-      additionalProperties: false,
-    });
-  });
+  it(
+    verifies('catalog.input-schema', "requires the body's required fields only when the body is required"),
+    async () => {
+      const tool = onlyTool(await build(addLine(false)));
+      expect(tool.inputSchema).toEqual({
+        description: 'A line of an order.',
+        type: 'object',
+        properties,
+        required: ['order_id', 'page', 'X-Correlation-Id'],
+        additionalProperties: false,
+      });
+    },
+  );
 
-  it('[catalog.input-schema] an operation without parameters or body takes an empty object', async () => {
+  it(verifies('catalog.input-schema', 'an operation without parameters or body takes an empty object'), async () => {
     const tool = onlyTool(await build({ '/ping': { get: { operationId: 'ping', responses: ok } } }));
     expect(tool.inputSchema).toEqual({ type: 'object', properties: {}, additionalProperties: false });
     expect(tool.fields).toEqual([]);
   });
 
-  it('[catalog.input-schema] path-level parameters are merged, and an operation-level one of the same name and place wins', async () => {
-    const tool = onlyTool(
-      await build({
-        '/vendors/{vendor_id}': {
-          parameters: [
-            { name: 'vendor_id', in: 'path', required: true, schema: { type: 'string' } },
-            { name: 'verbose', in: 'query', schema: { type: 'boolean' } },
-          ],
-          get: {
-            operationId: 'vendors.get',
-            parameters: [{ name: 'verbose', in: 'query', required: true, schema: { type: 'integer' } }],
-            responses: ok,
+  it(
+    verifies(
+      'catalog.input-schema',
+      'path-level parameters are merged, and an operation-level one of the same name and place wins',
+    ),
+    async () => {
+      const tool = onlyTool(
+        await build({
+          '/vendors/{vendor_id}': {
+            parameters: [
+              { name: 'vendor_id', in: 'path', required: true, schema: { type: 'string' } },
+              { name: 'verbose', in: 'query', schema: { type: 'boolean' } },
+            ],
+            get: {
+              operationId: 'vendors.get',
+              parameters: [{ name: 'verbose', in: 'query', required: true, schema: { type: 'integer' } }],
+              responses: ok,
+            },
           },
-        },
-      }),
-    );
-    expect(tool.inputSchema).toEqual({
-      type: 'object',
-      properties: { vendor_id: { type: 'string' }, verbose: { type: 'integer' } },
-      required: ['vendor_id', 'verbose'],
-      additionalProperties: false,
-    });
-  });
+        }),
+      );
+      expect(tool.inputSchema).toEqual({
+        type: 'object',
+        properties: { vendor_id: { type: 'string' }, verbose: { type: 'integer' } },
+        required: ['vendor_id', 'verbose'],
+        additionalProperties: false,
+      });
+    },
+  );
 });
 
 describe('input schema: name clashes', () => {
@@ -200,51 +216,63 @@ describe('input schema: name clashes', () => {
     },
   });
 
-  it('[catalog.input-schema] renames a query parameter named like a body field query_<name>, keeping its wire name', async () => {
-    const tool = onlyTool(
-      await build(
-        search(
-          [{ name: 'status', in: 'query', required: true, schema: { type: 'string', enum: ['open', 'closed'] } }],
-          { status: { type: 'integer' } },
+  it(
+    verifies(
+      'catalog.input-schema',
+      'renames a query parameter named like a body field query_<name>, keeping its wire name',
+    ),
+    async () => {
+      const tool = onlyTool(
+        await build(
+          search(
+            [{ name: 'status', in: 'query', required: true, schema: { type: 'string', enum: ['open', 'closed'] } }],
+            { status: { type: 'integer' } },
+          ),
         ),
-      ),
-    );
-    expect(tool.inputSchema.properties).toEqual({
-      status: { type: 'integer' },
-      query_status: { type: 'string', enum: ['open', 'closed'] },
-    });
-    expect(tool.inputSchema.required).toEqual(['query_status']);
-    expect(tool.fields).toEqual([
-      { field: 'status', in: 'body', name: 'status' },
-      { field: 'query_status', in: 'query', name: 'status' },
-    ]);
-  });
+      );
+      expect(tool.inputSchema.properties).toEqual({
+        status: { type: 'integer' },
+        query_status: { type: 'string', enum: ['open', 'closed'] },
+      });
+      expect(tool.inputSchema.required).toEqual(['query_status']);
+      expect(tool.fields).toEqual([
+        { field: 'status', in: 'body', name: 'status' },
+        { field: 'query_status', in: 'query', name: 'status' },
+      ]);
+    },
+  );
 
-  it('[catalog.input-schema] renames a header parameter header_<name>, and a query parameter clashing with a path one', async () => {
-    const tool = onlyTool(
-      await build({
-        '/orders/{id}': {
-          put: {
-            operationId: 'orders.replace',
-            parameters: [
-              { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
-              { name: 'id', in: 'query', schema: { type: 'string' } },
-              { name: 'id', in: 'header', schema: { type: 'string' } },
-            ],
-            responses: ok,
+  it(
+    verifies(
+      'catalog.input-schema',
+      'renames a header parameter header_<name>, and a query parameter clashing with a path one',
+    ),
+    async () => {
+      const tool = onlyTool(
+        await build({
+          '/orders/{id}': {
+            put: {
+              operationId: 'orders.replace',
+              parameters: [
+                { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+                { name: 'id', in: 'query', schema: { type: 'string' } },
+                { name: 'id', in: 'header', schema: { type: 'string' } },
+              ],
+              responses: ok,
+            },
           },
-        },
-      }),
-    );
-    expect(tool.fields).toEqual([
-      { field: 'id', in: 'path', name: 'id' },
-      { field: 'query_id', in: 'query', name: 'id' },
-      { field: 'header_id', in: 'header', name: 'id' },
-    ]);
-    expect(tool.inputSchema.required).toEqual(['id']);
-  });
+        }),
+      );
+      expect(tool.fields).toEqual([
+        { field: 'id', in: 'path', name: 'id' },
+        { field: 'query_id', in: 'query', name: 'id' },
+        { field: 'header_id', in: 'header', name: 'id' },
+      ]);
+      expect(tool.inputSchema.required).toEqual(['id']);
+    },
+  );
 
-  it('[catalog.input-schema] refuses the operation when the renamed field is taken too', async () => {
+  it(verifies('catalog.input-schema', 'refuses the operation when the renamed field is taken too'), async () => {
     const built = await build(
       search([{ name: 'status', in: 'query', schema: { type: 'string' } }], {
         status: { type: 'string' },
@@ -263,63 +291,69 @@ describe('input schema: name clashes', () => {
     ]);
   });
 
-  it('[catalog.input-schema] does not rename a parameter whose name only matches an Object.prototype member', async () => {
-    const tool = onlyTool(
-      await build({
-        '/things': {
-          get: {
-            operationId: 'things.list',
-            parameters: [
-              { name: 'constructor', in: 'query', schema: { type: 'string' } },
-              { name: 'toString', in: 'query', schema: { type: 'string' } },
-            ],
-            responses: ok,
+  it(
+    verifies('catalog.input-schema', 'does not rename a parameter whose name only matches an Object.prototype member'),
+    async () => {
+      const tool = onlyTool(
+        await build({
+          '/things': {
+            get: {
+              operationId: 'things.list',
+              parameters: [
+                { name: 'constructor', in: 'query', schema: { type: 'string' } },
+                { name: 'toString', in: 'query', schema: { type: 'string' } },
+              ],
+              responses: ok,
+            },
           },
-        },
-      }),
-    );
-    expect(tool.fields).toEqual([
-      { field: 'constructor', in: 'query', name: 'constructor' },
-      { field: 'toString', in: 'query', name: 'toString' },
-    ]);
-  });
+        }),
+      );
+      expect(tool.fields).toEqual([
+        { field: 'constructor', in: 'query', name: 'constructor' },
+        { field: 'toString', in: 'query', name: 'toString' },
+      ]);
+    },
+  );
 });
 
 describe('input schema: bodies that are not objects, cookies, read-only fields', () => {
-  it('[catalog.input-schema] puts an array body under the field "body", sent as the whole body', async () => {
-    const tool = onlyTool(
-      await build({
-        '/tags': {
-          put: {
-            operationId: 'tags.replace',
-            parameters: [{ name: 'body', in: 'query', schema: { type: 'string' } }],
-            requestBody: {
-              required: true,
-              content: {
-                'application/json': { schema: { type: 'array', items: { type: 'string' }, maxItems: 10 } },
+  it(
+    verifies('catalog.input-schema', 'puts an array body under the field "body", sent as the whole body'),
+    async () => {
+      const tool = onlyTool(
+        await build({
+          '/tags': {
+            put: {
+              operationId: 'tags.replace',
+              parameters: [{ name: 'body', in: 'query', schema: { type: 'string' } }],
+              requestBody: {
+                required: true,
+                content: {
+                  'application/json': { schema: { type: 'array', items: { type: 'string' }, maxItems: 10 } },
+                },
               },
+              responses: ok,
             },
-            responses: ok,
           },
+        }),
+      );
+      expect(tool.inputSchema).toEqual({
+        type: 'object',
+        properties: {
+          body: { type: 'array', items: { type: 'string' }, maxItems: 10 },
+          query_body: { type: 'string' },
         },
-      }),
-    );
-    expect(tool.inputSchema).toEqual({
-      type: 'object',
-      properties: {
-        body: { type: 'array', items: { type: 'string' }, maxItems: 10 },
-        query_body: { type: 'string' },
-      },
-      required: ['body'],
-      additionalProperties: false,
-    });
-    expect(tool.fields).toEqual([
-      { field: 'body', in: 'whole-body', name: 'body' },
-      { field: 'query_body', in: 'query', name: 'body' },
-    ]);
-  });
+        required: ['body'],
+        additionalProperties: false,
+      });
+      expect(tool.fields).toEqual([
+        { field: 'body', in: 'whole-body', name: 'body' },
+        { field: 'query_body', in: 'query', name: 'body' },
+      ]);
+    },
+  );
 
-  it('[catalog.input-schema] an optional non-object body is an optional "body" field', async () => {
+  it(verifies('catalog.input-schema', 'an optional non-object body is an optional "body" field'), async () => {
     const tool = onlyTool(
       await build({
         '/note': {
@@ -339,103 +373,61 @@ describe('input schema: bodies that are not objects, cookies, read-only fields',
     expect(tool.fields).toEqual([{ field: 'body', in: 'whole-body', name: 'body' }]);
   });
 
-  it('[catalog.header-parameters] leaves out an operation that needs a cookie parameter, with a note; the document stays valid', async () => {
-    const paths = {
-      '/me': {
-        get: {
-          operationId: 'me.get',
-          parameters: [{ name: 'session', in: 'cookie', required: true, schema: { type: 'string' } }],
-          responses: ok,
-        },
-      },
-      '/other': { get: { operationId: 'other.get', responses: ok } },
-    };
-    const built = await build(paths);
-    expect(built.tools.map((tool) => tool.name)).toEqual(['erp.other.get']);
-    expect(built.problems).toEqual([]);
-    expect(built.warnings).toEqual([
-      {
-        path: ['systems', 0, 'openapi'],
-        message:
-          'openapi: GET /me (erp.me.get) is left out: it needs the cookie parameter "session", which the gateway does not send',
-      },
-    ]);
-    // disabled_tools may name it (nothing to turn off, and no "there is no tool named" problem).
-    const disabled = await build(paths, { disabled_tools: ['erp.me.get'] });
-    expect(disabled.problems).toEqual([]);
-    expect(disabled.tools.map((tool) => tool.name)).toEqual(['erp.other.get']);
-  });
-
-  it('[catalog.input-schema] leaves read-only body properties out of the input (and out of required)', async () => {
-    const tool = onlyTool(
-      await build({
-        '/vendors': {
-          post: {
-            operationId: 'vendors.create',
-            requestBody: {
-              required: true,
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    required: ['id', 'name'],
-                    properties: {
-                      id: { type: 'string', readOnly: true },
-                      name: { type: 'string' },
-                      address: {
-                        type: 'object',
-                        properties: { created_at: { type: 'string', readOnly: true }, city: { type: 'string' } },
-                      },
-                    },
-                  },
-                },
-              },
-            },
+  it(
+    verifies(
+      'catalog.header-parameters',
+      'leaves out an operation that needs a cookie parameter, with a note; the document stays valid',
+    ),
+    async () => {
+      const paths = {
+        '/me': {
+          get: {
+            operationId: 'me.get',
+            parameters: [{ name: 'session', in: 'cookie', required: true, schema: { type: 'string' } }],
             responses: ok,
           },
         },
-      }),
-    );
-    expect(tool.inputSchema).toEqual({
-      type: 'object',
-      properties: {
-        name: { type: 'string' },
-        address: { type: 'object', properties: { city: { type: 'string' } } },
-      },
-      required: ['name'],
-      additionalProperties: false,
-    });
-    expect(tool.fields.map((field) => field.field)).toEqual(['name', 'address']);
-  });
-
-  it('[catalog.input-schema] converts OpenAPI 3.0 schemas: nullable, boolean exclusive bounds, example', async () => {
-    const tool = onlyTool(
-      await build(
+        '/other': { get: { operationId: 'other.get', responses: ok } },
+      };
+      const built = await build(paths);
+      expect(built.tools.map((tool) => tool.name)).toEqual(['erp.other.get']);
+      expect(built.problems).toEqual([]);
+      expect(built.warnings).toEqual([
         {
-          '/items/{id}': {
-            put: {
-              operationId: 'items.put',
-              parameters: [
-                {
-                  name: 'id',
-                  in: 'path',
-                  required: true,
-                  schema: { type: 'integer', minimum: 0, exclusiveMinimum: true, example: 7 },
-                },
-              ],
+          path: ['systems', 0, 'openapi'],
+          message:
+            'openapi: GET /me (erp.me.get) is left out: it needs the cookie parameter "session", which the gateway does not send',
+        },
+      ]);
+      // disabled_tools may name it (nothing to turn off, and no "there is no tool named" problem).
+      const disabled = await build(paths, { disabled_tools: ['erp.me.get'] });
+      expect(disabled.problems).toEqual([]);
+      expect(disabled.tools.map((tool) => tool.name)).toEqual(['erp.other.get']);
+    },
+  );
+
+  it(
+    verifies('catalog.input-schema', 'leaves read-only body properties out of the input (and out of required)'),
+    async () => {
+      const tool = onlyTool(
+        await build({
+          '/vendors': {
+            post: {
+              operationId: 'vendors.create',
               requestBody: {
                 required: true,
                 content: {
                   'application/json': {
                     schema: {
                       type: 'object',
-                      required: ['note'],
+                      required: ['id', 'name'],
                       properties: {
-                        note: { type: 'string', nullable: true, example: 'hello' },
-                        size: { type: 'number', maximum: 10, exclusiveMaximum: false },
-                        ratio: { type: 'number', maximum: 1, exclusiveMaximum: true },
-                        kind: { enum: ['a', 'b'], nullable: true },
-                        tags: { type: 'array', items: { type: 'string', nullable: true } },
+                        id: { type: 'string', readOnly: true },
+                        name: { type: 'string' },
+                        address: {
+                          type: 'object',
+                          properties: { created_at: { type: 'string', readOnly: true }, city: { type: 'string' } },
+                        },
                       },
                     },
                   },
@@ -444,62 +436,119 @@ describe('input schema: bodies that are not objects, cookies, read-only fields',
               responses: ok,
             },
           },
+        }),
+      );
+      expect(tool.inputSchema).toEqual({
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          address: { type: 'object', properties: { city: { type: 'string' } } },
         },
-        {},
-        { version: '3.0.3' },
-      ),
-    );
-    expect(tool.inputSchema).toEqual({
-      type: 'object',
-      properties: {
-        note: { type: ['string', 'null'], examples: ['hello'] },
-        size: { type: 'number', maximum: 10 },
-        ratio: { type: 'number', exclusiveMaximum: 1 },
-        kind: { enum: ['a', 'b', null] },
-        tags: { type: 'array', items: { type: ['string', 'null'] } },
-        id: { type: 'integer', exclusiveMinimum: 0, examples: [7] },
-      },
-      required: ['note', 'id'],
-      additionalProperties: false,
-    });
-  });
+        required: ['name'],
+        additionalProperties: false,
+      });
+      expect(tool.fields.map((field) => field.field)).toEqual(['name', 'address']);
+    },
+  );
 
-  it('[catalog.input-schema] keeps OpenAPI 3.1 schemas as JSON Schema, only turning example into examples', async () => {
-    const tool = onlyTool(
-      await build({
-        '/items': {
-          post: {
-            operationId: 'items.create',
-            requestBody: {
-              required: true,
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    properties: {
-                      size: { type: 'number', exclusiveMinimum: 0 },
-                      note: { type: ['string', 'null'], example: 'x', examples: ['y'] },
-                      code: { type: 'string', example: 'AB-1' },
+  it(
+    verifies('catalog.input-schema', 'converts OpenAPI 3.0 schemas: nullable, boolean exclusive bounds, example'),
+    async () => {
+      const tool = onlyTool(
+        await build(
+          {
+            '/items/{id}': {
+              put: {
+                operationId: 'items.put',
+                parameters: [
+                  {
+                    name: 'id',
+                    in: 'path',
+                    required: true,
+                    schema: { type: 'integer', minimum: 0, exclusiveMinimum: true, example: 7 },
+                  },
+                ],
+                requestBody: {
+                  required: true,
+                  content: {
+                    'application/json': {
+                      schema: {
+                        type: 'object',
+                        required: ['note'],
+                        properties: {
+                          note: { type: 'string', nullable: true, example: 'hello' },
+                          size: { type: 'number', maximum: 10, exclusiveMaximum: false },
+                          ratio: { type: 'number', maximum: 1, exclusiveMaximum: true },
+                          kind: { enum: ['a', 'b'], nullable: true },
+                          tags: { type: 'array', items: { type: 'string', nullable: true } },
+                        },
+                      },
+                    },
+                  },
+                },
+                responses: ok,
+              },
+            },
+          },
+          {},
+          { version: '3.0.3' },
+        ),
+      );
+      expect(tool.inputSchema).toEqual({
+        type: 'object',
+        properties: {
+          note: { type: ['string', 'null'], examples: ['hello'] },
+          size: { type: 'number', maximum: 10 },
+          ratio: { type: 'number', exclusiveMaximum: 1 },
+          kind: { enum: ['a', 'b', null] },
+          tags: { type: 'array', items: { type: ['string', 'null'] } },
+          id: { type: 'integer', exclusiveMinimum: 0, examples: [7] },
+        },
+        required: ['note', 'id'],
+        additionalProperties: false,
+      });
+    },
+  );
+
+  it(
+    verifies('catalog.input-schema', 'keeps OpenAPI 3.1 schemas as JSON Schema, only turning example into examples'),
+    async () => {
+      const tool = onlyTool(
+        await build({
+          '/items': {
+            post: {
+              operationId: 'items.create',
+              requestBody: {
+                required: true,
+                content: {
+                  'application/json': {
+                    schema: {
+                      type: 'object',
+                      properties: {
+                        size: { type: 'number', exclusiveMinimum: 0 },
+                        note: { type: ['string', 'null'], example: 'x', examples: ['y'] },
+                        code: { type: 'string', example: 'AB-1' },
+                      },
                     },
                   },
                 },
               },
+              responses: ok,
             },
-            responses: ok,
           },
-        },
-      }),
-    );
-    expect(tool.inputSchema.properties).toEqual({
-      size: { type: 'number', exclusiveMinimum: 0 },
-      note: { type: ['string', 'null'], examples: ['y'] },
-      code: { type: 'string', examples: ['AB-1'] },
-    });
-  });
+        }),
+      );
+      expect(tool.inputSchema.properties).toEqual({
+        size: { type: 'number', exclusiveMinimum: 0 },
+        note: { type: ['string', 'null'], examples: ['y'] },
+        code: { type: 'string', examples: ['AB-1'] },
+      });
+    },
+  );
 });
 
 describe('admin-described operations', () => {
-  it('[catalog.admin-operations] binds path fields to the path and the others to the query for GET', () => {
+  it(verifies('catalog.admin-operations', 'binds path fields to the path and the others to the query for GET'), () => {
     const built = buildAdmin([
       admin({
         id: 'shipments.track',
@@ -544,70 +593,76 @@ describe('admin-described operations', () => {
     });
   });
 
-  it('[catalog.admin-operations] sends the non-path fields as the body for POST and as the query for DELETE', () => {
-    const inputSchema = {
-      type: 'object',
-      required: ['text'],
-      properties: { order_id: { type: 'string' }, text: { type: 'string' } },
-    };
-    const built = buildAdmin([
-      admin({ id: 'notes.add', method: 'POST', path: '/orders/{order_id}/notes', input_schema: inputSchema }),
-      admin({ id: 'notes.remove', method: 'DELETE', path: '/orders/{order_id}/notes', input_schema: inputSchema }),
-      admin({ id: 'notes.replace', method: 'PUT', path: '/orders/{order_id}/notes', input_schema: inputSchema }),
-    ]);
-    const tools = clean(built);
-    expect(tools.map((tool) => [tool.name, tool.fields])).toEqual([
-      [
-        'erp.notes.add',
+  it(
+    verifies('catalog.admin-operations', 'sends the non-path fields as the body for POST and as the query for DELETE'),
+    () => {
+      const inputSchema = {
+        type: 'object',
+        required: ['text'],
+        properties: { order_id: { type: 'string' }, text: { type: 'string' } },
+      };
+      const built = buildAdmin([
+        admin({ id: 'notes.add', method: 'POST', path: '/orders/{order_id}/notes', input_schema: inputSchema }),
+        admin({ id: 'notes.remove', method: 'DELETE', path: '/orders/{order_id}/notes', input_schema: inputSchema }),
+        admin({ id: 'notes.replace', method: 'PUT', path: '/orders/{order_id}/notes', input_schema: inputSchema }),
+      ]);
+      const tools = clean(built);
+      expect(tools.map((tool) => [tool.name, tool.fields])).toEqual([
         [
-          { field: 'order_id', in: 'path', name: 'order_id' },
-          { field: 'text', in: 'body', name: 'text' },
+          'erp.notes.add',
+          [
+            { field: 'order_id', in: 'path', name: 'order_id' },
+            { field: 'text', in: 'body', name: 'text' },
+          ],
         ],
-      ],
-      [
-        'erp.notes.remove',
         [
-          { field: 'order_id', in: 'path', name: 'order_id' },
-          { field: 'text', in: 'query', name: 'text' },
+          'erp.notes.remove',
+          [
+            { field: 'order_id', in: 'path', name: 'order_id' },
+            { field: 'text', in: 'query', name: 'text' },
+          ],
         ],
-      ],
-      [
-        'erp.notes.replace',
         [
-          { field: 'order_id', in: 'path', name: 'order_id' },
-          { field: 'text', in: 'body', name: 'text' },
+          'erp.notes.replace',
+          [
+            { field: 'order_id', in: 'path', name: 'order_id' },
+            { field: 'text', in: 'body', name: 'text' },
+          ],
         ],
-      ],
-    ]);
-    // The path field is required even though the admin did not list it.
-    expect(toolNamed(built, 'erp.notes.add').inputSchema).toEqual({
-      type: 'object',
-      required: ['text', 'order_id'],
-      properties: { order_id: { type: 'string' }, text: { type: 'string' } },
-      additionalProperties: false,
-    });
-  });
+      ]);
+      // The path field is required even though the admin did not list it.
+      expect(toolNamed(built, 'erp.notes.add').inputSchema).toEqual({
+        type: 'object',
+        required: ['text', 'order_id'],
+        properties: { order_id: { type: 'string' }, text: { type: 'string' } },
+        additionalProperties: false,
+      });
+    },
+  );
 
-  it('[catalog.admin-operations] refuses fields the admin did not describe, even if the schema allowed them', () => {
-    const tool = onlyTool(
-      buildAdmin([
-        admin({
-          id: 'ping',
-          method: 'POST',
-          path: '/ping',
-          input_schema: { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: true },
-        }),
-      ]),
-    );
-    expect(tool.inputSchema).toEqual({
-      type: 'object',
-      properties: { n: { type: 'integer' } },
-      additionalProperties: false,
-    });
-    expect(tool.access).toBe('write');
-  });
+  it(
+    verifies('catalog.admin-operations', 'refuses fields the admin did not describe, even if the schema allowed them'),
+    () => {
+      const tool = onlyTool(
+        buildAdmin([
+          admin({
+            id: 'ping',
+            method: 'POST',
+            path: '/ping',
+            input_schema: { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: true },
+          }),
+        ]),
+      );
+      expect(tool.inputSchema).toEqual({
+        type: 'object',
+        properties: { n: { type: 'integer' } },
+        additionalProperties: false,
+      });
+      expect(tool.access).toBe('write');
+    },
+  );
 
-  it('[catalog.admin-operations] a {segment} with no input field of that name is a problem', () => {
+  it(verifies('catalog.admin-operations', 'a {segment} with no input field of that name is a problem'), () => {
     const built = buildAdmin(
       [
         admin({ id: 'ok.get', method: 'GET', path: '/ok' }),
@@ -632,19 +687,25 @@ describe('admin-described operations', () => {
     ]);
   });
 
-  it('[catalog.admin-operations] a {segment} named like an Object.prototype member still needs its input field', () => {
-    const built = buildAdmin([admin({ id: 'odd.get', method: 'GET', path: '/odd/{constructor}' })]);
-    expect(built.tools).toEqual([]);
-    expect(built.problems).toEqual([
-      {
-        path: ['systems', 0, 'operations', 0],
-        message:
-          'systems[0].operations[0] (erp.odd.get): the path segment {constructor} has no input field of that name',
-      },
-    ]);
-  });
+  it(
+    verifies(
+      'catalog.admin-operations',
+      'a {segment} named like an Object.prototype member still needs its input field',
+    ),
+    () => {
+      const built = buildAdmin([admin({ id: 'odd.get', method: 'GET', path: '/odd/{constructor}' })]);
+      expect(built.tools).toEqual([]);
+      expect(built.problems).toEqual([
+        {
+          path: ['systems', 0, 'operations', 0],
+          message:
+            'systems[0].operations[0] (erp.odd.get): the path segment {constructor} has no input field of that name',
+        },
+      ]);
+    },
+  );
 
-  it('[catalog.admin-operations] an input schema that is not an object is a problem', () => {
+  it(verifies('catalog.admin-operations', 'an input schema that is not an object is a problem'), () => {
     const built = buildAdmin([
       admin({
         id: 'list.put',
@@ -662,7 +723,7 @@ describe('admin-described operations', () => {
     ]);
   });
 
-  it('[catalog.admin-operations] admin operations become tools beside the OpenAPI ones', async () => {
+  it(verifies('catalog.admin-operations', 'admin operations become tools beside the OpenAPI ones'), async () => {
     const operations = [
       ...(await operationsOf({ '/vendors': { get: { operationId: 'vendors.list', responses: ok } } })),
       ...operationsFromAdmin([admin({ id: 'vendors.audit', method: 'POST', path: '/vendors/audit' })], 0),
@@ -686,7 +747,7 @@ describe('marks', () => {
     },
   });
 
-  it('[catalog.marks] marks x-sensitive from format: password and from sensitive_fields', async () => {
+  it(verifies('catalog.marks', 'marks x-sensitive from format: password and from sensitive_fields'), async () => {
     const tool = onlyTool(
       await build(
         body({
@@ -706,43 +767,49 @@ describe('marks', () => {
     });
   });
 
-  it('[catalog.marks] marks x-identifier from the source, format: identifier and identifier_fields, also nested', async () => {
-    const tool = onlyTool(
-      await build(
-        body({
-          vendor_id: { type: 'string', 'x-identifier': true, maxLength: 40 },
-          reference: { type: 'string', format: 'identifier' },
-          sku: { type: 'string' },
-          vendor: { type: 'object', properties: { sku: { type: 'string' }, label: { type: 'string' } } },
-          lines: {
-            type: 'array',
-            items: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer' } } },
-          },
-          codes: { type: 'array', items: { type: 'string' } },
-        }),
-        { identifier_fields: ['sku', 'codes'] },
-      ),
-    );
-    expect(tool.inputSchema.properties).toEqual({
-      vendor_id: { type: 'string', 'x-identifier': true, maxLength: 40 },
-      reference: { type: 'string', format: 'identifier', 'x-identifier': true },
-      sku: { type: 'string', 'x-identifier': true },
-      vendor: {
-        type: 'object',
-        properties: { sku: { type: 'string', 'x-identifier': true }, label: { type: 'string' } },
-      },
-      lines: {
-        type: 'array',
-        items: {
+  it(
+    verifies(
+      'catalog.marks',
+      'marks x-identifier from the source, format: identifier and identifier_fields, also nested',
+    ),
+    async () => {
+      const tool = onlyTool(
+        await build(
+          body({
+            vendor_id: { type: 'string', 'x-identifier': true, maxLength: 40 },
+            reference: { type: 'string', format: 'identifier' },
+            sku: { type: 'string' },
+            vendor: { type: 'object', properties: { sku: { type: 'string' }, label: { type: 'string' } } },
+            lines: {
+              type: 'array',
+              items: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer' } } },
+            },
+            codes: { type: 'array', items: { type: 'string' } },
+          }),
+          { identifier_fields: ['sku', 'codes'] },
+        ),
+      );
+      expect(tool.inputSchema.properties).toEqual({
+        vendor_id: { type: 'string', 'x-identifier': true, maxLength: 40 },
+        reference: { type: 'string', format: 'identifier', 'x-identifier': true },
+        sku: { type: 'string', 'x-identifier': true },
+        vendor: {
           type: 'object',
-          properties: { sku: { type: 'string', 'x-identifier': true }, qty: { type: 'integer' } },
+          properties: { sku: { type: 'string', 'x-identifier': true }, label: { type: 'string' } },
         },
-      },
-      codes: { type: 'array', items: { type: 'string', 'x-identifier': true }, 'x-identifier': true },
-    });
-  });
+        lines: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { sku: { type: 'string', 'x-identifier': true }, qty: { type: 'integer' } },
+          },
+        },
+        codes: { type: 'array', items: { type: 'string', 'x-identifier': true }, 'x-identifier': true },
+      });
+    },
+  );
 
-  it('[catalog.marks] marks x-amount from format: decimal and amount_fields', async () => {
+  it(verifies('catalog.marks', 'marks x-amount from format: decimal and amount_fields'), async () => {
     const tool = onlyTool(
       await build(body({ price: { type: ['string', 'number'], format: 'decimal' }, total: { type: 'number' } }), {
         amount_fields: ['total'],
@@ -754,7 +821,7 @@ describe('marks', () => {
     });
   });
 
-  it('[catalog.marks] marks parameters too, and the answer schema', async () => {
+  it(verifies('catalog.marks', 'marks parameters too, and the answer schema'), async () => {
     const tool = onlyTool(
       await build(
         {
@@ -818,33 +885,36 @@ describe('annotations, titles and descriptions', () => {
     },
   });
 
-  it('[catalog.annotations] [catalog.access] derives the hints and the access from the method', async () => {
-    const tools = clean(await build(verbs()));
-    const hints = Object.fromEntries(
-      tools.map((tool) => [
-        tool.method,
-        [
-          tool.access,
-          tool.annotations.readOnlyHint,
-          tool.annotations.destructiveHint,
-          tool.annotations.idempotentHint,
-          tool.annotations.openWorldHint,
-        ],
-      ]),
-    );
-    expect(hints).toEqual({
-      //       access   readOnly destructive idempotent openWorld
-      GET: ['read', true, false, true, true],
-      HEAD: ['read', true, false, true, true],
-      OPTIONS: ['read', true, false, true, true],
-      PUT: ['write', false, false, true, true],
-      DELETE: ['write', false, true, true, true],
-      POST: ['write', false, false, false, true],
-      PATCH: ['write', false, false, false, true],
-    });
-  });
+  it(
+    verifies(['catalog.annotations', 'catalog.access'], 'derives the hints and the access from the method'),
+    async () => {
+      const tools = clean(await build(verbs()));
+      const hints = Object.fromEntries(
+        tools.map((tool) => [
+          tool.method,
+          [
+            tool.access,
+            tool.annotations.readOnlyHint,
+            tool.annotations.destructiveHint,
+            tool.annotations.idempotentHint,
+            tool.annotations.openWorldHint,
+          ],
+        ]),
+      );
+      expect(hints).toEqual({
+        //       access   readOnly destructive idempotent openWorld
+        GET: ['read', true, false, true, true],
+        HEAD: ['read', true, false, true, true],
+        OPTIONS: ['read', true, false, true, true],
+        PUT: ['write', false, false, true, true],
+        DELETE: ['write', false, true, true, true],
+        POST: ['write', false, false, false, true],
+        PATCH: ['write', false, false, false, true],
+      });
+    },
+  );
 
-  it('[catalog.annotations] takes the title from the summary, else the humanized operation id', async () => {
+  it(verifies('catalog.annotations', 'takes the title from the summary, else the humanized operation id'), async () => {
     const built = await build({
       '/orders': {
         get: { operationId: 'orders.list', summary: 'List orders', description: 'All the orders.', responses: ok },
@@ -860,27 +930,33 @@ describe('annotations, titles and descriptions', () => {
     expect(created.annotations.title).toBe('Purchase orders create draft');
   });
 
-  it('[catalog.annotations] falls back for the title to the humanized id and for the description to the summary, then to "<METHOD> <path> on <key>"', async () => {
-    const built = await build(
-      {
-        '/a': { get: { operationId: 'a.get', summary: 'Read A', responses: ok } },
-        '/b/{id}': {
-          delete: {
-            parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-            responses: ok,
+  it(
+    verifies(
+      'catalog.annotations',
+      'falls back for the title to the humanized id and for the description to the summary, then to "<METHOD> <path> on <key>"',
+    ),
+    async () => {
+      const built = await build(
+        {
+          '/a': { get: { operationId: 'a.get', summary: 'Read A', responses: ok } },
+          '/b/{id}': {
+            delete: {
+              parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+              responses: ok,
+            },
           },
         },
-      },
-      { key: 'crm' },
-    );
-    expect(clean(built).map((tool) => [tool.name, tool.operationId, tool.title, tool.description])).toEqual([
-      ['crm.a.get', 'a.get', 'Read A', 'Read A'],
-      ['crm.delete_b_by_id', 'delete_b_by_id', 'Delete b by id', 'DELETE /b/{id} on crm'],
-    ]);
-    expect(toolNamed(built, 'crm.delete_b_by_id').systemKey).toBe('crm');
-  });
+        { key: 'crm' },
+      );
+      expect(clean(built).map((tool) => [tool.name, tool.operationId, tool.title, tool.description])).toEqual([
+        ['crm.a.get', 'a.get', 'Read A', 'Read A'],
+        ['crm.delete_b_by_id', 'delete_b_by_id', 'Delete b by id', 'DELETE /b/{id} on crm'],
+      ]);
+      expect(toolNamed(built, 'crm.delete_b_by_id').systemKey).toBe('crm');
+    },
+  );
 
-  it('[catalog.annotations] keeps the operation id as the source wrote it', async () => {
+  it(verifies('catalog.annotations', 'keeps the operation id as the source wrote it'), async () => {
     const tool = onlyTool(await build({ '/po': { post: { operationId: 'createPurchaseOrder', responses: ok } } }));
     expect(tool.name).toBe('erp.create_purchase_order');
     expect(tool.operationId).toBe('createPurchaseOrder');
@@ -888,30 +964,33 @@ describe('annotations, titles and descriptions', () => {
 });
 
 describe('access overrides', () => {
-  it('[catalog.access] [catalog.annotations] a POST search made read is a read with readOnlyHint', async () => {
-    const built = await build(
-      {
-        '/orders/search': { post: { operationId: 'orders.search', responses: ok } },
-        '/orders/export': { get: { operationId: 'orders.export', responses: ok } },
-        '/orders/purge': { post: { operationId: 'orders.purge', responses: ok } },
-      },
-      { access: { 'erp.orders.search': 'read', 'erp.orders.export': 'write' } },
-    );
-    const search = toolNamed(built, 'erp.orders.search');
-    expect(search.access).toBe('read');
-    expect(search.annotations).toEqual({
-      title: 'Orders search',
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    });
-    const exported = toolNamed(built, 'erp.orders.export');
-    expect(exported.access).toBe('write');
-    expect(exported.annotations.readOnlyHint).toBe(false);
-    expect(toolNamed(built, 'erp.orders.purge').access).toBe('write');
-    expect(built.problems).toEqual([]);
-  });
+  it(
+    verifies(['catalog.access', 'catalog.annotations'], 'a POST search made read is a read with readOnlyHint'),
+    async () => {
+      const built = await build(
+        {
+          '/orders/search': { post: { operationId: 'orders.search', responses: ok } },
+          '/orders/export': { get: { operationId: 'orders.export', responses: ok } },
+          '/orders/purge': { post: { operationId: 'orders.purge', responses: ok } },
+        },
+        { access: { 'erp.orders.search': 'read', 'erp.orders.export': 'write' } },
+      );
+      const search = toolNamed(built, 'erp.orders.search');
+      expect(search.access).toBe('read');
+      expect(search.annotations).toEqual({
+        title: 'Orders search',
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: true,
+      });
+      const exported = toolNamed(built, 'erp.orders.export');
+      expect(exported.access).toBe('write');
+      expect(exported.annotations.readOnlyHint).toBe(false);
+      expect(toolNamed(built, 'erp.orders.purge').access).toBe('write');
+      expect(built.problems).toEqual([]);
+    },
+  );
 });
 
 describe('disabled tools and unknown names', () => {
@@ -923,12 +1002,12 @@ describe('disabled tools and unknown names', () => {
     },
   };
 
-  it('[catalog.disabled-tools] does not build a disabled tool', async () => {
+  it(verifies('catalog.disabled-tools', 'does not build a disabled tool'), async () => {
     const built = await build(paths, { disabled_tools: ['erp.vendors.delete'] });
     expect(clean(built).map((tool) => tool.name)).toEqual(['erp.vendors.get']);
   });
 
-  it('[catalog.disabled-tools] a disabled tool can be overridden without a problem', async () => {
+  it(verifies('catalog.disabled-tools', 'a disabled tool can be overridden without a problem'), async () => {
     const built = await build(paths, {
       disabled_tools: ['erp.vendors.delete'],
       access: { 'erp.vendors.delete': 'read' },
@@ -936,53 +1015,75 @@ describe('disabled tools and unknown names', () => {
     expect(clean(built).map((tool) => tool.name)).toEqual(['erp.vendors.get']);
   });
 
-  it('[catalog.disabled-tools] a disabled name matching no tool is a problem at systems[i].disabled_tools[j]', async () => {
-    const built = await build(paths, { disabled_tools: ['erp.vendors.delete', 'erp.vendors.remove'] }, { index: 2 });
-    expect(built.tools.map((tool) => tool.name)).toEqual(['erp.vendors.get']);
-    expect(built.problems).toEqual([
-      { path: ['systems', 2, 'disabled_tools', 1], message: 'there is no tool named erp.vendors.remove' },
-    ]);
-  });
+  it(
+    verifies('catalog.disabled-tools', 'a disabled name matching no tool is a problem at systems[i].disabled_tools[j]'),
+    async () => {
+      const built = await build(paths, { disabled_tools: ['erp.vendors.delete', 'erp.vendors.remove'] }, { index: 2 });
+      expect(built.tools.map((tool) => tool.name)).toEqual(['erp.vendors.get']);
+      expect(built.problems).toEqual([
+        { path: ['systems', 2, 'disabled_tools', 1], message: 'there is no tool named erp.vendors.remove' },
+      ]);
+    },
+  );
 
-  it('[catalog.disabled-tools] [catalog.access] an access name matching no tool is a problem at systems[i].access.<name>', async () => {
-    const built = await build(paths, { access: { 'erp.vendors.get': 'read', 'vendors.delete': 'read' } }, { index: 1 });
-    expect(built.problems).toEqual([
-      { path: ['systems', 1, 'access', 'vendors.delete'], message: 'there is no tool named vendors.delete' },
-    ]);
-  });
+  it(
+    verifies(
+      ['catalog.disabled-tools', 'catalog.access'],
+      'an access name matching no tool is a problem at systems[i].access.<name>',
+    ),
+    async () => {
+      const built = await build(
+        paths,
+        { access: { 'erp.vendors.get': 'read', 'vendors.delete': 'read' } },
+        { index: 1 },
+      );
+      expect(built.problems).toEqual([
+        { path: ['systems', 1, 'access', 'vendors.delete'], message: 'there is no tool named vendors.delete' },
+      ]);
+    },
+  );
 });
 
 describe('tool names', () => {
-  it('[catalog.tool-naming] refuses a second operation whose name normalizes to one already used', async () => {
-    const built = await build({
-      '/a': { post: { operationId: 'createOrder', responses: ok } },
-      '/b': { post: { operationId: 'create_order', responses: ok } },
-    });
-    expect(built.tools.map((tool) => [tool.name, tool.path])).toEqual([['erp.create_order', '/a']]);
-    expect(built.problems).toEqual([
-      {
-        path: ['systems', 0, 'openapi'],
-        message: 'openapi: POST /b: the tool name erp.create_order is also used by openapi: POST /a',
-      },
-    ]);
-  });
+  it(
+    verifies('catalog.tool-naming', 'refuses a second operation whose name normalizes to one already used'),
+    async () => {
+      const built = await build({
+        '/a': { post: { operationId: 'createOrder', responses: ok } },
+        '/b': { post: { operationId: 'create_order', responses: ok } },
+      });
+      expect(built.tools.map((tool) => [tool.name, tool.path])).toEqual([['erp.create_order', '/a']]);
+      expect(built.problems).toEqual([
+        {
+          path: ['systems', 0, 'openapi'],
+          message: 'openapi: POST /b: the tool name erp.create_order is also used by openapi: POST /a',
+        },
+      ]);
+    },
+  );
 
-  it('[catalog.tool-naming] [catalog.admin-operations] refuses an admin operation named like an OpenAPI one', async () => {
-    const operations = [
-      ...(await operationsOf({ '/a': { post: { operationId: 'Orders.Create', responses: ok } } })),
-      ...operationsFromAdmin([admin({ id: 'orders.create', method: 'POST', path: '/a2' })], 0),
-    ];
-    const built = buildSystemTools(system(), 0, operations);
-    expect(built.tools.map((tool) => tool.path)).toEqual(['/a']);
-    expect(built.problems).toEqual([
-      {
-        path: ['systems', 0, 'operations', 0],
-        message: 'systems[0].operations[0]: the tool name erp.orders.create is also used by openapi: POST /a',
-      },
-    ]);
-  });
+  it(
+    verifies(
+      ['catalog.tool-naming', 'catalog.admin-operations'],
+      'refuses an admin operation named like an OpenAPI one',
+    ),
+    async () => {
+      const operations = [
+        ...(await operationsOf({ '/a': { post: { operationId: 'Orders.Create', responses: ok } } })),
+        ...operationsFromAdmin([admin({ id: 'orders.create', method: 'POST', path: '/a2' })], 0),
+      ];
+      const built = buildSystemTools(system(), 0, operations);
+      expect(built.tools.map((tool) => tool.path)).toEqual(['/a']);
+      expect(built.problems).toEqual([
+        {
+          path: ['systems', 0, 'operations', 0],
+          message: 'systems[0].operations[0]: the tool name erp.orders.create is also used by openapi: POST /a',
+        },
+      ]);
+    },
+  );
 
-  it('[catalog.tool-naming] an operation id with no usable character is a problem', async () => {
+  it(verifies('catalog.tool-naming', 'an operation id with no usable character is a problem'), async () => {
     const built = await build({ '/a': { get: { operationId: '¿¿', responses: ok } } });
     expect(built.tools).toEqual([]);
     expect(built.problems).toEqual([
@@ -990,7 +1091,7 @@ describe('tool names', () => {
     ]);
   });
 
-  it('[catalog.tool-naming] a name over 128 characters is a problem', async () => {
+  it(verifies('catalog.tool-naming', 'a name over 128 characters is a problem'), async () => {
     const id = 'x'.repeat(125);
     const built = await build({ '/a': { get: { operationId: id, responses: ok } } });
     expect(built.tools).toEqual([]);
@@ -1004,57 +1105,60 @@ describe('tool names', () => {
 });
 
 describe('operations left out with a warning', () => {
-  it('[catalog.input-schema] leaves out an operation whose body is not JSON, with a warning and no problem', async () => {
-    const built = await build({
-      '/upload': {
-        post: {
-          operationId: 'upload',
-          requestBody: {
-            content: {
-              'multipart/form-data': { schema: { type: 'object' } },
-              'text/plain': { schema: { type: 'string' } },
-            },
-          },
-          responses: ok,
-        },
-      },
-      '/form': {
-        post: {
-          operationId: 'form',
-          requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
-          responses: ok,
-        },
-      },
-      '/json': {
-        post: {
-          operationId: 'json',
-          requestBody: {
-            content: {
-              'text/plain': { schema: { type: 'string' } },
-              'application/merge-patch+json; charset=utf-8': {
-                schema: { type: 'object', properties: { a: { type: 'string' } } },
+  it(
+    verifies('catalog.input-schema', 'leaves out an operation whose body is not JSON, with a warning and no problem'),
+    async () => {
+      const built = await build({
+        '/upload': {
+          post: {
+            operationId: 'upload',
+            requestBody: {
+              content: {
+                'multipart/form-data': { schema: { type: 'object' } },
+                'text/plain': { schema: { type: 'string' } },
               },
             },
+            responses: ok,
           },
-          responses: ok,
         },
-      },
-    });
-    expect(built.tools.map((tool) => tool.name)).toEqual(['erp.json']);
-    expect(built.problems).toEqual([]);
-    expect(built.warnings).toEqual([
-      {
-        path: ['systems', 0, 'openapi'],
-        message:
-          'openapi: POST /upload (erp.upload) is left out: its request body is multipart/form-data, text/plain, not JSON',
-      },
-      {
-        path: ['systems', 0, 'openapi'],
-        message:
-          'openapi: POST /form (erp.form) is left out: its request body is application/x-www-form-urlencoded, not JSON',
-      },
-    ]);
-  });
+        '/form': {
+          post: {
+            operationId: 'form',
+            requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
+            responses: ok,
+          },
+        },
+        '/json': {
+          post: {
+            operationId: 'json',
+            requestBody: {
+              content: {
+                'text/plain': { schema: { type: 'string' } },
+                'application/merge-patch+json; charset=utf-8': {
+                  schema: { type: 'object', properties: { a: { type: 'string' } } },
+                },
+              },
+            },
+            responses: ok,
+          },
+        },
+      });
+      expect(built.tools.map((tool) => tool.name)).toEqual(['erp.json']);
+      expect(built.problems).toEqual([]);
+      expect(built.warnings).toEqual([
+        {
+          path: ['systems', 0, 'openapi'],
+          message:
+            'openapi: POST /upload (erp.upload) is left out: its request body is multipart/form-data, text/plain, not JSON',
+        },
+        {
+          path: ['systems', 0, 'openapi'],
+          message:
+            'openapi: POST /form (erp.form) is left out: its request body is application/x-www-form-urlencoded, not JSON',
+        },
+      ]);
+    },
+  );
 
   const recursive = {
     components: {
@@ -1070,74 +1174,80 @@ describe('operations left out with a warning', () => {
     },
   };
 
-  it('[catalog.input-schema] leaves out an operation whose input schema is recursive, with a warning', async () => {
-    const built = await build(
-      {
-        '/trees': {
-          post: {
-            operationId: 'makeTree',
-            requestBody: {
-              required: true,
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    properties: { label: { type: 'string' }, root: { $ref: '#/components/schemas/Node' } },
+  it(
+    verifies('catalog.input-schema', 'leaves out an operation whose input schema is recursive, with a warning'),
+    async () => {
+      const built = await build(
+        {
+          '/trees': {
+            post: {
+              operationId: 'makeTree',
+              requestBody: {
+                required: true,
+                content: {
+                  'application/json': {
+                    schema: {
+                      type: 'object',
+                      properties: { label: { type: 'string' }, root: { $ref: '#/components/schemas/Node' } },
+                    },
                   },
                 },
               },
+              responses: ok,
             },
-            responses: ok,
           },
-        },
-        '/forest': {
-          put: {
-            operationId: 'forest.put',
-            requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } },
-            responses: ok,
-          },
-        },
-      },
-      {},
-      { extra: recursive },
-    );
-    expect(built.tools).toEqual([]);
-    expect(built.problems).toEqual([]);
-    expect(built.warnings).toEqual([
-      {
-        path: ['systems', 0, 'openapi'],
-        message: 'openapi: POST /trees (erp.make_tree) is left out: its input schema is recursive',
-      },
-      {
-        path: ['systems', 0, 'openapi'],
-        message: 'openapi: PUT /forest (erp.forest.put) is left out: its input schema is recursive',
-      },
-    ]);
-  });
-
-  it('[catalog.input-schema] keeps an operation whose answer is recursive, without an answer schema', async () => {
-    const tool = onlyTool(
-      await build(
-        {
-          '/tree': {
-            get: {
-              operationId: 'tree.get',
-              responses: {
-                '200': {
-                  description: 'The tree.',
-                  content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } },
-                },
-              },
+          '/forest': {
+            put: {
+              operationId: 'forest.put',
+              requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } },
+              responses: ok,
             },
           },
         },
         {},
         { extra: recursive },
-      ),
-    );
-    expect(tool.name).toBe('erp.tree.get');
-    expect(tool.responseSchema).toBeNull();
-  });
+      );
+      expect(built.tools).toEqual([]);
+      expect(built.problems).toEqual([]);
+      expect(built.warnings).toEqual([
+        {
+          path: ['systems', 0, 'openapi'],
+          message: 'openapi: POST /trees (erp.make_tree) is left out: its input schema is recursive',
+        },
+        {
+          path: ['systems', 0, 'openapi'],
+          message: 'openapi: PUT /forest (erp.forest.put) is left out: its input schema is recursive',
+        },
+      ]);
+    },
+  );
+
+  it(
+    verifies('catalog.input-schema', 'keeps an operation whose answer is recursive, without an answer schema'),
+    async () => {
+      const tool = onlyTool(
+        await build(
+          {
+            '/tree': {
+              get: {
+                operationId: 'tree.get',
+                responses: {
+                  '200': {
+                    description: 'The tree.',
+                    content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } },
+                  },
+                },
+              },
+            },
+          },
+          {},
+          { extra: recursive },
+        ),
+      );
+      expect(tool.name).toBe('erp.tree.get');
+      expect(tool.responseSchema).toBeNull();
+    },
+  );
 });
 
 describe('header and cookie parameters the gateway will not take from agents', () => {
@@ -1168,7 +1278,7 @@ describe('header and cookie parameters the gateway will not take from agents', (
     'cookie',
     'X Tenant',
   ])(
-    '[catalog.header-parameters] leaves out an operation whose required header parameter is %s, with a note',
+    verifies('catalog.header-parameters', 'leaves out an operation whose required header parameter is %s, with a note'),
     async (name) => {
       const built = await build(withParameters([keep, header(name, true)]));
       expect(built.problems).toEqual([]);
@@ -1183,7 +1293,7 @@ describe('header and cookie parameters the gateway will not take from agents', (
   );
 
   it.each(['Host', 'connection', 'TRANSFER-ENCODING', 'Upgrade', 'Content-Length', 'Cookie'])(
-    '[catalog.header-parameters] drops an optional header parameter %s from the input, with a note',
+    verifies('catalog.header-parameters', 'drops an optional header parameter %s from the input, with a note'),
     async (name) => {
       const built = await build(withParameters([keep, header(name, false)]));
       expect(built.problems).toEqual([]);
@@ -1204,7 +1314,7 @@ describe('header and cookie parameters the gateway will not take from agents', (
   );
 
   it.each(['Accept', 'Content-Type', 'authorization'])(
-    '[catalog.header-parameters] ignores a header parameter named %s, as OpenAPI says (no field, no note)',
+    verifies('catalog.header-parameters', 'ignores a header parameter named %s, as OpenAPI says (no field, no note)'),
     async (name) => {
       const built = await build(withParameters([keep, header(name, true)]));
       const tool = toolNamed(built, 'erp.orders.list');
@@ -1220,7 +1330,7 @@ describe('header and cookie parameters the gateway will not take from agents', (
     ['x-request-id', 'X-Request-Id', {}],
     ['traceparent', 'traceparent', {}],
   ])(
-    '[catalog.header-parameters] does not ask agents for %s, which the gateway sends itself (a note)',
+    verifies('catalog.header-parameters', 'does not ask agents for %s, which the gateway sends itself (a note)'),
     async (_label, name, overrides) => {
       const built = await build(withParameters([keep, header(name, true)]), overrides);
       expect(built.problems).toEqual([]);
@@ -1236,7 +1346,7 @@ describe('header and cookie parameters the gateway will not take from agents', (
     },
   );
 
-  it('[catalog.header-parameters] drops an optional cookie parameter with a note', async () => {
+  it(verifies('catalog.header-parameters', 'drops an optional cookie parameter with a note'), async () => {
     const built = await build(
       withParameters([keep, { name: 'theme', in: 'cookie', required: false, schema: { type: 'string' } }]),
     );

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizeOperationId, operationIdFromRoute, toolName } from '../../../shared/catalog/naming.js';
+import { verifies } from '../../support/requirements.js';
 
-describe('[catalog.tool-naming] normalizeOperationId', () => {
+describe(verifies('catalog.tool-naming', 'normalizeOperationId'), () => {
   const cases: readonly (readonly [input: string, expected: string])[] = [
     // camelCase and PascalCase words split at a lowercase-or-digit → uppercase boundary
     ['createPurchaseOrder', 'create_purchase_order'],
@@ -45,12 +46,12 @@ describe('[catalog.tool-naming] normalizeOperationId', () => {
     ['', ''],
     ['___', ''],
   ];
-  it.each(cases)('[catalog.tool-naming] %j → %j', (input, expected) => {
+  it.each(cases)(verifies('catalog.tool-naming', '%j → %j'), (input, expected) => {
     expect(normalizeOperationId(input)).toBe(expected);
   });
 });
 
-describe('[catalog.tool-naming] operationIdFromRoute', () => {
+describe(verifies('catalog.tool-naming', 'operationIdFromRoute'), () => {
   const cases: readonly (readonly [method: string, path: string, expected: string])[] = [
     ['GET', '/vendors', 'get_vendors'],
     ['get', '/vendors', 'get_vendors'],
@@ -62,18 +63,24 @@ describe('[catalog.tool-naming] operationIdFromRoute', () => {
     ['GET', '/', 'get'],
     ['PUT', '/v1.0/items', 'put_v1.0_items'],
   ];
-  it.each(cases)('[catalog.tool-naming] %s %s → %j', (method, path, expected) => {
+  it.each(cases)(verifies('catalog.tool-naming', '%s %s → %j'), (method, path, expected) => {
     expect(operationIdFromRoute(method, path)).toBe(expected);
   });
 
-  it('[catalog.tool-naming] follows the documented example: GET /purchase-orders/{id}/lines → get_purchase_orders_by_id_lines', () => {
-    // shared/catalog/naming.ts documents exactly this example in its header comment.
-    expect(operationIdFromRoute('GET', '/purchase-orders/{id}/lines')).toBe('get_purchase_orders_by_id_lines');
-  });
+  it(
+    verifies(
+      'catalog.tool-naming',
+      'follows the documented example: GET /purchase-orders/{id}/lines → get_purchase_orders_by_id_lines',
+    ),
+    () => {
+      // shared/catalog/naming.ts documents exactly this example in its header comment.
+      expect(operationIdFromRoute('GET', '/purchase-orders/{id}/lines')).toBe('get_purchase_orders_by_id_lines');
+    },
+  );
 });
 
-describe('[catalog.tool-naming] toolName', () => {
-  it('[catalog.tool-naming] prefixes the normalized id with the system key', () => {
+describe(verifies('catalog.tool-naming', 'toolName'), () => {
+  it(verifies('catalog.tool-naming', 'prefixes the normalized id with the system key'), () => {
     expect(toolName('erp', 'createPurchaseOrder', 'POST', '/purchase-orders')).toEqual({
       ok: true,
       name: 'erp.create_purchase_order',
@@ -84,7 +91,7 @@ describe('[catalog.tool-naming] toolName', () => {
     });
   });
 
-  it('[catalog.tool-naming] names an operation without an id from its method and route', () => {
+  it(verifies('catalog.tool-naming', 'names an operation without an id from its method and route'), () => {
     expect(toolName('erp', undefined, 'GET', '/vendors/{vendor_id}')).toEqual({
       ok: true,
       name: 'erp.get_vendors_by_vendor_id',
@@ -92,14 +99,14 @@ describe('[catalog.tool-naming] toolName', () => {
     expect(toolName('crm', undefined, 'POST', '/')).toEqual({ ok: true, name: 'crm.post' });
   });
 
-  it('[catalog.tool-naming] prefers the operation id over the route when both are there', () => {
+  it(verifies('catalog.tool-naming', 'prefers the operation id over the route when both are there'), () => {
     expect(toolName('erp', 'vendors.get', 'GET', '/vendors/{vendor_id}')).toEqual({
       ok: true,
       name: 'erp.vendors.get',
     });
   });
 
-  it('[catalog.tool-naming] refuses an id made only of characters that are not kept', () => {
+  it(verifies('catalog.tool-naming', 'refuses an id made only of characters that are not kept'), () => {
     expect(toolName('erp', '!!!', 'GET', '/x')).toEqual({
       ok: false,
       reason: 'the operation id "!!!" has no usable character',
@@ -114,7 +121,7 @@ describe('[catalog.tool-naming] toolName', () => {
     });
   });
 
-  it('[catalog.tool-naming] accepts a name of exactly 128 characters and refuses one of 129', () => {
+  it(verifies('catalog.tool-naming', 'accepts a name of exactly 128 characters and refuses one of 129'), () => {
     const longest = 'a'.repeat(124); // "erp." + 124 = 128
     expect(toolName('erp', longest, 'GET', '/x')).toEqual({ ok: true, name: `erp.${longest}` });
     const tooLong = 'a'.repeat(125);
@@ -124,7 +131,7 @@ describe('[catalog.tool-naming] toolName', () => {
     });
   });
 
-  it('[catalog.tool-naming] measures the length after normalization', () => {
+  it(verifies('catalog.tool-naming', 'measures the length after normalization'), () => {
     // 62 words "aB" → "a_b": 62 × 3 = 186 characters once split; before splitting it is 124.
     const id = 'aB'.repeat(62);
     const result = toolName('erp', id, 'GET', '/x');
@@ -134,7 +141,7 @@ describe('[catalog.tool-naming] toolName', () => {
   });
 });
 
-describe('[catalog.tool-naming] properties of the rule', () => {
+describe(verifies('catalog.tool-naming', 'properties of the rule'), () => {
   const junk = fc.constantFrom(...'aAzZ09_.-/ {}é—ÄİK\u212a\u0000\t'.split(''));
   const text = fc.oneof(
     fc.string({ unit: 'binary', maxLength: 160 }),
@@ -143,24 +150,30 @@ describe('[catalog.tool-naming] properties of the rule', () => {
   );
   const allowed = /^[a-z0-9][a-z0-9_.-]*$/;
 
-  it('[catalog.tool-naming] a name, when given, is "<key>." then lowercase allowed characters, at most 128 long', () => {
-    fc.assert(
-      fc.property(text, (id) => {
-        const result = toolName('erp', id, 'GET', '/x');
-        if (!result.ok) return;
-        expect(result.name.startsWith('erp.')).toBe(true);
-        const rest = result.name.slice('erp.'.length);
-        expect(rest).toMatch(allowed);
-        expect(rest).not.toMatch(/[_.-]$/);
-        expect(rest).not.toMatch(/_\.|\._/);
-        expect(result.name.length).toBeLessThanOrEqual(128);
-        expect(rest).toBe(normalizeOperationId(id));
-      }),
-      { numRuns: 2000 },
-    );
-  });
+  it(
+    verifies(
+      'catalog.tool-naming',
+      'a name, when given, is "<key>." then lowercase allowed characters, at most 128 long',
+    ),
+    () => {
+      fc.assert(
+        fc.property(text, (id) => {
+          const result = toolName('erp', id, 'GET', '/x');
+          if (!result.ok) return;
+          expect(result.name.startsWith('erp.')).toBe(true);
+          const rest = result.name.slice('erp.'.length);
+          expect(rest).toMatch(allowed);
+          expect(rest).not.toMatch(/[_.-]$/);
+          expect(rest).not.toMatch(/_\.|\._/);
+          expect(result.name.length).toBeLessThanOrEqual(128);
+          expect(rest).toBe(normalizeOperationId(id));
+        }),
+        { numRuns: 2000 },
+      );
+    },
+  );
 
-  it('[catalog.tool-naming] a refusal happens exactly when nothing is left or the name is too long', () => {
+  it(verifies('catalog.tool-naming', 'a refusal happens exactly when nothing is left or the name is too long'), () => {
     fc.assert(
       fc.property(text, (id) => {
         const normalized = normalizeOperationId(id);
@@ -171,7 +184,7 @@ describe('[catalog.tool-naming] properties of the rule', () => {
     );
   });
 
-  it('[catalog.tool-naming] normalizing twice gives the same as once', () => {
+  it(verifies('catalog.tool-naming', 'normalizing twice gives the same as once'), () => {
     fc.assert(
       fc.property(text, (id) => {
         const once = normalizeOperationId(id);
@@ -181,7 +194,7 @@ describe('[catalog.tool-naming] properties of the rule', () => {
     );
   });
 
-  it('[catalog.tool-naming] a route-derived id is itself a normalized id', () => {
+  it(verifies('catalog.tool-naming', 'a route-derived id is itself a normalized id'), () => {
     const segment = fc.oneof(
       fc.string({ unit: junk, maxLength: 12 }),
       fc.string({ unit: junk, maxLength: 10 }).map((name) => `{${name}}`),

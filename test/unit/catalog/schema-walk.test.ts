@@ -19,6 +19,7 @@ import {
 import { isJsonObject, type JsonObject } from '../../../shared/catalog/tool.js';
 import { cedarTypeOf, recordOf } from '../../../shared/policy/cedar-schema.js';
 import { holdsSecrets, redactSecrets } from '../../../shared/secrets.js';
+import { verifies } from '../../support/requirements.js';
 import { canonicalize } from '../arguments/fixtures.js';
 
 const noRules = { names: new Set<string>() };
@@ -91,29 +92,35 @@ const visitedIds = (schema: JsonObject): string[] => [
 ];
 
 describe('the schema walker', () => {
-  it('[schema.one-walker] visits every subschema position exactly once, and no data that only looks like a schema', () => {
-    fc.assert(
-      fc.property(tree, (shape) => {
-        const ids: string[] = [];
-        const schema = build(shape, ids);
-        expect(visitedIds(schema).sort()).toEqual([...ids].sort());
-        // mapSubschemas reaches the same positions, and copies everything else as it is.
-        const seen: string[] = [];
-        const tag = (node: JsonObject): JsonObject => {
-          seen.push(String(node['x-node']));
-          return { ...mapSubschemas(node, tag), 'x-seen': true };
-        };
-        const tagged = tag(schema);
-        expect(seen.sort()).toEqual([...ids].sort());
-        expect(JSON.stringify(tagged).match(/"x-seen":true/g)?.length ?? 0).toBe(ids.length);
-        const untagged = JSON.parse(JSON.stringify(tagged).replaceAll(',"x-seen":true', ''));
-        expect(untagged).toEqual(schema);
-      }),
-      { numRuns: 300 },
-    );
-  });
+  it(
+    verifies(
+      'schema.one-walker',
+      'visits every subschema position exactly once, and no data that only looks like a schema',
+    ),
+    () => {
+      fc.assert(
+        fc.property(tree, (shape) => {
+          const ids: string[] = [];
+          const schema = build(shape, ids);
+          expect(visitedIds(schema).sort()).toEqual([...ids].sort());
+          // mapSubschemas reaches the same positions, and copies everything else as it is.
+          const seen: string[] = [];
+          const tag = (node: JsonObject): JsonObject => {
+            seen.push(String(node['x-node']));
+            return { ...mapSubschemas(node, tag), 'x-seen': true };
+          };
+          const tagged = tag(schema);
+          expect(seen.sort()).toEqual([...ids].sort());
+          expect(JSON.stringify(tagged).match(/"x-seen":true/g)?.length ?? 0).toBe(ids.length);
+          const untagged = JSON.parse(JSON.stringify(tagged).replaceAll(',"x-seen":true', ''));
+          expect(untagged).toEqual(schema);
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 
-  it('[schema.one-walker] finds the schemas of a member through every branch that applies', () => {
+  it(verifies('schema.one-walker', 'finds the schemas of a member through every branch that applies'), () => {
     const schema: JsonObject = {
       allOf: [{ properties: { a: { 'x-node': 1 } } }],
       anyOf: [{ properties: { a: { 'x-node': 2 } } }, { type: 'null' }],
@@ -182,7 +189,7 @@ describe('secrets under composition', () => {
     ['FastAPI Optional[SecretStr]', optionalSecretStr],
     ['if / then', conditional({ type: 'string' }, { format: 'password' })],
     ['nested allOf → anyOf → oneOf', { allOf: [{ anyOf: [{ oneOf: [{ format: 'password' }] }, { type: 'null' }] }] }],
-  ])('[secrets.composition] redacts a field marked secret under %s', (_form, field) => {
+  ])(verifies('secrets.composition', 'redacts a field marked secret under %s'), (_form, field) => {
     const schema = { type: 'object', properties: { portal: field, vendor: { type: 'string' } } };
     expect(redactSecrets({ portal: secret, vendor: 'V-1' }, schema, noRules)).toEqual({
       portal: '[REDACTED]',
@@ -192,60 +199,66 @@ describe('secrets under composition', () => {
     expect(holdsSecrets({ portal: secret, vendor: 'V-1' }, schema, noRules)).toBe(true);
   });
 
-  it('[secrets.composition] redacts secrets in prefixItems and items, and in arrays under allOf / anyOf', () => {
-    const schema = {
-      type: 'object',
-      properties: {
-        pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'string', format: 'password' }] },
-        keys: { type: 'array', items: { type: 'string', 'x-sensitive': true } },
-        tuple: { anyOf: [{ type: 'array', prefixItems: [{ type: 'string' }, optionalSecretStr] }, { type: 'null' }] },
-        list: { allOf: [{ type: 'array' }, { items: { oneOf: [{ type: 'string', format: 'password' }] } }] },
-      },
-    };
-    expect(
-      redactSecrets(
-        { pair: ['user', secret], keys: [secret, secret], tuple: ['user', secret], list: [secret] },
-        schema,
-        noRules,
-      ),
-    ).toEqual({
-      pair: ['user', '[REDACTED]'],
-      keys: ['[REDACTED]', '[REDACTED]'],
-      tuple: ['user', '[REDACTED]'],
-      list: ['[REDACTED]'],
-    });
-  });
-
-  it('[secrets.composition] redacts a secret at the end of any path of composition forms, and nothing else', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.constantFrom(...Object.keys(steps)), { minLength: 1, maxLength: 6 }),
-        fc.constantFrom(...leaves),
-        (path, leaf) => {
-          let schema: JsonObject = leaf;
-          let value: unknown = secret;
-          for (const step of path.toReversed()) [schema, value] = (steps[step] as Step)(schema, value);
-          const redacted = JSON.stringify(redactSecrets(value, schema, noRules));
-          expect(redacted).not.toContain(secret);
-          expect(redacted.match(/visible/g)?.length ?? 0).toBe(JSON.stringify(value).match(/visible/g)?.length ?? 0);
-          expect(holdsSecrets(value, schema, noRules)).toBe(true);
-          // The catalog's marks put x-sensitive on the very schema that holds the secret.
-          expect(
-            JSON.stringify(
-              redactSecrets(
-                value,
-                applyMarks(schema, { sensitive: new Set(), identifier: new Set(), amount: new Set() }),
-                noRules,
-              ),
-            ),
-          ).not.toContain(secret);
+  it(
+    verifies('secrets.composition', 'redacts secrets in prefixItems and items, and in arrays under allOf / anyOf'),
+    () => {
+      const schema = {
+        type: 'object',
+        properties: {
+          pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'string', format: 'password' }] },
+          keys: { type: 'array', items: { type: 'string', 'x-sensitive': true } },
+          tuple: { anyOf: [{ type: 'array', prefixItems: [{ type: 'string' }, optionalSecretStr] }, { type: 'null' }] },
+          list: { allOf: [{ type: 'array' }, { items: { oneOf: [{ type: 'string', format: 'password' }] } }] },
         },
-      ),
-      { numRuns: 300 },
-    );
-  });
+      };
+      expect(
+        redactSecrets(
+          { pair: ['user', secret], keys: [secret, secret], tuple: ['user', secret], list: [secret] },
+          schema,
+          noRules,
+        ),
+      ).toEqual({
+        pair: ['user', '[REDACTED]'],
+        keys: ['[REDACTED]', '[REDACTED]'],
+        tuple: ['user', '[REDACTED]'],
+        list: ['[REDACTED]'],
+      });
+    },
+  );
 
-  it('[secrets.composition] redacts answers by a response schema that composes its secrets', () => {
+  it(
+    verifies('secrets.composition', 'redacts a secret at the end of any path of composition forms, and nothing else'),
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.constantFrom(...Object.keys(steps)), { minLength: 1, maxLength: 6 }),
+          fc.constantFrom(...leaves),
+          (path, leaf) => {
+            let schema: JsonObject = leaf;
+            let value: unknown = secret;
+            for (const step of path.toReversed()) [schema, value] = (steps[step] as Step)(schema, value);
+            const redacted = JSON.stringify(redactSecrets(value, schema, noRules));
+            expect(redacted).not.toContain(secret);
+            expect(redacted.match(/visible/g)?.length ?? 0).toBe(JSON.stringify(value).match(/visible/g)?.length ?? 0);
+            expect(holdsSecrets(value, schema, noRules)).toBe(true);
+            // The catalog's marks put x-sensitive on the very schema that holds the secret.
+            expect(
+              JSON.stringify(
+                redactSecrets(
+                  value,
+                  applyMarks(schema, { sensitive: new Set(), identifier: new Set(), amount: new Set() }),
+                  noRules,
+                ),
+              ),
+            ).not.toContain(secret);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    },
+  );
+
+  it(verifies('secrets.composition', 'redacts answers by a response schema that composes its secrets'), () => {
     const response = toJsonSchema(
       {
         type: 'object',
@@ -272,65 +285,80 @@ const marksOf = (schema: JsonObject, sensitive: string[] = []) =>
   applyMarks(schema, { sensitive: new Set(sensitive), identifier: new Set(['vendor_ref']), amount: new Set() });
 
 describe('marks under composition, for every rule', () => {
-  it('[schema.one-walker] the catalog marks secrets, identifiers and amounts on every branch, by format and by listed name', () => {
-    const marked = marksOf(
-      {
+  it(
+    verifies(
+      'schema.one-walker',
+      'the catalog marks secrets, identifiers and amounts on every branch, by format and by listed name',
+    ),
+    () => {
+      const marked = marksOf(
+        {
+          type: 'object',
+          properties: {
+            portal: optionalSecretStr,
+            vendor_ref: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+            total: { oneOf: [{ type: 'string', format: 'decimal' }, { type: 'null' }] },
+            hint: { type: 'array', prefixItems: [{ type: 'string' }] },
+          },
+          additionalProperties: conditional({ type: 'string' }, { format: 'password' }),
+        },
+        ['hint'],
+      );
+      expect(marked).toMatchObject({
+        properties: {
+          portal: { anyOf: [{ 'x-sensitive': true }, { type: 'null' }] },
+          vendor_ref: { 'x-identifier': true, anyOf: [{ 'x-identifier': true }, { 'x-identifier': true }] },
+          total: { oneOf: [{ 'x-amount': true }, { type: 'null' }] },
+          hint: { 'x-sensitive': true, prefixItems: [{ 'x-sensitive': true }] },
+        },
+        additionalProperties: conditional({ type: 'string' }, { 'x-sensitive': true }),
+      });
+    },
+  );
+
+  it(
+    verifies('schema.one-walker', 'canonicalization checks identifiers and reads amounts marked under any branch'),
+    () => {
+      const schema = marksOf({
         type: 'object',
         properties: {
-          portal: optionalSecretStr,
-          vendor_ref: { anyOf: [{ type: 'string' }, { type: 'null' }] },
-          total: { oneOf: [{ type: 'string', format: 'decimal' }, { type: 'null' }] },
-          hint: { type: 'array', prefixItems: [{ type: 'string' }] },
+          refs: { type: 'object', additionalProperties: { type: 'string', format: 'identifier' } },
+          code: conditional({ minLength: 1 }, { format: 'identifier' }, null, { type: 'string' }),
+          total: { anyOf: [{ type: ['string', 'number'], format: 'decimal' }, { type: 'null' }] },
         },
-        additionalProperties: conditional({ type: 'string' }, { format: 'password' }),
-      },
-      ['hint'],
-    );
-    expect(marked).toMatchObject({
-      properties: {
-        portal: { anyOf: [{ 'x-sensitive': true }, { type: 'null' }] },
-        vendor_ref: { 'x-identifier': true, anyOf: [{ 'x-identifier': true }, { 'x-identifier': true }] },
-        total: { oneOf: [{ 'x-amount': true }, { type: 'null' }] },
-        hint: { 'x-sensitive': true, prefixItems: [{ 'x-sensitive': true }] },
-      },
-      additionalProperties: conditional({ type: 'string' }, { 'x-sensitive': true }),
-    });
-  });
+      });
+      const mixed = 'Vابc';
+      const refused = canonicalize(schema, JSON.stringify({ refs: { a: mixed }, code: mixed }));
+      expect(refused.ok ? [] : refused.errors.map((found) => [found.path, found.code])).toEqual([
+        ['/code', 'mixed_script'],
+        ['/refs/a', 'mixed_script'],
+      ]);
+      const read = canonicalize(schema, '{"total": 1500.25}');
+      expect(read.ok && read.arguments.value).toEqual({ total: '1500.25' });
+      expect(canonicalize(schema, '{"total": null}').ok).toBe(true);
+    },
+  );
 
-  it('[schema.one-walker] canonicalization checks identifiers and reads amounts marked under any branch', () => {
-    const schema = marksOf({
-      type: 'object',
-      properties: {
-        refs: { type: 'object', additionalProperties: { type: 'string', format: 'identifier' } },
-        code: conditional({ minLength: 1 }, { format: 'identifier' }, null, { type: 'string' }),
-        total: { anyOf: [{ type: ['string', 'number'], format: 'decimal' }, { type: 'null' }] },
-      },
-    });
-    const mixed = 'Vابc';
-    const refused = canonicalize(schema, JSON.stringify({ refs: { a: mixed }, code: mixed }));
-    expect(refused.ok ? [] : refused.errors.map((found) => [found.path, found.code])).toEqual([
-      ['/code', 'mixed_script'],
-      ['/refs/a', 'mixed_script'],
-    ]);
-    const read = canonicalize(schema, '{"total": 1500.25}');
-    expect(read.ok && read.arguments.value).toEqual({ total: '1500.25' });
-    expect(canonicalize(schema, '{"total": null}').ok).toBe(true);
-  });
+  it(
+    verifies(
+      'schema.one-walker',
+      'the validator sees amounts as strings, keeps an optional amount optional, and leaves data alone',
+    ),
+    () => {
+      expect(validationSchema({ type: ['number', 'null'], 'x-amount': true, minimum: 0 })).toEqual({
+        type: ['string', 'null'],
+        'x-amount': true,
+      });
+      const data = { type: 'number', 'x-amount': true, minimum: 1 };
+      expect(validationSchema({ enum: [data], default: data, anyOf: [data] })).toEqual({
+        enum: [data],
+        default: data,
+        anyOf: [{ type: 'string', 'x-amount': true }],
+      });
+    },
+  );
 
-  it('[schema.one-walker] the validator sees amounts as strings, keeps an optional amount optional, and leaves data alone', () => {
-    expect(validationSchema({ type: ['number', 'null'], 'x-amount': true, minimum: 0 })).toEqual({
-      type: ['string', 'null'],
-      'x-amount': true,
-    });
-    const data = { type: 'number', 'x-amount': true, minimum: 1 };
-    expect(validationSchema({ enum: [data], default: data, anyOf: [data] })).toEqual({
-      enum: [data],
-      default: data,
-      anyOf: [{ type: 'string', 'x-amount': true }],
-    });
-  });
-
-  it('[schema.one-walker] the Cedar model reads Optional[X] and amounts marked on a branch', () => {
+  it(verifies('schema.one-walker', 'the Cedar model reads Optional[X] and amounts marked on a branch'), () => {
     expect(cedarTypeOf({ anyOf: [{ type: 'string' }, { type: 'null' }] })).toEqual({ kind: 'string' });
     expect(cedarTypeOf({ oneOf: [{ type: 'integer' }, { type: 'null' }] })).toEqual({ kind: 'long' });
     expect(cedarTypeOf({ allOf: [{ type: 'boolean' }, { description: 'a flag' }] })).toEqual({ kind: 'bool' });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConfigProblem } from '../../../shared/config/load.js';
 import { formatProblem } from '../../../shared/config/load.js';
 import { type ConfigFiles, type GatewaySnapshot, loadSnapshot } from '../../../shared/control-plane/snapshot.js';
+import { verifies } from '../../support/requirements.js';
 
 const file = 'gateway.config.yaml';
 const examples = new URL('../../../examples/', import.meta.url);
@@ -80,88 +81,108 @@ describe('the demo configuration', () => {
     return result.snapshot;
   };
 
-  it('[catalog.openapi] [catalog.deterministic-order] loads examples/gateway.config.yaml with exactly the demo tools, sorted', async () => {
-    const snapshot = await loadDemo();
-    expect(names(snapshot)).toEqual([
-      'erp.purchase_orders.cancel',
-      'erp.purchase_orders.create',
-      'erp.purchase_orders.get',
-      'erp.refunds.create',
-      'erp.shipments.track',
-      'erp.vendors.delete',
-      'erp.vendors.get',
-      'erp.vendors.grant_portal_access',
-    ]);
-    expect([...snapshot.catalog.byName.keys()]).toEqual(names(snapshot));
-    expect(snapshot.warnings).toEqual([]);
-    expect([...snapshot.files.keys()]).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
-    expect(snapshot.version).toMatch(/^[0-9a-f]{16}$/);
-    expect(snapshot.config.systems[0]?.base_url).toBe('http://127.0.0.1:1');
-  });
+  it(
+    verifies(
+      ['catalog.openapi', 'catalog.deterministic-order'],
+      'loads examples/gateway.config.yaml with exactly the demo tools, sorted',
+    ),
+    async () => {
+      const snapshot = await loadDemo();
+      expect(names(snapshot)).toEqual([
+        'erp.purchase_orders.cancel',
+        'erp.purchase_orders.create',
+        'erp.purchase_orders.get',
+        'erp.refunds.create',
+        'erp.shipments.track',
+        'erp.vendors.delete',
+        'erp.vendors.get',
+        'erp.vendors.grant_portal_access',
+      ]);
+      expect([...snapshot.catalog.byName.keys()]).toEqual(names(snapshot));
+      expect(snapshot.warnings).toEqual([]);
+      expect([...snapshot.files.keys()]).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
+      expect(snapshot.version).toMatch(/^[0-9a-f]{16}$/);
+      expect(snapshot.config.systems[0]?.base_url).toBe('http://127.0.0.1:1');
+    },
+  );
 
-  it('[catalog.openapi] [catalog.input-schema] [catalog.marks] builds erp.purchase_orders.create from the dereferenced document', async () => {
-    const tool = (await loadDemo()).catalog.byName.get('erp.purchase_orders.create');
-    expect(tool?.inputSchema).toEqual({
-      type: 'object',
-      properties: {
-        vendor_id: { type: 'string', 'x-identifier': true, maxLength: 40, description: "The vendor's id, e.g. V-100." },
-        amount: {
-          type: ['string', 'number'],
-          format: 'decimal',
-          description: 'A decimal amount such as 1500 or 1500.25.',
-          'x-amount': true,
-        },
-        currency: { type: 'string', enum: ['EUR', 'USD', 'GBP', 'SAR', 'AED'] },
-        description: { type: 'string', maxLength: 500, description: 'What is being bought, in free text.' },
-        lines: {
-          type: 'array',
-          maxItems: 500,
-          description: "The order's lines, when it has several.",
-          items: {
-            type: 'object',
-            required: ['sku', 'quantity'],
-            additionalProperties: false,
-            properties: {
-              sku: { type: 'string', 'x-identifier': true, maxLength: 40 },
-              quantity: { type: 'integer', minimum: 1 },
-              note: {
-                type: 'string',
-                maxLength: 20000,
-                description: 'Instructions for this line (packing, labelling).',
+  it(
+    verifies(
+      ['catalog.openapi', 'catalog.input-schema', 'catalog.marks'],
+      'builds erp.purchase_orders.create from the dereferenced document',
+    ),
+    async () => {
+      const tool = (await loadDemo()).catalog.byName.get('erp.purchase_orders.create');
+      expect(tool?.inputSchema).toEqual({
+        type: 'object',
+        properties: {
+          vendor_id: {
+            type: 'string',
+            'x-identifier': true,
+            maxLength: 40,
+            description: "The vendor's id, e.g. V-100.",
+          },
+          amount: {
+            type: ['string', 'number'],
+            format: 'decimal',
+            description: 'A decimal amount such as 1500 or 1500.25.',
+            'x-amount': true,
+          },
+          currency: { type: 'string', enum: ['EUR', 'USD', 'GBP', 'SAR', 'AED'] },
+          description: { type: 'string', maxLength: 500, description: 'What is being bought, in free text.' },
+          lines: {
+            type: 'array',
+            maxItems: 500,
+            description: "The order's lines, when it has several.",
+            items: {
+              type: 'object',
+              required: ['sku', 'quantity'],
+              additionalProperties: false,
+              properties: {
+                sku: { type: 'string', 'x-identifier': true, maxLength: 40 },
+                quantity: { type: 'integer', minimum: 1 },
+                note: {
+                  type: 'string',
+                  maxLength: 20000,
+                  description: 'Instructions for this line (packing, labelling).',
+                },
               },
             },
           },
         },
-      },
-      required: ['vendor_id', 'amount', 'currency'],
-      additionalProperties: false,
-    });
-    expect(tool?.title).toBe('Create a purchase order');
-    expect(tool?.access).toBe('write');
-  });
+        required: ['vendor_id', 'amount', 'currency'],
+        additionalProperties: false,
+      });
+      expect(tool?.title).toBe('Create a purchase order');
+      expect(tool?.access).toBe('write');
+    },
+  );
 
-  it('[catalog.admin-operations] lists erp.shipments.track beside the OpenAPI tools, bound to its path', async () => {
-    const tool = (await loadDemo()).catalog.byName.get('erp.shipments.track');
-    expect(tool?.fields).toEqual([{ field: 'tracking_number', in: 'path', name: 'tracking_number' }]);
-    expect(tool?.method).toBe('GET');
-    expect(tool?.path).toBe('/shipments/{tracking_number}');
-    expect(tool?.access).toBe('read');
-    expect(tool?.title).toBe('Track a shipment');
-    expect(tool?.description).toBe('Where a shipment is and when it should arrive.');
-    expect(tool?.inputSchema).toEqual({
-      type: 'object',
-      required: ['tracking_number'],
-      properties: {
-        tracking_number: {
-          type: 'string',
-          maxLength: 40,
-          description: "The carrier's tracking number, e.g. 1Z999AA10123456784.",
-          'x-identifier': true,
+  it(
+    verifies('catalog.admin-operations', 'lists erp.shipments.track beside the OpenAPI tools, bound to its path'),
+    async () => {
+      const tool = (await loadDemo()).catalog.byName.get('erp.shipments.track');
+      expect(tool?.fields).toEqual([{ field: 'tracking_number', in: 'path', name: 'tracking_number' }]);
+      expect(tool?.method).toBe('GET');
+      expect(tool?.path).toBe('/shipments/{tracking_number}');
+      expect(tool?.access).toBe('read');
+      expect(tool?.title).toBe('Track a shipment');
+      expect(tool?.description).toBe('Where a shipment is and when it should arrive.');
+      expect(tool?.inputSchema).toEqual({
+        type: 'object',
+        required: ['tracking_number'],
+        properties: {
+          tracking_number: {
+            type: 'string',
+            maxLength: 40,
+            description: "The carrier's tracking number, e.g. 1Z999AA10123456784.",
+            'x-identifier': true,
+          },
         },
-      },
-      additionalProperties: false,
-    });
-  });
+        additionalProperties: false,
+      });
+    },
+  );
 });
 
 describe('OpenAPI documents', () => {
@@ -203,17 +224,20 @@ describe('OpenAPI documents', () => {
     '      schema: { type: string }',
   );
 
-  it('[catalog.openapi] loads an OpenAPI 3.0 document, dereferenced and converted to JSON Schema', async () => {
-    const snapshot = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': openApi30 }));
-    expect(names(snapshot)).toEqual(['crm.contacts.patch', 'crm.get_contact']);
-    expect(snapshot.catalog.byName.get('crm.contacts.patch')?.inputSchema).toEqual({
-      type: 'object',
-      properties: { nickname: { type: ['string', 'null'] }, id: { type: 'string' } },
-      required: ['id'],
-      additionalProperties: false,
-    });
-    expect(snapshot.files).toEqual(new Map([['crm/openapi.yaml', openApi30]]));
-  });
+  it(
+    verifies('catalog.openapi', 'loads an OpenAPI 3.0 document, dereferenced and converted to JSON Schema'),
+    async () => {
+      const snapshot = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': openApi30 }));
+      expect(names(snapshot)).toEqual(['crm.contacts.patch', 'crm.get_contact']);
+      expect(snapshot.catalog.byName.get('crm.contacts.patch')?.inputSchema).toEqual({
+        type: 'object',
+        properties: { nickname: { type: ['string', 'null'] }, id: { type: 'string' } },
+        required: ['id'],
+        additionalProperties: false,
+      });
+      expect(snapshot.files).toEqual(new Map([['crm/openapi.yaml', openApi30]]));
+    },
+  );
 
   const invalid: readonly (readonly [what: string, document: string, message: string])[] = [
     [
@@ -249,7 +273,7 @@ describe('OpenAPI documents', () => {
   ];
 
   it.each(invalid)(
-    '[catalog.openapi] refuses the configuration for %s, at the openapi line, naming the file',
+    verifies('catalog.openapi', 'refuses the configuration for %s, at the openapi line, naming the file'),
     async (_what, document, message) => {
       const problems = await refused(crmConfig(), memoryFiles({ 'crm/openapi.yaml': document }));
       expect(problems.length).toBeGreaterThan(0);
@@ -261,7 +285,7 @@ describe('OpenAPI documents', () => {
     },
   );
 
-  it('[catalog.openapi] reports a missing file', async () => {
+  it(verifies('catalog.openapi', 'reports a missing file'), async () => {
     const problems = await refused(crmConfig(), memoryFiles({}));
     expect(problems).toEqual([
       {
@@ -273,30 +297,33 @@ describe('OpenAPI documents', () => {
     ]);
   });
 
-  it('[catalog.openapi] refuses a path that leaves the configuration folder, without reading it', async () => {
-    for (const path of ['../x.yaml', 'crm/../../x.yaml', '/etc/x.yaml', '..\\x.yaml']) {
-      const files = memoryFiles({ '../x.yaml': '', 'x.yaml': '' });
-      const problems = await refused(crmConfig(JSON.stringify(path)), files);
-      expect(problems).toEqual([
-        {
-          file,
-          path: 'systems[0].openapi',
-          line: openapiLine,
-          message: `"${path}" must be inside the configuration's folder`,
-        },
-      ]);
-      expect(files.reads).toEqual([]);
-    }
-  });
+  it(
+    verifies('catalog.openapi', 'refuses a path that leaves the configuration folder, without reading it'),
+    async () => {
+      for (const path of ['../x.yaml', 'crm/../../x.yaml', '/etc/x.yaml', '..\\x.yaml']) {
+        const files = memoryFiles({ '../x.yaml': '', 'x.yaml': '' });
+        const problems = await refused(crmConfig(JSON.stringify(path)), files);
+        expect(problems).toEqual([
+          {
+            file,
+            path: 'systems[0].openapi',
+            line: openapiLine,
+            message: `"${path}" must be inside the configuration's folder`,
+          },
+        ]);
+        expect(files.reads).toEqual([]);
+      }
+    },
+  );
 
-  it('[catalog.openapi] reads a path inside the folder in its normalized form', async () => {
+  it(verifies('catalog.openapi', 'reads a path inside the folder in its normalized form'), async () => {
     const files = memoryFiles({ 'crm/openapi.yaml': openApi30 });
     const snapshot = await loaded(crmConfig('./crm/x/../openapi.yaml'), files);
     expect(files.reads).toEqual(['crm/openapi.yaml']);
     expect([...snapshot.files.keys()]).toEqual(['crm/openapi.yaml']);
   });
 
-  it('[catalog.openapi] refuses a $ref to another file, without reading it', async () => {
+  it(verifies('catalog.openapi', 'refuses a $ref to another file, without reading it'), async () => {
     const document = yaml(
       'openapi: 3.1.0',
       ...info,
@@ -328,7 +355,7 @@ describe('OpenAPI documents', () => {
     expect(result.problems[0]?.message).toContain('./schemas.yaml#/Contact');
   });
 
-  it('[catalog.openapi] reads a document named by two systems once', async () => {
+  it(verifies('catalog.openapi', 'reads a document named by two systems once'), async () => {
     const files = memoryFiles({ 'shared.yaml': openApi30 });
     const snapshot = await loaded(
       yaml(
@@ -388,18 +415,21 @@ describe('order and version', () => {
     yaml('openapi: 3.1.0', ...info, 'paths:', ...blocks.flat());
   const sorted = ['crm.apples.create', 'crm.get_bananas', 'crm.mangos.delete', 'crm.mangos.get', 'crm.zebras.list'];
 
-  it('[catalog.deterministic-order] sorts the tools by name whatever the order of the paths in the document', async () => {
-    const forward = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': documentOf(pathBlocks) }));
-    const backward = await loaded(
-      crmConfig(),
-      memoryFiles({ 'crm/openapi.yaml': documentOf([...pathBlocks].reverse()) }),
-    );
-    expect(names(forward)).toEqual(sorted);
-    expect(names(backward)).toEqual(sorted);
-    expect([...backward.catalog.byName.keys()]).toEqual(sorted);
-  });
+  it(
+    verifies('catalog.deterministic-order', 'sorts the tools by name whatever the order of the paths in the document'),
+    async () => {
+      const forward = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': documentOf(pathBlocks) }));
+      const backward = await loaded(
+        crmConfig(),
+        memoryFiles({ 'crm/openapi.yaml': documentOf([...pathBlocks].reverse()) }),
+      );
+      expect(names(forward)).toEqual(sorted);
+      expect(names(backward)).toEqual(sorted);
+      expect([...backward.catalog.byName.keys()]).toEqual(sorted);
+    },
+  );
 
-  it('[catalog.deterministic-order] sorts the tools by name whatever the order of the systems', async () => {
+  it(verifies('catalog.deterministic-order', 'sorts the tools by name whatever the order of the systems'), async () => {
     const system = (key: string, openapi: string) => [
       `  - key: ${key}`,
       `    base_url: http://${key}.test`,
@@ -429,22 +459,28 @@ describe('order and version', () => {
     expect(names(aFirst)).toEqual(expected);
   });
 
-  it('[catalog.deterministic-order] gives the same version for the same inputs, and another when a file changes', async () => {
-    const document = documentOf(pathBlocks);
-    const first = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': document }));
-    const again = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': document }));
-    expect(again.version).toBe(first.version);
-    expect(first.version).toMatch(/^[0-9a-f]{16}$/);
+  it(
+    verifies(
+      'catalog.deterministic-order',
+      'gives the same version for the same inputs, and another when a file changes',
+    ),
+    async () => {
+      const document = documentOf(pathBlocks);
+      const first = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': document }));
+      const again = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': document }));
+      expect(again.version).toBe(first.version);
+      expect(first.version).toMatch(/^[0-9a-f]{16}$/);
 
-    // One changed character in the OpenAPI text, with the same tools.
-    const edited = document.replace('title: CRM', 'title: CRM!');
-    expect(edited).not.toBe(document);
-    const changed = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': edited }));
-    expect(names(changed)).toEqual(names(first));
-    expect(changed.version).not.toBe(first.version);
+      // One changed character in the OpenAPI text, with the same tools.
+      const edited = document.replace('title: CRM', 'title: CRM!');
+      expect(edited).not.toBe(document);
+      const changed = await loaded(crmConfig(), memoryFiles({ 'crm/openapi.yaml': edited }));
+      expect(names(changed)).toEqual(names(first));
+      expect(changed.version).not.toBe(first.version);
 
-    // A changed configuration text (a comment) changes it too.
-    const commented = await loaded(`${crmConfig()}# edited\n`, memoryFiles({ 'crm/openapi.yaml': document }));
-    expect(commented.version).not.toBe(first.version);
-  });
+      // A changed configuration text (a comment) changes it too.
+      const commented = await loaded(`${crmConfig()}# edited\n`, memoryFiles({ 'crm/openapi.yaml': document }));
+      expect(commented.version).not.toBe(first.version);
+    },
+  );
 });

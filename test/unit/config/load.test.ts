@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type ConfigProblem, formatProblem, loadConfigText, type ResolvedConfig } from '../../../shared/config/load.js';
+import { verifies } from '../../support/requirements.js';
 
 const file = 'gateway.config.yaml';
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -41,56 +42,59 @@ const withApprovalTime = (value: string): string =>
   yaml('# gateway configuration', '', 'settings:', `  approval_time: ${value}`, '  allowed_staleness: 15m');
 
 describe('loadConfigText: the example file', () => {
-  it('[config.secret-references] loads examples/gateway.config.yaml, resolving ${env:…} and keeping literals', () => {
-    const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
-    const result = loadConfigText(text, file, { DEMO_ERP_URL: 'http://127.0.0.1:9999/' });
-    if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
-    const config = result.config;
-    expect(config.settings).toEqual({
-      enabled: true,
-      approval_time: 86_400_000,
-      allowed_staleness: 900_000,
-      notifications: { webhooks: [] },
-      limits: {
-        concurrent_requests: 32,
-        requests_per_second: 50,
-        burst: 100,
-        pending_calls: 100,
-        groups: {},
-        agents: {},
-      },
-      data_key: null,
-    });
-    expect(config.agents).toEqual([
-      {
-        id: 'procurement-agent',
-        token: 'demo-procurement-token',
-        tokenFromEnvironment: false,
-        groups: ['procurement'],
-        customer: null,
-      },
-      {
-        id: 'support-agent',
-        token: 'demo-support-token',
-        tokenFromEnvironment: false,
-        groups: ['support'],
-        customer: 'customer-1042',
-      },
-    ]);
-    // The base URL comes from the environment, without its trailing slash.
-    expect(config.systems[0]?.base_url).toBe('http://127.0.0.1:9999');
-    expect(config.systems[0]?.credentials).toEqual({
-      type: 'api_key',
-      header: 'X-Api-Key',
-      value: 'demo-erp-key-7f3a',
-    });
-    expect(config.approvers.map((approver) => [approver.id, approver.groups])).toEqual([
-      ['finance-approver', ['finance']],
-      ['operations-approver', ['operations']],
-    ]);
-  });
+  it(
+    verifies('config.secret-references', 'loads examples/gateway.config.yaml, resolving ${env:…} and keeping literals'),
+    () => {
+      const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
+      const result = loadConfigText(text, file, { DEMO_ERP_URL: 'http://127.0.0.1:9999/' });
+      if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
+      const config = result.config;
+      expect(config.settings).toEqual({
+        enabled: true,
+        approval_time: 86_400_000,
+        allowed_staleness: 900_000,
+        notifications: { webhooks: [] },
+        limits: {
+          concurrent_requests: 32,
+          requests_per_second: 50,
+          burst: 100,
+          pending_calls: 100,
+          groups: {},
+          agents: {},
+        },
+        data_key: null,
+      });
+      expect(config.agents).toEqual([
+        {
+          id: 'procurement-agent',
+          token: 'demo-procurement-token',
+          tokenFromEnvironment: false,
+          groups: ['procurement'],
+          customer: null,
+        },
+        {
+          id: 'support-agent',
+          token: 'demo-support-token',
+          tokenFromEnvironment: false,
+          groups: ['support'],
+          customer: 'customer-1042',
+        },
+      ]);
+      // The base URL comes from the environment, without its trailing slash.
+      expect(config.systems[0]?.base_url).toBe('http://127.0.0.1:9999');
+      expect(config.systems[0]?.credentials).toEqual({
+        type: 'api_key',
+        header: 'X-Api-Key',
+        value: 'demo-erp-key-7f3a',
+      });
+      expect(config.approvers.map((approver) => [approver.id, approver.groups])).toEqual([
+        ['finance-approver', ['finance']],
+        ['operations-approver', ['operations']],
+      ]);
+    },
+  );
 
-  it('[config.secret-references] reports the demo ERP address missing from the environment', () => {
+  it(verifies('config.secret-references', 'reports the demo ERP address missing from the environment'), () => {
     const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
     const result = loadConfigText(text, file, {});
     expect(result.ok).toBe(false);
@@ -187,7 +191,7 @@ describe('loadConfigText: durations', () => {
     ['1.5h', '"1.5h"'],
     ['24H', '"24H"'],
   ])(
-    '[config.clear-errors] refuses approval_time %s naming its path, line, value and the expected form',
+    verifies('config.clear-errors', 'refuses approval_time %s naming its path, line, value and the expected form'),
     (text, shown) => {
       const problem = onlyProblem(withApprovalTime(text));
       expect(problem.file).toBe(file);
@@ -198,20 +202,20 @@ describe('loadConfigText: durations', () => {
     },
   );
 
-  it('[config.clear-errors] refuses a number where a duration is expected, naming the number', () => {
+  it(verifies('config.clear-errors', 'refuses a number where a duration is expected, naming the number'), () => {
     const problem = onlyProblem(withApprovalTime('12'));
     expect(problem.path).toBe('settings.approval_time');
     expect(problem.line).toBe(4);
     expect(problem.message).toBe('expected a duration such as 90s, 15m or 24h (got 12)');
   });
 
-  it('[config.clear-errors] names allowed_staleness and its own line when that one is bad', () => {
+  it(verifies('config.clear-errors', 'names allowed_staleness and its own line when that one is bad'), () => {
     const problem = onlyProblem(yaml('settings:', '  approval_time: 24h', '', '  allowed_staleness: 0m'));
     expect(problem).toMatchObject({ file, path: 'settings.allowed_staleness', line: 4 });
     expect(problem.message).toContain('"0m"');
   });
 
-  it('[config.clear-errors] reports every bad duration, each on its own line', () => {
+  it(verifies('config.clear-errors', 'reports every bad duration, each on its own line'), () => {
     const problems = refused(yaml('settings:', '  approval_time: soon', '  allowed_staleness: later'));
     expect(problems.map(({ path, line }) => ({ path, line }))).toEqual([
       { path: 'settings.approval_time', line: 2 },
@@ -219,7 +223,7 @@ describe('loadConfigText: durations', () => {
     ]);
   });
 
-  it('[config.clear-errors] refuses a duration too large to be a number of milliseconds', () => {
+  it(verifies('config.clear-errors', 'refuses a duration too large to be a number of milliseconds'), () => {
     // 10^400 days is not a finite number of milliseconds: the gateway must not load it as Infinity.
     const problem = onlyProblem(withApprovalTime(`1${'0'.repeat(400)}d`));
     expect(problem.path).toBe('settings.approval_time');
@@ -253,7 +257,7 @@ describe('loadConfigText: durations', () => {
 });
 
 describe('loadConfigText: unknown and invalid fields', () => {
-  it('[config.clear-errors] refuses an unknown top-level field, naming it', () => {
+  it(verifies('config.clear-errors', 'refuses an unknown top-level field, naming it'), () => {
     const problem = onlyProblem(yaml('settings:', '  enabled: true', 'approver: [alice]'));
     expect(problem.file).toBe(file);
     expect(problem.path).toBe('');
@@ -261,13 +265,13 @@ describe('loadConfigText: unknown and invalid fields', () => {
     expect(problem.message).toBe('unknown field(s) "approver"');
   });
 
-  it('[config.clear-errors] refuses an unknown settings field, naming it and its object', () => {
+  it(verifies('config.clear-errors', 'refuses an unknown settings field, naming it and its object'), () => {
     const problem = onlyProblem(yaml('settings:', '  approval_timeout: 24h'));
     expect(problem.path).toBe('settings');
     expect(problem.message).toBe('unknown field(s) "approval_timeout"');
   });
 
-  it('[config.clear-errors] refuses an unknown agent field, naming it and the agent', () => {
+  it(verifies('config.clear-errors', 'refuses an unknown agent field, naming it and the agent'), () => {
     const problem = onlyProblem(
       yaml('agents:', '  - id: first', '    token: one', '  - id: second', '    token: two', '    colour: red'),
     );
@@ -277,30 +281,33 @@ describe('loadConfigText: unknown and invalid fields', () => {
     expect(problem.message).toBe('unknown field(s) "colour"');
   });
 
-  it('[config.clear-errors] refuses a duplicate agent id at agents[1].id, naming its line and the first use', () => {
-    const problem = onlyProblem(
-      yaml(
-        '# two agents with one id',
-        'agents:',
-        '  - id: procurement-agent',
-        '    token: one',
-        '  - token: two',
-        '    id: procurement-agent',
-      ),
-    );
-    expect(problem.file).toBe(file);
-    expect(problem.path).toBe('agents[1].id');
-    expect(problem.line).toBe(6);
-    expect(problem.message).toContain('"procurement-agent"');
-    expect(problem.message).toContain('agents[0]');
-  });
+  it(
+    verifies('config.clear-errors', 'refuses a duplicate agent id at agents[1].id, naming its line and the first use'),
+    () => {
+      const problem = onlyProblem(
+        yaml(
+          '# two agents with one id',
+          'agents:',
+          '  - id: procurement-agent',
+          '    token: one',
+          '  - token: two',
+          '    id: procurement-agent',
+        ),
+      );
+      expect(problem.file).toBe(file);
+      expect(problem.path).toBe('agents[1].id');
+      expect(problem.line).toBe(6);
+      expect(problem.message).toContain('"procurement-agent"');
+      expect(problem.message).toContain('agents[0]');
+    },
+  );
 
   it.each([
     ['Procurement-Agent', '"Procurement-Agent"'],
     ['support agent', '"support agent"'],
     ['-leading-dash', '"-leading-dash"'],
     ['a'.repeat(65), `"${'a'.repeat(56)}...`],
-  ])('[config.clear-errors] refuses the agent id %s, naming its path, line and value', (id, shown) => {
+  ])(verifies('config.clear-errors', 'refuses the agent id %s, naming its path, line and value'), (id, shown) => {
     const problem = onlyProblem(yaml('agents:', '  - token: t0ken', `    id: ${id}`));
     expect(problem.path).toBe('agents[0].id');
     expect(problem.line).toBe(3);
@@ -308,7 +315,7 @@ describe('loadConfigText: unknown and invalid fields', () => {
     expect(problem.message).toContain('expected lowercase letters, digits');
   });
 
-  it('[config.clear-errors] refuses an invalid group name at its index in the list', () => {
+  it(verifies('config.clear-errors', 'refuses an invalid group name at its index in the list'), () => {
     const problem = onlyProblem(
       yaml('agents:', '  - id: a', '    token: t', '    groups:', '      - ok', '      - Not OK'),
     );
@@ -317,14 +324,14 @@ describe('loadConfigText: unknown and invalid fields', () => {
     expect(problem.message).toContain('"Not OK"');
   });
 
-  it('[config.clear-errors] refuses a public_url that is not a URL, naming the value', () => {
+  it(verifies('config.clear-errors', 'refuses a public_url that is not a URL, naming the value'), () => {
     const problem = onlyProblem(yaml('settings:', '  public_url: gateway.example.com'));
     expect(problem.path).toBe('settings.public_url');
     expect(problem.line).toBe(2);
     expect(problem.message).toContain('"gateway.example.com"');
   });
 
-  it('[config.clear-errors] refuses a file that is not a mapping', () => {
+  it(verifies('config.clear-errors', 'refuses a file that is not a mapping'), () => {
     const problem = onlyProblem(yaml('- settings'));
     expect(problem.path).toBe('');
     expect(problem.line).toBe(1);
@@ -333,14 +340,14 @@ describe('loadConfigText: unknown and invalid fields', () => {
 });
 
 describe('loadConfigText: text that is not valid YAML', () => {
-  it('[config.clear-errors] refuses tab indentation, naming the line', () => {
+  it(verifies('config.clear-errors', 'refuses tab indentation, naming the line'), () => {
     const problem = onlyProblem('settings:\n\tenabled: true\n');
     expect(problem.file).toBe(file);
     expect(problem.message).toMatch(/^not valid YAML: .*[Tt]ab/);
     expect(problem.line).toBe(2);
   });
 
-  it('[config.clear-errors] refuses an unclosed flow mapping, naming a line', () => {
+  it(verifies('config.clear-errors', 'refuses an unclosed flow mapping, naming a line'), () => {
     const problems = refused(yaml('settings: { enabled: true', 'agents: []'));
     expect(problems.length).toBeGreaterThan(0);
     for (const problem of problems) {
@@ -349,13 +356,13 @@ describe('loadConfigText: text that is not valid YAML', () => {
     }
   });
 
-  it('[config.clear-errors] refuses duplicate keys, naming the line of the second one', () => {
+  it(verifies('config.clear-errors', 'refuses duplicate keys, naming the line of the second one'), () => {
     const problem = onlyProblem(yaml('settings:', '  approval_time: 24h', '  approval_time: 1h'));
     expect(problem.message).toMatch(/^not valid YAML: Map keys must be unique/);
     expect(problem.line).toBe(3);
   });
 
-  it('[config.clear-errors] refuses a duplicate key inside an agent', () => {
+  it(verifies('config.clear-errors', 'refuses a duplicate key inside an agent'), () => {
     const problems = refused(yaml('agents:', '  - id: a', '    token: one', '    token: two'));
     expect(problems.map((problem) => problem.message)).toEqual(['not valid YAML: Map keys must be unique']);
   });
@@ -365,41 +372,44 @@ describe('loadConfigText: secret references', () => {
   const agentWithToken = (token: string): string =>
     yaml('settings:', '  enabled: true', 'agents:', '  - id: procurement-agent', `    token: ${token}`);
 
-  it('[config.secret-references] resolves an env:NAME reference from the environment argument', () => {
+  it(verifies('config.secret-references', 'resolves an env:NAME reference from the environment argument'), () => {
     const config = loaded(agentWithToken(envReference('GATEWAY_TEST_PROCUREMENT_TOKEN')), {
       GATEWAY_TEST_PROCUREMENT_TOKEN: 's3cret-from-env',
     });
     expect(config.agents[0]?.token).toBe('s3cret-from-env');
   });
 
-  it('[config.secret-references] keeps a literal token as it is written', () => {
+  it(verifies('config.secret-references', 'keeps a literal token as it is written'), () => {
     const config = loaded(agentWithToken('literal-token'), { literal: 'not this' });
     expect(config.agents[0]?.token).toBe('literal-token');
   });
 
-  it('[config.secret-references] keeps a reference inside other text as a literal', () => {
+  it(verifies('config.secret-references', 'keeps a reference inside other text as a literal'), () => {
     const config = loaded(agentWithToken(`"prefix-${envReference('TOKEN')}"`), { TOKEN: 'from-env' });
     expect(config.agents[0]?.token).toBe(`prefix-${envReference('TOKEN')}`);
   });
 
-  it('[config.secret-references] reports a missing variable at agents[0].token with its name and line', () => {
-    const problem = onlyProblem(agentWithToken(envReference('PROCUREMENT_TOKEN')), { OTHER_TOKEN: 'x' });
-    expect(problem.file).toBe(file);
-    expect(problem.path).toBe('agents[0].token');
-    expect(problem.line).toBe(5);
-    expect(problem.message).toContain('PROCUREMENT_TOKEN');
-    expect(formatProblem(problem)).toBe(
-      `${file}:5: agents[0].token: the environment variable PROCUREMENT_TOKEN is not set`,
-    );
-  });
+  it(
+    verifies('config.secret-references', 'reports a missing variable at agents[0].token with its name and line'),
+    () => {
+      const problem = onlyProblem(agentWithToken(envReference('PROCUREMENT_TOKEN')), { OTHER_TOKEN: 'x' });
+      expect(problem.file).toBe(file);
+      expect(problem.path).toBe('agents[0].token');
+      expect(problem.line).toBe(5);
+      expect(problem.message).toContain('PROCUREMENT_TOKEN');
+      expect(formatProblem(problem)).toBe(
+        `${file}:5: agents[0].token: the environment variable PROCUREMENT_TOKEN is not set`,
+      );
+    },
+  );
 
-  it('[config.secret-references] treats an empty variable as missing', () => {
+  it(verifies('config.secret-references', 'treats an empty variable as missing'), () => {
     const problem = onlyProblem(agentWithToken(envReference('PROCUREMENT_TOKEN')), { PROCUREMENT_TOKEN: '' });
     expect(problem.path).toBe('agents[0].token');
     expect(problem.message).toContain('PROCUREMENT_TOKEN');
   });
 
-  it('[config.secret-references] reports every missing variable, not only the first', () => {
+  it(verifies('config.secret-references', 'reports every missing variable, not only the first'), () => {
     const problems = refused(
       yaml(
         'agents:',
@@ -420,19 +430,19 @@ describe('loadConfigText: secret references', () => {
 });
 
 describe('formatProblem', () => {
-  it('[config.clear-errors] renders file:line: path: message', () => {
+  it(verifies('config.clear-errors', 'renders file:line: path: message'), () => {
     expect(
       formatProblem({ file: 'conf/gateway.yaml', path: 'settings.approval_time', line: 7, message: 'bad value' }),
     ).toBe('conf/gateway.yaml:7: settings.approval_time: bad value');
   });
 
-  it('[config.clear-errors] leaves out an unknown line and names the top level', () => {
+  it(verifies('config.clear-errors', 'leaves out an unknown line and names the top level'), () => {
     expect(formatProblem({ file: 'g.yaml', path: '', line: null, message: 'not valid YAML: oops' })).toBe(
       'g.yaml: (top level): not valid YAML: oops',
     );
   });
 
-  it('[config.clear-errors] renders a loaded problem with the file, line, path and value', () => {
+  it(verifies('config.clear-errors', 'renders a loaded problem with the file, line, path and value'), () => {
     const problem = onlyProblem(withApprovalTime('15 minutes'));
     const text = formatProblem(problem);
     expect(text.startsWith(`${file}:4: settings.approval_time: `)).toBe(true);
@@ -450,39 +460,48 @@ describe('loadConfigText: agent tokens', () => {
       `    token: ${second}`,
     );
 
-  it('[config.unique-tokens] refuses two agents with the same token, naming both agents and never the token', () => {
-    const problem = onlyProblem(twoAgents('shared-t0ken', 'shared-t0ken'));
-    expect(problem).toMatchObject({ file, path: 'agents[1].token', line: 5 });
-    expect(problem.message).toBe(
-      'agents "procurement-agent" and "support-agent" have the same token; each agent needs its own',
-    );
-    expect(formatProblem(problem)).not.toContain('shared-t0ken');
-  });
+  it(
+    verifies('config.unique-tokens', 'refuses two agents with the same token, naming both agents and never the token'),
+    () => {
+      const problem = onlyProblem(twoAgents('shared-t0ken', 'shared-t0ken'));
+      expect(problem).toMatchObject({ file, path: 'agents[1].token', line: 5 });
+      expect(problem.message).toBe(
+        'agents "procurement-agent" and "support-agent" have the same token; each agent needs its own',
+      );
+      expect(formatProblem(problem)).not.toContain('shared-t0ken');
+    },
+  );
 
-  it('[config.unique-tokens] compares tokens once resolved: a literal and a variable, or two references to one variable', () => {
-    const resolved = onlyProblem(twoAgents('from-env-t0ken', envReference('SUPPORT_TOKEN')), {
-      SUPPORT_TOKEN: 'from-env-t0ken',
-    });
-    expect(resolved.path).toBe('agents[1].token');
-    expect(formatProblem(resolved)).not.toContain('from-env-t0ken');
-    // Checked where the variable is not set (config:check's placeholders): one variable is one token.
-    const result = loadConfigText(
-      twoAgents(envReference('ONE'), envReference('ONE')),
-      file,
-      {},
-      {
-        unsetVariables: 'placeholder',
-      },
-    );
-    expect(result.ok ? [] : result.problems.map((found) => found.path)).toEqual(['agents[1].token']);
-    // Two different unset variables are not the same token.
-    expect(
-      loadConfigText(twoAgents(envReference('ONE'), envReference('TWO')), file, {}, { unsetVariables: 'placeholder' })
-        .ok,
-    ).toBe(true);
-  });
+  it(
+    verifies(
+      'config.unique-tokens',
+      'compares tokens once resolved: a literal and a variable, or two references to one variable',
+    ),
+    () => {
+      const resolved = onlyProblem(twoAgents('from-env-t0ken', envReference('SUPPORT_TOKEN')), {
+        SUPPORT_TOKEN: 'from-env-t0ken',
+      });
+      expect(resolved.path).toBe('agents[1].token');
+      expect(formatProblem(resolved)).not.toContain('from-env-t0ken');
+      // Checked where the variable is not set (config:check's placeholders): one variable is one token.
+      const result = loadConfigText(
+        twoAgents(envReference('ONE'), envReference('ONE')),
+        file,
+        {},
+        {
+          unsetVariables: 'placeholder',
+        },
+      );
+      expect(result.ok ? [] : result.problems.map((found) => found.path)).toEqual(['agents[1].token']);
+      // Two different unset variables are not the same token.
+      expect(
+        loadConfigText(twoAgents(envReference('ONE'), envReference('TWO')), file, {}, { unsetVariables: 'placeholder' })
+          .ok,
+      ).toBe(true);
+    },
+  );
 
-  it('[local.banner-secrets] marks the tokens and passwords that came from the environment', () => {
+  it(verifies('local.banner-secrets', 'marks the tokens and passwords that came from the environment'), () => {
     const config = loaded(
       yaml(
         ...twoAgents('literal-t0ken', envReference('SUPPORT_TOKEN')).trimEnd().split('\n'),
@@ -508,15 +527,21 @@ describe('loadConfigText: agent tokens', () => {
 describe('loadConfigText: a file caught half-written', () => {
   const system = ['systems:', '  - key: crm', '    base_url: http://crm.test', '    openapi: crm.yaml'];
 
-  it('[config.no-half-written] refuses systems without a policies entry, and says how to run nothing on purpose', () => {
-    const problem = onlyProblem(yaml(...system, 'agents: []'));
-    expect(formatProblem(problem)).toBe(
-      `${file}: policies: missing: a configuration with systems must list its policy files (without policies nothing runs; write "policies: []" to mean that)`,
-    );
-    expect(loaded(yaml(...system, 'policies: []')).policies).toEqual([]);
-    // Without systems there is nothing to take away.
-    expect(loaded(yaml('agents: []')).policies).toEqual([]);
-  });
+  it(
+    verifies(
+      'config.no-half-written',
+      'refuses systems without a policies entry, and says how to run nothing on purpose',
+    ),
+    () => {
+      const problem = onlyProblem(yaml(...system, 'agents: []'));
+      expect(formatProblem(problem)).toBe(
+        `${file}: policies: missing: a configuration with systems must list its policy files (without policies nothing runs; write "policies: []" to mean that)`,
+      );
+      expect(loaded(yaml(...system, 'policies: []')).policies).toEqual([]);
+      // Without systems there is nothing to take away.
+      expect(loaded(yaml('agents: []')).policies).toEqual([]);
+    },
+  );
 });
 
 describe('loadConfigText: the credential header of an api_key system', () => {
@@ -534,14 +559,14 @@ describe('loadConfigText: the credential header of an api_key system', () => {
     );
 
   it.each(['api_key', 'X-Api-Key', 'x.key', "key!#$%&'*+^_`|~"])(
-    '[config.credential-header] accepts %s, an RFC 9110 token, as the api key header',
+    verifies('config.credential-header', 'accepts %s, an RFC 9110 token, as the api key header'),
     (header) => {
       expect(loaded(withKeyHeader(header)).systems[0]?.credentials).toEqual({ type: 'api_key', header, value: 'k' });
     },
   );
 
   it.each(['X Api Key', 'x-key:', 'key\u00e9', '', '"quoted"'])(
-    '[config.credential-header] refuses %j, which is not a header name, naming the value',
+    verifies('config.credential-header', 'refuses %j, which is not a header name, naming the value'),
     (header) => {
       const problem = onlyProblem(withKeyHeader(header));
       expect(problem.path).toBe('systems[0].credentials.header');
@@ -560,9 +585,12 @@ describe('loadConfigText: the credential header of an api_key system', () => {
     'x-request-id',
     'Traceparent',
     'Content-Type',
-  ])('[config.credential-header] refuses %s, a header the gateway or its HTTP client sets itself', (header) => {
-    const problem = onlyProblem(withKeyHeader(header));
-    expect(problem.path).toBe('systems[0].credentials.header');
-    expect(problem.message).toContain('the gateway sets this one itself');
-  });
+  ])(
+    verifies('config.credential-header', 'refuses %s, a header the gateway or its HTTP client sets itself'),
+    (header) => {
+      const problem = onlyProblem(withKeyHeader(header));
+      expect(problem.path).toBe('systems[0].credentials.header');
+      expect(problem.message).toContain('the gateway sets this one itself');
+    },
+  );
 });

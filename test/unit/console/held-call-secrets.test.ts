@@ -11,6 +11,7 @@ import { anAgent } from '../../support/agents.js';
 import { unusedPort } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
+import { verifies } from '../../support/requirements.js';
 import { snapshotOf } from '../../support/snapshots.js';
 
 const config = [
@@ -47,40 +48,46 @@ afterAll(async () => {
 });
 
 describe('a held call with a look-alike and real secrets', () => {
-  it('[console.redacted-distinct] keeps the secrets’ pointers; the page and the notice tell them from a plain "[REDACTED]"', async () => {
-    const snapshot = await snapshotOf(config, { files: { 'held.cedar': policy } });
-    const clock = new ManualClock();
-    const result = await callTool(
-      {
-        store: local.store,
-        clock,
-        ids: uuidV7Ids,
-        systems: { send: unusedPort('the system client') },
-        log: { info: () => undefined, warn: () => undefined },
-        controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
-        sealer: new AesSealer(Buffer.alloc(32, 3)),
-        approvalRuns: { start: async () => undefined, signal: unusedPort('the approval run signal') },
-      },
-      anAgent('agent-1', ['staff']),
-      'portal.logins.create',
-      readArguments('{"note":"[REDACTED]","first_password":"Pa55-word","pin":"[REDACTED]"}', []) ??
-        expect.unreachable(),
-    );
-    expect(result.status).toBe('pending_approval');
-    const execution = (await local.store.get(result.execution_id ?? '')) ?? expect.unreachable();
-    expect(execution.secret_pointers).toEqual(['/first_password', '/pin']);
-    expect(execution.arguments_json).toBe('{"first_password":"[REDACTED]","note":"[REDACTED]","pin":"[REDACTED]"}');
+  it(
+    verifies(
+      'console.redacted-distinct',
+      'keeps the secrets’ pointers; the page and the notice tell them from a plain "[REDACTED]"',
+    ),
+    async () => {
+      const snapshot = await snapshotOf(config, { files: { 'held.cedar': policy } });
+      const clock = new ManualClock();
+      const result = await callTool(
+        {
+          store: local.store,
+          clock,
+          ids: uuidV7Ids,
+          systems: { send: unusedPort('the system client') },
+          log: { info: () => undefined, warn: () => undefined },
+          controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
+          sealer: new AesSealer(Buffer.alloc(32, 3)),
+          approvalRuns: { start: async () => undefined, signal: unusedPort('the approval run signal') },
+        },
+        anAgent('agent-1', ['staff']),
+        'portal.logins.create',
+        readArguments('{"note":"[REDACTED]","first_password":"Pa55-word","pin":"[REDACTED]"}', []) ??
+          expect.unreachable(),
+      );
+      expect(result.status).toBe('pending_approval');
+      const execution = (await local.store.get(result.execution_id ?? '')) ?? expect.unreachable();
+      expect(execution.secret_pointers).toEqual(['/first_password', '/pin']);
+      expect(execution.arguments_json).toBe('{"first_password":"[REDACTED]","note":"[REDACTED]","pin":"[REDACTED]"}');
 
-    const page = executionPage(
-      { approver: { id: 'f', name: null, groups: ['finance'] }, csrf: 'c', now: clock.now() },
-      { execution, refusal: null, flash: null },
-    );
-    expect(page).toContain('<code>/note</code></th><td><span class="string">[REDACTED]</span>');
-    expect(page).toMatch(/<code>\/first_password<\/code><\/th><td><em class="secret"[^>]*>hidden \(secret\)<\/em>/);
-    expect(page).toMatch(/<code>\/pin<\/code><\/th><td><em class="secret"[^>]*>hidden \(secret\)<\/em>/);
-    expect(page).not.toContain('Pa55-word');
+      const page = executionPage(
+        { approver: { id: 'f', name: null, groups: ['finance'] }, csrf: 'c', now: clock.now() },
+        { execution, refusal: null, flash: null },
+      );
+      expect(page).toContain('<code>/note</code></th><td><span class="string">[REDACTED]</span>');
+      expect(page).toMatch(/<code>\/first_password<\/code><\/th><td><em class="secret"[^>]*>hidden \(secret\)<\/em>/);
+      expect(page).toMatch(/<code>\/pin<\/code><\/th><td><em class="secret"[^>]*>hidden \(secret\)<\/em>/);
+      expect(page).not.toContain('Pa55-word');
 
-    const notice = noticeOf({ consoleUrl: (id) => `http://127.0.0.1/console/executions/${id}` }, execution);
-    expect(notice.summary).toBe('{"first_password":"[REDACTED]","note":"\\u005bREDACTED]","pin":"[REDACTED]"}');
-  });
+      const notice = noticeOf({ consoleUrl: (id) => `http://127.0.0.1/console/executions/${id}` }, execution);
+      expect(notice.summary).toBe('{"first_password":"[REDACTED]","note":"\\u005bREDACTED]","pin":"[REDACTED]"}');
+    },
+  );
 });

@@ -3,9 +3,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html, htmlText } from '../../../shared/console/html.js';
 import { timeLeft } from '../../../shared/console/pages.js';
+import { verifies } from '../../support/requirements.js';
 
 describe('html', () => {
-  it('[console.csp] escapes every interpolated value, in text and in quoted attributes', () => {
+  it(verifies('console.csp', 'escapes every interpolated value, in text and in quoted attributes'), () => {
     const hostile = `"><script>alert('x')</script><img src=x onerror=alert(1)>&amp;`;
     const out = htmlText(html`<p title="${hostile}">${hostile}</p>`);
     expect(out).not.toMatch(/<script|<img|"><|'x'/);
@@ -14,7 +15,7 @@ describe('html', () => {
     );
   });
 
-  it('[console.csp] keeps fragments it built, joins lists and drops null, undefined and false', () => {
+  it(verifies('console.csp', 'keeps fragments it built, joins lists and drops null, undefined and false'), () => {
     const items = ['a<b', 'c&d'].map((item) => html`<li>${item}</li>`);
     expect(htmlText(html`<ul>${items}${null}${undefined}${false}</ul>`)).toBe(
       '<ul><li>a&lt;b</li><li>c&amp;d</li></ul>',
@@ -22,7 +23,7 @@ describe('html', () => {
     expect(htmlText(html`<b>${0}</b>`)).toBe('<b>0</b>');
   });
 
-  it('[console.csp] no text survives escaping with a markup character in it', () => {
+  it(verifies('console.csp', 'no text survives escaping with a markup character in it'), () => {
     fc.assert(
       fc.property(fc.string(), (text) => {
         const escaped = escapeHtml(text);
@@ -34,7 +35,7 @@ describe('html', () => {
 });
 
 describe('time left', () => {
-  it('[console.call-page] reads as people say it', () => {
+  it(verifies('console.call-page', 'reads as people say it'), () => {
     expect(timeLeft(0)).toBe('none');
     expect(timeLeft(12_400)).toBe('12 s');
     expect(timeLeft(4 * 60_000 + 10_000)).toBe('4 min 10 s');

@@ -4,6 +4,7 @@
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../../infra/paths.js';
+import { verifies } from '../../support/requirements.js';
 
 const bundledInputs = async (): Promise<string[]> => {
   const result = await build({
@@ -25,7 +26,10 @@ const bundledInputs = async (): Promise<string[]> => {
 };
 
 describe('the console Lambda bundle', () => {
-  it('[console.sign-in-local-only] holds the OIDC sign-in and not the password check, its throttle or the local wiring', async () => {
+  it(verifies(
+    'console.sign-in-local-only',
+    'holds the OIDC sign-in and not the password check, its throttle or the local wiring',
+  ), async () => {
     const inputs = await bundledInputs();
     // The bundle is the console's: its route table and OIDC sign-in are in it.
     expect(inputs).toEqual(

@@ -5,6 +5,7 @@ import { summarize } from '../../../shared/approvals/notifier.js';
 import { executionPage, type PageContext } from '../../../shared/console/pages.js';
 import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
 import { anExecution } from '../../support/executions.js';
+import { verifies } from '../../support/requirements.js';
 
 const context: PageContext = {
   approver: { id: 'finance-approver', name: 'Farah', groups: ['finance'] },
@@ -19,62 +20,80 @@ const pageOf = (overrides: Parameters<typeof anExecution>[0]) =>
   executionPage(context, { execution: anExecution(overrides), refusal: null, flash: null });
 
 describe('the call page', () => {
-  it('[console.redacted-distinct] shows a hidden secret as one and a plain "[REDACTED]" as the text it is', () => {
-    const page = pageOf({
-      arguments_json: '{"initial_password":"[REDACTED]","note":"[REDACTED]"}',
-      sealed_arguments: 'sealed',
-      secret_pointers: ['/initial_password'],
-    });
-    expect(page).toContain(row('/initial_password', secretCell));
-    expect(page).toContain(row('/note', '<span class="string">[REDACTED]</span>'));
-  });
+  it(
+    verifies('console.redacted-distinct', 'shows a hidden secret as one and a plain "[REDACTED]" as the text it is'),
+    () => {
+      const page = pageOf({
+        arguments_json: '{"initial_password":"[REDACTED]","note":"[REDACTED]"}',
+        sealed_arguments: 'sealed',
+        secret_pointers: ['/initial_password'],
+      });
+      expect(page).toContain(row('/initial_password', secretCell));
+      expect(page).toContain(row('/note', '<span class="string">[REDACTED]</span>'));
+    },
+  );
 
-  it('[console.redacted-distinct] on a record without pointers, a "[REDACTED]" in unsealed arguments is plain text', () => {
-    const page = pageOf({ arguments_json: '{"note":"[REDACTED]"}', sealed_arguments: null, secret_pointers: null });
-    expect(page).toContain(row('/note', '<span class="string">[REDACTED]</span>'));
-    expect(page).not.toContain('class="secret"');
-  });
+  it(
+    verifies(
+      'console.redacted-distinct',
+      'on a record without pointers, a "[REDACTED]" in unsealed arguments is plain text',
+    ),
+    () => {
+      const page = pageOf({ arguments_json: '{"note":"[REDACTED]"}', sealed_arguments: null, secret_pointers: null });
+      expect(page).toContain(row('/note', '<span class="string">[REDACTED]</span>'));
+      expect(page).not.toContain('class="secret"');
+    },
+  );
 
-  it('[console.invisible-marked] marks variation selectors, tag characters, fillers and blank symbols in values and names', () => {
-    const hidden = 'Office chairs\u{e0049}\u{e0067}\u{e006e}\ufe0f\u3164\u2800';
-    const page = pageOf({ arguments_json: JSON.stringify({ item: hidden, 'a\u17b4b': 'x\u115f' }) });
-    expect(page).toContain(
-      `<span class="string">Office chairs${mark('U+E0049')}${mark('U+E0067')}${mark('U+E006E')}${mark('U+FE0F')}${mark('U+3164')}${mark('U+2800')}</span>`,
-    );
-    expect(page).toContain(`<code>/a${mark('U+17B4')}b</code>`);
-    expect(page).toContain(`x${mark('U+115F')}`);
-    for (const character of ['\u{e0049}', '\ufe0f', '\u3164', '\u2800', '\u17b4', '\u115f']) {
-      expect(page).not.toContain(character);
-    }
-  });
+  it(
+    verifies(
+      'console.invisible-marked',
+      'marks variation selectors, tag characters, fillers and blank symbols in values and names',
+    ),
+    () => {
+      const hidden = 'Office chairs\u{e0049}\u{e0067}\u{e006e}\ufe0f\u3164\u2800';
+      const page = pageOf({ arguments_json: JSON.stringify({ item: hidden, 'a\u17b4b': 'x\u115f' }) });
+      expect(page).toContain(
+        `<span class="string">Office chairs${mark('U+E0049')}${mark('U+E0067')}${mark('U+E006E')}${mark('U+FE0F')}${mark('U+3164')}${mark('U+2800')}</span>`,
+      );
+      expect(page).toContain(`<code>/a${mark('U+17B4')}b</code>`);
+      expect(page).toContain(`x${mark('U+115F')}`);
+      for (const character of ['\u{e0049}', '\ufe0f', '\u3164', '\u2800', '\u17b4', '\u115f']) {
+        expect(page).not.toContain(character);
+      }
+    },
+  );
 
-  it('[console.invisible-marked] marks invisible characters in the reason a rejecting approver gave', () => {
+  it(verifies('console.invisible-marked', 'marks invisible characters in the reason a rejecting approver gave'), () => {
     const page = pageOf({ status: 'rejected', decision_note: 'Budget\u200b frozen' });
     expect(page).toContain(`<dd>Budget${mark('U+200B')} frozen</dd>`);
   });
 });
 
 describe("the agent's recent calls on the call page", () => {
-  it('[console.recent-calls] lists when each ended how and with which code, and nothing of its arguments', () => {
-    const earlier = anExecution({
-      status: 'rejected',
-      code: 'rejected',
-      created_at: '2026-11-30T09:00:00.000Z',
-      arguments_json: '{"amount":"99999","currency":"EUR"}',
-    });
-    const page = executionPage(context, {
-      execution: anExecution({}),
-      refusal: null,
-      flash: null,
-      recent: [earlier],
-    });
-    expect(page).toContain('<h2>Recent calls of this tool by procurement-agent</h2>');
-    expect(page).toContain('<td class="status-rejected">');
-    expect(page).toContain('<code>rejected</code>');
-    expect(page).not.toContain('99999');
-  });
+  it(
+    verifies('console.recent-calls', 'lists when each ended how and with which code, and nothing of its arguments'),
+    () => {
+      const earlier = anExecution({
+        status: 'rejected',
+        code: 'rejected',
+        created_at: '2026-11-30T09:00:00.000Z',
+        arguments_json: '{"amount":"99999","currency":"EUR"}',
+      });
+      const page = executionPage(context, {
+        execution: anExecution({}),
+        refusal: null,
+        flash: null,
+        recent: [earlier],
+      });
+      expect(page).toContain('<h2>Recent calls of this tool by procurement-agent</h2>');
+      expect(page).toContain('<td class="status-rejected">');
+      expect(page).toContain('<code>rejected</code>');
+      expect(page).not.toContain('99999');
+    },
+  );
 
-  it('[console.recent-calls] shows no section when the agent has no other call of the tool', () => {
+  it(verifies('console.recent-calls', 'shows no section when the agent has no other call of the tool'), () => {
     expect(pageOf({})).not.toContain('Recent calls');
     expect(
       executionPage(context, { execution: anExecution({}), refusal: null, flash: null, recent: [] }),
@@ -83,20 +102,32 @@ describe("the agent's recent calls on the call page", () => {
 });
 
 describe('the notice summary', () => {
-  it('[console.redacted-distinct] [notify.no-secrets] reads a hidden secret as "[REDACTED]" and writes a look-alike escaped', () => {
-    const execution = anExecution({
-      arguments_json: '{"initial_password":"[REDACTED]","note":"[REDACTED]"}',
-      sealed_arguments: 'sealed',
-      secret_pointers: ['/initial_password'],
-    });
-    const { summary } = noticeOf({ consoleUrl: (id) => `https://gw.example/console/executions/${id}` }, execution);
-    expect(summary).toBe('{"initial_password":"[REDACTED]","note":"\\u005bREDACTED]"}');
-  });
+  it(
+    verifies(
+      ['console.redacted-distinct', 'notify.no-secrets'],
+      'reads a hidden secret as "[REDACTED]" and writes a look-alike escaped',
+    ),
+    () => {
+      const execution = anExecution({
+        arguments_json: '{"initial_password":"[REDACTED]","note":"[REDACTED]"}',
+        sealed_arguments: 'sealed',
+        secret_pointers: ['/initial_password'],
+      });
+      const { summary } = noticeOf({ consoleUrl: (id) => `https://gw.example/console/executions/${id}` }, execution);
+      expect(summary).toBe('{"initial_password":"[REDACTED]","note":"\\u005bREDACTED]"}');
+    },
+  );
 
-  it('[console.invisible-marked] writes invisible characters as \\u escapes, so the summary reads what is held', () => {
-    const held = { item: 'Office chairs\u{e0049}\u{e0067}\ufe0f\u2800' };
-    const summary = summarize(JSON.stringify(held));
-    expect(summary).toBe('{"item":"Office chairs\\udb40\\udc49\\udb40\\udc67\\ufe0f\\u2800"}');
-    expect(JSON.parse(summary)).toEqual(held);
-  });
+  it(
+    verifies(
+      'console.invisible-marked',
+      'writes invisible characters as \\u escapes, so the summary reads what is held',
+    ),
+    () => {
+      const held = { item: 'Office chairs\u{e0049}\u{e0067}\ufe0f\u2800' };
+      const summary = summarize(JSON.stringify(held));
+      expect(summary).toBe('{"item":"Office chairs\\udb40\\udc49\\udb40\\udc67\\ufe0f\\u2800"}');
+      expect(JSON.parse(summary)).toEqual(held);
+    },
+  );
 });

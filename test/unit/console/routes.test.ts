@@ -17,6 +17,7 @@ import { anAgent } from '../../support/agents.js';
 import { approvalDepsFor, unusedPort } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
+import { verifies } from '../../support/requirements.js';
 import { snapshotOf } from '../../support/snapshots.js';
 
 const base = 'http://127.0.0.1:8787';
@@ -139,7 +140,7 @@ const form = (fields: Record<string, string>) => ({
 });
 
 describe('the console route table', () => {
-  it('[console.routes] an unknown address is the 404 page, still showing who is signed in', async () => {
+  it(verifies('console.routes', 'an unknown address is the 404 page, still showing who is signed in'), async () => {
     const send = localConsole();
     for (const path of ['/console/nope', '/console/executions/not-an-id', '/console/callback']) {
       const answer = await send('GET', path, { cookies: [session] });
@@ -151,92 +152,116 @@ describe('the console route table', () => {
     expect((await send('POST', stylesheetPath)).status).toBe(404);
   });
 
-  it('[console.routes] [console.get-never-decides] a known address with another method answers 405 with Allow', async () => {
-    const send = localConsole();
-    const cases: [string, string, string][] = [
-      ['PUT', '/console/sign-in', 'GET, POST'],
-      ['HEAD', '/console/sign-in', 'GET, POST'],
-      ['GET', '/console/sign-out', 'POST'],
-      ['POST', '/console', 'GET'],
-      ['DELETE', `/console/executions/${executionId}`, 'GET'],
-      ['GET', `/console/executions/${executionId}/decision`, 'POST'],
-    ];
-    for (const [method, path, allow] of cases) {
-      const answer = await send(method, path, { cookies: [session] });
-      expect([method, path, answer.status, answer.headers.allow]).toEqual([method, path, 405, allow]);
-      expect(answer.body).toContain('Not allowed');
-    }
-    // The call comes before the method: a call that is not there is not there, whatever the method.
-    const missing = await send('GET', '/console/executions/00000000-0000-7000-8000-000000000000/decision', {
-      cookies: [session],
-    });
-    expect(missing.status).toBe(404);
-    expect(missing.body).toContain('There is no such call.');
-  });
+  it(
+    verifies(
+      ['console.routes', 'console.get-never-decides'],
+      'a known address with another method answers 405 with Allow',
+    ),
+    async () => {
+      const send = localConsole();
+      const cases: [string, string, string][] = [
+        ['PUT', '/console/sign-in', 'GET, POST'],
+        ['HEAD', '/console/sign-in', 'GET, POST'],
+        ['GET', '/console/sign-out', 'POST'],
+        ['POST', '/console', 'GET'],
+        ['DELETE', `/console/executions/${executionId}`, 'GET'],
+        ['GET', `/console/executions/${executionId}/decision`, 'POST'],
+      ];
+      for (const [method, path, allow] of cases) {
+        const answer = await send(method, path, { cookies: [session] });
+        expect([method, path, answer.status, answer.headers.allow]).toEqual([method, path, 405, allow]);
+        expect(answer.body).toContain('Not allowed');
+      }
+      // The call comes before the method: a call that is not there is not there, whatever the method.
+      const missing = await send('GET', '/console/executions/00000000-0000-7000-8000-000000000000/decision', {
+        cookies: [session],
+      });
+      expect(missing.status).toBe(404);
+      expect(missing.body).toContain('There is no such call.');
+    },
+  );
 
-  it('[console.routes] HEAD reads a page or a static file; the static file carries only its own headers', async () => {
-    const send = localConsole();
-    expect((await send('HEAD', '/console', { cookies: [session] })).status).toBe(200);
-    expect((await send('HEAD', `/console/executions/${executionId}`, { cookies: [session] })).status).toBe(200);
-    const sheet = await send('HEAD', stylesheetPath);
-    expect(sheet).toMatchObject({ status: 200, body: '' });
-    expect(sheet.headers).toEqual({
-      'content-type': 'text/css; charset=utf-8',
-      'cache-control': 'public, max-age=31536000, immutable',
-      'x-content-type-options': 'nosniff',
-    });
-  });
+  it(
+    verifies('console.routes', 'HEAD reads a page or a static file; the static file carries only its own headers'),
+    async () => {
+      const send = localConsole();
+      expect((await send('HEAD', '/console', { cookies: [session] })).status).toBe(200);
+      expect((await send('HEAD', `/console/executions/${executionId}`, { cookies: [session] })).status).toBe(200);
+      const sheet = await send('HEAD', stylesheetPath);
+      expect(sheet).toMatchObject({ status: 200, body: '' });
+      expect(sheet.headers).toEqual({
+        'content-type': 'text/css; charset=utf-8',
+        'cache-control': 'public, max-age=31536000, immutable',
+        'x-content-type-options': 'nosniff',
+      });
+    },
+  );
 
-  it('[console.routes] [console.sign-in] signed out, a page read goes to sign in and back; anything else is refused', async () => {
-    const send = localConsole();
-    const read = await send('GET', `/console/executions/${executionId}`);
-    expect(read.status).toBe(303);
-    expect(read.headers.location).toBe(
-      `/console/sign-in?next=${encodeURIComponent(`/console/executions/${executionId}`)}`,
-    );
-    const post = await send('POST', `/console/executions/${executionId}/decision`, form({ csrf: 'token' }));
-    expect(post.status).toBe(401);
-    expect(post.body).toContain('Your session ended, so nothing was done.');
-  });
+  it(
+    verifies(
+      ['console.routes', 'console.sign-in'],
+      'signed out, a page read goes to sign in and back; anything else is refused',
+    ),
+    async () => {
+      const send = localConsole();
+      const read = await send('GET', `/console/executions/${executionId}`);
+      expect(read.status).toBe(303);
+      expect(read.headers.location).toBe(
+        `/console/sign-in?next=${encodeURIComponent(`/console/executions/${executionId}`)}`,
+      );
+      const post = await send('POST', `/console/executions/${executionId}/decision`, form({ csrf: 'token' }));
+      expect(post.status).toBe(401);
+      expect(post.body).toContain('Your session ended, so nothing was done.');
+    },
+  );
 
-  it('[console.routes] [console.csrf] every POST goes through one form reader and one same-origin check', async () => {
-    const send = localConsole();
-    const decision = `/console/executions/${executionId}/decision`;
-    const post = (request: Request) => send('POST', decision, { cookies: [session], ...request });
-    // Read: a base64 body is a form like any other (an unknown outcome reaches the decision's own check).
-    const maybe = form({ csrf: 'token', outcome: 'maybe' });
-    expect((await post({ ...maybe, base64: true })).status).toBe(400);
-    // Not a form, or larger than 16 KB: 415.
-    expect((await post({ ...maybe, headers: { ...maybe.headers, 'content-type': 'text/plain' } })).status).toBe(415);
-    expect((await post({ ...form({ csrf: 'token', note: 'x'.repeat(16 * 1024) }) })).status).toBe(415);
-    // Same origin: the browser's word, then the token.
-    const crossSite = { ...maybe, headers: { ...maybe.headers, 'sec-fetch-site': 'cross-site' } };
-    expect((await post(crossSite)).status).toBe(403);
-    const opaque = { ...maybe, headers: { ...maybe.headers, origin: 'null' } };
-    expect((await post(opaque)).status).toBe(403);
-    expect((await post({ ...opaque, headers: { ...opaque.headers, 'sec-fetch-site': 'same-origin' } })).status).toBe(
-      400,
-    );
-    expect((await post(form({ csrf: 'other', outcome: 'maybe' }))).status).toBe(403);
-  });
+  it(
+    verifies(['console.routes', 'console.csrf'], 'every POST goes through one form reader and one same-origin check'),
+    async () => {
+      const send = localConsole();
+      const decision = `/console/executions/${executionId}/decision`;
+      const post = (request: Request) => send('POST', decision, { cookies: [session], ...request });
+      // Read: a base64 body is a form like any other (an unknown outcome reaches the decision's own check).
+      const maybe = form({ csrf: 'token', outcome: 'maybe' });
+      expect((await post({ ...maybe, base64: true })).status).toBe(400);
+      // Not a form, or larger than 16 KB: 415.
+      expect((await post({ ...maybe, headers: { ...maybe.headers, 'content-type': 'text/plain' } })).status).toBe(415);
+      expect((await post({ ...form({ csrf: 'token', note: 'x'.repeat(16 * 1024) }) })).status).toBe(415);
+      // Same origin: the browser's word, then the token.
+      const crossSite = { ...maybe, headers: { ...maybe.headers, 'sec-fetch-site': 'cross-site' } };
+      expect((await post(crossSite)).status).toBe(403);
+      const opaque = { ...maybe, headers: { ...maybe.headers, origin: 'null' } };
+      expect((await post(opaque)).status).toBe(403);
+      expect((await post({ ...opaque, headers: { ...opaque.headers, 'sec-fetch-site': 'same-origin' } })).status).toBe(
+        400,
+      );
+      expect((await post(form({ csrf: 'other', outcome: 'maybe' }))).status).toBe(403);
+    },
+  );
 
-  it('[console.routes] [console.sign-in] with OIDC sign-in, the callback answers only the provider’s redirect and the sign-in page only GET', async () => {
-    const provider = {
-      start: async () => ({
-        url: 'https://login.example.com/authorize',
-        flow: { state: 's', nonce: 'n', verifier: 'v' },
-      }),
-      finish: unusedPort('finishing a sign-in'),
-    };
-    const fn = createConsole(deps(), oidcSignIn(provider, silent()));
-    const started = await fn(eventOf('GET', '/console/sign-in'), context);
-    expect(started).toMatchObject({ statusCode: 303, headers: { location: 'https://login.example.com/authorize' } });
-    expect(started.cookies?.[0]).toMatch(/^gateway_sign_in=[^;]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax$/);
-    expect(await fn(eventOf('HEAD', '/console/sign-in'), context)).toMatchObject({
-      statusCode: 405,
-      headers: { allow: 'GET' },
-    });
-    const posted = await fn(eventOf('POST', '/console/callback', { cookies: [started.cookies?.[0] ?? ''] }), context);
-    expect(posted.statusCode).toBe(400);
-  });
+  it(
+    verifies(
+      ['console.routes', 'console.sign-in'],
+      'with OIDC sign-in, the callback answers only the provider’s redirect and the sign-in page only GET',
+    ),
+    async () => {
+      const provider = {
+        start: async () => ({
+          url: 'https://login.example.com/authorize',
+          flow: { state: 's', nonce: 'n', verifier: 'v' },
+        }),
+        finish: unusedPort('finishing a sign-in'),
+      };
+      const fn = createConsole(deps(), oidcSignIn(provider, silent()));
+      const started = await fn(eventOf('GET', '/console/sign-in'), context);
+      expect(started).toMatchObject({ statusCode: 303, headers: { location: 'https://login.example.com/authorize' } });
+      expect(started.cookies?.[0]).toMatch(/^gateway_sign_in=[^;]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax$/);
+      expect(await fn(eventOf('HEAD', '/console/sign-in'), context)).toMatchObject({
+        statusCode: 405,
+        headers: { allow: 'GET' },
+      });
+      const posted = await fn(eventOf('POST', '/console/callback', { cookies: [started.cookies?.[0] ?? ''] }), context);
+      expect(posted.statusCode).toBe(400);
+    },
+  );
 });

@@ -10,13 +10,14 @@ import {
   newSignIn,
   sessionTtlMs,
 } from '../../../shared/console/session.js';
+import { verifies } from '../../support/requirements.js';
 
 const signer = new HmacSessionSigner(Buffer.alloc(32, 7));
 const approver = { id: 'finance-approver', name: 'Farah', groups: ['finance'] };
 const now = Date.parse('2026-11-29T12:00:00.000Z');
 
 describe('session cookies', () => {
-  it('[console.sign-in] round-trips a session, with its own CSRF token', async () => {
+  it(verifies('console.sign-in', 'round-trips a session, with its own CSRF token'), async () => {
     const session = newSession(approver, now);
     const cookie = await encodeSession(signer, session);
     expect(await decodeSession(signer, cookie, 'session', now + 1_000)).toEqual(session);
@@ -24,7 +25,7 @@ describe('session cookies', () => {
     expect(newSession(approver, now).csrf).not.toBe(session.csrf);
   });
 
-  it('[console.sign-in] refuses edited, foreign, expired, misused and malformed cookies', async () => {
+  it(verifies('console.sign-in', 'refuses edited, foreign, expired, misused and malformed cookies'), async () => {
     const cookie = await encodeSession(signer, newSession(approver, now));
     const [payload = '', mac = ''] = cookie.split('.');
     const edited = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -42,7 +43,7 @@ describe('session cookies', () => {
     }
   });
 
-  it('[console.sign-in] needs a key of at least 256 bits', () => {
+  it(verifies('console.sign-in', 'needs a key of at least 256 bits'), () => {
     expect(() => new HmacSessionSigner(Buffer.alloc(16))).toThrow(/256 bits/);
   });
 });
@@ -58,7 +59,7 @@ describe('local sign-in', () => {
     },
   ];
 
-  it('[console.sign-in] accepts the configured id and password, and nothing else', () => {
+  it(verifies('console.sign-in', 'accepts the configured id and password, and nothing else'), () => {
     expect(checkPassword(people, 'finance-approver', 'demo-finance-password')).toEqual({
       ok: true,
       approver: { id: 'finance-approver', name: 'Farah', groups: ['finance'] },

@@ -10,6 +10,7 @@ import { SignInThrottle, signInLimits } from '../../../shared/console/throttle.j
 import { approvalDepsFor } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
+import { verifies } from '../../support/requirements.js';
 
 const base = 'http://127.0.0.1:8787';
 const people: ResolvedPerson[] = [
@@ -108,53 +109,71 @@ const signIn = async (handler: ReturnType<typeof consoleWith>, address: string, 
 };
 
 describe('console sign-in throttling', () => {
-  it('[console.sign-in-throttle] the documented numbers: 5 failures per id, 20 per address, within 15 minutes', () => {
-    expect(signInLimits).toMatchObject({ windowMs: 15 * 60_000, perAccount: 5, perAddress: 20 });
-  });
+  it(
+    verifies(
+      'console.sign-in-throttle',
+      'the documented numbers: 5 failures per id, 20 per address, within 15 minutes',
+    ),
+    () => {
+      expect(signInLimits).toMatchObject({ windowMs: 15 * 60_000, perAccount: 5, perAddress: 20 });
+    },
+  );
 
-  it('[console.sign-in-throttle] after 5 failures for an id, even the right password waits, with 429 and Retry-After, until the window allows', async () => {
-    const clock = new ManualClock();
-    const handler = consoleWith(clock);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      expect((await signIn(handler, '10.0.0.1', 'finance-approver', `guess-${attempt}`)).status).toBe(401);
-      clock.advance(60_000);
-    }
-    // The first failure was 5 minutes ago: 10 minutes are left of its window.
-    const refused = await signIn(handler, '10.0.0.1', 'finance-approver', 'right-password');
-    expect(refused.status).toBe(429);
-    expect(refused.headers['retry-after']).toBe(String(10 * 60));
-    expect(refused.body).toContain('Too many failed sign-ins');
-    expect(refused.body).toContain('Try again in 10 min 00 s.');
-    // From any other address too: the per-id rule.
-    expect((await signIn(handler, '10.0.0.2', 'finance-approver', 'right-password')).status).toBe(429);
-    // Another id from the same address is not held back by the first id's failures.
-    expect((await signIn(handler, '10.0.0.1', 'ops-approver', 'ops-password')).status).toBe(303);
+  it(
+    verifies(
+      'console.sign-in-throttle',
+      'after 5 failures for an id, even the right password waits, with 429 and Retry-After, until the window allows',
+    ),
+    async () => {
+      const clock = new ManualClock();
+      const handler = consoleWith(clock);
+      for (let attempt = 0; attempt < 5; attempt++) {
+        expect((await signIn(handler, '10.0.0.1', 'finance-approver', `guess-${attempt}`)).status).toBe(401);
+        clock.advance(60_000);
+      }
+      // The first failure was 5 minutes ago: 10 minutes are left of its window.
+      const refused = await signIn(handler, '10.0.0.1', 'finance-approver', 'right-password');
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe(String(10 * 60));
+      expect(refused.body).toContain('Too many failed sign-ins');
+      expect(refused.body).toContain('Try again in 10 min 00 s.');
+      // From any other address too: the per-id rule.
+      expect((await signIn(handler, '10.0.0.2', 'finance-approver', 'right-password')).status).toBe(429);
+      // Another id from the same address is not held back by the first id's failures.
+      expect((await signIn(handler, '10.0.0.1', 'ops-approver', 'ops-password')).status).toBe(303);
 
-    clock.advance(10 * 60_000 - 1);
-    const almost = await signIn(handler, '10.0.0.1', 'finance-approver', 'right-password');
-    expect(almost.status).toBe(429);
-    expect(almost.headers['retry-after']).toBe('1');
-    clock.advance(1);
-    expect((await signIn(handler, '10.0.0.1', 'finance-approver', 'right-password')).status).toBe(303);
-  });
+      clock.advance(10 * 60_000 - 1);
+      const almost = await signIn(handler, '10.0.0.1', 'finance-approver', 'right-password');
+      expect(almost.status).toBe(429);
+      expect(almost.headers['retry-after']).toBe('1');
+      clock.advance(1);
+      expect((await signIn(handler, '10.0.0.1', 'finance-approver', 'right-password')).status).toBe(303);
+    },
+  );
 
-  it('[console.sign-in-throttle] after 20 failures from an address, it waits for every id; other addresses sign in', async () => {
-    const clock = new ManualClock();
-    const handler = consoleWith(clock);
-    for (let attempt = 0; attempt < 20; attempt++) {
-      // Many ids, so no single id reaches its own limit.
-      expect((await signIn(handler, '192.0.2.9', `someone-${attempt}`, 'guess')).status).toBe(401);
-    }
-    const refused = await signIn(handler, '192.0.2.9', 'finance-approver', 'right-password');
-    expect(refused.status).toBe(429);
-    expect(refused.headers['retry-after']).toBe(String(15 * 60));
-    // The account itself is not locked by that address's failures: elsewhere it signs in.
-    expect((await signIn(handler, '192.0.2.10', 'finance-approver', 'right-password')).status).toBe(303);
-    clock.advance(15 * 60_000);
-    expect((await signIn(handler, '192.0.2.9', 'finance-approver', 'right-password')).status).toBe(303);
-  });
+  it(
+    verifies(
+      'console.sign-in-throttle',
+      'after 20 failures from an address, it waits for every id; other addresses sign in',
+    ),
+    async () => {
+      const clock = new ManualClock();
+      const handler = consoleWith(clock);
+      for (let attempt = 0; attempt < 20; attempt++) {
+        // Many ids, so no single id reaches its own limit.
+        expect((await signIn(handler, '192.0.2.9', `someone-${attempt}`, 'guess')).status).toBe(401);
+      }
+      const refused = await signIn(handler, '192.0.2.9', 'finance-approver', 'right-password');
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe(String(15 * 60));
+      // The account itself is not locked by that address's failures: elsewhere it signs in.
+      expect((await signIn(handler, '192.0.2.10', 'finance-approver', 'right-password')).status).toBe(303);
+      clock.advance(15 * 60_000);
+      expect((await signIn(handler, '192.0.2.9', 'finance-approver', 'right-password')).status).toBe(303);
+    },
+  );
 
-  it('[console.sign-in-throttle] a success starts the id’s count again, but not the address’s', () => {
+  it(verifies('console.sign-in-throttle', 'a success starts the id’s count again, but not the address’s'), () => {
     const clock = new ManualClock();
     const throttle = new SignInThrottle(clock, { windowMs: 60_000, perAccount: 2, perAddress: 3, maxKeys: 100 });
     throttle.failed('farah', 'a');
@@ -168,7 +187,7 @@ describe('console sign-in throttling', () => {
     expect(throttle.waitMs('nadia', 'b')).toBe(0);
   });
 
-  it('[console.sign-in-throttle] remembers a bounded number of ids and addresses', () => {
+  it(verifies('console.sign-in-throttle', 'remembers a bounded number of ids and addresses'), () => {
     const clock = new ManualClock();
     const throttle = new SignInThrottle(clock, { windowMs: 60_000, perAccount: 1, perAddress: 1_000, maxKeys: 3 });
     for (const id of ['a', 'b', 'c', 'd']) throttle.failed(id, 'x');

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseEnvironment } from '../../../functions/commons/environment.js';
+import { verifies } from '../../support/requirements.js';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -14,7 +15,7 @@ const failure = (environment: Environment): string => {
 };
 
 describe('parseEnvironment', () => {
-  it('[functions.environment] fills the defaults around EXECUTIONS_TABLE', () => {
+  it(verifies('functions.environment', 'fills the defaults around EXECUTIONS_TABLE'), () => {
     expect(
       parseEnvironment({
         EXECUTIONS_TABLE: 'gateway-executions',
@@ -35,30 +36,30 @@ describe('parseEnvironment', () => {
     });
   });
 
-  it('[functions.environment] fails naming EXECUTIONS_TABLE when it is missing', () => {
+  it(verifies('functions.environment', 'fails naming EXECUTIONS_TABLE when it is missing'), () => {
     const message = failure({ PUBLIC_URL: 'https://gateway.example.com' });
     expect(message).toMatch(/^The function's environment is invalid: EXECUTIONS_TABLE: /);
     expect(message).not.toContain('PUBLIC_URL');
   });
 
-  it('[functions.environment] fails naming EXECUTIONS_TABLE when it is empty', () => {
+  it(verifies('functions.environment', 'fails naming EXECUTIONS_TABLE when it is empty'), () => {
     expect(failure({ EXECUTIONS_TABLE: '' })).toMatch(/^The function's environment is invalid: EXECUTIONS_TABLE: /);
   });
 
-  it('[functions.environment] fails naming PUBLIC_URL when it is not a URL', () => {
+  it(verifies('functions.environment', 'fails naming PUBLIC_URL when it is not a URL'), () => {
     const message = failure({ EXECUTIONS_TABLE: 'gateway-executions', PUBLIC_URL: 'gateway.example.com/mcp' });
     expect(message).toMatch(/^The function's environment is invalid: PUBLIC_URL: /);
     expect(message).not.toContain('EXECUTIONS_TABLE');
   });
 
-  it('[functions.environment] names every invalid variable at once', () => {
+  it(verifies('functions.environment', 'names every invalid variable at once'), () => {
     const message = failure({ PUBLIC_URL: 'not a url', AGENT_CLAIM: '' });
     expect(message).toContain('EXECUTIONS_TABLE: ');
     expect(message).toContain('PUBLIC_URL: ');
     expect(message).toContain('AGENT_CLAIM: ');
   });
 
-  it('[functions.environment] keeps a valid PUBLIC_URL and configured claims', () => {
+  it(verifies('functions.environment', 'keeps a valid PUBLIC_URL and configured claims'), () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
@@ -74,7 +75,7 @@ describe('parseEnvironment', () => {
     expect(environment.CUSTOMER_CLAIM).toBe('tenant');
   });
 
-  it('[functions.environment] splits comma lists, trimming entries and dropping empty ones', () => {
+  it(verifies('functions.environment', 'splits comma lists, trimming entries and dropping empty ones'), () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
@@ -88,7 +89,7 @@ describe('parseEnvironment', () => {
     expect(environment.AUTHORIZATION_SERVERS).toEqual(['https://auth.example.com', 'https://login.example.com']);
   });
 
-  it('[functions.environment] reads an empty list as no entries', () => {
+  it(verifies('functions.environment', 'reads an empty list as no entries'), () => {
     expect(
       parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', DATA_KEY_ID: 'k', ALLOWED_HOSTS: '' }).ALLOWED_HOSTS,
     ).toEqual([]);
@@ -105,7 +106,7 @@ describe('processEnvironment', () => {
     vi.resetModules();
   });
 
-  it('[functions.environment] parses the process environment once and keeps the answer', async () => {
+  it(verifies('functions.environment', 'parses the process environment once and keeps the answer'), async () => {
     vi.resetModules();
     vi.stubEnv('EXECUTIONS_TABLE', 'first-table');
     vi.stubEnv('CONFIG_TABLE', 'config-table');

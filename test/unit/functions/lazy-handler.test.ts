@@ -2,22 +2,26 @@
 // a composition that throws is tried again on the next invocation.
 import { describe, expect, it } from 'vitest';
 import { lazyHandler } from '../../../functions/commons/lazy-handler.js';
+import { verifies } from '../../support/requirements.js';
 
-describe('[functions.environment] the lazy Lambda entry point', () => {
-  it('[functions.environment] builds nothing until invoked, then builds once and reuses the handler', async () => {
-    let builds = 0;
-    const handler = lazyHandler(() => {
-      builds += 1;
-      const id = builds;
-      return async (event: { readonly n: number }, label: string) => `${label}:${event.n * 2}:built-${id}`;
-    });
-    expect(builds).toBe(0);
-    await expect(handler({ n: 1 }, 'a')).resolves.toBe('a:2:built-1');
-    await expect(handler({ n: 5 }, 'b')).resolves.toBe('b:10:built-1');
-    expect(builds).toBe(1);
-  });
+describe(verifies('functions.environment', 'the lazy Lambda entry point'), () => {
+  it(
+    verifies('functions.environment', 'builds nothing until invoked, then builds once and reuses the handler'),
+    async () => {
+      let builds = 0;
+      const handler = lazyHandler(() => {
+        builds += 1;
+        const id = builds;
+        return async (event: { readonly n: number }, label: string) => `${label}:${event.n * 2}:built-${id}`;
+      });
+      expect(builds).toBe(0);
+      await expect(handler({ n: 1 }, 'a')).resolves.toBe('a:2:built-1');
+      await expect(handler({ n: 5 }, 'b')).resolves.toBe('b:10:built-1');
+      expect(builds).toBe(1);
+    },
+  );
 
-  it('[functions.environment] does not keep a build that threw: the next invocation builds again', () => {
+  it(verifies('functions.environment', 'does not keep a build that threw: the next invocation builds again'), () => {
     const environment: { VALUE?: string } = {};
     let builds = 0;
     const handler = lazyHandler(() => {

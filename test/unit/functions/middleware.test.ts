@@ -4,6 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { ExposedError, jsonErrorRenderer, withGatewayMiddleware } from '../../../functions/commons/middleware.js';
+import { verifies } from '../../support/requirements.js';
 
 const logged: string[] = [];
 const logger = new Logger({ serviceName: 'middleware-test', logLevel: 'ERROR' });
@@ -51,21 +52,24 @@ const contextWith = (remainingMs: number): Context => {
 };
 
 describe('the shared middleware stack', () => {
-  it('[functions.error-mapping] replaces an unexpected failure with a generic message and logs the detail', async () => {
-    const handler = withGatewayMiddleware(
-      async () => {
-        throw new Error('ConditionalCheckFailed on table secret-internal-name, token sk-live-123');
-      },
-      { logger, render: jsonErrorRenderer },
-    );
-    const result = await handler(event, contextWith(10_000));
-    expect(result.statusCode).toBe(500);
-    expect(result.body).toBe(JSON.stringify({ error: { message: 'The gateway could not complete the request.' } }));
-    expect(result.body).not.toContain('secret-internal-name');
-    expect(logged.at(-1)).toContain('secret-internal-name');
-  });
+  it(
+    verifies('functions.error-mapping', 'replaces an unexpected failure with a generic message and logs the detail'),
+    async () => {
+      const handler = withGatewayMiddleware(
+        async () => {
+          throw new Error('ConditionalCheckFailed on table secret-internal-name, token sk-live-123');
+        },
+        { logger, render: jsonErrorRenderer },
+      );
+      const result = await handler(event, contextWith(10_000));
+      expect(result.statusCode).toBe(500);
+      expect(result.body).toBe(JSON.stringify({ error: { message: 'The gateway could not complete the request.' } }));
+      expect(result.body).not.toContain('secret-internal-name');
+      expect(logged.at(-1)).toContain('secret-internal-name');
+    },
+  );
 
-  it('[functions.error-mapping] shows the message of an error written for the client', async () => {
+  it(verifies('functions.error-mapping', 'shows the message of an error written for the client'), async () => {
     const handler = withGatewayMiddleware(
       async () => {
         throw new ExposedError(409, 'This call was already decided.');
@@ -79,7 +83,7 @@ describe('the shared middleware stack', () => {
     });
   });
 
-  it('[functions.timeout] answers 504 before the Lambda deadline instead of hanging', async () => {
+  it(verifies('functions.timeout', 'answers 504 before the Lambda deadline instead of hanging'), async () => {
     const handler = withGatewayMiddleware(
       // Never answers on its own: only the middleware's deadline can end this call.
       async (_event, _context, { signal }) => {

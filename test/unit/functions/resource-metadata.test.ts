@@ -5,6 +5,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createResourceMetadataFunction } from '../../../functions/resource-metadata.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
+import { verifies } from '../../support/requirements.js';
 
 const logger = new Logger({ serviceName: 'resource-metadata-test', logLevel: 'SILENT' });
 
@@ -46,15 +47,21 @@ const documentFrom = async (authorizationServers: string[]) => {
 };
 
 describe('the protected-resource metadata', () => {
-  it('[auth.metadata-authorization-servers] names the stack’s issuer where there is one, and no server where there is none', async () => {
-    const issuer = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example';
-    expect(await documentFrom([issuer])).toMatchObject({
-      resource: 'https://api.example.com/mcp',
-      authorization_servers: [issuer],
-    });
-    const local = await documentFrom([]);
-    expect(local).not.toHaveProperty('authorization_servers');
-    // The configured public URL names the resource, not the Host header.
-    expect(local.resource).toBe('https://api.example.com/mcp');
-  });
+  it(
+    verifies(
+      'auth.metadata-authorization-servers',
+      'names the stack’s issuer where there is one, and no server where there is none',
+    ),
+    async () => {
+      const issuer = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example';
+      expect(await documentFrom([issuer])).toMatchObject({
+        resource: 'https://api.example.com/mcp',
+        authorization_servers: [issuer],
+      });
+      const local = await documentFrom([]);
+      expect(local).not.toHaveProperty('authorization_servers');
+      // The configured public URL names the resource, not the Host header.
+      expect(local.resource).toBe('https://api.example.com/mcp');
+    },
+  );
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { CatalogTool } from '../../../shared/catalog/tool.js';
 import { type CallOutcome, classify, systemErrorCode } from '../../../shared/invoke/call.js';
 import type { OutboundResult } from '../../../shared/invoke/system-client.js';
+import { verifies } from '../../support/requirements.js';
 import { aSystem, aTool } from '../../support/systems.js';
 import { noSecretRules, readTool, writeTool } from './invoke-fixtures.js';
 
@@ -33,17 +34,23 @@ const outcomeOf = (result: OutboundResult, tool: CatalogTool, errorCodeField?: s
   );
 
 describe('a successful answer', () => {
-  it.each(tools)('[invoke.outcomes] a 200 JSON answer to a %s succeeds with the parsed, redacted result', (_, tool) => {
-    const outcome = outcomeOf(json(200, { id: 'PO-1', total: '1500.25', api_key: 'sk-live-123', lines: [1, 2] }), tool);
-    expect(outcome).toEqual({
-      status: 'succeeded',
-      code: null,
-      result: { id: 'PO-1', total: '1500.25', api_key: '[REDACTED]', lines: [1, 2] },
-      httpStatus: 200,
-    });
-  });
+  it.each(tools)(
+    verifies('invoke.outcomes', 'a 200 JSON answer to a %s succeeds with the parsed, redacted result'),
+    (_, tool) => {
+      const outcome = outcomeOf(
+        json(200, { id: 'PO-1', total: '1500.25', api_key: 'sk-live-123', lines: [1, 2] }),
+        tool,
+      );
+      expect(outcome).toEqual({
+        status: 'succeeded',
+        code: null,
+        result: { id: 'PO-1', total: '1500.25', api_key: '[REDACTED]', lines: [1, 2] },
+        httpStatus: 200,
+      });
+    },
+  );
 
-  it.each(tools)('[invoke.outcomes] a 201 JSON answer to a %s succeeds with its status', (_, tool) => {
+  it.each(tools)(verifies('invoke.outcomes', 'a 201 JSON answer to a %s succeeds with its status'), (_, tool) => {
     expect(outcomeOf(json(201, [{ id: 'PO-2', nested: { accessToken: 't' } }]), tool)).toEqual({
       status: 'succeeded',
       code: null,
@@ -52,7 +59,7 @@ describe('a successful answer', () => {
     });
   });
 
-  it.each(tools)('[invoke.outcomes] a 204 with no body to a %s succeeds with a null result', (_, tool) => {
+  it.each(tools)(verifies('invoke.outcomes', 'a 204 with no body to a %s succeeds with a null result'), (_, tool) => {
     expect(outcomeOf(response(204, '', null), tool)).toEqual({
       status: 'succeeded',
       code: null,
@@ -61,28 +68,34 @@ describe('a successful answer', () => {
     });
   });
 
-  it('[invoke.outcomes] redacts the fields the system configuration lists and the response schema marks', () => {
-    const tool = aTool({
-      responseSchema: {
-        type: 'object',
-        properties: { pnr: { type: 'string', 'x-sensitive': true }, pin_hint: { type: 'string', format: 'password' } },
-      },
-    });
-    const outcome = classify(
-      json(200, { pnr: 'ABC123', pin_hint: 'x', booking_ref: 'BR-1', passenger_name: 'Lina' }),
-      tool,
-      aSystem(),
-      { names: new Set(['booking_ref']) },
-    );
-    expect(outcome.result).toEqual({
-      pnr: '[REDACTED]',
-      pin_hint: '[REDACTED]',
-      booking_ref: '[REDACTED]',
-      passenger_name: 'Lina',
-    });
-  });
+  it(
+    verifies('invoke.outcomes', 'redacts the fields the system configuration lists and the response schema marks'),
+    () => {
+      const tool = aTool({
+        responseSchema: {
+          type: 'object',
+          properties: {
+            pnr: { type: 'string', 'x-sensitive': true },
+            pin_hint: { type: 'string', format: 'password' },
+          },
+        },
+      });
+      const outcome = classify(
+        json(200, { pnr: 'ABC123', pin_hint: 'x', booking_ref: 'BR-1', passenger_name: 'Lina' }),
+        tool,
+        aSystem(),
+        { names: new Set(['booking_ref']) },
+      );
+      expect(outcome.result).toEqual({
+        pnr: '[REDACTED]',
+        pin_hint: '[REDACTED]',
+        booking_ref: '[REDACTED]',
+        passenger_name: 'Lina',
+      });
+    },
+  );
 
-  it.each(tools)('[invoke.outcomes] a 2xx that is not JSON: %s', (access, tool) => {
+  it.each(tools)(verifies('invoke.outcomes', 'a 2xx that is not JSON: %s'), (access, tool) => {
     const outcome = outcomeOf(response(200, '<html>Welcome, see the portal</html>', 'text/html'), tool);
     expect(outcome).toEqual({
       status: access === 'write' ? 'unknown' : 'failed',
@@ -97,7 +110,7 @@ describe('a successful answer', () => {
 describe('an answer that is not a success', () => {
   it.each(
     tools.flatMap(([access, tool]) => [301, 302, 303, 307, 308].map((status) => [access, status, tool] as const)),
-  )('[invoke.outcomes] a redirect to a %s (%i) is refused', (access, status, tool) => {
+  )(verifies('invoke.outcomes', 'a redirect to a %s (%i) is refused'), (access, status, tool) => {
     const outcome = outcomeOf(response(status, '{"location":"https://elsewhere.example"}'), tool);
     expect(outcome).toEqual({
       status: access === 'write' ? 'unknown' : 'failed',
@@ -108,7 +121,7 @@ describe('an answer that is not a success', () => {
   });
 
   it.each(tools.flatMap(([access, tool]) => [500, 502, 503, 504].map((status) => [access, status, tool] as const)))(
-    '[invoke.outcomes] a server error to a %s (%i) is http_<status>',
+    verifies('invoke.outcomes', 'a server error to a %s (%i) is http_<status>'),
     (access, status, tool) => {
       const outcome = outcomeOf(json(status, { code: 'DB_DOWN', message: 'Database cluster db-7 is down' }), tool);
       expect(outcome).toEqual({
@@ -121,25 +134,31 @@ describe('an answer that is not a success', () => {
     },
   );
 
-  it.each(tools)('[invoke.outcomes] an informational 1xx status to a %s is no usable answer', (access, tool) => {
-    expect(outcomeOf(response(101, ''), tool)).toEqual({
-      status: access === 'write' ? 'unknown' : 'failed',
-      code: 'http_101',
-      result: null,
-      httpStatus: 101,
-    });
-  });
+  it.each(tools)(
+    verifies('invoke.outcomes', 'an informational 1xx status to a %s is no usable answer'),
+    (access, tool) => {
+      expect(outcomeOf(response(101, ''), tool)).toEqual({
+        status: access === 'write' ? 'unknown' : 'failed',
+        code: 'http_101',
+        result: null,
+        httpStatus: 101,
+      });
+    },
+  );
 
-  it.each(tools)('[invoke.outcomes] an answer over the size cap to a %s is response_too_large', (access, tool) => {
-    expect(outcomeOf({ kind: 'too_large', status: 200 }, tool)).toEqual({
-      status: access === 'write' ? 'unknown' : 'failed',
-      code: 'response_too_large',
-      result: null,
-      httpStatus: 200,
-    });
-  });
+  it.each(tools)(
+    verifies('invoke.outcomes', 'an answer over the size cap to a %s is response_too_large'),
+    (access, tool) => {
+      expect(outcomeOf({ kind: 'too_large', status: 200 }, tool)).toEqual({
+        status: access === 'write' ? 'unknown' : 'failed',
+        code: 'response_too_large',
+        result: null,
+        httpStatus: 200,
+      });
+    },
+  );
 
-  it.each(tools)('[invoke.outcomes] a timeout after sending to a %s', (access, tool) => {
+  it.each(tools)(verifies('invoke.outcomes', 'a timeout after sending to a %s'), (access, tool) => {
     expect(outcomeOf({ kind: 'timeout', sent: true }, tool)).toEqual({
       status: access === 'write' ? 'unknown' : 'failed',
       code: 'timeout',
@@ -148,7 +167,7 @@ describe('an answer that is not a success', () => {
     });
   });
 
-  it.each(tools)('[invoke.outcomes] a timeout before anything was sent fails a %s', (_, tool) => {
+  it.each(tools)(verifies('invoke.outcomes', 'a timeout before anything was sent fails a %s'), (_, tool) => {
     expect(outcomeOf({ kind: 'timeout', sent: false }, tool)).toEqual({
       status: 'failed',
       code: 'timeout',
@@ -157,7 +176,7 @@ describe('an answer that is not a success', () => {
     });
   });
 
-  it.each(tools)('[invoke.outcomes] a connection refused before sending fails a %s', (_, tool) => {
+  it.each(tools)(verifies('invoke.outcomes', 'a connection refused before sending fails a %s'), (_, tool) => {
     expect(outcomeOf({ kind: 'connection_failed', sent: false }, tool)).toEqual({
       status: 'failed',
       code: 'connection_failed',
@@ -166,7 +185,7 @@ describe('an answer that is not a success', () => {
     });
   });
 
-  it.each(tools)('[invoke.outcomes] a connection dropped after sending a %s', (access, tool) => {
+  it.each(tools)(verifies('invoke.outcomes', 'a connection dropped after sending a %s'), (access, tool) => {
     expect(outcomeOf({ kind: 'connection_failed', sent: true }, tool)).toEqual({
       status: access === 'write' ? 'unknown' : 'failed',
       code: 'connection_failed',
@@ -175,7 +194,7 @@ describe('an answer that is not a success', () => {
     });
   });
 
-  it('[invoke.outcomes] only writes can end unknown', () => {
+  it(verifies('invoke.outcomes', 'only writes can end unknown'), () => {
     const results: OutboundResult[] = [
       json(200, {}),
       response(200, 'nope'),
@@ -217,7 +236,10 @@ describe('an answer that is not a success', () => {
 
 describe("a refusal (4xx) and the system's error code", () => {
   it.each(tools)(
-    "[invoke.outcomes] [invoke.no-free-text] a 409 with a machine code fails a %s with the system's code, lowercased",
+    verifies(
+      ['invoke.outcomes', 'invoke.no-free-text'],
+      "a 409 with a machine code fails a %s with the system's code, lowercased",
+    ),
     (_, tool) => {
       const outcome = outcomeOf(json(409, { code: 'DUPLICATE_ORDER', message: 'Order exists: see PO-77' }), tool);
       expect(outcome).toEqual({ status: 'failed', code: 'duplicate_order', result: null, httpStatus: 409 });
@@ -238,16 +260,19 @@ describe("a refusal (4xx) and the system's error code", () => {
     ],
     ['a configured pointer with an escaped slash', { 'a/b': { 'c~d': 'OUT_OF_STOCK' } }, '/a~1b/c~0d', 'out_of_stock'],
     ['a 64-character code', { code: `e${'x'.repeat(63)}` }, undefined, `e${'x'.repeat(63)}`],
-  ])('[invoke.outcomes] [invoke.no-free-text] a 4xx takes the code from %s', (_label, body, pointer, code) => {
-    for (const [, tool] of tools) {
-      expect(outcomeOf(json(422, body), tool, pointer)).toEqual({
-        status: 'failed',
-        code,
-        result: null,
-        httpStatus: 422,
-      });
-    }
-  });
+  ])(
+    verifies(['invoke.outcomes', 'invoke.no-free-text'], 'a 4xx takes the code from %s'),
+    (_label, body, pointer, code) => {
+      for (const [, tool] of tools) {
+        expect(outcomeOf(json(422, body), tool, pointer)).toEqual({
+          status: 'failed',
+          code,
+          result: null,
+          httpStatus: 422,
+        });
+      }
+    },
+  );
 
   it.each<[string, unknown, string | undefined, number]>([
     ['free text', { code: 'Order exists: see PO-77' }, undefined, 409],
@@ -263,7 +288,10 @@ describe("a refusal (4xx) and the system's error code", () => {
     ['an array body', ['Order exists: see PO-77'], undefined, 400],
     ['a JSON string body', 'Order exists: see PO-77', undefined, 400],
   ])(
-    '[invoke.outcomes] [invoke.no-free-text] a 4xx whose code is %s fails with http_<status> and none of its text',
+    verifies(
+      ['invoke.outcomes', 'invoke.no-free-text'],
+      'a 4xx whose code is %s fails with http_<status> and none of its text',
+    ),
     (_label, body, pointer, status) => {
       for (const [, tool] of tools) {
         const outcome = outcomeOf(json(status, body), tool, pointer);
@@ -277,7 +305,10 @@ describe("a refusal (4xx) and the system's error code", () => {
   );
 
   it.each(tools)(
-    '[invoke.outcomes] [invoke.no-free-text] a 4xx that is not JSON fails a %s with http_<status> and none of its text',
+    verifies(
+      ['invoke.outcomes', 'invoke.no-free-text'],
+      'a 4xx that is not JSON fails a %s with http_<status> and none of its text',
+    ),
     (_, tool) => {
       const outcome = outcomeOf(response(404, 'Not Found: order PO-77 does not exist', 'text/plain'), tool);
       expect(outcome).toEqual({ status: 'failed', code: 'http_404', result: null, httpStatus: 404 });
@@ -285,7 +316,7 @@ describe("a refusal (4xx) and the system's error code", () => {
     },
   );
 
-  it.each(tools)('[invoke.outcomes] an empty 4xx fails a %s with http_<status>', (_, tool) => {
+  it.each(tools)(verifies('invoke.outcomes', 'an empty 4xx fails a %s with http_<status>'), (_, tool) => {
     expect(outcomeOf(response(429, '', null), tool)).toEqual({
       status: 'failed',
       code: 'http_429',
@@ -319,7 +350,7 @@ describe('systemErrorCode', () => {
     ['nothing for null', null, undefined, null],
     ['nothing for a string body with the default pointers', 'CONFLICT', undefined, null],
     ['nothing from the prototype', {}, '/constructor', null],
-  ])('[invoke.no-free-text] finds %s', (_label, body, pointer, expected) => {
+  ])(verifies('invoke.no-free-text', 'finds %s'), (_label, body, pointer, expected) => {
     expect(systemErrorCode(body, pointer)).toBe(expected);
   });
 });

@@ -1,10 +1,13 @@
 // Building the HTTP request to a system from the canonical arguments, and continuing the caller's
 // W3C trace into it.
+//
+// Long: one case per kind of parameter (path, query, header, body) and its wire form.
 import { describe, expect, it } from 'vitest';
 import type { FieldBinding, JsonObject } from '../../../shared/catalog/tool.js';
 import type { ResolvedCredentials } from '../../../shared/config/load.js';
 import { buildRequest, type CallContext } from '../../../shared/invoke/call.js';
 import { continueTrace } from '../../../shared/invoke/trace.js';
+import { verifies } from '../../support/requirements.js';
 import { aSystem, aTool } from '../../support/systems.js';
 
 const context: CallContext = {
@@ -32,17 +35,20 @@ describe('building the outbound request', () => {
     ['a hash', 'PO#1', 'PO%231'],
     ['a question mark', 'x?y=1', 'x%3Fy%3D1'],
     ['a template of another field', '{line}', '%7Bline%7D'],
-  ])('[invoke.outbound] substitutes and URI-encodes a path parameter holding %s', (_label, value, encoded) => {
-    const tool = aTool({
-      path: '/orders/{id}/lines/{line}',
-      fields: [field('id', 'path'), field('line', 'path')],
-    });
-    const request = buildRequest(tool, aSystem(), { id: value, line: 3 }, context);
-    expect(request.url).toBe(`https://erp.example.com/orders/${encoded}/lines/3`);
-    expect(request.method).toBe('GET');
-  });
+  ])(
+    verifies('invoke.outbound', 'substitutes and URI-encodes a path parameter holding %s'),
+    (_label, value, encoded) => {
+      const tool = aTool({
+        path: '/orders/{id}/lines/{line}',
+        fields: [field('id', 'path'), field('line', 'path')],
+      });
+      const request = buildRequest(tool, aSystem(), { id: value, line: 3 }, context);
+      expect(request.url).toBe(`https://erp.example.com/orders/${encoded}/lines/3`);
+      expect(request.method).toBe('GET');
+    },
+  );
 
-  it('[invoke.outbound] fills a path parameter from its field under its wire name', () => {
+  it(verifies('invoke.outbound', 'fills a path parameter from its field under its wire name'), () => {
     const tool = aTool({ path: '/orders/{orderId}', fields: [field('order_id', 'path', 'orderId')] });
     const request = buildRequest(tool, aSystem(), { order_id: 'PO-77' }, context);
     expect(request.url).toBe('https://erp.example.com/orders/PO-77');
@@ -57,7 +63,7 @@ describe('building the outbound request', () => {
   const prefixed = aSystem({ base_url: 'https://erp.example.com/api' });
 
   it.each(['.', '..', '%2e', '%2E%2E', '.%2e', '%2E.'])(
-    '[invoke.outbound] refuses a path parameter of "%s", which a URL parser would resolve to another path',
+    verifies('invoke.outbound', 'refuses a path parameter of "%s", which a URL parser would resolve to another path'),
     (value) => {
       expect(() => buildRequest(cancelTool, prefixed, { id: value }, context)).toThrow(
         'A path parameter cannot be "." or "..".',
@@ -71,14 +77,14 @@ describe('building the outbound request', () => {
     ['a..b', 'a..b'],
     ['../x', '..%2Fx'],
     ['%2e%2e%2e', '%252e%252e%252e'],
-  ])('[invoke.outbound] sends a path parameter of "%s" as one segment', (value, encoded) => {
+  ])(verifies('invoke.outbound', 'sends a path parameter of "%s" as one segment'), (value, encoded) => {
     const request = buildRequest(cancelTool, prefixed, { id: value }, context);
     expect(request.url).toBe(`https://erp.example.com/api/orders/${encoded}/cancel`);
     // As undici will parse it (WHATWG URL): still the operation's path.
     expect(new URL(request.url).pathname).toBe(`/api/orders/${encoded}/cancel`);
   });
 
-  it('[invoke.outbound] sends query parameters, repeating arrays, and skips absent fields', () => {
+  it(verifies('invoke.outbound', 'sends query parameters, repeating arrays, and skips absent fields'), () => {
     const tool = aTool({
       path: '/orders',
       fields: [
@@ -98,12 +104,12 @@ describe('building the outbound request', () => {
     expect(request.headers).toEqual(gatewayHeaders);
   });
 
-  it('[invoke.outbound] sends no query string when no query field is given', () => {
+  it(verifies('invoke.outbound', 'sends no query string when no query field is given'), () => {
     const tool = aTool({ path: '/orders', fields: [field('status', 'query')] });
     expect(buildRequest(tool, aSystem(), {}, context).url).toBe('https://erp.example.com/orders');
   });
 
-  it('[invoke.outbound] sends header parameters under their lowercased wire names', () => {
+  it(verifies('invoke.outbound', 'sends header parameters under their lowercased wire names'), () => {
     const tool = aTool({
       fields: [field('customer_ref', 'header', 'X-Customer-Ref'), field('attempt', 'header', 'X-Attempt')],
     });
@@ -111,7 +117,7 @@ describe('building the outbound request', () => {
     expect(request.headers).toEqual({ ...gatewayHeaders, 'x-customer-ref': 'C-9', 'x-attempt': '2' });
   });
 
-  it('[invoke.outbound] sends body fields as one JSON object with a JSON content type', () => {
+  it(verifies('invoke.outbound', 'sends body fields as one JSON object with a JSON content type'), () => {
     const tool = aTool({
       access: 'write',
       method: 'POST',
@@ -126,14 +132,14 @@ describe('building the outbound request', () => {
     expect(request.headers).toEqual({ ...gatewayHeaders, 'content-type': 'application/json' });
   });
 
-  it('[invoke.outbound] keeps a body field named __proto__ as an own key of the JSON body', () => {
+  it(verifies('invoke.outbound', 'keeps a body field named __proto__ as an own key of the JSON body'), () => {
     const tool = aTool({ access: 'write', method: 'POST', fields: [field('odd', 'body', '__proto__')] });
     const request = buildRequest(tool, aSystem(), { odd: { polluted: true } }, context);
     expect(request.body).toBe('{"__proto__":{"polluted":true}}');
     expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false);
   });
 
-  it('[invoke.outbound] sends a whole-body field as the body itself', () => {
+  it(verifies('invoke.outbound', 'sends a whole-body field as the body itself'), () => {
     const tool = aTool({
       access: 'write',
       method: 'PUT',
@@ -147,7 +153,7 @@ describe('building the outbound request', () => {
     expect(request.headers['content-type']).toBe('application/json');
   });
 
-  it('[invoke.outbound] sends no body and no content type for a GET', () => {
+  it(verifies('invoke.outbound', 'sends no body and no content type for a GET'), () => {
     const tool = aTool({ method: 'GET', path: '/orders/{id}', fields: [field('id', 'path')] });
     const request = buildRequest(tool, aSystem(), { id: 'PO-1' }, context);
     expect(request.body).toBeNull();
@@ -164,10 +170,13 @@ describe('building the outbound request', () => {
       { authorization: 'Basic ZXJwLXVzZXI6czNjcjp0IHfDtnJk' },
     ],
     ['api_key', { type: 'api_key', header: 'X-API-Key', value: 'k-456' }, { 'x-api-key': 'k-456' }],
-  ])('[invoke.outbound] authenticates with %s credentials from configuration', (_label, credentials, expected) => {
-    const request = buildRequest(aTool(), aSystem({ credentials }), {}, context);
-    expect(request.headers).toEqual({ ...gatewayHeaders, ...expected });
-  });
+  ])(
+    verifies('invoke.outbound', 'authenticates with %s credentials from configuration'),
+    (_label, credentials, expected) => {
+      const request = buildRequest(aTool(), aSystem({ credentials }), {}, context);
+      expect(request.headers).toEqual({ ...gatewayHeaders, ...expected });
+    },
+  );
 
   it.each<[string, ResolvedCredentials, string, string]>([
     ['authorization (bearer)', { type: 'bearer', token: 'tok-123' }, 'Authorization', 'Bearer tok-123'],
@@ -176,7 +185,7 @@ describe('building the outbound request', () => {
     ['x-request-id', { type: 'none' }, 'X-Request-Id', context.executionId],
     ['traceparent', { type: 'none' }, 'TraceParent', context.traceparent],
   ])(
-    "[invoke.outbound] keeps the gateway's %s over a header parameter of the same name",
+    verifies('invoke.outbound', "keeps the gateway's %s over a header parameter of the same name"),
     (_label, credentials, headerName, expected) => {
       const tool = aTool({ fields: [field('sneaky', 'header', headerName)] });
       const request = buildRequest(tool, aSystem({ credentials }), { sneaky: 'agent-chosen-value' }, context);
@@ -188,24 +197,30 @@ describe('building the outbound request', () => {
     },
   );
 
-  it('[invoke.outbound] keeps the JSON content type over a content-type header parameter when there is a body', () => {
-    const tool = aTool({
-      access: 'write',
-      method: 'POST',
-      fields: [field('ct', 'header', 'Content-Type'), field('sku', 'body')],
-    });
-    const request = buildRequest(tool, aSystem(), { ct: 'text/xml', sku: 'A' }, context);
-    expect(request.headers['content-type']).toBe('application/json');
-  });
+  it(
+    verifies(
+      'invoke.outbound',
+      'keeps the JSON content type over a content-type header parameter when there is a body',
+    ),
+    () => {
+      const tool = aTool({
+        access: 'write',
+        method: 'POST',
+        fields: [field('ct', 'header', 'Content-Type'), field('sku', 'body')],
+      });
+      const request = buildRequest(tool, aSystem(), { ct: 'text/xml', sku: 'A' }, context);
+      expect(request.headers['content-type']).toBe('application/json');
+    },
+  );
 
-  it('[invoke.outbound] appends the path under a base URL that has a path prefix', () => {
+  it(verifies('invoke.outbound', 'appends the path under a base URL that has a path prefix'), () => {
     const tool = aTool({ path: '/orders/{id}', fields: [field('id', 'path'), field('expand', 'query')] });
     const system = aSystem({ base_url: 'http://10.0.0.5:8080/erp/api/v2' });
     const request = buildRequest(tool, system, { id: 'PO-1', expand: 'lines' }, context);
     expect(request.url).toBe('http://10.0.0.5:8080/erp/api/v2/orders/PO-1?expand=lines');
   });
 
-  it("[invoke.outbound] takes the deadline and the size cap from the system's configuration", () => {
+  it(verifies('invoke.outbound', "takes the deadline and the size cap from the system's configuration"), () => {
     const request = buildRequest(aTool(), aSystem({ timeout: 2_500, max_response_size: 65_536 }), {}, context);
     expect(request.deadlineMs).toBe(2_500);
     expect(request.maxResponseBytes).toBe(65_536);
@@ -225,19 +240,22 @@ describe('continuing the trace', () => {
     ['sampled', incoming, '01'],
     ['not sampled', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00', '00'],
     ['padded with spaces', `  ${incoming} `, '01'],
-  ])('[invoke.outbound] continues a valid %s traceparent with a new span of the gateway', (_label, header, flags) => {
-    const trace = continueTrace(header);
-    expect(trace.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
-    expect(trace.traceparent).toMatch(w3c);
-    const sent = parts(trace.traceparent);
-    expect(sent.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
-    expect(sent.flags).toBe(flags);
-    expect(sent.spanId).toMatch(/^[0-9a-f]{16}$/);
-    expect(sent.spanId).not.toBe('00f067aa0ba902b7');
-    expect(sent.spanId).not.toBe('0000000000000000');
-  });
+  ])(
+    verifies('invoke.outbound', 'continues a valid %s traceparent with a new span of the gateway'),
+    (_label, header, flags) => {
+      const trace = continueTrace(header);
+      expect(trace.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+      expect(trace.traceparent).toMatch(w3c);
+      const sent = parts(trace.traceparent);
+      expect(sent.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+      expect(sent.flags).toBe(flags);
+      expect(sent.spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(sent.spanId).not.toBe('00f067aa0ba902b7');
+      expect(sent.spanId).not.toBe('0000000000000000');
+    },
+  );
 
-  it('[invoke.outbound] mints a new span for each call of the same trace', () => {
+  it(verifies('invoke.outbound', 'mints a new span for each call of the same trace'), () => {
     const spans = new Set(Array.from({ length: 20 }, () => parts(continueTrace(incoming).traceparent).spanId));
     expect(spans.size).toBe(20);
   });
@@ -252,7 +270,7 @@ describe('continuing the trace', () => {
     ['a non-hex trace id', '00-4bf92f3577b34da6a3ce929d0e0e47zz-00f067aa0ba902b7-01'],
     ['trailing fields', `${incoming}-extra`],
     ['an all-zero trace id', '00-00000000000000000000000000000000-00f067aa0ba902b7-01'],
-  ])('[invoke.outbound] starts a fresh trace when the traceparent is %s', (_label, header) => {
+  ])(verifies('invoke.outbound', 'starts a fresh trace when the traceparent is %s'), (_label, header) => {
     const trace = continueTrace(header);
     expect(trace.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(trace.traceId).not.toMatch(/^0+$/);
@@ -262,19 +280,22 @@ describe('continuing the trace', () => {
     expect(parts(trace.traceparent).spanId).toMatch(/^[0-9a-f]{16}$/);
   });
 
-  it('[invoke.outbound] starts a fresh trace when the parent span id is all zeros (W3C: ignore the header)', () => {
-    const trace = continueTrace('00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01');
-    expect(trace.traceId).not.toBe('4bf92f3577b34da6a3ce929d0e0e4736');
-    expect(trace.traceparent).toMatch(w3c);
-  });
+  it(
+    verifies('invoke.outbound', 'starts a fresh trace when the parent span id is all zeros (W3C: ignore the header)'),
+    () => {
+      const trace = continueTrace('00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01');
+      expect(trace.traceId).not.toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+      expect(trace.traceparent).toMatch(w3c);
+    },
+  );
 
-  it('[invoke.outbound] takes no flags from an ignored traceparent (all-zero trace id, not sampled)', () => {
+  it(verifies('invoke.outbound', 'takes no flags from an ignored traceparent (all-zero trace id, not sampled)'), () => {
     const trace = continueTrace('00-00000000000000000000000000000000-00f067aa0ba902b7-00');
     expect(trace.traceId).not.toMatch(/^0+$/);
     expect(parts(trace.traceparent).flags).toBe('01');
   });
 
-  it('[invoke.outbound] mints distinct fresh traces', () => {
+  it(verifies('invoke.outbound', 'mints distinct fresh traces'), () => {
     const first = continueTrace(undefined);
     const second = continueTrace(undefined);
     expect(first.traceId).not.toBe(second.traceId);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { formatProblem, loadConfigText } from '../../../shared/config/load.js';
 import { Limits } from '../../../shared/config/schema.js';
 import { limitsFor } from '../../../shared/limits/agent-limits.js';
+import { verifies } from '../../support/requirements.js';
 
 const limitsOf = (text: string) => {
   const result = loadConfigText(text, 'gateway.config.yaml', {});
@@ -17,7 +18,7 @@ const problemsOf = (text: string) => {
 };
 
 describe('limitsFor', () => {
-  it('[limits.configuration] gives every agent the defaults when nothing is configured', () => {
+  it(verifies('limits.configuration', 'gives every agent the defaults when nothing is configured'), () => {
     expect(limitsFor(Limits.parse({}), { id: 'any-agent', groups: [] })).toEqual({
       concurrentRequests: 32,
       requestsPerSecond: 50,
@@ -26,48 +27,54 @@ describe('limitsFor', () => {
     });
   });
 
-  it('[limits.configuration] takes, per limit, the agent’s own setting, else the highest of its groups, else the default', () => {
-    const limits = limitsOf(
-      [
-        'settings:',
-        '  limits:',
-        '    concurrent_requests: 4',
-        '    requests_per_second: 5',
-        '    burst: 10',
-        '    pending_calls: 20',
-        '    groups:',
-        '      batch: { requests_per_second: 100, burst: 200 }',
-        '      finance: { requests_per_second: 10, pending_calls: 50 }',
-        '    agents:',
-        '      reporting-agent: { requests_per_second: 2 }',
-        '',
-      ].join('\n'),
-    );
-    expect(limitsFor(limits, { id: 'plain-agent', groups: ['support'] })).toEqual({
-      concurrentRequests: 4,
-      requestsPerSecond: 5,
-      burst: 10,
-      pendingCalls: 20,
-    });
-    expect(limitsFor(limits, { id: 'both-agent', groups: ['finance', 'batch'] })).toEqual({
-      concurrentRequests: 4,
-      requestsPerSecond: 100,
-      burst: 200,
-      pendingCalls: 50,
-    });
-    expect(limitsFor(limits, { id: 'reporting-agent', groups: ['batch'] })).toEqual({
-      concurrentRequests: 4,
-      requestsPerSecond: 2,
-      burst: 200,
-      pendingCalls: 20,
-    });
-    // Names are looked up as data, never as inherited properties.
-    expect(limitsFor(limits, { id: '__proto__', groups: ['constructor', 'toString'] })).toEqual(
-      limitsFor(limits, { id: 'plain-agent', groups: [] }),
-    );
-  });
+  it(
+    verifies(
+      'limits.configuration',
+      'takes, per limit, the agent’s own setting, else the highest of its groups, else the default',
+    ),
+    () => {
+      const limits = limitsOf(
+        [
+          'settings:',
+          '  limits:',
+          '    concurrent_requests: 4',
+          '    requests_per_second: 5',
+          '    burst: 10',
+          '    pending_calls: 20',
+          '    groups:',
+          '      batch: { requests_per_second: 100, burst: 200 }',
+          '      finance: { requests_per_second: 10, pending_calls: 50 }',
+          '    agents:',
+          '      reporting-agent: { requests_per_second: 2 }',
+          '',
+        ].join('\n'),
+      );
+      expect(limitsFor(limits, { id: 'plain-agent', groups: ['support'] })).toEqual({
+        concurrentRequests: 4,
+        requestsPerSecond: 5,
+        burst: 10,
+        pendingCalls: 20,
+      });
+      expect(limitsFor(limits, { id: 'both-agent', groups: ['finance', 'batch'] })).toEqual({
+        concurrentRequests: 4,
+        requestsPerSecond: 100,
+        burst: 200,
+        pendingCalls: 50,
+      });
+      expect(limitsFor(limits, { id: 'reporting-agent', groups: ['batch'] })).toEqual({
+        concurrentRequests: 4,
+        requestsPerSecond: 2,
+        burst: 200,
+        pendingCalls: 20,
+      });
+      // Names are looked up as data, never as inherited properties.
+      expect(limitsFor(limits, { id: '__proto__', groups: ['constructor', 'toString'] })).toEqual(
+        limitsFor(limits, { id: 'plain-agent', groups: [] }),
+      );
+    },
+  );
 
-  it('[limits.configuration] refuses bad limits with the file, line, field and value', () => {
+  it(verifies('limits.configuration', 'refuses bad limits with the file, line, field and value'), () => {
     expect(
       problemsOf(
         [

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { AgentLimits } from '../../../shared/limits/agent-limits.js';
 import { type Admission, RequestGate } from '../../../shared/limits/request-gate.js';
 import { ManualClock } from '../../support/clock.js';
+import { verifies } from '../../support/requirements.js';
 
 const limits = (overrides: Partial<AgentLimits> = {}): AgentLimits => ({
   concurrentRequests: 100,
@@ -20,7 +21,7 @@ const admitted = (admission: Admission): (() => void) => {
 };
 
 describe('RequestGate', () => {
-  it('[limits.rate] admits a burst at once, then one request per 1/rate seconds', () => {
+  it(verifies('limits.rate', 'admits a burst at once, then one request per 1/rate seconds'), () => {
     const clock = new ManualClock();
     const gate = new RequestGate(clock);
     const rate = limits();
@@ -48,37 +49,43 @@ describe('RequestGate', () => {
     expect(gate.admit('agent', rate).kind).toBe('refused');
   });
 
-  it('[limits.rate] never admits more than burst + rate × elapsed time, whatever the pattern of requests (property)', () => {
-    fc.assert(
-      fc.property(
-        fc.record({ requestsPerSecond: fc.integer({ min: 1, max: 50 }), burst: fc.integer({ min: 1, max: 20 }) }),
-        fc.array(fc.record({ waitMs: fc.integer({ min: 0, max: 400 }), requests: fc.integer({ min: 0, max: 30 }) }), {
-          maxLength: 40,
-        }),
-        ({ requestsPerSecond, burst }, steps) => {
-          const clock = new ManualClock();
-          const gate = new RequestGate(clock);
-          const rate = limits({ requestsPerSecond, burst });
-          const start = clock.now();
-          let admittedCount = 0;
-          for (const step of steps) {
-            clock.advance(step.waitMs);
-            for (let index = 0; index < step.requests; index += 1) {
-              const admission = gate.admit('agent', rate);
-              if (admission.kind === 'admitted') {
-                admittedCount += 1;
-                admission.release();
+  it(
+    verifies(
+      'limits.rate',
+      'never admits more than burst + rate × elapsed time, whatever the pattern of requests (property)',
+    ),
+    () => {
+      fc.assert(
+        fc.property(
+          fc.record({ requestsPerSecond: fc.integer({ min: 1, max: 50 }), burst: fc.integer({ min: 1, max: 20 }) }),
+          fc.array(fc.record({ waitMs: fc.integer({ min: 0, max: 400 }), requests: fc.integer({ min: 0, max: 30 }) }), {
+            maxLength: 40,
+          }),
+          ({ requestsPerSecond, burst }, steps) => {
+            const clock = new ManualClock();
+            const gate = new RequestGate(clock);
+            const rate = limits({ requestsPerSecond, burst });
+            const start = clock.now();
+            let admittedCount = 0;
+            for (const step of steps) {
+              clock.advance(step.waitMs);
+              for (let index = 0; index < step.requests; index += 1) {
+                const admission = gate.admit('agent', rate);
+                if (admission.kind === 'admitted') {
+                  admittedCount += 1;
+                  admission.release();
+                }
               }
+              const allowed = burst + ((clock.now() - start) * requestsPerSecond) / 1000;
+              expect(admittedCount).toBeLessThanOrEqual(Math.floor(allowed + 1e-9));
             }
-            const allowed = burst + ((clock.now() - start) * requestsPerSecond) / 1000;
-            expect(admittedCount).toBeLessThanOrEqual(Math.floor(allowed + 1e-9));
-          }
-        },
-      ),
-    );
-  });
+          },
+        ),
+      );
+    },
+  );
 
-  it('[limits.rate] tells a slow rate how long to wait, in whole seconds', () => {
+  it(verifies('limits.rate', 'tells a slow rate how long to wait, in whole seconds'), () => {
     const clock = new ManualClock();
     const gate = new RequestGate(clock);
     const slow = limits({ requestsPerSecond: 0.1, burst: 1 });
@@ -88,26 +95,29 @@ describe('RequestGate', () => {
     expect(refused.kind === 'refused' && refused.refusal.retryAfterSeconds).toBe(8);
   });
 
-  it('[limits.concurrency] refuses past concurrent_requests until one answers, without spending the rate', () => {
-    const clock = new ManualClock();
-    const gate = new RequestGate(clock);
-    const two = limits({ concurrentRequests: 2, burst: 3, requestsPerSecond: 0.001 });
-    const first = admitted(gate.admit('agent', two));
-    admitted(gate.admit('agent', two));
-    const refusal = gate.admit('agent', two);
-    expect(refusal).toMatchObject({ kind: 'refused', refusal: { code: 'concurrency_limited' } });
-    expect(refusal.kind === 'refused' && refusal.refusal.message).toBe(
-      'This agent may have 2 requests in progress at once; nothing ran. Try again when one has answered.',
-    );
-    expect(gate.admit('agent', two).kind).toBe('refused');
-    first();
-    first();
-    expect(gate.inFlight('agent')).toBe(1);
-    // The refusals took no token: the third of the burst is still there.
-    admitted(gate.admit('agent', two));
-  });
+  it(
+    verifies('limits.concurrency', 'refuses past concurrent_requests until one answers, without spending the rate'),
+    () => {
+      const clock = new ManualClock();
+      const gate = new RequestGate(clock);
+      const two = limits({ concurrentRequests: 2, burst: 3, requestsPerSecond: 0.001 });
+      const first = admitted(gate.admit('agent', two));
+      admitted(gate.admit('agent', two));
+      const refusal = gate.admit('agent', two);
+      expect(refusal).toMatchObject({ kind: 'refused', refusal: { code: 'concurrency_limited' } });
+      expect(refusal.kind === 'refused' && refusal.refusal.message).toBe(
+        'This agent may have 2 requests in progress at once; nothing ran. Try again when one has answered.',
+      );
+      expect(gate.admit('agent', two).kind).toBe('refused');
+      first();
+      first();
+      expect(gate.inFlight('agent')).toBe(1);
+      // The refusals took no token: the third of the burst is still there.
+      admitted(gate.admit('agent', two));
+    },
+  );
 
-  it('[limits.one-agent-cannot-starve] one agent at its limits leaves every other agent its own', () => {
+  it(verifies('limits.one-agent-cannot-starve', 'one agent at its limits leaves every other agent its own'), () => {
     const clock = new ManualClock();
     const gate = new RequestGate(clock);
     const rate = limits({ concurrentRequests: 1, burst: 1 });
@@ -116,17 +126,20 @@ describe('RequestGate', () => {
     admitted(gate.admit('quiet', rate))();
   });
 
-  it('[limits.bounded-memory] forgets idle agents once it remembers many, keeping the ones in progress', () => {
-    const clock = new ManualClock();
-    const gate = new RequestGate(clock);
-    const rate = limits({ concurrentRequests: 1, burst: 1 });
-    const busy = admitted(gate.admit('busy', rate));
-    for (let index = 0; index < 10_000; index += 1) admitted(gate.admit(`agent-${index}`, rate))();
-    clock.advance(1_000);
-    admitted(gate.admit('newcomer', rate))();
-    expect(gate.inFlight('busy')).toBe(1);
-    expect(gate.admit('busy', rate).kind).toBe('refused');
-    busy();
-    expect(gate.remembered()).toBeLessThan(10);
-  });
+  it(
+    verifies('limits.bounded-memory', 'forgets idle agents once it remembers many, keeping the ones in progress'),
+    () => {
+      const clock = new ManualClock();
+      const gate = new RequestGate(clock);
+      const rate = limits({ concurrentRequests: 1, burst: 1 });
+      const busy = admitted(gate.admit('busy', rate));
+      for (let index = 0; index < 10_000; index += 1) admitted(gate.admit(`agent-${index}`, rate))();
+      clock.advance(1_000);
+      admitted(gate.admit('newcomer', rate))();
+      expect(gate.inFlight('busy')).toBe(1);
+      expect(gate.admit('busy', rate).kind).toBe('refused');
+      busy();
+      expect(gate.remembered()).toBeLessThan(10);
+    },
+  );
 });

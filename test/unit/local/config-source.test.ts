@@ -7,6 +7,7 @@ import { LocalConfigSource } from '../../../infra/local/config-source.js';
 import { projectPath } from '../../../infra/paths.js';
 import { anAgent } from '../../support/agents.js';
 import { ManualClock } from '../../support/clock.js';
+import { verifies } from '../../support/requirements.js';
 import { temporaryFolder } from '../../support/runtime-process.js';
 import { adminOnlyConfig } from '../../support/snapshots.js';
 
@@ -35,7 +36,7 @@ const toolNames = async (source: LocalConfigSource) => {
 };
 
 describe('LocalConfigSource', () => {
-  it('[control.reload] takes a good edit on the next check', async () => {
+  it(verifies('control.reload', 'takes a good edit on the next check'), async () => {
     await writeFile(file, adminOnlyConfig());
     const source = new LocalConfigSource(file, {}, new ManualClock(), log);
     expect((await source.load()).ok).toBe(true);
@@ -46,7 +47,7 @@ describe('LocalConfigSource', () => {
     expect(logged.at(-1)).toMatchObject({ level: 'info', message: 'configuration reloaded' });
   });
 
-  it('[control.reload] refuses a broken or empty file, logs why, and keeps the last good one', async () => {
+  it(verifies('control.reload', 'refuses a broken or empty file, logs why, and keeps the last good one'), async () => {
     await writeFile(file, adminOnlyConfig());
     const source = new LocalConfigSource(file, {}, new ManualClock(), log);
     await source.load();
@@ -64,20 +65,23 @@ describe('LocalConfigSource', () => {
     expect(JSON.stringify(logged.at(-1)?.attributes)).toContain('the file is empty');
   });
 
-  it('[control.staleness] counts a check that finds the file unchanged as a sync, and a broken file as none', async () => {
-    await writeFile(file, adminOnlyConfig({ staleness: '10s' }));
-    const clock = new ManualClock();
-    const source = new LocalConfigSource(file, {}, clock, log);
-    await source.load();
-    clock.advance(9_000);
-    await source.sync();
-    clock.advance(9_000);
-    expect(await toolNames(source)).toEqual(['crm.notes.add']);
-    await writeFile(file, 'settings: [');
-    await source.sync();
-    clock.advance(2_000);
-    expect(await toolNames(source)).toBe('stale');
-  });
+  it(
+    verifies('control.staleness', 'counts a check that finds the file unchanged as a sync, and a broken file as none'),
+    async () => {
+      await writeFile(file, adminOnlyConfig({ staleness: '10s' }));
+      const clock = new ManualClock();
+      const source = new LocalConfigSource(file, {}, clock, log);
+      await source.load();
+      clock.advance(9_000);
+      await source.sync();
+      clock.advance(9_000);
+      expect(await toolNames(source)).toEqual(['crm.notes.add']);
+      await writeFile(file, 'settings: [');
+      await source.sync();
+      clock.advance(2_000);
+      expect(await toolNames(source)).toBe('stale');
+    },
+  );
 });
 
 describe('LocalConfigSource on the demo organization', () => {
@@ -99,19 +103,22 @@ describe('LocalConfigSource on the demo organization', () => {
   };
   const lastRefusal = () => JSON.stringify(logged.findLast((entry) => entry.level === 'warn')?.attributes);
 
-  it('[config.no-half-written] keeps its tools when the file is cut just before policies:, and logs why', async () => {
-    const { config, source, good } = await demoAt();
-    const before = await offered(source);
-    expect(before).toContain('erp.purchase_orders.create');
-    const text = await readFile(config, 'utf8');
-    await writeFile(config, text.slice(0, text.indexOf('policies:')));
-    await source.sync();
-    expect(source.lastGood).toBe(good);
-    expect(await offered(source)).toEqual(before);
-    expect(lastRefusal()).toContain('policies: missing');
-  });
+  it(
+    verifies('config.no-half-written', 'keeps its tools when the file is cut just before policies:, and logs why'),
+    async () => {
+      const { config, source, good } = await demoAt();
+      const before = await offered(source);
+      expect(before).toContain('erp.purchase_orders.create');
+      const text = await readFile(config, 'utf8');
+      await writeFile(config, text.slice(0, text.indexOf('policies:')));
+      await source.sync();
+      expect(source.lastGood).toBe(good);
+      expect(await offered(source)).toEqual(before);
+      expect(lastRefusal()).toContain('policies: missing');
+    },
+  );
 
-  it('[config.no-half-written] keeps its tools when a policy file is emptied, and logs why', async () => {
+  it(verifies('config.no-half-written', 'keeps its tools when a policy file is emptied, and logs why'), async () => {
     const { source, good } = await demoAt();
     const before = await offered(source);
     await writeFile(join(folder.path, 'org', 'policies', 'demo.cedar'), '');

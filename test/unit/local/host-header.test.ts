@@ -8,6 +8,7 @@ import { startHttpFront } from '../../../infra/local/http-front.js';
 import type { Listening } from '../../../infra/local/net.js';
 import { defaultClaimNames } from '../../../shared/auth/agent.js';
 import { rawExchange } from '../../support/http.js';
+import { verifies } from '../../support/requirements.js';
 
 const errors: unknown[] = [];
 const seen: APIGatewayProxyEventV2[] = [];
@@ -48,7 +49,7 @@ describe('the Host header at the local front', () => {
     ['a port out of range', '127.0.0.1:99999'],
     ['an empty value', ''],
   ])(
-    '[http.host-header-checked] answers 400 to a Host with %s, logs no error and calls no function',
+    verifies('http.host-header-checked', 'answers 400 to a Host with %s, logs no error and calls no function'),
     async (_label, host) => {
       const before = seen.length;
       for (const path of ['/mcp', '/open']) {
@@ -61,22 +62,25 @@ describe('the Host header at the local front', () => {
     },
   );
 
-  it('[http.host-header-checked] names the bound address in the challenge, whatever Host the client sends', async () => {
-    for (const token of [null, 'wrong-token']) {
-      const answer = await rawExchange(
-        front.port,
-        `POST /mcp HTTP/1.1\r\nHost: evil.example:${front.port}${token === null ? '' : `\r\nAuthorization: Bearer ${token}`}`,
-        '{}',
-      );
-      expect(answer.status).toBe(401);
-      expect(answer.headers).toContain(
-        `resource_metadata="http://127.0.0.1:${front.port}/.well-known/oauth-protected-resource/mcp"`,
-      );
-      expect(answer.headers).not.toContain('evil.example');
-    }
-    // A well-formed Host still reaches the function (which checks it against its own list).
-    const open = await rawExchange(front.port, 'GET /open HTTP/1.1\r\nHost: localhost');
-    expect(open.status).toBe(200);
-    expect(errors).toEqual([]);
-  });
+  it(
+    verifies('http.host-header-checked', 'names the bound address in the challenge, whatever Host the client sends'),
+    async () => {
+      for (const token of [null, 'wrong-token']) {
+        const answer = await rawExchange(
+          front.port,
+          `POST /mcp HTTP/1.1\r\nHost: evil.example:${front.port}${token === null ? '' : `\r\nAuthorization: Bearer ${token}`}`,
+          '{}',
+        );
+        expect(answer.status).toBe(401);
+        expect(answer.headers).toContain(
+          `resource_metadata="http://127.0.0.1:${front.port}/.well-known/oauth-protected-resource/mcp"`,
+        );
+        expect(answer.headers).not.toContain('evil.example');
+      }
+      // A well-formed Host still reaches the function (which checks it against its own list).
+      const open = await rawExchange(front.port, 'GET /open HTTP/1.1\r\nHost: localhost');
+      expect(open.status).toBe(200);
+      expect(errors).toEqual([]);
+    },
+  );
 });

@@ -6,6 +6,7 @@ import { createLocalAuthorizer } from '../../../infra/local/authorizer.js';
 import { startHttpFront } from '../../../infra/local/http-front.js';
 import type { Listening } from '../../../infra/local/net.js';
 import { defaultClaimNames } from '../../../shared/auth/agent.js';
+import { verifies } from '../../support/requirements.js';
 
 const seen: { event: APIGatewayProxyEventV2; remainingMs: number }[] = [];
 let front: Listening<import('node:http').Server>;
@@ -46,73 +47,85 @@ afterAll(async () => {
 });
 
 describe('the local HTTP front', () => {
-  it('[local.same-handlers] invokes the handler with an HTTP API payload 2.0 event and JWT claims', async () => {
-    const response = await fetch(`${base}/mcp?trace=1`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer support-token', 'content-type': 'application/json', cookie: 'c=1; d=2' },
-      body: '{"jsonrpc":"2.0"}',
-    });
-    expect(response.status).toBe(201);
-    expect(response.headers.get('x-handled')).toBe('yes');
-    expect(response.headers.get('set-cookie')).toBe('a=1');
-    expect(await response.text()).toBe('ok');
-    const last = seen.at(-1);
-    expect(last?.event).toMatchObject({
-      version: '2.0',
-      routeKey: 'ANY /mcp',
-      rawPath: '/mcp',
-      rawQueryString: 'trace=1',
-      cookies: ['c=1', 'd=2'],
-      body: '{"jsonrpc":"2.0"}',
-      isBase64Encoded: false,
-      headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'http' },
-      requestContext: {
-        http: { method: 'POST', path: '/mcp' },
-        stage: '$default',
-        authorizer: {
-          jwt: { claims: { sub: 'support-agent', groups: '[support tier-2]', customer_id: 'customer-1042' } },
+  it(
+    verifies('local.same-handlers', 'invokes the handler with an HTTP API payload 2.0 event and JWT claims'),
+    async () => {
+      const response = await fetch(`${base}/mcp?trace=1`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer support-token', 'content-type': 'application/json', cookie: 'c=1; d=2' },
+        body: '{"jsonrpc":"2.0"}',
+      });
+      expect(response.status).toBe(201);
+      expect(response.headers.get('x-handled')).toBe('yes');
+      expect(response.headers.get('set-cookie')).toBe('a=1');
+      expect(await response.text()).toBe('ok');
+      const last = seen.at(-1);
+      expect(last?.event).toMatchObject({
+        version: '2.0',
+        routeKey: 'ANY /mcp',
+        rawPath: '/mcp',
+        rawQueryString: 'trace=1',
+        cookies: ['c=1', 'd=2'],
+        body: '{"jsonrpc":"2.0"}',
+        isBase64Encoded: false,
+        headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'http' },
+        requestContext: {
+          http: { method: 'POST', path: '/mcp' },
+          stage: '$default',
+          authorizer: {
+            jwt: { claims: { sub: 'support-agent', groups: '[support tier-2]', customer_id: 'customer-1042' } },
+          },
         },
-      },
-    });
-    expect(last?.remainingMs).toBeGreaterThan(29_000);
-    expect(last?.remainingMs).toBeLessThanOrEqual(30_000);
-  });
+      });
+      expect(last?.remainingMs).toBeGreaterThan(29_000);
+      expect(last?.remainingMs).toBeLessThanOrEqual(30_000);
+    },
+  );
 
-  it('[local.same-handlers] base64-encodes binary bodies and leaves public routes unauthenticated', async () => {
-    await fetch(`${base}/mcp`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer support-token', 'content-type': 'application/octet-stream' },
-      body: new Uint8Array([0, 1, 2, 255]),
-    });
-    expect(seen.at(-1)?.event).toMatchObject({ body: 'AAEC/w==', isBase64Encoded: true });
-    const open = await fetch(`${base}/open`);
-    expect(open.status).toBe(201);
-    expect(seen.at(-1)?.event.requestContext).not.toHaveProperty('authorizer');
-  });
+  it(
+    verifies('local.same-handlers', 'base64-encodes binary bodies and leaves public routes unauthenticated'),
+    async () => {
+      await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer support-token', 'content-type': 'application/octet-stream' },
+        body: new Uint8Array([0, 1, 2, 255]),
+      });
+      expect(seen.at(-1)?.event).toMatchObject({ body: 'AAEC/w==', isBase64Encoded: true });
+      const open = await fetch(`${base}/open`);
+      expect(open.status).toBe(201);
+      expect(seen.at(-1)?.event.requestContext).not.toHaveProperty('authorizer');
+    },
+  );
 
-  it('[auth.bearer-required] answers 401 itself for a missing or unknown token, and 404 for an unknown route', async () => {
-    const before = seen.length;
-    const missing = await fetch(`${base}/mcp`, { method: 'POST' });
-    expect(missing.status).toBe(401);
-    expect(missing.headers.get('www-authenticate')).toContain('resource_metadata="http://127.0.0.1:');
-    const wrong = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
-    expect(wrong.status).toBe(401);
-    expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');
-    expect((await fetch(`${base}/elsewhere`)).status).toBe(404);
-    expect(seen.length).toBe(before);
-  });
+  it(
+    verifies('auth.bearer-required', 'answers 401 itself for a missing or unknown token, and 404 for an unknown route'),
+    async () => {
+      const before = seen.length;
+      const missing = await fetch(`${base}/mcp`, { method: 'POST' });
+      expect(missing.status).toBe(401);
+      expect(missing.headers.get('www-authenticate')).toContain('resource_metadata="http://127.0.0.1:');
+      const wrong = await fetch(`${base}/mcp`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      expect((await fetch(`${base}/elsewhere`)).status).toBe(404);
+      expect(seen.length).toBe(before);
+    },
+  );
 });
 
 describe('the local authorizer', () => {
-  it('[auth.anonymous-local-only] maps a request without a token to the named agent only when configured', async () => {
-    const agents = () => [
-      { id: 'procurement-agent', token: 't', tokenFromEnvironment: false, groups: [], customer: null },
-    ];
-    const off = createLocalAuthorizer({ agents, claimNames: defaultClaimNames, anonymousAgent: null });
-    expect(await off(undefined)).toEqual({ kind: 'refused', tokenPresented: false });
-    const on = createLocalAuthorizer({ agents, claimNames: defaultClaimNames, anonymousAgent: 'procurement-agent' });
-    expect(await on(undefined)).toEqual({ kind: 'authorized', claims: { sub: 'procurement-agent' } });
-    // A token that is presented is still checked.
-    expect(await on('Bearer wrong')).toEqual({ kind: 'refused', tokenPresented: true });
-  });
+  it(
+    verifies('auth.anonymous-local-only', 'maps a request without a token to the named agent only when configured'),
+    async () => {
+      const agents = () => [
+        { id: 'procurement-agent', token: 't', tokenFromEnvironment: false, groups: [], customer: null },
+      ];
+      const off = createLocalAuthorizer({ agents, claimNames: defaultClaimNames, anonymousAgent: null });
+      expect(await off(undefined)).toEqual({ kind: 'refused', tokenPresented: false });
+      const on = createLocalAuthorizer({ agents, claimNames: defaultClaimNames, anonymousAgent: 'procurement-agent' });
+      expect(await on(undefined)).toEqual({ kind: 'authorized', claims: { sub: 'procurement-agent' } });
+      // A token that is presented is still checked.
+      expect(await on('Bearer wrong')).toEqual({ kind: 'refused', tokenPresented: true });
+    },
+  );
 });

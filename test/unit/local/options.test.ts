@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type LocalOptions, parseLocalOptions } from '../../../infra/local/options.js';
+import { verifies } from '../../support/requirements.js';
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -52,19 +53,19 @@ describe('parseLocalOptions: defaults', () => {
 });
 
 describe('parseLocalOptions: the anonymous agent', () => {
-  it('[auth.anonymous-local-only] is off (null) by default', () => {
+  it(verifies('auth.anonymous-local-only', 'is off (null) by default'), () => {
     expect(options([]).anonymousAgent).toBeNull();
     expect(options(['--host', '0.0.0.0']).anonymousAgent).toBeNull();
   });
 
-  it('[auth.anonymous-local-only] is accepted with the default host 127.0.0.1', () => {
+  it(verifies('auth.anonymous-local-only', 'is accepted with the default host 127.0.0.1'), () => {
     const parsed = options(['--anonymous-agent', 'conformance-agent']);
     expect(parsed.host).toBe('127.0.0.1');
     expect(parsed.anonymousAgent).toBe('conformance-agent');
   });
 
   it.each(['localhost', '::1', '127.0.0.1', '127.0.0.2'])(
-    '[auth.anonymous-local-only] is accepted with the loopback host %s',
+    verifies('auth.anonymous-local-only', 'is accepted with the loopback host %s'),
     (host) => {
       const parsed = options(['--host', host, '--anonymous-agent', 'conformance-agent']);
       expect(parsed.host).toBe(host);
@@ -72,7 +73,7 @@ describe('parseLocalOptions: the anonymous agent', () => {
     },
   );
 
-  it('[auth.anonymous-local-only] is accepted from GATEWAY_ANONYMOUS_AGENT on loopback', () => {
+  it(verifies('auth.anonymous-local-only', 'is accepted from GATEWAY_ANONYMOUS_AGENT on loopback'), () => {
     const parsed = options([], { GATEWAY_ANONYMOUS_AGENT: 'conformance-agent', GATEWAY_HOST: 'localhost' });
     expect(parsed.anonymousAgent).toBe('conformance-agent');
     expect(parsed.host).toBe('localhost');
@@ -80,14 +81,17 @@ describe('parseLocalOptions: the anonymous agent', () => {
 
   const nonLoopback = ['0.0.0.0', '192.168.1.20', '10.0.0.5', '::', 'gateway.example.com'];
 
-  it.each(nonLoopback)('[auth.anonymous-local-only] is refused as a flag with --host %s, naming the host', (host) => {
-    const message = error(['--host', host, '--anonymous-agent', 'conformance-agent']);
-    expect(message).toContain('--anonymous-agent');
-    expect(message).toContain(`binding to ${host}`);
-  });
+  it.each(nonLoopback)(
+    verifies('auth.anonymous-local-only', 'is refused as a flag with --host %s, naming the host'),
+    (host) => {
+      const message = error(['--host', host, '--anonymous-agent', 'conformance-agent']);
+      expect(message).toContain('--anonymous-agent');
+      expect(message).toContain(`binding to ${host}`);
+    },
+  );
 
   it.each(nonLoopback)(
-    '[auth.anonymous-local-only] is refused from GATEWAY_ANONYMOUS_AGENT with --host %s, naming the host',
+    verifies('auth.anonymous-local-only', 'is refused from GATEWAY_ANONYMOUS_AGENT with --host %s, naming the host'),
     (host) => {
       const message = error(['--host', host], { GATEWAY_ANONYMOUS_AGENT: 'conformance-agent' });
       expect(message).toContain('--anonymous-agent');
@@ -95,12 +99,12 @@ describe('parseLocalOptions: the anonymous agent', () => {
     },
   );
 
-  it('[auth.anonymous-local-only] is refused when the host comes from GATEWAY_HOST', () => {
+  it(verifies('auth.anonymous-local-only', 'is refused when the host comes from GATEWAY_HOST'), () => {
     const message = error(['--anonymous-agent', 'conformance-agent'], { GATEWAY_HOST: '0.0.0.0' });
     expect(message).toContain('binding to 0.0.0.0');
   });
 
-  it('[auth.anonymous-local-only] is refused when a flag host overrides a loopback GATEWAY_HOST', () => {
+  it(verifies('auth.anonymous-local-only', 'is refused when a flag host overrides a loopback GATEWAY_HOST'), () => {
     const message = error(['--host', '192.168.1.20'], {
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_ANONYMOUS_AGENT: 'conformance-agent',
@@ -110,28 +114,34 @@ describe('parseLocalOptions: the anonymous agent', () => {
 });
 
 describe('parseLocalOptions: ports', () => {
-  it.each(['70000', '65536', 'abc', '1.5'])('[config.clear-errors] refuses --port %s naming port', (port) => {
-    expect(error(['--port', port])).toMatch(/^port: /);
-  });
+  it.each(['70000', '65536', 'abc', '1.5'])(
+    verifies('config.clear-errors', 'refuses --port %s naming port'),
+    (port) => {
+      expect(error(['--port', port])).toMatch(/^port: /);
+    },
+  );
 
-  it('[config.clear-errors] refuses a negative --port naming port', () => {
+  it(verifies('config.clear-errors', 'refuses a negative --port naming port'), () => {
     expect(error(['--port=-1'])).toMatch(/^port: /);
   });
 
-  it('[config.clear-errors] refuses a bad GATEWAY_PORT naming port', () => {
+  it(verifies('config.clear-errors', 'refuses a bad GATEWAY_PORT naming port'), () => {
     expect(error([], { GATEWAY_PORT: 'eighty' })).toMatch(/^port: /);
   });
 
-  it('[config.clear-errors] refuses a bad --dynamodb-port naming dynamodbPort', () => {
+  it(verifies('config.clear-errors', 'refuses a bad --dynamodb-port naming dynamodbPort'), () => {
     expect(error(['--dynamodb-port', '99999'])).toMatch(/^dynamodbPort: /);
   });
 
   it.each([
     ['--port ""', ['--port', ''], {}],
     ['GATEWAY_PORT="  "', [], { GATEWAY_PORT: '  ' }],
-  ])('[config.clear-errors] refuses a blank port (%s) instead of reading it as 0', (_label, argv, environment) => {
-    expect(error(argv, environment)).toMatch(/^port: /);
-  });
+  ])(
+    verifies('config.clear-errors', 'refuses a blank port (%s) instead of reading it as 0'),
+    (_label, argv, environment) => {
+      expect(error(argv, environment)).toMatch(/^port: /);
+    },
+  );
 
   it('accepts the edges 0 and 65535', () => {
     expect(options(['--port', '0']).port).toBe(0);

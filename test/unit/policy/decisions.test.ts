@@ -9,6 +9,7 @@ import type { JsonObject } from '../../../shared/catalog/tool.js';
 import type { PolicyDecision } from '../../../shared/policy/engine.js';
 import type { PolicyInfo } from '../../../shared/policy/policy-set.js';
 import { anAgent } from '../../support/agents.js';
+import { verifies } from '../../support/requirements.js';
 import { lines, loadedShop, toolNamed } from './policy-fixtures.js';
 
 const internal = anAgent('bot', ['buyers']);
@@ -38,22 +39,25 @@ const info = (
 const noPermit: PolicyDecision = { kind: 'deny', reason: 'no_permit', determining: [] };
 
 describe('refusals', () => {
-  it('[policy.fail-closed] denies with no_permit when no permit is satisfied, naming no policy', async () => {
-    const cedar = lines(
-      'permit (principal, action == Action::"shop.look", resource);',
-      'permit (principal in Group::"sellers", action, resource);',
-      'permit (principal, action == Action::"shop.pay", resource) when { context.arguments.count > 1 };',
-      'permit (principal, action == Action::"shop.pay", resource) unless { context.arguments.currency == "EUR" };',
-    );
-    expect(await decide(cedar)).toEqual(noPermit);
-    expect(await decide(cedar, internal, { ...pay, currency: 'USD' })).toEqual({
-      kind: 'allow',
-      step: null,
-      determining: [info('policy3', 4, 'permit')],
-    });
-  });
+  it(
+    verifies('policy.fail-closed', 'denies with no_permit when no permit is satisfied, naming no policy'),
+    async () => {
+      const cedar = lines(
+        'permit (principal, action == Action::"shop.look", resource);',
+        'permit (principal in Group::"sellers", action, resource);',
+        'permit (principal, action == Action::"shop.pay", resource) when { context.arguments.count > 1 };',
+        'permit (principal, action == Action::"shop.pay", resource) unless { context.arguments.currency == "EUR" };',
+      );
+      expect(await decide(cedar)).toEqual(noPermit);
+      expect(await decide(cedar, internal, { ...pay, currency: 'USD' })).toEqual({
+        kind: 'allow',
+        step: null,
+        determining: [info('policy3', 4, 'permit')],
+      });
+    },
+  );
 
-  it('[policy.fail-closed] lets a satisfied forbid beat every permit, naming the forbid', async () => {
+  it(verifies('policy.fail-closed', 'lets a satisfied forbid beat every permit, naming the forbid'), async () => {
     const cedar = lines(
       'permit (principal, action, resource);',
       '@id("no-big-payments")',
@@ -73,7 +77,7 @@ describe('refusals', () => {
     });
   });
 
-  it('[policy.fail-closed] names every satisfied forbid and no permit', async () => {
+  it(verifies('policy.fail-closed', 'names every satisfied forbid and no permit'), async () => {
     const decision = await decide(
       lines(
         'permit (principal, action, resource);',
@@ -89,22 +93,28 @@ describe('refusals', () => {
     ]);
   });
 
-  it('[policy.fail-closed] refuses arguments Cedar cannot hold exactly as not_representable, before any policy', async () => {
-    const cedar = 'permit (principal, action, resource);';
-    const refused: PolicyDecision = { kind: 'deny', reason: 'not_representable', determining: [] };
-    expect(await decide(cedar, internal, { ...pay, amount: '10.00001' })).toEqual(refused);
-    expect(await decide(cedar, internal, { ...pay, amount: '922337203685477.5808' })).toEqual(refused);
-    expect(await decide(cedar, internal, { ...pay, count: 2 ** 53 })).toEqual(refused);
-    expect(await decide(cedar, internal, { ...pay, tags: ['a', 1] })).toEqual(refused);
-    expect(await decide(cedar, internal, { amount: '10', currency: 'EUR' })).toEqual(refused);
-    // The same call with representable values is permitted.
-    expect(await decide(cedar, internal, { ...pay, amount: '922337203685477.5807', tags: ['a'] })).toMatchObject({
-      kind: 'allow',
-      step: null,
-    });
-  });
+  it(
+    verifies(
+      'policy.fail-closed',
+      'refuses arguments Cedar cannot hold exactly as not_representable, before any policy',
+    ),
+    async () => {
+      const cedar = 'permit (principal, action, resource);';
+      const refused: PolicyDecision = { kind: 'deny', reason: 'not_representable', determining: [] };
+      expect(await decide(cedar, internal, { ...pay, amount: '10.00001' })).toEqual(refused);
+      expect(await decide(cedar, internal, { ...pay, amount: '922337203685477.5808' })).toEqual(refused);
+      expect(await decide(cedar, internal, { ...pay, count: 2 ** 53 })).toEqual(refused);
+      expect(await decide(cedar, internal, { ...pay, tags: ['a', 1] })).toEqual(refused);
+      expect(await decide(cedar, internal, { amount: '10', currency: 'EUR' })).toEqual(refused);
+      // The same call with representable values is permitted.
+      expect(await decide(cedar, internal, { ...pay, amount: '922337203685477.5807', tags: ['a'] })).toMatchObject({
+        kind: 'allow',
+        step: null,
+      });
+    },
+  );
 
-  it('[policy.fail-closed] denies everything and lists nothing without policies', async () => {
+  it(verifies('policy.fail-closed', 'denies everything and lists nothing without policies'), async () => {
     // A policy file holding no policy is refused as half-written (policy-set.test.ts).
     const sets: Record<string, string>[] = [{}];
     for (const files of sets) {
@@ -124,35 +134,41 @@ describe('refusals', () => {
   const overflowingForbid =
     'forbid (principal, action == Action::"shop.pay", resource) when { context.arguments.count + 9223372036854775000 > 0 };';
 
-  it('[policy.fail-closed] refuses with evaluation_error when a forbid fails to evaluate, naming the forbid', async () => {
-    const cedar = lines('permit (principal, action, resource);', overflowingForbid);
-    expect(await decide(cedar, internal, { ...pay, count: 1000 })).toEqual({
-      kind: 'deny',
-      reason: 'evaluation_error',
-      determining: [info('policy1', 2, 'forbid')],
-    });
-    // Below the overflow the same forbid simply applies.
-    expect(await decide(cedar, internal, { ...pay, count: 807 })).toEqual({
-      kind: 'deny',
-      reason: 'forbidden',
-      determining: [info('policy1', 2, 'forbid')],
-    });
-  });
+  it(
+    verifies('policy.fail-closed', 'refuses with evaluation_error when a forbid fails to evaluate, naming the forbid'),
+    async () => {
+      const cedar = lines('permit (principal, action, resource);', overflowingForbid);
+      expect(await decide(cedar, internal, { ...pay, count: 1000 })).toEqual({
+        kind: 'deny',
+        reason: 'evaluation_error',
+        determining: [info('policy1', 2, 'forbid')],
+      });
+      // Below the overflow the same forbid simply applies.
+      expect(await decide(cedar, internal, { ...pay, count: 807 })).toEqual({
+        kind: 'deny',
+        reason: 'forbidden',
+        determining: [info('policy1', 2, 'forbid')],
+      });
+    },
+  );
 
-  it('[policy.fail-closed] refuses with evaluation_error even when another forbid is satisfied too', async () => {
-    const cedar = lines(
-      'permit (principal, action, resource);',
-      overflowingForbid,
-      'forbid (principal, action, resource);',
-    );
-    expect(await decide(cedar, internal, { ...pay, count: 1000 })).toEqual({
-      kind: 'deny',
-      reason: 'evaluation_error',
-      determining: [info('policy1', 2, 'forbid')],
-    });
-  });
+  it(
+    verifies('policy.fail-closed', 'refuses with evaluation_error even when another forbid is satisfied too'),
+    async () => {
+      const cedar = lines(
+        'permit (principal, action, resource);',
+        overflowingForbid,
+        'forbid (principal, action, resource);',
+      );
+      expect(await decide(cedar, internal, { ...pay, count: 1000 })).toEqual({
+        kind: 'deny',
+        reason: 'evaluation_error',
+        determining: [info('policy1', 2, 'forbid')],
+      });
+    },
+  );
 
-  it('[policy.fail-closed] does not count a permit that fails to evaluate', async () => {
+  it(verifies('policy.fail-closed', 'does not count a permit that fails to evaluate'), async () => {
     const failing =
       'permit (principal, action == Action::"shop.pay", resource) when { context.arguments.count * 9223372036854775807 > 0 };';
     expect(await decide(failing, internal, { ...pay, count: 2 })).toEqual(noPermit);
@@ -174,7 +190,7 @@ describe('refusals', () => {
 
   // Membership of a tool in its action groups must hold for forbids as much as for permits:
   // otherwise a forbid written for a whole group never applies and the call runs.
-  it('[policy.fail-closed] applies a forbid written for an action group to the tools in it', async () => {
+  it(verifies('policy.fail-closed', 'applies a forbid written for an action group to the tools in it'), async () => {
     const writes = lines(
       'permit (principal, action, resource);',
       'forbid (principal, action in Action::"write", resource);',
@@ -202,7 +218,7 @@ describe('the human step', () => {
   const both = (group: string) => `@approval("staff, customer") @approvers("${group}")`;
   const everything = 'permit (principal, action, resource);';
 
-  it('[policy.human-step] runs at once when an unannotated permit is satisfied', async () => {
+  it(verifies('policy.human-step', 'runs at once when an unannotated permit is satisfied'), async () => {
     expect(await decide(everything)).toEqual({
       kind: 'allow',
       step: null,
@@ -210,18 +226,21 @@ describe('the human step', () => {
     });
   });
 
-  it('[policy.human-step] runs at once when an unannotated permit is satisfied beside annotated ones', async () => {
-    const cedar = lines(`${staff('finance')} ${everything}`, `${customer} ${everything}`, everything);
-    for (const who of [internal, forCustomer]) {
-      expect(await decide(cedar, who)).toEqual({
-        kind: 'allow',
-        step: null,
-        determining: [info('policy2', 3, 'permit')],
-      });
-    }
-  });
+  it(
+    verifies('policy.human-step', 'runs at once when an unannotated permit is satisfied beside annotated ones'),
+    async () => {
+      const cedar = lines(`${staff('finance')} ${everything}`, `${customer} ${everything}`, everything);
+      for (const who of [internal, forCustomer]) {
+        expect(await decide(cedar, who)).toEqual({
+          kind: 'allow',
+          step: null,
+          determining: [info('policy2', 3, 'permit')],
+        });
+      }
+    },
+  );
 
-  it('[policy.human-step] asks the named staff group for a staff permit', async () => {
+  it(verifies('policy.human-step', 'asks the named staff group for a staff permit'), async () => {
     for (const who of [internal, forCustomer]) {
       expect(await decide(`${staff('finance')}\n${everything}`, who)).toEqual({
         kind: 'allow',
@@ -231,15 +250,18 @@ describe('the human step', () => {
     }
   });
 
-  it('[policy.human-step] asks the customer to confirm for a customer permit, when the agent acts for one', async () => {
-    expect(await decide(`${customer}\n${everything}`, forCustomer)).toEqual({
-      kind: 'allow',
-      step: { staff: null, customer: true },
-      determining: [info('policy0', 1, 'permit', ['customer'])],
-    });
-  });
+  it(
+    verifies('policy.human-step', 'asks the customer to confirm for a customer permit, when the agent acts for one'),
+    async () => {
+      expect(await decide(`${customer}\n${everything}`, forCustomer)).toEqual({
+        kind: 'allow',
+        step: { staff: null, customer: true },
+        determining: [info('policy0', 1, 'permit', ['customer'])],
+      });
+    },
+  );
 
-  it('[policy.human-step] asks both for a "staff, customer" permit', async () => {
+  it(verifies('policy.human-step', 'asks both for a "staff, customer" permit'), async () => {
     expect(await decide(`${both('finance')}\n${everything}`, forCustomer)).toEqual({
       kind: 'allow',
       step: { staff: 'finance', customer: true },
@@ -247,26 +269,32 @@ describe('the human step', () => {
     });
   });
 
-  it('[policy.human-step] [policy.fail-closed] ignores customer permits for an agent acting for no customer', async () => {
-    expect(await decide(`${customer}\n${everything}`, internal)).toEqual(noPermit);
-    expect(await decide(`${both('finance')}\n${everything}`, internal)).toEqual(noPermit);
-    expect(await decide(lines(`${customer} ${everything}`, `${both('finance')} ${everything}`), internal)).toEqual(
-      noPermit,
-    );
-    // A staff permit still counts for it, even where a customer permit would be less demanding.
-    expect(
-      await decide(
-        lines(`${customer} ${everything}`, `${both('audit')} ${everything}`, `${staff('ops')} ${everything}`),
-        internal,
-      ),
-    ).toEqual({
-      kind: 'allow',
-      step: { staff: 'ops', customer: false },
-      determining: [info('policy2', 3, 'permit', ['staff'], 'ops')],
-    });
-  });
+  it(
+    verifies(
+      ['policy.human-step', 'policy.fail-closed'],
+      'ignores customer permits for an agent acting for no customer',
+    ),
+    async () => {
+      expect(await decide(`${customer}\n${everything}`, internal)).toEqual(noPermit);
+      expect(await decide(`${both('finance')}\n${everything}`, internal)).toEqual(noPermit);
+      expect(await decide(lines(`${customer} ${everything}`, `${both('finance')} ${everything}`), internal)).toEqual(
+        noPermit,
+      );
+      // A staff permit still counts for it, even where a customer permit would be less demanding.
+      expect(
+        await decide(
+          lines(`${customer} ${everything}`, `${both('audit')} ${everything}`, `${staff('ops')} ${everything}`),
+          internal,
+        ),
+      ).toEqual({
+        kind: 'allow',
+        step: { staff: 'ops', customer: false },
+        determining: [info('policy2', 3, 'permit', ['staff'], 'ops')],
+      });
+    },
+  );
 
-  it('[policy.human-step] prefers the permit needing fewest parties', async () => {
+  it(verifies('policy.human-step', 'prefers the permit needing fewest parties'), async () => {
     expect(await decide(lines(`${both('audit')} ${everything}`, `${staff('ops')} ${everything}`), forCustomer)).toEqual(
       {
         kind: 'allow',
@@ -281,7 +309,7 @@ describe('the human step', () => {
     });
   });
 
-  it("[policy.human-step] prefers the customer's confirmation to staff approval", async () => {
+  it(verifies('policy.human-step', "prefers the customer's confirmation to staff approval"), async () => {
     expect(await decide(lines(`${staff('audit')} ${everything}`, `${customer} ${everything}`), forCustomer)).toEqual({
       kind: 'allow',
       step: { staff: null, customer: true },
@@ -289,7 +317,7 @@ describe('the human step', () => {
     });
   });
 
-  it('[policy.human-step] breaks ties by the approver group name, whatever the file order', async () => {
+  it(verifies('policy.human-step', 'breaks ties by the approver group name, whatever the file order'), async () => {
     expect(
       await decide(
         lines(`${staff('ops')} ${everything}`, `${staff('finance')} ${everything}`, `${staff('legal')} ${everything}`),
@@ -306,7 +334,7 @@ describe('the human step', () => {
     });
   });
 
-  it("[policy.human-step] breaks remaining ties by the policy's place in the files", async () => {
+  it(verifies('policy.human-step', "breaks remaining ties by the policy's place in the files"), async () => {
     const snapshot = await loadedShop({
       'a.cedar': lines('permit (principal in Group::"sellers", action, resource);', `${customer} ${everything}`),
       'b.cedar': lines(`@id("second") ${customer}`, everything),
@@ -320,53 +348,59 @@ describe('the human step', () => {
 
   // Cedar numbers policies policy0, policy1, … in text order; its lists of them may come sorted
   // as text (policy10 before policy2). The annotations must stay with their own policy.
-  it("[policy.human-step] keeps each policy's annotations with it in a set of more than ten policies", async () => {
-    const cedar = lines(
-      ...Array.from(
+  it(
+    verifies('policy.human-step', "keeps each policy's annotations with it in a set of more than ten policies"),
+    async () => {
+      const cedar = lines(
+        ...Array.from(
+          { length: 10 },
+          (_, index) => `@id("p${index}") permit (principal in Group::"g${index}", action, resource);`,
+        ),
+        `@id("held") ${staff('finance')}`,
+        'permit (principal in Group::"g10", action, resource);',
+        '@id("p11") permit (principal in Group::"g11", action, resource);',
+      );
+      expect(await decide(cedar, anAgent('a', ['g10']))).toEqual({
+        kind: 'allow',
+        step: { staff: 'finance', customer: false },
+        determining: [info('policy10', 11, 'permit', ['staff'], 'finance', 'held')],
+      });
+      expect(await decide(cedar, anAgent('a', ['g2']))).toEqual({
+        kind: 'allow',
+        step: null,
+        determining: [info('policy2', 3, 'permit', [], null, 'p2')],
+      });
+      expect(await decide(cedar, anAgent('a', ['g11']))).toEqual({
+        kind: 'allow',
+        step: null,
+        determining: [info('policy11', 13, 'permit', [], null, 'p11')],
+      });
+    },
+  );
+
+  it(
+    verifies('policy.human-step', 'orders policies by their number, not their id text (policy2 before policy10)'),
+    async () => {
+      const filler = Array.from(
         { length: 10 },
-        (_, index) => `@id("p${index}") permit (principal in Group::"g${index}", action, resource);`,
-      ),
-      `@id("held") ${staff('finance')}`,
-      'permit (principal in Group::"g10", action, resource);',
-      '@id("p11") permit (principal in Group::"g11", action, resource);',
-    );
-    expect(await decide(cedar, anAgent('a', ['g10']))).toEqual({
-      kind: 'allow',
-      step: { staff: 'finance', customer: false },
-      determining: [info('policy10', 11, 'permit', ['staff'], 'finance', 'held')],
-    });
-    expect(await decide(cedar, anAgent('a', ['g2']))).toEqual({
-      kind: 'allow',
-      step: null,
-      determining: [info('policy2', 3, 'permit', [], null, 'p2')],
-    });
-    expect(await decide(cedar, anAgent('a', ['g11']))).toEqual({
-      kind: 'allow',
-      step: null,
-      determining: [info('policy11', 13, 'permit', [], null, 'p11')],
-    });
-  });
+        (_, index) => `permit (principal in Group::"g${index}", action, resource);`,
+      );
+      // policy0, policy1: fillers; policy2: finance; policy3…policy9: fillers; policy10: finance again.
+      const cedar = lines(
+        ...filler.slice(0, 2),
+        `@id("earlier") ${staff('finance')} ${everything}`,
+        ...filler.slice(2, 9),
+        `@id("later") ${staff('finance')} ${everything}`,
+      );
+      expect(await decide(cedar)).toEqual({
+        kind: 'allow',
+        step: { staff: 'finance', customer: false },
+        determining: [info('policy2', 3, 'permit', ['staff'], 'finance', 'earlier')],
+      });
+    },
+  );
 
-  it('[policy.human-step] orders policies by their number, not their id text (policy2 before policy10)', async () => {
-    const filler = Array.from(
-      { length: 10 },
-      (_, index) => `permit (principal in Group::"g${index}", action, resource);`,
-    );
-    // policy0, policy1: fillers; policy2: finance; policy3…policy9: fillers; policy10: finance again.
-    const cedar = lines(
-      ...filler.slice(0, 2),
-      `@id("earlier") ${staff('finance')} ${everything}`,
-      ...filler.slice(2, 9),
-      `@id("later") ${staff('finance')} ${everything}`,
-    );
-    expect(await decide(cedar)).toEqual({
-      kind: 'allow',
-      step: { staff: 'finance', customer: false },
-      determining: [info('policy2', 3, 'permit', ['staff'], 'finance', 'earlier')],
-    });
-  });
-
-  it('[policy.human-step] chooses among the satisfied permits only', async () => {
+  it(verifies('policy.human-step', 'chooses among the satisfied permits only'), async () => {
     const cedar = lines(
       `${customer} permit (principal, action == Action::"shop.pay", resource) when { context.arguments.amount.lessThan(decimal("100.0")) };`,
       `${staff('finance')} ${everything}`,

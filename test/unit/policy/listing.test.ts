@@ -10,6 +10,7 @@ import { cedarModelOf } from '../../../shared/policy/cedar-schema.js';
 import { PolicyEngine } from '../../../shared/policy/engine.js';
 import { compilePolicies } from '../../../shared/policy/policy-set.js';
 import { anAgent } from '../../support/agents.js';
+import { verifies } from '../../support/requirements.js';
 import { lines, loadedShop, toolNamed } from './policy-fixtures.js';
 
 const internal = anAgent('bot', ['buyers']);
@@ -25,29 +26,35 @@ const pay = 'action == Action::"shop.pay"';
 const amount = 'context.arguments.amount';
 
 describe('listing by partial evaluation', () => {
-  it('[policy.listing] lists a tool an unconditional permit covers, and not the others', async () => {
+  it(verifies('policy.listing', 'lists a tool an unconditional permit covers, and not the others'), async () => {
     const cedar = `permit (principal, ${pay}, resource);`;
     expect(await listed(cedar)).toBe(true);
     expect(await listed(cedar, 'shop.look')).toBe(false);
     expect(await listed(cedar, 'shop.refund')).toBe(false);
   });
 
-  it('[policy.listing] does not list a tool with only forbids, or with an unconditional forbid beside permits', async () => {
-    expect(await listed(`forbid (principal, ${pay}, resource);`)).toBe(false);
-    expect(await listed(`forbid (principal, ${pay}, resource) when { ${amount}.greaterThan(decimal("5.0")) };`)).toBe(
-      false,
-    );
-    expect(
-      await listed(
-        lines(
-          `permit (principal, ${pay}, resource) when { ${amount}.greaterThan(decimal("5.0")) };`,
-          `forbid (principal, ${pay}, resource);`,
+  it(
+    verifies(
+      'policy.listing',
+      'does not list a tool with only forbids, or with an unconditional forbid beside permits',
+    ),
+    async () => {
+      expect(await listed(`forbid (principal, ${pay}, resource);`)).toBe(false);
+      expect(await listed(`forbid (principal, ${pay}, resource) when { ${amount}.greaterThan(decimal("5.0")) };`)).toBe(
+        false,
+      );
+      expect(
+        await listed(
+          lines(
+            `permit (principal, ${pay}, resource) when { ${amount}.greaterThan(decimal("5.0")) };`,
+            `forbid (principal, ${pay}, resource);`,
+          ),
         ),
-      ),
-    ).toBe(false);
-  });
+      ).toBe(false);
+    },
+  );
 
-  it('[policy.listing] follows the principal: groups, the agent itself, outside', async () => {
+  it(verifies('policy.listing', 'follows the principal: groups, the agent itself, outside'), async () => {
     const cedar = lines(
       `permit (principal in Group::"buyers", ${pay}, resource);`,
       'permit (principal == Agent::"special", action == Action::"shop.look", resource);',
@@ -61,14 +68,14 @@ describe('listing by partial evaluation', () => {
     expect(await listed(cedar, 'shop.refund', internal)).toBe(false);
   });
 
-  it('[policy.listing] lists a tool a conditional permit covers', async () => {
+  it(verifies('policy.listing', 'lists a tool a conditional permit covers'), async () => {
     expect(await listed(`permit (principal, ${pay}, resource) when { ${amount}.greaterThan(decimal("5.0")) };`)).toBe(
       true,
     );
     expect(await listed(`permit (principal, ${pay}, resource) when { context.arguments.count == 3 };`)).toBe(true);
   });
 
-  it('[policy.listing] does not list a tool whose permit can only hold where a forbid holds', async () => {
+  it(verifies('policy.listing', 'does not list a tool whose permit can only hold where a forbid holds'), async () => {
     const permit = `permit (principal, ${pay}, resource) when { ${amount}.greaterThan(decimal("5.0")) };`;
     expect(
       await listed(
@@ -93,7 +100,7 @@ describe('listing by partial evaluation', () => {
     ).toBe(false);
   });
 
-  it('[policy.listing] finds no decimal strictly between two neighbours four places apart', async () => {
+  it(verifies('policy.listing', 'finds no decimal strictly between two neighbours four places apart'), async () => {
     const between = (low: string, high: string) =>
       `permit (principal, ${pay}, resource) when { ${amount}.greaterThan(decimal("${low}")) && ${amount}.lessThan(decimal("${high}")) };`;
     expect(await listed(between('5.0', '5.0001'))).toBe(false);
@@ -102,7 +109,7 @@ describe('listing by partial evaluation', () => {
     expect(await listed(between('1000.0', '999.9999'))).toBe(false);
   });
 
-  it('[policy.listing] compares integers exactly', async () => {
+  it(verifies('policy.listing', 'compares integers exactly'), async () => {
     const permit = `permit (principal, ${pay}, resource) when { context.arguments.count > 5 };`;
     expect(
       await listed(lines(permit, `forbid (principal, ${pay}, resource) when { context.arguments.count > 3 };`)),
@@ -115,7 +122,7 @@ describe('listing by partial evaluation', () => {
     ).toBe(false);
   });
 
-  it('[policy.listing] decides string equality conditions', async () => {
+  it(verifies('policy.listing', 'decides string equality conditions'), async () => {
     const eur = `permit (principal, ${pay}, resource) when { context.arguments.currency == "EUR" };`;
     expect(await listed(eur)).toBe(true);
     expect(
@@ -139,7 +146,7 @@ describe('listing by partial evaluation', () => {
     ).toBe(false);
   });
 
-  it('[policy.listing] decides boolean flags', async () => {
+  it(verifies('policy.listing', 'decides boolean flags'), async () => {
     const flagged = `permit (principal, ${pay}, resource) when { context.arguments has flag && context.arguments.flag };`;
     expect(await listed(flagged)).toBe(true);
     expect(
@@ -160,7 +167,7 @@ describe('listing by partial evaluation', () => {
     ).toBe(true);
   });
 
-  it('[policy.listing] decides optional fields with has', async () => {
+  it(verifies('policy.listing', 'decides optional fields with has'), async () => {
     const refund = 'action == Action::"shop.refund"';
     const withReason = `permit (principal, ${refund}, resource) when { context.arguments has reason };`;
     expect(await listed(withReason, 'shop.refund')).toBe(true);
@@ -189,7 +196,7 @@ describe('listing by partial evaluation', () => {
 
   // An optional record can only be read behind `has`, so presence of a record must be searched
   // like presence of a plain field; otherwise no condition on a nested field is ever decided.
-  it('[policy.listing] decides fields of an optional nested record, read behind has', async () => {
+  it(verifies('policy.listing', 'decides fields of an optional nested record, read behind has'), async () => {
     const nested = `permit (principal, ${pay}, resource) when { context.arguments has meta && context.arguments.meta.a > 2 };`;
     expect(await listed(nested)).toBe(true);
     expect(
@@ -213,62 +220,71 @@ describe('listing by partial evaluation', () => {
     ).toBe(true);
   });
 
-  it('[policy.listing] lists tools that only run after a human step', async () => {
+  it(verifies('policy.listing', 'lists tools that only run after a human step'), async () => {
     expect(await listed(`@approval("staff") @approvers("finance") permit (principal, ${pay}, resource);`)).toBe(true);
     expect(await listed(`@approval("customer") permit (principal, ${pay}, resource);`, 'shop.pay', forCustomer)).toBe(
       true,
     );
   });
 
-  it('[policy.listing] does not list a tool only customer permits cover to an agent acting for no customer', async () => {
-    const unconditional = `@approval("customer") permit (principal, ${pay}, resource);`;
-    expect(await listed(unconditional, 'shop.pay', internal)).toBe(false);
-    const conditional = lines(
-      `@approval("customer") permit (principal, ${pay}, resource) when { ${amount}.lessThan(decimal("100.0")) };`,
-      `@approval("staff, customer") @approvers("finance") permit (principal, ${pay}, resource) when { ${amount}.greaterThanOrEqual(decimal("100.0")) };`,
-    );
-    expect(await listed(conditional, 'shop.pay', internal)).toBe(false);
-    expect(await listed(conditional, 'shop.pay', forCustomer)).toBe(true);
-    expect(
-      await listed(
-        lines(
-          unconditional,
-          `@approval("staff") @approvers("finance") permit (principal, ${pay}, resource) when { context.arguments.currency == "USD" };`,
-        ),
-        'shop.pay',
-        internal,
-      ),
-    ).toBe(true);
-  });
-
-  it('[policy.listing] stays conservative (listed) where the residual is not a comparison with constants', async () => {
-    expect(await listed(`permit (principal, ${pay}, resource) when { context.arguments.count + 1 > 5 };`)).toBe(true);
-    expect(
-      await listed(
-        `permit (principal, ${pay}, resource) when { context.arguments has note && context.arguments.note like "urgent*" };`,
-      ),
-    ).toBe(true);
-  });
-
-  it('[policy.listing] caches per agent: the same answer twice, different agents their own answers', async () => {
-    const snapshot = await loadedShop({
-      'p.cedar': lines(
-        `permit (principal in Group::"buyers", ${pay}, resource) when { ${amount}.greaterThan(decimal("5.0")) };`,
-        `forbid (principal in Group::"cautious", ${pay}, resource) when { ${amount}.greaterThan(decimal("3.0")) };`,
-      ),
-    });
-    const tool = toolNamed(snapshot, 'shop.pay');
-    const cautious = anAgent('bot', ['buyers', 'cautious']);
-    const answers = () =>
-      [internal, cautious, anAgent('other', ['buyers']), anAgent('bot'), forCustomer].map((who) =>
-        snapshot.policy.isListed(who, tool),
+  it(
+    verifies('policy.listing', 'does not list a tool only customer permits cover to an agent acting for no customer'),
+    async () => {
+      const unconditional = `@approval("customer") permit (principal, ${pay}, resource);`;
+      expect(await listed(unconditional, 'shop.pay', internal)).toBe(false);
+      const conditional = lines(
+        `@approval("customer") permit (principal, ${pay}, resource) when { ${amount}.lessThan(decimal("100.0")) };`,
+        `@approval("staff, customer") @approvers("finance") permit (principal, ${pay}, resource) when { ${amount}.greaterThanOrEqual(decimal("100.0")) };`,
       );
-    expect(answers()).toEqual([true, false, true, false, true]);
-    expect(answers()).toEqual([true, false, true, false, true]);
-    // The same agent id with other groups is another agent for the cache.
-    expect(snapshot.policy.isListed(anAgent('bot', ['buyers', 'cautious']), tool)).toBe(false);
-    expect(snapshot.policy.isListed(anAgent('bot', ['buyers']), tool)).toBe(true);
-  });
+      expect(await listed(conditional, 'shop.pay', internal)).toBe(false);
+      expect(await listed(conditional, 'shop.pay', forCustomer)).toBe(true);
+      expect(
+        await listed(
+          lines(
+            unconditional,
+            `@approval("staff") @approvers("finance") permit (principal, ${pay}, resource) when { context.arguments.currency == "USD" };`,
+          ),
+          'shop.pay',
+          internal,
+        ),
+      ).toBe(true);
+    },
+  );
+
+  it(
+    verifies('policy.listing', 'stays conservative (listed) where the residual is not a comparison with constants'),
+    async () => {
+      expect(await listed(`permit (principal, ${pay}, resource) when { context.arguments.count + 1 > 5 };`)).toBe(true);
+      expect(
+        await listed(
+          `permit (principal, ${pay}, resource) when { context.arguments has note && context.arguments.note like "urgent*" };`,
+        ),
+      ).toBe(true);
+    },
+  );
+
+  it(
+    verifies('policy.listing', 'caches per agent: the same answer twice, different agents their own answers'),
+    async () => {
+      const snapshot = await loadedShop({
+        'p.cedar': lines(
+          `permit (principal in Group::"buyers", ${pay}, resource) when { ${amount}.greaterThan(decimal("5.0")) };`,
+          `forbid (principal in Group::"cautious", ${pay}, resource) when { ${amount}.greaterThan(decimal("3.0")) };`,
+        ),
+      });
+      const tool = toolNamed(snapshot, 'shop.pay');
+      const cautious = anAgent('bot', ['buyers', 'cautious']);
+      const answers = () =>
+        [internal, cautious, anAgent('other', ['buyers']), anAgent('bot'), forCustomer].map((who) =>
+          snapshot.policy.isListed(who, tool),
+        );
+      expect(answers()).toEqual([true, false, true, false, true]);
+      expect(answers()).toEqual([true, false, true, false, true]);
+      // The same agent id with other groups is another agent for the cache.
+      expect(snapshot.policy.isListed(anAgent('bot', ['buyers', 'cautious']), tool)).toBe(false);
+      expect(snapshot.policy.isListed(anAgent('bot', ['buyers']), tool)).toBe(true);
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -372,7 +388,7 @@ describe('listing equals a brute-force search', async () => {
   const model = cedarModelOf(tools);
   const tool = toolNamed(snapshot, 'shop.pay');
 
-  it('[policy.listing] the grid covers every pool constant and its neighbours', () => {
+  it(verifies('policy.listing', 'the grid covers every pool constant and its neighbours'), () => {
     expect(amountGrid).toContain('999.9899');
     expect(amountGrid).toContain('999.9901');
     expect(amountGrid).toContain('-3.5001');
@@ -381,22 +397,28 @@ describe('listing equals a brute-force search', async () => {
     expect(argumentGrid).toHaveLength(amountGrid.length * 3 * 3);
   });
 
-  it('[policy.listing] never hides a tool some argument value would get permitted, never shows one none would', () => {
-    fc.assert(
-      fc.property(
-        fc.array(policy, { minLength: 1, maxLength: 5 }),
-        fc.constantFrom(internal, forCustomer),
-        (policies, who) => {
-          const text = policies.join('\n');
-          const compiled = compilePolicies([{ path: 'p.cedar', text }], model.schema, 'property');
-          if (!compiled.ok)
-            throw new Error(`generated policies refused: ${JSON.stringify(compiled.problems)}\n${text}`);
-          const engine = new PolicyEngine(compiled.policies, model);
-          const truth = argumentGrid.some((args) => engine.decide(who, tool, args).kind === 'allow');
-          expect(engine.isListed(who, tool)).toBe(truth);
-        },
-      ),
-      { numRuns: 150 },
-    );
-  });
+  it(
+    verifies(
+      'policy.listing',
+      'never hides a tool some argument value would get permitted, never shows one none would',
+    ),
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(policy, { minLength: 1, maxLength: 5 }),
+          fc.constantFrom(internal, forCustomer),
+          (policies, who) => {
+            const text = policies.join('\n');
+            const compiled = compilePolicies([{ path: 'p.cedar', text }], model.schema, 'property');
+            if (!compiled.ok)
+              throw new Error(`generated policies refused: ${JSON.stringify(compiled.problems)}\n${text}`);
+            const engine = new PolicyEngine(compiled.policies, model);
+            const truth = argumentGrid.some((args) => engine.decide(who, tool, args).kind === 'allow');
+            expect(engine.isListed(who, tool)).toBe(truth);
+          },
+        ),
+        { numRuns: 150 },
+      );
+    },
+  );
 });

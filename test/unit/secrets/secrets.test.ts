@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { AesSealer } from '../../../shared/adapters/aes-sealer.js';
 import { holdsSecrets, isSecretName, nameWords, redactSecrets } from '../../../shared/secrets.js';
+import { verifies } from '../../support/requirements.js';
 
 const noRules = { names: new Set<string>() };
 
@@ -32,7 +33,7 @@ describe('secret field names', () => {
     'card_cvv',
     'pin',
     'passphrase',
-  ])('[secrets.whole-words] treats %s as secret', (name) => {
+  ])(verifies('secrets.whole-words', 'treats %s as secret'), (name) => {
     expect(isSecretName(name)).toBe(true);
   });
 
@@ -52,11 +53,11 @@ describe('secret field names', () => {
     'author',
     'key',
     'primary_key_column',
-  ])('[secrets.whole-words] leaves %s alone', (name) => {
+  ])(verifies('secrets.whole-words', 'leaves %s alone'), (name) => {
     expect(isSecretName(name)).toBe(false);
   });
 
-  it('[secrets.whole-words] splits names into words across naming styles', () => {
+  it(verifies('secrets.whole-words', 'splits names into words across naming styles'), () => {
     expect(nameWords('clientSecret_value-HTTPToken')).toEqual(['client', 'secret', 'value', 'http', 'token']);
   });
 });
@@ -67,7 +68,7 @@ describe('redaction', () => {
     properties: { pin_hint: { type: 'string', format: 'password' }, note: { type: 'string', 'x-sensitive': true } },
   };
 
-  it('[secrets.redaction] redacts by schema mark, by configured name and by name, at any depth', () => {
+  it(verifies('secrets.redaction', 'redacts by schema mark, by configured name and by name, at any depth'), () => {
     expect(
       redactSecrets(
         {
@@ -89,24 +90,27 @@ describe('redaction', () => {
     });
   });
 
-  it('[secrets.redaction] tells whether arguments hold a secret at all', () => {
+  it(verifies('secrets.redaction', 'tells whether arguments hold a secret at all'), () => {
     expect(holdsSecrets({ vendor_id: 'V-1', amount: '5' }, null, noRules)).toBe(false);
     expect(holdsSecrets({ vendor_id: 'V-1', initial_password: 'x' }, null, noRules)).toBe(true);
   });
 });
 
 describe('sealing', () => {
-  it('[secrets.at-rest] seals with AES-256-GCM bound to the execution, opening only for the same one', async () => {
-    const sealer = new AesSealer(Buffer.alloc(32, 7));
-    const sealed = await sealer.seal('{"initial_password":"hunter2"}', 'execution-1');
-    expect(sealed).not.toContain('hunter2');
-    expect(await sealer.open(sealed, 'execution-1')).toBe('{"initial_password":"hunter2"}');
-    await expect(sealer.open(sealed, 'execution-2')).rejects.toThrow();
-    const tampered = JSON.parse(sealed);
-    tampered.ct = Buffer.from('forged').toString('base64');
-    await expect(sealer.open(JSON.stringify(tampered), 'execution-1')).rejects.toThrow();
-    // A fresh IV each time: the same text never seals the same way twice.
-    expect(await sealer.seal('same', 'e')).not.toBe(await sealer.seal('same', 'e'));
-    expect(() => new AesSealer(Buffer.alloc(16))).toThrow(/32 bytes/);
-  });
+  it(
+    verifies('secrets.at-rest', 'seals with AES-256-GCM bound to the execution, opening only for the same one'),
+    async () => {
+      const sealer = new AesSealer(Buffer.alloc(32, 7));
+      const sealed = await sealer.seal('{"initial_password":"hunter2"}', 'execution-1');
+      expect(sealed).not.toContain('hunter2');
+      expect(await sealer.open(sealed, 'execution-1')).toBe('{"initial_password":"hunter2"}');
+      await expect(sealer.open(sealed, 'execution-2')).rejects.toThrow();
+      const tampered = JSON.parse(sealed);
+      tampered.ct = Buffer.from('forged').toString('base64');
+      await expect(sealer.open(JSON.stringify(tampered), 'execution-1')).rejects.toThrow();
+      // A fresh IV each time: the same text never seals the same way twice.
+      expect(await sealer.seal('same', 'e')).not.toBe(await sealer.seal('same', 'e'));
+      expect(() => new AesSealer(Buffer.alloc(16))).toThrow(/32 bytes/);
+    },
+  );
 });

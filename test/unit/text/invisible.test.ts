@@ -5,6 +5,7 @@ import { identifierProblem } from '../../../shared/arguments/text-rules.js';
 import { htmlText } from '../../../shared/console/html.js';
 import { visibleText } from '../../../shared/console/pages.js';
 import { escapeInvisible, isInvisible } from '../../../shared/text/invisible.js';
+import { verifies } from '../../support/requirements.js';
 
 /** What the issue asks for, read from Unicode's properties here rather than from the module. */
 const byProperty = /[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Cf}\p{Cc}]/u;
@@ -50,64 +51,85 @@ const named: readonly (readonly [string, string])[] = [
 ];
 
 describe('invisible characters', () => {
-  it('[console.invisible-marked] the page marks every invisible code point from 0 to U+10FFFF, and nothing else', () => {
-    // Every code point but the surrogates in one text (a lone surrogate pair would join into one).
-    const characters: string[] = [];
-    const expected: string[] = [];
-    for (let code = 0; code <= 0x10ffff; code++) {
-      if (isSurrogate(code)) continue;
-      const character = String.fromCodePoint(code);
-      characters.push(character);
-      if (code !== 0x20 && expectedInvisible(character)) expected.push(hex(code));
-    }
-    const rendered = htmlText(visibleText(characters.join('')));
-    const marks = [...rendered.matchAll(/<span class="hidden-char"[^>]*>(U\+[0-9A-F]+)<\/span>/g)].map(
-      (match) => match[1],
-    );
-    expect(expected.length).toBeGreaterThan(4000);
-    expect(marks).toEqual(expected);
-    // What is left once the marks are gone holds none of those characters.
-    const rest = rendered.replace(/<span class="hidden-char"[^>]*>U\+[0-9A-F]+<\/span>/g, '');
-    expect([...rest].filter((character) => character !== ' ' && expectedInvisible(character))).toEqual([]);
-  });
+  it(
+    verifies(
+      'console.invisible-marked',
+      'the page marks every invisible code point from 0 to U+10FFFF, and nothing else',
+    ),
+    () => {
+      // Every code point but the surrogates in one text (a lone surrogate pair would join into one).
+      const characters: string[] = [];
+      const expected: string[] = [];
+      for (let code = 0; code <= 0x10ffff; code++) {
+        if (isSurrogate(code)) continue;
+        const character = String.fromCodePoint(code);
+        characters.push(character);
+        if (code !== 0x20 && expectedInvisible(character)) expected.push(hex(code));
+      }
+      const rendered = htmlText(visibleText(characters.join('')));
+      const marks = [...rendered.matchAll(/<span class="hidden-char"[^>]*>(U\+[0-9A-F]+)<\/span>/g)].map(
+        (match) => match[1],
+      );
+      expect(expected.length).toBeGreaterThan(4000);
+      expect(marks).toEqual(expected);
+      // What is left once the marks are gone holds none of those characters.
+      const rest = rendered.replace(/<span class="hidden-char"[^>]*>U\+[0-9A-F]+<\/span>/g, '');
+      expect([...rest].filter((character) => character !== ' ' && expectedInvisible(character))).toEqual([]);
+    },
+  );
 
-  it('[console.invisible-marked] a lone surrogate is marked too', () => {
+  it(verifies('console.invisible-marked', 'a lone surrogate is marked too'), () => {
     for (const code of [0xd800, 0xdbff, 0xdc00, 0xdfff]) {
       expect(htmlText(visibleText(`a${String.fromCharCode(code)}b`))).toBe(`a${markOf(code)}b`);
     }
   });
 
-  it('[args.identifier-invisible] every invisible code point from 0 to U+10FFFF is refused in an identifier', () => {
-    const accepted: string[] = [];
-    for (let code = 0; code <= 0x10ffff; code++) {
-      const character = String.fromCodePoint(code);
-      if (!expectedInvisible(character)) continue;
-      if (identifierProblem(`V${character}1`) !== 'disallowed_character') accepted.push(hex(code));
-      if (identifierProblem(`فروشنده${character}`) !== 'disallowed_character') accepted.push(hex(code));
-    }
-    expect(accepted).toEqual([]);
-  });
+  it(
+    verifies('args.identifier-invisible', 'every invisible code point from 0 to U+10FFFF is refused in an identifier'),
+    () => {
+      const accepted: string[] = [];
+      for (let code = 0; code <= 0x10ffff; code++) {
+        const character = String.fromCodePoint(code);
+        if (!expectedInvisible(character)) continue;
+        if (identifierProblem(`V${character}1`) !== 'disallowed_character') accepted.push(hex(code));
+        if (identifierProblem(`فروشنده${character}`) !== 'disallowed_character') accepted.push(hex(code));
+      }
+      expect(accepted).toEqual([]);
+    },
+  );
 
   for (const [character, name] of named) {
     const code = character.codePointAt(0) ?? 0;
-    it(`[console.invisible-marked] ${hex(code)} ${name} is marked on the page and refused in identifiers`, () => {
-      expect(isInvisible(character)).toBe(true);
-      expect(htmlText(visibleText(`Office${character} chairs`))).toBe(`Office${markOf(code)} chairs`);
-      expect(identifierProblem(`V-100${character}`)).toBe('disallowed_character');
-      expect(escapeInvisible(`"Office${character}"`)).not.toContain(character);
-    });
+    it(
+      verifies('console.invisible-marked', `${hex(code)} ${name} is marked on the page and refused in identifiers`),
+      () => {
+        expect(isInvisible(character)).toBe(true);
+        expect(htmlText(visibleText(`Office${character} chairs`))).toBe(`Office${markOf(code)} chairs`);
+        expect(identifierProblem(`V-100${character}`)).toBe('disallowed_character');
+        expect(escapeInvisible(`"Office${character}"`)).not.toContain(character);
+      },
+    );
   }
 
-  it('[console.invisible-marked] the ordinary space and visible letters and symbols are left as they are', () => {
-    const text = 'Office chairs × 4, Müller ب 中 😀 ⠁';
-    expect(htmlText(visibleText(text))).toBe(text);
-    expect(escapeInvisible(text)).toBe(text);
-  });
+  it(
+    verifies('console.invisible-marked', 'the ordinary space and visible letters and symbols are left as they are'),
+    () => {
+      const text = 'Office chairs × 4, Müller ب 中 😀 ⠁';
+      expect(htmlText(visibleText(text))).toBe(text);
+      expect(escapeInvisible(text)).toBe(text);
+    },
+  );
 
-  it('[console.invisible-marked] escapes invisible characters in JSON text as \\u escapes that read back the same', () => {
-    const value = { item: 'Office chairs\u{e0041}\u{e0042}', note: 'a\u200bb\u2800' };
-    const escaped = escapeInvisible(JSON.stringify(value));
-    expect(escaped).toBe('{"item":"Office chairs\\udb40\\udc41\\udb40\\udc42","note":"a\\u200bb\\u2800"}');
-    expect(JSON.parse(escaped)).toEqual(value);
-  });
+  it(
+    verifies(
+      'console.invisible-marked',
+      'escapes invisible characters in JSON text as \\u escapes that read back the same',
+    ),
+    () => {
+      const value = { item: 'Office chairs\u{e0041}\u{e0042}', note: 'a\u200bb\u2800' };
+      const escaped = escapeInvisible(JSON.stringify(value));
+      expect(escaped).toBe('{"item":"Office chairs\\udb40\\udc41\\udb40\\udc42","note":"a\\u200bb\\u2800"}');
+      expect(JSON.parse(escaped)).toEqual(value);
+    },
+  );
 });
