@@ -21,17 +21,17 @@ import { type MinimalServer, startMinimalServer } from './minimal-server.js';
 import { type SdkServer, startSdkServer } from './sdk-server.js';
 import { WireWatch } from './wire-watch.js';
 
-export const agentToken = 'demo-procurement-token';
+const agentToken = 'demo-procurement-token';
 export const approver = { id: 'finance-approver', password: 'demo-finance-password' } as const;
-export const toolName = 'erp.purchase_orders.create';
+const toolName = 'erp.purchase_orders.create';
 /** Below 1000 the demo policy runs a purchase order at once; from 1000 up finance approves first. */
-export const directAmount = '250';
+const directAmount = '250';
 export const heldAmount = '1500';
 
 const minimalTable = 'bench-minimal-executions';
 
 /** A stateless 2026-07-28 tools/call: the per-request envelope in _meta and the headers it requires. */
-export const toolCall = (amount: string): { body: string; headers: Record<string, string> } => ({
+const toolCall = (amount: string): { body: string; headers: Record<string, string> } => ({
   body: JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -74,7 +74,7 @@ const resultOf = (text: string): ResultObject => {
   return ResultObject.parse(structured);
 };
 
-export const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
+const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
   startLocalRuntime(LocalOptions.parse({ port: '0', memory: true, demoErp: false, config }), {
     variables: { DEMO_ERP_URL: erpUrl },
     logLevel: 'ERROR',

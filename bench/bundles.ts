@@ -18,7 +18,7 @@ import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
 import { kilobytes, median, ms } from './stats.js';
 
-export const lambdaFunctions = ['mcp', 'held-call-steps', 'console', 'reconciler', 'resource-metadata'] as const;
+const lambdaFunctions = ['mcp', 'held-call-steps', 'console', 'reconciler', 'resource-metadata'] as const;
 export type LambdaFunction = (typeof lambdaFunctions)[number];
 
 const cedarWasm = projectPath('node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm_bg.wasm');
@@ -106,7 +106,7 @@ const bundleOne = async (root: string, name: LambdaFunction): Promise<Bundle> =>
   return { name, file, bytes: (await stat(file)).size, withCedar, largest: largestParts(result.metafile) };
 };
 
-export const bundleFunctions = async (): Promise<BundleWorkspace> => {
+const bundleFunctions = async (): Promise<BundleWorkspace> => {
   const root = await mkdtemp(join(tmpdir(), 'gateway-bench-bundles-'));
   try {
     await symlink(projectPath('node_modules'), join(root, 'node_modules'), 'dir');

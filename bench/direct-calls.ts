@@ -10,7 +10,7 @@ import { median, ms, perSecond, quantile, ratio, signedMs } from './stats.js';
 const sleep = (delayMs: number) => new Promise((resolve) => setTimeout(resolve, delayMs));
 
 /** The targets in a different order each round, so none always runs first or last. */
-export const rotated = <T>(items: readonly T[], round: number): T[] =>
+const rotated = <T>(items: readonly T[], round: number): T[] =>
   items.map((_, index) => items[(index + round) % items.length] as T);
 
 export interface LatencyFigures {

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 const channel = 'http.server.request.start';
 
 /** DynamoDB operations that write (what DynamoDB bills as write requests). */
-export const writeOperations: ReadonlySet<string> = new Set([
+const writeOperations: ReadonlySet<string> = new Set([
   'PutItem',
   'UpdateItem',
   'DeleteItem',

@@ -16,7 +16,7 @@ import { withTaskMiddleware } from './commons/middleware.js';
 const key = { execution_id: z.uuid(), agent_id: z.string().min(1) };
 
 /** What the state machine sends (see infra/state-machine/approval.asl.json). */
-export const HeldCallStep = z.discriminatedUnion('action', [
+const HeldCallStep = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('register'),
     ...key,

@@ -94,7 +94,7 @@ export type SystemCode = string & { readonly __systemCode: true };
  * A system's own error code or `http_<status>` may also appear in `code`; they are sanitized
  * to this shape before they leave the gateway.
  */
-export const systemCodePattern = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+const systemCodePattern = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 
 /** A system's code as the gateway carries it: lowercased, and only when it has the safe shape. */
 export const systemCode = (raw: string): SystemCode | null => {
@@ -180,7 +180,7 @@ export const statusMessages = {
 } as const;
 
 /** How a system call that did not succeed is explained to the agent (by its status, not its code). */
-export const outcomeMessages = {
+const outcomeMessages = {
   unknown:
     'The call was sent but no reliable answer came back; the system may or may not have done it. It will not be retried.',
   refused: 'The system refused the call.',

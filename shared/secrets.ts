@@ -60,8 +60,7 @@ export interface SecretRules {
 }
 
 /** Whether a schema marks its value secret: x-sensitive, or format: password. */
-export const marksSecret = (schema: JsonObject): boolean =>
-  schema[marks.sensitive] === true || schema.format === 'password';
+const marksSecret = (schema: JsonObject): boolean => schema[marks.sensitive] === true || schema.format === 'password';
 
 const redactUnder = (
   value: unknown,

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { type Listening, listen } from '../../infra/local/net.js';
 
 /** What a fault does to the next matching request(s). */
-export const Fault = z.discriminatedUnion('kind', [
+const Fault = z.discriminatedUnion('kind', [
   /** Answer this status and JSON body (a 4xx with an error code, a 5xx with secrets in it...). */
   z.object({ kind: z.literal('status'), status: z.number().int().min(200).max(599), body: z.unknown().optional() }),
   /** Apply the change, then never answer. */

@@ -67,12 +67,12 @@ export const approvalRunsFor = (environment: ApprovalEnvironment): ApprovalRuns 
 };
 
 /** Console links: the public URL when one is set, else the API's own. */
-export const consoleUrlFor =
+const consoleUrlFor =
   (environment: ApprovalEnvironment) =>
   (executionId: string): string =>
     consoleLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
 
-export const notifierFor = (environment: ApprovalEnvironment, controlPlane: ControlPlane, logger: Logger): Notifier =>
+const notifierFor = (environment: ApprovalEnvironment, controlPlane: ControlPlane, logger: Logger): Notifier =>
   new Notifiers(
     [
       new LogNotifier(logger),

@@ -13,7 +13,7 @@ const list = z
   );
 
 /** What every function reads. */
-export const CommonEnvironment = z.object({
+const CommonEnvironment = z.object({
   /** JWT claim naming the agent. */
   AGENT_CLAIM: z.string().min(1).default('sub'),
   /** JWT claim listing the agent's groups. */
@@ -55,7 +55,7 @@ export const ApprovalEnvironment = FunctionEnvironment.extend({
 export type ApprovalEnvironment = z.infer<typeof ApprovalEnvironment>;
 
 /** What the console reads: how approvers sign in, and the key that signs their sessions. */
-export const ConsoleEnvironment = ApprovalEnvironment.extend({
+const ConsoleEnvironment = ApprovalEnvironment.extend({
   /** KMS HMAC key (HMAC_256) that signs console session cookies. */
   SESSION_KEY_ID: z.string().min(1),
   /** The OpenID Connect issuer approvers sign in with (the stack's Cognito user pool by default). */
@@ -70,7 +70,7 @@ export const ConsoleEnvironment = ApprovalEnvironment.extend({
 });
 export type ConsoleEnvironment = z.infer<typeof ConsoleEnvironment>;
 
-export const parseEnvironmentWith = <S extends z.ZodType>(
+const parseEnvironmentWith = <S extends z.ZodType>(
   schema: S,
   env: Readonly<Record<string, string | undefined>>,
 ): z.infer<S> => {

@@ -38,10 +38,7 @@ const genericMessages: Record<number, string> = {
   504: 'The gateway ran out of time for this request.',
 };
 
-export const errorMapping = ({
-  logger,
-  render,
-}: ErrorMappingOptions): MiddlewareObj<APIGatewayProxyEventV2, HttpResult> => ({
+const errorMapping = ({ logger, render }: ErrorMappingOptions): MiddlewareObj<APIGatewayProxyEventV2, HttpResult> => ({
   onError: (request) => {
     const { error } = request;
     if (error instanceof ExposedError) {

@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { eventBody } from '../commons/http-event.js';
 
 /** Far above any console form (a rejection's reason is at most 500 characters). */
-export const maxFormBytes = 16 * 1024;
+const maxFormBytes = 16 * 1024;
 
 /** The posted fields: empty without a body, null when the body is too large or not a form. */
 export const readForm = (event: APIGatewayProxyEventV2): URLSearchParams | null => {

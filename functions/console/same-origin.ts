@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { safeEqual } from '../../shared/console/session.js';
 
 /** Same origin as far as the browser says (an old browser that says nothing passes on its token). */
-export const sameOrigin = (event: APIGatewayProxyEventV2, base: string): boolean => {
+const sameOrigin = (event: APIGatewayProxyEventV2, base: string): boolean => {
   const origin = event.headers.origin;
   const site = event.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;

@@ -27,7 +27,7 @@ const attribute = (key: KeyAttribute) => ({
   type: key.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
 });
 
-export const tableV2Props = (definition: TableDefinition) => ({
+const tableV2Props = (definition: TableDefinition) => ({
   partitionKey: attribute(definition.partitionKey),
   ...(definition.sortKey === undefined ? {} : { sortKey: attribute(definition.sortKey) }),
   globalSecondaryIndexes: definition.globalSecondaryIndexes.map((index) => ({

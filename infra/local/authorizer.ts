@@ -15,7 +15,7 @@ export type Authorization =
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
 /** The claims API Gateway would pass on for this agent (a list claim is rendered "[a b]"). */
-export const claimsFor = (agent: ResolvedAgent, names: ClaimNames): JwtClaims => ({
+const claimsFor = (agent: ResolvedAgent, names: ClaimNames): JwtClaims => ({
   [names.agent]: agent.id,
   ...(agent.groups.length > 0 ? { [names.groups]: `[${agent.groups.join(' ')}]` } : {}),
   ...(agent.customer === null ? {} : { [names.customer]: agent.customer }),

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import type { LoadOptions } from '../../shared/config/load.js';
 import { loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
 
-export const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
+const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
 
 export const loadSnapshotFromFile = async (
   path: string,

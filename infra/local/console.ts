@@ -37,7 +37,7 @@ const freshForm = async (
   });
 };
 
-export const passwordSignIn = (
+const passwordSignIn = (
   people: () => Promise<readonly ResolvedPerson[]>,
   clock: Clock,
   logger: Logger,

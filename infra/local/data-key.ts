@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-export class DataKeyError extends Error {}
+class DataKeyError extends Error {}
 
 export const localDataKey = async (configured: string | null, dataDir: string | null): Promise<Buffer> => {
   if (configured !== null) {

@@ -21,7 +21,7 @@ const tighten = async (path: string): Promise<void> => {
  * folder is refused; wider permissions are tightened, on the folder and on what the runtime keeps
  * in it (files 0600), since an older version made them with the default umask.
  */
-export const ownerOnlyDataFolder = async (folder: string): Promise<void> => {
+const ownerOnlyDataFolder = async (folder: string): Promise<void> => {
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const stats = await lstat(folder);
   if (!stats.isDirectory()) throw new Error(`The data folder ${folder} is not a folder.`);

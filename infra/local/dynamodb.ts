@@ -197,7 +197,7 @@ export const startLocalDynamoDb = async (options: {
   };
 };
 
-export const createTableInput = (definition: TableDefinition, tableName: string): CreateTableCommandInput => {
+const createTableInput = (definition: TableDefinition, tableName: string): CreateTableCommandInput => {
   const keySchema = (partition: { name: string }, sort?: { name: string }) => [
     { AttributeName: partition.name, KeyType: 'HASH' as const },
     ...(sort === undefined ? [] : [{ AttributeName: sort.name, KeyType: 'RANGE' as const }]),

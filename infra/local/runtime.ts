@@ -54,7 +54,7 @@ import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } 
 export const localTableNames = { executions: 'gateway-executions', config: 'gateway-config' } as const;
 
 /** The local names of the approval run and its function (as ARNs, like AWS would give). */
-export const localApprovalRuns = {
+const localApprovalRuns = {
   stateMachineName: 'gateway-approvals',
   functionArn: 'arn:aws:lambda:local:000000000000:function:gateway-held-call-steps',
 } as const;

@@ -101,7 +101,7 @@ export class ConfiguredWebhooks implements Notifier {
 }
 
 /** How long a summary may be in a notice. */
-export const summaryLength = 500;
+const summaryLength = 500;
 
 /**
  * The arguments as people read them in a notice: a hidden secret as "[REDACTED]" and a value that

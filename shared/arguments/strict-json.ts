@@ -355,9 +355,6 @@ export const readMessage = (text: string): ReadMessage | null => {
   };
 };
 
-/** The arguments of a JSON-RPC tools/call message, or null for any other message (or text that is not JSON). */
-export const readToolCallArguments = (text: string): StrictArguments | null => readMessage(text)?.toolArguments ?? null;
-
 const tryRead = (text: string, focus: readonly string[]): ReadDocument | null => {
   try {
     return readDocument(text, focus, focus.length + maxArgumentDepth);

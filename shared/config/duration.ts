@@ -10,7 +10,7 @@ const unitMs = new Map<string, number>([
 ]);
 const pattern = /^(\d+)(ms|s|m|h|d)$/;
 
-export const parseDurationMs = (text: string): number | null => {
+const parseDurationMs = (text: string): number | null => {
   const match = pattern.exec(text.trim());
   if (match === null) return null;
   const factor = unitMs.get(match[2] ?? '');

@@ -136,7 +136,7 @@ export interface LoadOptions {
 }
 
 /** Placeholders for unset variables: a URL that can never resolve, and a marked string. */
-export const unsetPlaceholders = { url: 'https://unset-variable.invalid', text: '(unset variable)' } as const;
+const unsetPlaceholders = { url: 'https://unset-variable.invalid', text: '(unset variable)' } as const;
 
 export const loadConfigText = (
   text: string,

@@ -26,10 +26,10 @@ const identifier = z
   .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'expected lowercase letters, digits, "_", "." or "-" (at most 64)');
 
 /** Bounds of the approval time: a timer of at least a second, and a request still worth deciding. */
-export const minApprovalMs = 1_000;
-export const maxApprovalMs = 14 * 86_400_000;
+const minApprovalMs = 1_000;
+const maxApprovalMs = 14 * 86_400_000;
 
-export const Webhook = z
+const Webhook = z
   .object({
     url: Secret.describe('The webhook URL; often holds a token, so ${env:NAME} in real configurations.'),
     text: z
@@ -39,7 +39,7 @@ export const Webhook = z
   })
   .strict();
 
-export const Notifications = z
+const Notifications = z
   .object({
     webhooks: z.array(Webhook).default([]).describe('Each held call is POSTed as JSON to every webhook.'),
   })
@@ -54,9 +54,9 @@ const wholeNumber = (field: string, max: number) =>
     .max(max, `expected ${field} of at most ${max}`);
 
 /** Largest pending_calls: an agent's held calls are tracked in one store item, which must stay small. */
-export const maxPendingCallsLimit = 1_000;
+const maxPendingCallsLimit = 1_000;
 
-export const LimitValues = z
+const LimitValues = z
   .object({
     concurrent_requests: wholeNumber('concurrent_requests', 10_000).describe(
       'MCP requests one agent may have in progress at once.',
@@ -95,7 +95,7 @@ export const Limits = LimitValues.extend({
 }).strict();
 export type Limits = z.output<typeof Limits>;
 
-export const Settings = z
+const Settings = z
   .object({
     enabled: z.boolean().default(true).describe('When false, agents see only get_execution_status.'),
     approval_time: Duration.prefault('24h')
@@ -143,7 +143,7 @@ export const Credentials = z.discriminatedUnion('type', [
   z.object({ type: z.literal('basic'), username: z.string().min(1), password: Secret }).strict(),
 ]);
 
-export const httpMethods = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const httpMethods = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** An operation described in the file rather than in an OpenAPI document. */
 export const AdminOperation = z
@@ -204,7 +204,7 @@ export const System = z
   })
   .strict();
 
-export const Person = z
+const Person = z
   .object({
     id: identifier,
     name: z.string().min(1).optional(),
@@ -213,7 +213,7 @@ export const Person = z
   })
   .strict();
 
-export const Agent = z
+const Agent = z
   .object({
     id: identifier.describe('The agent id, as policies and executions name it.'),
     token: Secret.describe('The bearer token this agent presents locally.'),

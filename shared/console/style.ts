@@ -40,7 +40,7 @@ button.link { background: none; border: none; color: var(--accent); padding: 0; 
 .empty { color: var(--muted); }
 `;
 
-export const stylesheetHash = createHash('sha256').update(stylesheet).digest('hex').slice(0, 12);
+const stylesheetHash = createHash('sha256').update(stylesheet).digest('hex').slice(0, 12);
 export const stylesheetPath = `/console/static/console.${stylesheetHash}.css`;
 
 /** The tab icon (an outlined check mark), so browsers do not ask the API's root for one. */

@@ -41,7 +41,7 @@ export interface GatewaySnapshot {
 export type SnapshotLoad = { ok: true; snapshot: GatewaySnapshot } | { ok: false; problems: ConfigProblem[] };
 
 /** Paths the configuration names are relative to it and may not leave its folder tree. */
-export const normalizeConfigPath = (relativePath: string): string | null => {
+const normalizeConfigPath = (relativePath: string): string | null => {
   const normalized = posix.normalize(relativePath.replaceAll('\\', '/'));
   if (normalized.startsWith('../') || normalized === '..' || posix.isAbsolute(normalized)) return null;
   return normalized;

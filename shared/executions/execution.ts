@@ -42,10 +42,10 @@ export const checkTransition = (from: ExecutionStatus, to: ExecutionStatus): voi
   if (!allowedTransitions[from].includes(to)) throw new IllegalTransitionError(from, to);
 };
 
-export const StatusChange = z.object({ status: ExecutionStatus, at: z.iso.datetime() });
+const StatusChange = z.object({ status: ExecutionStatus, at: z.iso.datetime() });
 
 /** A policy named in a decision: its name and where it is written (never its text). */
-export const PolicyReference = z.object({ name: z.string(), file: z.string(), line: z.number().int() });
+const PolicyReference = z.object({ name: z.string(), file: z.string(), line: z.number().int() });
 
 /** What policy decided for the call, kept on the execution for audit and for the human step. */
 export const DecisionRecord = z.object({

@@ -19,13 +19,13 @@ const hopByHop = [
 ];
 
 /** Headers only the gateway's HTTP client may set: where the request goes and how it is framed. */
-export const transportHeaders: ReadonlySet<string> = new Set([...hopByHop, 'host', 'content-length', 'expect']);
+const transportHeaders: ReadonlySet<string> = new Set([...hopByHop, 'host', 'content-length', 'expect']);
 
 /** Header parameters OpenAPI 3.x says are ignored: the document describes these elsewhere. */
-export const openApiIgnoredHeaders: ReadonlySet<string> = new Set(['accept', 'content-type', 'authorization']);
+const openApiIgnoredHeaders: ReadonlySet<string> = new Set(['accept', 'content-type', 'authorization']);
 
 /** Headers the gateway sets on every call, whatever the arguments say. */
-export const gatewayHeaders: ReadonlySet<string> = new Set(['x-request-id', 'traceparent']);
+const gatewayHeaders: ReadonlySet<string> = new Set(['x-request-id', 'traceparent']);
 
 /**
  * What becomes of a header parameter:

@@ -11,9 +11,9 @@ import { gatewayInfo } from '../version.js';
 /** The MCP endpoint's path under the public base URL. */
 export const mcpPath = '/mcp';
 
-export const mcpResourceUrl = (publicBaseUrl: string): URL => new URL(mcpPath, publicBaseUrl);
+const mcpResourceUrl = (publicBaseUrl: string): URL => new URL(mcpPath, publicBaseUrl);
 
-export const resourceMetadataUrl = (publicBaseUrl: string): string =>
+const resourceMetadataUrl = (publicBaseUrl: string): string =>
   getOAuthProtectedResourceMetadataUrl(mcpResourceUrl(publicBaseUrl));
 
 /**

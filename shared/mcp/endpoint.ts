@@ -40,21 +40,21 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-export const jsonRpcErrorResponse = (status: number, code: number, message: string): Response =>
+const jsonRpcErrorResponse = (status: number, code: number, message: string): Response =>
   Response.json({ jsonrpc: '2.0', id: null, error: { code, message } }, { status });
 
 export const bodyTooLargeResponse = (): Response =>
   jsonRpcErrorResponse(413, -32600, `The request body is larger than ${maxRequestBodyBytes} bytes.`);
 
 /** A request other than tools/call refused by a limit: HTTP 429, as API Gateway's own throttling answers. */
-export const limitedResponse = (refusal: LimitRefusal): Response => {
+const limitedResponse = (refusal: LimitRefusal): Response => {
   const response = jsonRpcErrorResponse(429, -32000, refusal.message);
   response.headers.set('retry-after', String(refusal.retryAfterSeconds));
   return response;
 };
 
 /** JSON-RPC batches (removed from MCP in 2025-06-18) are refused on every path. */
-export const batchRefusedResponse = (): Response =>
+const batchRefusedResponse = (): Response =>
   jsonRpcErrorResponse(400, -32600, 'JSON-RPC batches are not supported: send one request per HTTP POST.');
 
 /** What reading a request's body gave: the message for the SDK and a tool call's arguments, or the answer. */

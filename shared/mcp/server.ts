@@ -36,7 +36,7 @@ const toMcpTool = (tool: CatalogTool): Tool => ({
 });
 
 /** How long a client may reuse a tools/list answer; short, because configuration can change. */
-export const toolsListTtlMs = 30_000;
+const toolsListTtlMs = 30_000;
 
 const instructions =
   'Every tool call goes through the organization policy before anything reaches its systems. ' +

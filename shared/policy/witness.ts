@@ -248,7 +248,7 @@ const place = (record: Record<string, CedarValueJson>, shape: RecordShape, path:
 };
 
 /** Most argument combinations tried for one tool before giving up (and listing it). */
-export const maxWitnessCandidates = 4096;
+const maxWitnessCandidates = 4096;
 
 /**
  * The argument values (as Cedar context records) that decide every residual exactly, or null

@@ -62,9 +62,6 @@ const unpack = (): Promise<string> => {
   return unpacking;
 };
 
-/** The browser to drive: CHROMIUM_PATH when set, else the one `@sparticuz/chromium` ships. */
-export const chromiumPath = async (): Promise<string> => process.env.CHROMIUM_PATH ?? (await unpack());
-
 /**
  * Headless flags for a closed network (no background connections, updates or sync). The package's
  * own `args` are for Lambda (`--single-process` among them), where a browser with several contexts

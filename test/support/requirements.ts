@@ -7,9 +7,9 @@ import { z } from 'zod';
 import { projectPath } from '../../infra/paths.js';
 
 /** The id form rules use: dotted lowercase words, e.g. `result.fields-always-present`. */
-export const requirementId = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/;
+const requirementId = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 
-export const Manifest = z.array(
+const Manifest = z.array(
   z.object({
     id: z.string().regex(requirementId),
     source: z.string().min(1),

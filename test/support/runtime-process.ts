@@ -31,7 +31,7 @@ export const demoTokens = {
   support: 'demo-support-token',
 } as const;
 
-export const runtimeCommand = (args: readonly string[]) => ({
+const runtimeCommand = (args: readonly string[]) => ({
   command: process.execPath,
   args: ['--import', 'tsx', projectPath('infra/local/main.ts'), ...args],
 });

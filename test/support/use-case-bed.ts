@@ -69,7 +69,7 @@ const configText = (options: { readonly withCreate: boolean; readonly pendingCal
   ].join('\n');
 
 /** The policies as first loaded. */
-export const standardPolicy = `
+const standardPolicy = `
 @id("lookups")
 permit (principal in Group::"procurement", action == Action::"erp.orders.list", resource)
 unless { context.arguments has vendor && context.arguments.vendor == "restricted" };

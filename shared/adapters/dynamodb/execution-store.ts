@@ -28,7 +28,7 @@ const openIndex = executionsTable.globalSecondaryIndexes[1].indexName;
  * in a UUIDv7), so a busy gateway's direct writes, each open for the length of its call, never
  * crowd one partition of the index.
  */
-export const openShards: readonly string[] = [...'0123456789abcdef'].map((digit) => `open-${digit}`);
+const openShards: readonly string[] = [...'0123456789abcdef'].map((digit) => `open-${digit}`);
 const openShardOf = (executionId: string): string => `open-${executionId.slice(-1).toLowerCase()}`;
 
 /** The sparse index's attributes of a call still waiting, keyed by its next deadline. */

@@ -51,5 +51,3 @@ export const configTable = {
   partitionKey: { name: 'name', type: 'S' },
   globalSecondaryIndexes: [],
 } as const satisfies TableDefinition;
-
-export const allTables: readonly TableDefinition[] = [executionsTable, configTable];

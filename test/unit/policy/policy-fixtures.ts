@@ -86,10 +86,7 @@ export const shopConfig = (policies: readonly string[]): string =>
   );
 
 /** Loads the shop configuration with the given policy files (path → Cedar text), in that order. */
-export const loadShop = (
-  policies: Readonly<Record<string, string>>,
-  file = 'gateway.config.yaml',
-): Promise<SnapshotLoad> => {
+const loadShop = (policies: Readonly<Record<string, string>>, file = 'gateway.config.yaml'): Promise<SnapshotLoad> => {
   const files = new Map(Object.entries(policies));
   return loadSnapshot({
     text: shopConfig([...files.keys()]),
