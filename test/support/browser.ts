@@ -1,8 +1,8 @@
 // A real Chromium for the end-to-end console tests: playwright-core drives the headless Chromium
 // that the `@sparticuz/chromium` dev dependency ships inside the npm registry package, so a machine
 // with nothing but Node and npm runs them. CHROMIUM_PATH points at another Chromium instead.
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import sparticuz from '@sparticuz/chromium';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -19,6 +19,26 @@ const unpackedFolder = (): string =>
   projectPath('node_modules', '.cache', `approval-gateway-chromium-${packageVersion()}`);
 
 /**
+ * The package's fonts.conf names Lambda's folders (/tmp/fonts …); without a font it can find,
+ * Chromium aborts as soon as a page draws a form control. Point it at the unpacked fonts, by the
+ * folder's real path: node_modules may be reached through a link from another checkout, and a
+ * path through that link dies with it.
+ */
+const fontConfig = (folder: string): string =>
+  `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${join(folder, 'fonts')}</dir>\n  <cachedir>${join(folder, 'fonts-cache')}</cachedir>\n</fontconfig>\n`;
+
+/** Rewrites an unpacked folder's fonts.conf when it names another place (it was unpacked through a link). */
+const keepFontConfig = async (folder: string): Promise<void> => {
+  const real = realpathSync(folder);
+  const file = join(real, 'fonts', 'fonts.conf');
+  const expected = fontConfig(real);
+  if ((await readFile(file, 'utf8').catch(() => '')) === expected) return;
+  const staging = `${file}.${process.pid}`;
+  await writeFile(staging, expected);
+  await rename(staging, file);
+};
+
+/**
  * Unpacks the package's browser (brotli archives, about 5 s) into its folder. The package writes into
  * `os.tmpdir()`; pointing that at a fresh private folder and renaming the finished folder into place
  * makes concurrent test runs safe: each either finds a complete folder or publishes its own whole.
@@ -26,7 +46,10 @@ const unpackedFolder = (): string =>
 const unpackOnce = async (): Promise<string> => {
   const folder = unpackedFolder();
   const complete = join(folder, '.complete');
-  if (existsSync(complete)) return join(folder, 'chromium');
+  if (existsSync(complete)) {
+    await keepFontConfig(folder);
+    return join(folder, 'chromium');
+  }
   await mkdir(dirname(folder), { recursive: true });
   const staging = await mkdtemp(`${folder}.staging-`);
   const tmpdir = process.env.TMPDIR;
@@ -37,12 +60,6 @@ const unpackOnce = async (): Promise<string> => {
     if (tmpdir === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = tmpdir;
   }
-  // The package's fonts.conf names Lambda's folders (/tmp/fonts …); without a font it can find,
-  // Chromium aborts as soon as a page draws a form control. Point it at the unpacked fonts.
-  await writeFile(
-    join(staging, 'fonts', 'fonts.conf'),
-    `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${join(folder, 'fonts')}</dir>\n  <cachedir>${join(folder, 'fonts-cache')}</cachedir>\n</fontconfig>\n`,
-  );
   await writeFile(join(staging, '.complete'), '');
   try {
     await rename(staging, folder);
@@ -51,6 +68,7 @@ const unpackOnce = async (): Promise<string> => {
     await rm(staging, { recursive: true, force: true });
   }
   if (!existsSync(complete)) throw new Error(`Chromium could not be unpacked into ${folder}`);
+  await keepFontConfig(folder);
   return join(folder, 'chromium');
 };
 
