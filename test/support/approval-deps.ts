@@ -1,8 +1,12 @@
 // Approval services for use-case tests: the store and clock the test gives, every other port a
 // stub that fails loudly if the code under test reaches it.
+import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import type { Clock } from '../../shared/clock.js';
+import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
+import { uuidV7Ids } from '../../shared/ids.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
+import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 
 /** A port the test does not expect to be used: calling it rejects, naming it. */
 export const unusedPort = (what: string) => () => Promise.reject(new Error(`${what} is not used by this test`));
@@ -22,4 +26,46 @@ export const approvalDepsFor = (
   consoleUrl: (id) => `http://127.0.0.1/console/executions/${id}`,
   approvalRuns: { start: unusedPort('the approval runs'), signal: unusedPort('the approval run signal') },
   ...overrides,
+});
+
+/** A configuration with one system whose one write (`portal.logins.create`) finance must approve. */
+export const heldPortalConfig = (
+  properties = '{ note: { type: string } }',
+): { text: string; files: Record<string, string> } => ({
+  text: [
+    'systems:',
+    '  - key: portal',
+    '    base_url: http://127.0.0.1:9',
+    '    operations:',
+    '      - id: logins.create',
+    '        method: POST',
+    '        path: /logins',
+    '        description: Creates a login.',
+    `        input_schema: { type: object, properties: ${properties} }`,
+    'agents:',
+    '  - id: agent-1',
+    '    token: t',
+    '    groups: [staff]',
+    'policies: [held.cedar]',
+    '',
+  ].join('\n'),
+  files: {
+    'held.cedar':
+      '@approval("staff")\n@approvers("finance")\npermit (principal, action == Action::"portal.logins.create", resource);\n',
+  },
+});
+
+/**
+ * What callTool needs to hold calls in a test: the store and clock given, this configuration, a
+ * sealer with a fixed key, approval runs that start and are never signalled, and no system.
+ */
+export const holdingDepsFor = (store: ExecutionStore, clock: Clock, snapshot: GatewaySnapshot): CallToolDeps => ({
+  store,
+  clock,
+  ids: uuidV7Ids,
+  systems: { send: unusedPort('the system client') },
+  log: { info: () => undefined, warn: () => undefined },
+  controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
+  sealer: new AesSealer(Buffer.alloc(32, 3)),
+  approvalRuns: { start: async () => undefined, signal: unusedPort('the approval run signal') },
 });

@@ -1,43 +1,20 @@
 // From tools/call to the console page and the notice: a held call keeps where its secrets were
 // hidden, so a plain field that reads "[REDACTED]" is shown as that text and a secret as hidden.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AesSealer } from '../../../shared/adapters/aes-sealer.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { executionPage } from '../../../shared/console/pages.js';
-import { uuidV7Ids } from '../../../shared/ids.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
 import { anAgent } from '../../support/agents.js';
-import { unusedPort } from '../../support/approval-deps.js';
+import { heldPortalConfig, holdingDepsFor } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
 import { verifies } from '../../support/requirements.js';
 import { snapshotOf } from '../../support/snapshots.js';
 
-const config = [
-  'systems:',
-  '  - key: portal',
-  '    base_url: http://127.0.0.1:9',
-  '    operations:',
-  '      - id: logins.create',
-  '        method: POST',
-  '        path: /logins',
-  '        description: Creates a login.',
-  '        input_schema:',
-  '          type: object',
-  '          properties:',
-  '            note: { type: string }',
-  '            first_password: { type: string }',
-  '            pin: { type: string, x-sensitive: true }',
-  'agents:',
-  '  - id: agent-1',
-  '    token: t',
-  '    groups: [staff]',
-  'policies: [held.cedar]',
-  '',
-].join('\n');
-const policy =
-  '@approval("staff")\n@approvers("finance")\npermit (principal, action == Action::"portal.logins.create", resource);\n';
+const portal = heldPortalConfig(
+  '{ note: { type: string }, first_password: { type: string }, pin: { type: string, x-sensitive: true } }',
+);
 
 let local: TestStore;
 beforeAll(async () => {
@@ -54,19 +31,10 @@ describe('a held call with a look-alike and real secrets', () => {
       'keeps the secrets’ pointers; the page and the notice tell them from a plain "[REDACTED]"',
     ),
     async () => {
-      const snapshot = await snapshotOf(config, { files: { 'held.cedar': policy } });
+      const snapshot = await snapshotOf(portal.text, { files: portal.files });
       const clock = new ManualClock();
       const result = await callTool(
-        {
-          store: local.store,
-          clock,
-          ids: uuidV7Ids,
-          systems: { send: unusedPort('the system client') },
-          log: { info: () => undefined, warn: () => undefined },
-          controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
-          sealer: new AesSealer(Buffer.alloc(32, 3)),
-          approvalRuns: { start: async () => undefined, signal: unusedPort('the approval run signal') },
-        },
+        holdingDepsFor(local.store, clock, snapshot),
         anAgent('agent-1', ['staff']),
         'portal.logins.create',
         readArguments('{"note":"[REDACTED]","first_password":"Pa55-word","pin":"[REDACTED]"}', []) ??

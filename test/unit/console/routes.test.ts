@@ -2,60 +2,27 @@
 // Allow for a known one with another method, HEAD where a page is read, the signed-out rules, and
 // the one form reader and same-origin check every POST goes through.
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsole } from '../../../functions/console/app.js';
 import { oidcSignIn } from '../../../functions/console/oidc-sign-in.js';
 import { createConsoleFunction } from '../../../infra/local/console.js';
-import { AesSealer } from '../../../shared/adapters/aes-sealer.js';
+import { lambdaContext } from '../../../infra/local/http-front.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { encodeSession, HmacSessionSigner, newSession } from '../../../shared/console/session.js';
 import { stylesheetPath } from '../../../shared/console/style.js';
-import { uuidV7Ids } from '../../../shared/ids.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { anAgent } from '../../support/agents.js';
-import { approvalDepsFor, unusedPort } from '../../support/approval-deps.js';
+import { approvalDepsFor, heldPortalConfig, holdingDepsFor, unusedPort } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { startTestStore, type TestStore } from '../../support/local-store.js';
 import { verifies } from '../../support/requirements.js';
 import { snapshotOf } from '../../support/snapshots.js';
 
 const base = 'http://127.0.0.1:8787';
-const config = [
-  'systems:',
-  '  - key: portal',
-  '    base_url: http://127.0.0.1:9',
-  '    operations:',
-  '      - id: logins.create',
-  '        method: POST',
-  '        path: /logins',
-  '        description: Creates a login.',
-  '        input_schema: { type: object, properties: { note: { type: string } } }',
-  'agents:',
-  '  - id: agent-1',
-  '    token: t',
-  '    groups: [staff]',
-  'policies: [held.cedar]',
-  '',
-].join('\n');
-const policy =
-  '@approval("staff")\n@approvers("finance")\npermit (principal, action == Action::"portal.logins.create", resource);\n';
+const context = lambdaContext('console', 30_000);
 const farah = { id: 'farah', name: 'Farah', password: 'pw', passwordFromEnvironment: false, groups: ['finance'] };
 const silent = () => new Logger({ serviceName: 'console-test', logLevel: 'SILENT' });
-const context: Context = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'console',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:local:0:function:console',
-  memoryLimitInMB: '128',
-  awsRequestId: 'request-1',
-  logGroupName: 'g',
-  logStreamName: 's',
-  getRemainingTimeInMillis: () => 30_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-};
 
 let local: TestStore;
 let clock: ManualClock;
@@ -66,18 +33,10 @@ const signer = new HmacSessionSigner(Buffer.alloc(32, 5));
 beforeAll(async () => {
   local = await startTestStore(null, 'console-routes');
   clock = new ManualClock();
-  const snapshot = await snapshotOf(config, { files: { 'held.cedar': policy } });
+  const portal = heldPortalConfig();
+  const snapshot = await snapshotOf(portal.text, { files: portal.files });
   const held = await callTool(
-    {
-      store: local.store,
-      clock,
-      ids: uuidV7Ids,
-      systems: { send: unusedPort('the system client') },
-      log: { info: () => undefined, warn: () => undefined },
-      controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
-      sealer: new AesSealer(Buffer.alloc(32, 3)),
-      approvalRuns: { start: async () => undefined, signal: unusedPort('the approval run signal') },
-    },
+    holdingDepsFor(local.store, clock, snapshot),
     anAgent('agent-1', ['staff']),
     'portal.logins.create',
     readArguments('{"note":"hello"}', []) ?? expect.unreachable(),

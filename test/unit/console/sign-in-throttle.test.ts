@@ -1,9 +1,10 @@
 // Local console sign-in throttling on a controlled clock: failures counted per approver id and per
 // client address, 429 with Retry-After while an attempt must wait, nothing checked meanwhile.
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleFunction } from '../../../infra/local/console.js';
+import { lambdaContext } from '../../../infra/local/http-front.js';
 import type { ResolvedPerson } from '../../../shared/config/load.js';
 import { HmacSessionSigner } from '../../../shared/console/session.js';
 import { SignInThrottle, signInLimits } from '../../../shared/console/throttle.js';
@@ -31,6 +32,8 @@ const people: ResolvedPerson[] = [
 ];
 
 // The real embedded store (sign-in never touches it; a stand-in would have to follow its port).
+const context = lambdaContext('console', 30_000);
+
 let local: TestStore;
 beforeAll(async () => {
   local = await startTestStore(null, 'sign-in-throttle-executions');
@@ -51,21 +54,6 @@ const consoleWith = (clock: ManualClock) => {
     logger: new Logger({ serviceName: 'console-test', logLevel: 'SILENT' }),
     publicUrl: base,
   });
-};
-
-const context: Context = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'console',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:local:0:function:console',
-  memoryLimitInMB: '128',
-  awsRequestId: 'request-1',
-  logGroupName: 'g',
-  logStreamName: 's',
-  getRemainingTimeInMillis: () => 30_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
 };
 
 const eventOf = (
