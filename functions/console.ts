@@ -5,9 +5,10 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSessionSigner } from '../shared/adapters/kms-session-signer.js';
 import { OidcSignIn } from '../shared/adapters/oidc-sign-in.js';
-import { decisionServicesFor, serviceLogger } from './commons/aws.js';
+import { decisionServicesFor } from './commons/aws-store.js';
 import { processConsoleEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
+import { serviceLogger } from './commons/logger.js';
 import { type ConsoleDeps, createConsole } from './console/app.js';
 import { oidcSignIn } from './console/oidc-sign-in.js';
 

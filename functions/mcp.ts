@@ -16,14 +16,8 @@ import {
   maxRequestBodyBytes,
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
-import {
-  approvalRunsFor,
-  controlPlaneFor,
-  executionStoreFor,
-  sealerFor,
-  serviceLogger,
-  systemClient,
-} from './commons/aws.js';
+import { controlPlaneFor, sealerFor, serviceLogger, systemClient } from './commons/aws.js';
+import { approvalRunsFor, executionStoreFor } from './commons/aws-store.js';
 import { processApprovalEnvironment } from './commons/environment.js';
 import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
 import { lazyHandler } from './commons/lazy-handler.js';

@@ -43,8 +43,7 @@ export class ApproverConsole extends Construct {
     this.console = new GatewayFunction(this, 'Console', {
       entry: 'console.ts',
       description: 'Approval Gateway approver console',
-      // Its bundle imports the shared service graph, whose policy engine loads Cedar's wasm.
-      cedar: true,
+      // It reads calls and hands decisions over; it never decides a policy, so Cedar stays out.
       environment: {
         ...props.environment,
         SESSION_KEY_ID: this.sessionKey.keyArn,

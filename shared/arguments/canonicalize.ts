@@ -4,7 +4,6 @@
 //
 // Long: the canonical form is one walk over the schema and the value; its steps (text, amounts,
 // identifiers, path values, validation) share that walk.
-import { createHash } from 'node:crypto';
 import { inPlace, memberSchemas } from '../catalog/schema-walk.js';
 import { type CatalogTool, isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
@@ -15,6 +14,7 @@ import { setOwn } from '../objects.js';
 import type { InputError } from '../result.js';
 import { canonicalDecimal, compareDecimals, isMultipleOf } from './decimal.js';
 import { canonicalJsonText, lenientJsonText } from './exact-json.js';
+import { argumentsHash } from './hash.js';
 import type { ArgumentIssue, StrictArguments } from './strict-json.js';
 import { canonicalText, identifierProblem } from './text-rules.js';
 import { validatorFor } from './validation.js';
@@ -297,9 +297,6 @@ export const canonicalizeArguments = (
     arguments: { value: canonical, json, hash: argumentsHash(json) },
   };
 };
-
-/** The hash of a canonical serialization: what is stored with a call and what an approver's decision names. */
-export const argumentsHash = (json: string): string => createHash('sha256').update(json).digest('hex');
 
 /** The schema that governs the value at a JSON Pointer, when the schema says. */
 const schemaAt = (schema: JsonObject, pointer: string): JsonObject | undefined => {

@@ -8,8 +8,9 @@
 // for a write (the system may have done it), as failed for a read (it can be tried again). A read
 // run directly is the one exception: it is recorded once, with its outcome, since sending it twice
 // harms nothing.
-import { argumentsHash } from '../arguments/canonicalize.js';
+
 import { parseExactJson } from '../arguments/exact-json.js';
+import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';

@@ -56,8 +56,8 @@ beforeAll(async () => {
     const key = isObject(code) ? String(code.S3Key) : '';
     const folder = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
     const files = await readdir(folder);
-    // The metadata function ships without Cedar: it must not need it.
-    const needsCedar = name !== 'resource-metadata';
+    // The metadata function and the console ship without Cedar: they must not need it.
+    const needsCedar = name !== 'resource-metadata' && name !== 'console';
     if (files.includes('cedar_wasm_bg.wasm') !== needsCedar) {
       throw new Error(`the ${name} bundle ${needsCedar ? 'does not ship' : 'ships'} the Cedar wasm`);
     }

@@ -1,0 +1,39 @@
+// The AWS clients every approval function needs and nothing more: the executions table and the
+// approval state machine. Kept apart from ./aws.ts so the console, which only reads calls and hands
+// decisions to their approval runs, bundles no system client, configuration loader or policy engine.
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
+import type { ApprovalRuns } from '../../shared/approvals/approval-runs.js';
+import { systemClock } from '../../shared/clock.js';
+import type { ExecutionStore } from '../../shared/executions/store.js';
+import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
+import type { ApprovalEnvironment, FunctionEnvironment } from './environment.js';
+
+let documents: DynamoDBDocumentClient | undefined;
+export const documentClient = (): DynamoDBDocumentClient => {
+  documents ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  return documents;
+};
+
+export const executionStoreFor = (environment: FunctionEnvironment): ExecutionStore =>
+  new DynamoDbExecutionStore(documentClient(), environment.EXECUTIONS_TABLE);
+
+let approvalRuns: ApprovalRuns | undefined;
+export const approvalRunsFor = (environment: ApprovalEnvironment): ApprovalRuns => {
+  approvalRuns ??= new StepFunctionsApprovalRuns(new SFNClient({}), environment.STATE_MACHINE_ARN);
+  return approvalRuns;
+};
+
+/** What approvers' decisions need (functions/console.ts): the store, and the approval runs to tell. */
+export const decisionServicesFor = (environment: ApprovalEnvironment, logger: Logger): DecisionDeps => ({
+  store: executionStoreFor(environment),
+  clock: systemClock,
+  log: logger,
+  approvalRuns: approvalRunsFor(environment),
+});
