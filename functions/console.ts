@@ -1,7 +1,8 @@
 // The approver console's Lambda (GET/POST /console/...): sign-in, the inbox of held calls an
 // approver may decide, a page per call showing exactly the canonical arguments, and the decision.
 // This entry holds only the OpenID Connect sign-in; the local password sign-in is wired by the
-// local runtime (infra/local/console.ts) and never ships in this bundle.
+// local runtime (infra/local/console.ts) and never ships in this bundle. Customers have no sign-in
+// here yet: their pages (/customer/...) answer 503, saying so.
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSessionSigner } from '../shared/adapters/kms-session-signer.js';
 import { OidcSignIn } from '../shared/adapters/oidc-sign-in.js';
@@ -24,7 +25,7 @@ export interface ConsoleFunctionDeps extends ConsoleDeps {
 }
 
 export const createConsoleFunction = (deps: ConsoleFunctionDeps) =>
-  createConsole(deps, oidcSignIn(deps.signIn.provider, deps.logger));
+  createConsole(deps, oidcSignIn(deps.signIn.provider, deps.logger), null);
 
 /** The Lambda entry point: OIDC sign-in, sessions signed by the KMS HMAC key. */
 export const handler = lazyHandler(() => {

@@ -16,7 +16,7 @@ import {
   maxRequestBodyBytes,
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
-import { controlPlaneFor, sealerFor, serviceLogger, systemClient } from './commons/aws.js';
+import { controlPlaneFor, customerUrlFor, sealerFor, serviceLogger, systemClient } from './commons/aws.js';
 import { approvalRunsFor, executionStoreFor } from './commons/aws-store.js';
 import { processApprovalEnvironment } from './commons/environment.js';
 import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
@@ -88,6 +88,7 @@ export const handler = lazyHandler(() => {
       systems: systemClient(),
       log: logger,
       approvalRuns: approvalRunsFor(environment),
+      customerUrl: customerUrlFor(environment),
     },
     logger,
     claimNames: {

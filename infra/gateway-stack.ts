@@ -249,7 +249,7 @@ export class GatewayStack extends Stack {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:
-          'The approver console authenticates approvers itself: OIDC sign-in (code flow with PKCE) and a session cookie signed by a KMS HMAC key, checked on every request.',
+          'The approver console authenticates approvers itself: OIDC sign-in (code flow with PKCE) and a session cookie signed by a KMS HMAC key, checked on every request. The customer pages it also serves have no sign-in yet in AWS and answer 503 without reading anything.',
       });
     }
   }

@@ -65,6 +65,14 @@ export const resultCodes = {
     /** Followed by the approver's reason. */
     because: 'An approver rejected the call; nothing ran. Their reason: ',
   },
+  customer_declined: {
+    meaning: 'The customer the agent acts for declined the call on their confirmation page.',
+    message: 'The customer declined the call; nothing ran.',
+  },
+  withdrawn: {
+    meaning: 'The agent withdrew the call (MCP `tasks/cancel`) before anyone decided it.',
+    message: 'The call was withdrawn before anyone decided it; nothing ran.',
+  },
   approval_expired: {
     meaning: 'Nobody decided within the approval time.',
     message: 'Nobody decided within the approval time; nothing ran.',
@@ -175,7 +183,8 @@ export type InputErrorCode = keyof typeof inputErrorCodes;
 /** Wording of the waits and of an approval, which are statuses, not codes. */
 export const statusMessages = {
   waiting_for_staff: 'Waiting for approval by the organization. Check with get_execution_status; do not call again.',
-  waiting_for_customer: "Waiting for the customer's confirmation. Check with get_execution_status; do not call again.",
+  waiting_for_customer:
+    'Waiting for the customer: ask them to open approval_url and confirm. Then check with the status tool.',
   approved: 'Approved; the call is being run. Check again with get_execution_status.',
 } as const;
 

@@ -8,7 +8,7 @@ import { KmsSealer } from '../../shared/adapters/kms-sealer.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { systemClock } from '../../shared/clock.js';
-import { consoleLink } from '../../shared/console/paths.js';
+import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import type { SystemClient } from '../../shared/invoke/system-client.js';
@@ -41,6 +41,12 @@ export const systemClient = (): SystemClient => {
   systems ??= new UndiciSystemClient();
   return systems;
 };
+
+/** Customer links (approval_url): the public URL when one is set, else the API's own. */
+export const customerUrlFor =
+  (environment: ApprovalEnvironment) =>
+  (executionId: string): string =>
+    customerLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
 
 /** Console links: the public URL when one is set, else the API's own. */
 const consoleUrlFor =

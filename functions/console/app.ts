@@ -1,10 +1,13 @@
 // The console as one Lambda handler: the route table behind the shared middleware stack, with the
-// sign-in strategy it is given (OIDC in AWS, passwords only in the local runtime).
+// sign-in strategies it is given (approvers: OIDC in AWS, passwords only in the local runtime;
+// customers: passwords in the local runtime, none yet in AWS, where their pages say so).
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { messagePage } from '../../shared/console/pages.js';
 import type { SessionSigner } from '../../shared/console/session.js';
 import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
 import { type HttpHandler, withGatewayMiddleware } from '../commons/middleware.js';
+import { withCustomer } from './customer-request.js';
+import type { CustomerSignIn } from './customer-sign-in.js';
 import { consoleRequest, withSession } from './request.js';
 import { dispatch, type RouteTable } from './router.js';
 import { consoleRoutes } from './routes.js';
@@ -19,11 +22,13 @@ export interface ConsoleDeps {
   readonly publicUrl: string | null;
 }
 
-export const createConsole = (deps: ConsoleDeps, signIn: SignInStrategy) => {
+export const createConsole = (deps: ConsoleDeps, signIn: SignInStrategy, customerSignIn: CustomerSignIn | null) => {
   const now = () => deps.services.clock.now();
   const table: RouteTable = {
-    routes: consoleRoutes(deps, signIn),
+    routes: consoleRoutes(deps, signIn, customerSignIn),
     session: (request) => withSession(request, (approver) => signIn.current(approver)),
+    customer: async (request) =>
+      customerSignIn === null ? null : withCustomer(request, (customer) => customerSignIn.current(customer)),
   };
   const handle: HttpHandler = async (event) =>
     dispatch(table, consoleRequest(event, { signer: deps.signer, publicUrl: deps.publicUrl, now }));

@@ -1,8 +1,9 @@
-// The console's two cookies (a signed-in session, and a sign-in in progress), read and written in
-// one place, so their names, prefixes, lifetimes and attributes cannot drift between routes.
+// The console's cookies (an approver's session, a sign-in in progress, and a customer's session),
+// read and written in one place, so their names, prefixes, lifetimes and attributes cannot drift.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { parseCookie } from 'cookie';
 import {
+  customerSessionTtlMs,
   decodeSession,
   encodeSession,
   type Session,
@@ -22,13 +23,17 @@ export interface SessionCookies {
   clear(use: CookieUse): string;
 }
 
-const lifetimesMs: Record<CookieUse, number> = { session: sessionTtlMs, 'sign-in': signInTtlMs };
+const lifetimesMs: Record<CookieUse, number> = {
+  session: sessionTtlMs,
+  'sign-in': signInTtlMs,
+  customer: customerSessionTtlMs,
+};
 
 /** Over https the __Host- prefix binds a cookie to this host, path / and Secure. */
 const namesOf = (secure: boolean): Record<CookieUse, string> =>
   secure
-    ? { session: '__Host-gateway_session', 'sign-in': '__Host-gateway_sign_in' }
-    : { session: 'gateway_session', 'sign-in': 'gateway_sign_in' };
+    ? { session: '__Host-gateway_session', 'sign-in': '__Host-gateway_sign_in', customer: '__Host-gateway_customer' }
+    : { session: 'gateway_session', 'sign-in': 'gateway_sign_in', customer: 'gateway_customer' };
 
 export const sessionCookies = (
   event: APIGatewayProxyEventV2,

@@ -1,9 +1,13 @@
 // The console as a table of routes: each names its path, what it needs (nothing, a session read,
-// or a signed-in approver) and one small function per method. The rules every route shares live
-// here once: 404 for an unknown path, a route's own answer to any other method (by default 405
-// with Allow), and the way a signed-out visitor is sent to sign in.
+// a signed-in approver, or a customer signed in for the call it names) and one small function per
+// method. The rules every route shares live here once: 404 for an unknown path, a route's own
+// answer to any other method (by default 405 with Allow), and the way a signed-out visitor (or a
+// customer without a session for this call) is sent to sign in.
+import { customerMessagePage } from '../../shared/console/customer-pages.js';
 import { consolePaths, messagePage } from '../../shared/console/pages.js';
+import { customerPaths } from '../../shared/console/paths.js';
 import type { HttpResult } from '../commons/middleware.js';
+import type { CustomerRequest } from './customer-request.js';
 import type { ApproverRequest, ConsoleRequest, SessionRequest } from './request.js';
 
 export type Method = 'GET' | 'HEAD' | 'POST';
@@ -32,7 +36,9 @@ export type Route =
   /** Open to anyone; the page shows who is signed in. */
   | ({ readonly access: 'anyone' } & RouteOf<SessionRequest>)
   /** Only for a signed-in approver. */
-  | ({ readonly access: 'approver' } & RouteOf<ApproverRequest>);
+  | ({ readonly access: 'approver' } & RouteOf<ApproverRequest>)
+  /** Only for a customer whose session was signed in for the call the path names (its `id`). */
+  | ({ readonly access: 'customer' } & RouteOf<CustomerRequest>);
 
 /** The 405 page, with the route's Allow header and a sentence on how the page is used. */
 export const notAllowed =
@@ -69,10 +75,29 @@ const signedOut = (request: SessionRequest): HttpResult =>
         ),
       );
 
+/**
+ * A customer without a session for this call: a page read is sent to sign in (again) and back;
+ * anything else is refused. An approver's session never counts here.
+ */
+const customerSignedOut = (request: ConsoleRequest, executionId: string): HttpResult =>
+  request.method === 'GET' || request.method === 'HEAD'
+    ? request.redirect(`${customerPaths.signIn}?next=${encodeURIComponent(customerPaths.call(executionId))}`)
+    : request.page(
+        401,
+        customerMessagePage(
+          { customer: null, now: request.now() },
+          'Signed out',
+          'You are not signed in for this request, so nothing was done. Open the link again and sign in.',
+          'error',
+        ),
+      );
+
 export interface RouteTable {
   readonly routes: readonly Route[];
   /** Reads the session of a request (for every route but the static ones). */
   readonly session: (request: ConsoleRequest) => Promise<SessionRequest>;
+  /** Reads the customer session of a request (customer routes only); null without a genuine one. */
+  readonly customer: (request: ConsoleRequest) => Promise<CustomerRequest | null>;
 }
 
 const notFound = async (table: RouteTable, request: ConsoleRequest): Promise<HttpResult> => {
@@ -106,6 +131,14 @@ export const dispatch = async (table: RouteTable, request: ConsoleRequest): Prom
         if (approver === null || session === null) return signedOut(visitor);
         const handler = handlerOf(route, request.method);
         return handler === undefined ? notFound(table, request) : handler({ ...visitor, approver, session }, matched);
+      }
+      case 'customer': {
+        // A customer session opens only the call it was signed in for; any other call signs in afresh.
+        const executionId = (params.id ?? '').toLowerCase();
+        const customer = await table.customer(request);
+        if (customer === null || customer.call !== executionId) return customerSignedOut(request, executionId);
+        const handler = handlerOf(route, request.method);
+        return handler === undefined ? notFound(table, request) : handler(customer, matched);
       }
     }
   }

@@ -1,9 +1,12 @@
 // The console's route table: every address it answers, in one list a reader can check against the
-// README (the sign-in routes come from the sign-in strategy it was given).
+// README (the sign-in routes come from the sign-in strategies it was given; the customer's pages
+// under /customer are served by the same function).
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { consolePaths, inboxPage, messagePage } from '../../shared/console/pages.js';
 import { icon, iconPath, stylesheet, stylesheetPath } from '../../shared/console/style.js';
 import { type DecisionDeps, decidableBy } from '../../shared/use-cases/approver-decisions.js';
+import { customerRoutes } from './customer-calls.js';
+import type { CustomerSignIn } from './customer-sign-in.js';
 import { heldCallRoutes } from './held-calls.js';
 import type { ApproverRequest, ConsoleRequest } from './request.js';
 import { type Handler, notAllowed, type Route } from './router.js';
@@ -28,6 +31,7 @@ const assetRoute = (path: string, type: string, body: string): Route => {
 export const consoleRoutes = (
   deps: { readonly services: DecisionDeps; readonly logger: Logger },
   signIn: SignInStrategy,
+  customerSignIn: CustomerSignIn | null,
 ): readonly Route[] => {
   const inbox: Handler<ApproverRequest> = async (request) =>
     request.page(200, inboxPage(request.context, await decidableBy(deps.services, request.approver)));
@@ -58,5 +62,6 @@ export const consoleRoutes = (
       otherwise: notAllowed('This page is read-only.'),
     },
     ...heldCallRoutes(deps.services, deps.logger),
+    ...customerRoutes(deps.services, deps.logger, customerSignIn),
   ];
 };

@@ -121,12 +121,13 @@ export class McpApi extends Construct {
   }
 
   /**
-   * Routes /console and everything under it to the console function, without an authorizer:
-   * the console runs the OIDC sign-in and checks its own signed session cookie on every request.
+   * Routes /console and everything under it, and the customer's pages under /customer, to the
+   * console function, without an authorizer: the console runs the sign-in and checks its own
+   * signed session cookies on every request.
    */
   addConsole(consoleFunction: IFunction): HttpRoute[] {
     const integration = new HttpLambdaIntegration('Console', consoleFunction);
-    return ['/console', '/console/{proxy+}'].flatMap((path) =>
+    return ['/console', '/console/{proxy+}', '/customer/{proxy+}'].flatMap((path) =>
       this.api.addRoutes({
         path,
         methods: [HttpMethod.ANY],

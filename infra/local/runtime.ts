@@ -23,7 +23,7 @@ import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approva
 import { defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
-import { consoleLink } from '../../shared/console/paths.js';
+import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import { HmacSessionSigner } from '../../shared/console/session.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
@@ -242,7 +242,11 @@ export const startLocalRuntime = async (
     });
 
     const mcp = createMcpFunction({
-      services: { ...services, ids: uuidV7Ids },
+      services: {
+        ...services,
+        ids: uuidV7Ids,
+        customerUrl: (executionId: string) => customerLink(linkBase, executionId),
+      },
       logger: logger('mcp'),
       claimNames: defaultClaimNames,
       allowedHostnames,
@@ -267,7 +271,7 @@ export const startLocalRuntime = async (
       signer: new HmacSessionSigner(
         Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), 'approval-gateway console sessions', 32)),
       ),
-      signIn: { kind: 'local', people: async () => config().approvers },
+      signIn: { kind: 'local', people: async () => config().approvers, customers: async () => config().customers },
       logger: logger('console'),
       get publicUrl() {
         return linkBase;
@@ -287,15 +291,16 @@ export const startLocalRuntime = async (
       onError: (error) => frontLogger.error('unhandled error in the local front', { error }),
       routes: [
         { method: 'ANY', path: mcpPath, functionName: 'mcp', fn: mcp, authorize: true, timeoutMs: 30_000 },
-        {
+        // The customer's pages (approval_url) are served by the console function, as in AWS.
+        ...['/console', '/customer'].map((path) => ({
           method: 'ANY',
-          path: '/console',
+          path,
           prefix: true,
           functionName: 'console',
           fn: consoleFunction,
           authorize: false,
           timeoutMs: 30_000,
-        },
+        })),
         ...['/.well-known/oauth-protected-resource', `/.well-known/oauth-protected-resource${mcpPath}`].map((path) => ({
           method: 'GET',
           path,

@@ -5,3 +5,9 @@ export interface Approver {
   readonly name: string | null;
   readonly groups: readonly string[];
 }
+
+/** A customer signed in to confirm a call an agent made for them (locally a configured identity). */
+export interface Customer {
+  readonly id: string;
+  readonly name: string | null;
+}

@@ -1,17 +1,15 @@
 // The console's pages. Plain server-rendered HTML with one stylesheet and no script at all, so the
 // strict Content-Security-Policy costs nothing; every value is escaped by `html`.
 import type { Approver } from '../approvals/approver.js';
-import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import type { Execution } from '../executions/execution.js';
-import { pointerSegment } from '../json-pointer.js';
-import { hiddenSecretsOf } from '../secret-pointers.js';
-import { splitInvisible } from '../text/invisible.js';
 import type { DecisionRefusal, RecentCall } from '../use-cases/approver-decisions.js';
 import { maxNoteLength } from '../use-cases/approver-decisions.js';
+import { argumentsTable, visibleText } from './arguments-view.js';
 import { type Html, html } from './html.js';
 import { consolePaths } from './paths.js';
 import { iconPath, stylesheetPath } from './style.js';
 
+export { visibleText } from './arguments-view.js';
 export { consolePaths } from './paths.js';
 
 export interface PageContext {
@@ -69,58 +67,6 @@ export const timeLeft = (ms: number): string => {
 const when = (iso: string | null): Html =>
   iso === null ? html`—` : html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>`;
 
-/**
- * Text with every character that displays as nothing, looks blank or moves other text around
- * shown as its visible code point, so an approver cannot be shown one thing and approve another.
- */
-export const visibleText = (text: string): Html => {
-  const { runs, rest } = splitInvisible(text);
-  return html`${runs.map(
-    (run) =>
-      html`${run.before}<span class="hidden-char" title="an invisible or direction-changing character">${run.codePoint}</span>`,
-  )}${rest}`;
-};
-
-interface ArgumentRow {
-  readonly path: string;
-  readonly value: unknown;
-}
-
-/** Flattens the canonical arguments into one row per value, named by its JSON Pointer. */
-const argumentRows = (value: unknown, path = ''): ArgumentRow[] => {
-  if (Array.isArray(value)) {
-    if (value.length === 0) return [{ path, value }];
-    return value.flatMap((item, index) => argumentRows(item, path + pointerSegment(index)));
-  }
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value);
-    if (entries.length === 0) return [{ path, value }];
-    return entries.flatMap(([key, item]) => argumentRows(item, path + pointerSegment(key)));
-  }
-  return [{ path, value }];
-};
-
-/** A value as shown: a hidden secret says so in its own element; a string, even "[REDACTED]", is its text. */
-const argumentValue = (value: unknown, secret: boolean): Html => {
-  if (secret)
-    return html`<em class="secret" title="a secret: hidden here, sent as the agent gave it">hidden (secret)</em>`;
-  if (typeof value === 'string') return html`<span class="string">${visibleText(value)}</span>`;
-  return html`<code>${exactJsonText(value)}</code>`;
-};
-
-const argumentsTable = (execution: Execution): Html => {
-  if (execution.arguments_json === null) return html`<p>No arguments were recorded.</p>`;
-  // Read exactly: an integer beyond 2^53 shows the digits that will be sent.
-  const rows = argumentRows(parseExactJson(execution.arguments_json));
-  const hidden = hiddenSecretsOf(execution);
-  return html`<table class="arguments">
-<thead><tr><th scope="col">Field</th><th scope="col">Value</th></tr></thead>
-<tbody>
-${rows.map((row) => html`<tr><th scope="row"><code>${visibleText(row.path || '(whole)')}</code></th><td>${argumentValue(row.value, hidden(row.path, row.value))}</td></tr>\n`)}
-</tbody>
-</table>`;
-};
-
 const statusWords: Record<Execution['status'], string> = {
   pending_approval: 'Waiting for a decision',
   approved: 'Approved, running',
@@ -140,7 +86,7 @@ export const refusalMessages: Record<DecisionRefusal, string> = {
   expired: 'The approval time ran out before your decision; nothing ran.',
   arguments_changed: 'The arguments you were shown are not the ones held; nothing was changed. Review the page again.',
   customer_confirms:
-    "This call also needs the customer's confirmation, which this console cannot collect; it can be rejected here.",
+    'The customer has not confirmed this call yet: it can be approved once they have, and rejected at any time.',
   invalid_note: `The reason must be at most ${maxNoteLength} characters.`,
 };
 
@@ -222,7 +168,8 @@ export const executionPage = (context: PageContext, view: ExecutionView): string
   const pending = execution.status === 'pending_approval';
   const expiresAt = Date.parse(execution.expires_at ?? execution.created_at);
   const decidable = pending && view.refusal === null && context.csrf !== null && expiresAt > context.now;
-  const customerConfirms = execution.decision?.step?.customer === true;
+  // The customer confirms first: until they have, staff may only reject.
+  const customerConfirms = execution.decision?.step?.customer === true && execution.customer_confirmed_at === null;
   return layout(
     context,
     execution.tool,
@@ -235,6 +182,11 @@ ${flashBox(view.flash)}
 <dt>Asked</dt><dd>${when(execution.created_at)}</dd>
 <dt>Policy that asked</dt><dd>${policyNames(execution)}</dd>
 <dt>Waits for</dt><dd>${waitsFor(execution)}</dd>
+${
+  execution.decision?.step?.customer === true
+    ? html`<dt>Customer's confirmation</dt><dd>${execution.customer_confirmed_at === null ? 'not yet' : html`confirmed ${when(execution.customer_confirmed_at)}`}</dd>`
+    : ''
+}
 ${
   pending
     ? html`<dt>Time left</dt><dd>${timeLeft(expiresAt - context.now)} <span class="muted">(until ${when(execution.expires_at)})</span></dd>`

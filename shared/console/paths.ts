@@ -11,3 +11,16 @@ export const consolePaths = {
 /** The console page of one call, under a public base URL (a trailing slash is fine). */
 export const consoleLink = (baseUrl: string, executionId: string): string =>
   `${baseUrl.replace(/\/+$/, '')}${consolePaths.execution(executionId)}`;
+
+/** The customer's pages: one per call (its approval_url), signed into afresh each time. */
+export const customerPaths = {
+  signIn: '/customer/sign-in',
+  call: (id: string) => `/customer/calls/${id}`,
+  answer: (id: string) => `/customer/calls/${id}/answer`,
+  /** Where an answer leads (the session ended): what happens next, from a fixed list. */
+  answered: '/customer/answered',
+} as const;
+
+/** A call's approval_url under a public base URL: it names the call and carries no secret or token. */
+export const customerLink = (baseUrl: string, executionId: string): string =>
+  `${baseUrl.replace(/\/+$/, '')}${customerPaths.call(executionId)}`;

@@ -3,7 +3,7 @@
 // or a KMS HMAC key in AWS) is what makes the cookie trustworthy.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { Approver } from '../approvals/approver.js';
+import type { Approver, Customer } from '../approvals/approver.js';
 
 export interface SessionSigner {
   /** A MAC of the text (base64url). */
@@ -36,8 +36,11 @@ export const randomToken = (): string => randomBytes(32).toString('base64url');
 
 const Session = z.object({
   v: z.literal(1),
-  /** What the cookie is for: a signed-in session, or a sign-in in progress. */
-  use: z.enum(['session', 'sign-in']),
+  /**
+   * What the cookie is for: an approver's session, a sign-in in progress, or a customer's session
+   * (its own cookie: a staff session never counts as a customer, nor a customer's as staff).
+   */
+  use: z.enum(['session', 'sign-in', 'customer']),
   sub: z.string(),
   name: z.string().nullable(),
   groups: z.array(z.string()),
@@ -45,6 +48,8 @@ const Session = z.object({
   exp: z.number(),
   /** A sign-in in progress (OIDC): the state, nonce and PKCE verifier, and where to go after. */
   flow: z.object({ state: z.string(), nonce: z.string(), verifier: z.string(), next: z.string() }).optional(),
+  /** A customer's session: the one call (execution id) it was signed in to answer. */
+  call: z.string().optional(),
 });
 export type Session = z.infer<typeof Session>;
 
@@ -52,6 +57,8 @@ export type Session = z.infer<typeof Session>;
 export const sessionTtlMs = 8 * 3_600_000;
 /** How long a sign-in may take. */
 export const signInTtlMs = 10 * 60_000;
+/** How long a customer's session lasts: long enough to read one request and answer it. */
+export const customerSessionTtlMs = 15 * 60_000;
 
 export const newSession = (approver: Approver, now: number): Session => ({
   v: 1,
@@ -73,6 +80,20 @@ export const newSignIn = (now: number, flow?: Session['flow']): Session => ({
   exp: now + signInTtlMs,
   ...(flow === undefined ? {} : { flow }),
 });
+
+/** A customer's session for one call: signed into afresh for each call, ended by their answer. */
+export const newCustomerSession = (customer: Customer, executionId: string, now: number): Session => ({
+  v: 1,
+  use: 'customer',
+  sub: customer.id,
+  name: customer.name,
+  groups: [],
+  csrf: randomToken(),
+  exp: now + customerSessionTtlMs,
+  call: executionId,
+});
+
+export const customerOf = (session: Session): Customer => ({ id: session.sub, name: session.name });
 
 export const approverOf = (session: Session): Approver => ({
   id: session.sub,

@@ -107,6 +107,11 @@ export const Execution = z.object({
   decided_by: z.string().nullable().default(null),
   decided_at: z.iso.datetime().nullable().default(null),
   decision_note: z.string().nullable().default(null),
+  /**
+   * When the customer confirmed a call that also waits for staff (it stays pending_approval until
+   * staff decide); null while the customer's step is open or when the policy asked for none.
+   */
+  customer_confirmed_at: z.iso.datetime().nullable().default(null),
   /** When approvers were notified (once per held call). */
   notified_at: z.iso.datetime().nullable().default(null),
   created_at: z.iso.datetime(),
@@ -137,6 +142,7 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   decision: null,
   sealed_arguments: null,
   secret_pointers: null,
+  customer_confirmed_at: null,
   claimed_at: null,
   deadline_at: null,
   http_status: null,

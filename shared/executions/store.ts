@@ -29,6 +29,7 @@ export type ExecutionPatch = Partial<
     | 'decided_by'
     | 'decided_at'
     | 'decision_note'
+    | 'customer_confirmed_at'
     | 'notified_at'
   >
 >;
@@ -44,6 +45,8 @@ export interface TransitionRequest {
     readonly argumentsHash?: string;
     /** The approval time must not have run out at this instant. */
     readonly notExpiredAt?: string;
+    /** The customer must not have confirmed yet (their answer is given once). */
+    readonly customerUnanswered?: true;
   };
 }
 

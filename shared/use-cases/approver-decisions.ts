@@ -37,7 +37,7 @@ export type DecisionRefusal =
   | 'expired'
   /** The arguments hash sent with the decision is not the one of the arguments held. */
   | 'arguments_changed'
-  /** The call also needs the customer's confirmation, which is collected on the customer's page. */
+  /** The call also needs the customer's confirmation, and they have not given it yet. */
   | 'customer_confirms'
   /** The reason is too long or empty after clean-up. */
   | 'invalid_note';
@@ -138,7 +138,12 @@ export const decide = async (
   if (request.arguments_hash !== execution.arguments_hash) {
     return { kind: 'refused', reason: 'arguments_changed', execution };
   }
-  if (request.outcome === 'approve' && execution.decision?.step?.customer === true) {
+  // The customer confirms first; staff approve after (a confirmation is never taken back).
+  if (
+    request.outcome === 'approve' &&
+    execution.decision?.step?.customer === true &&
+    execution.customer_confirmed_at === null
+  ) {
     return { kind: 'refused', reason: 'customer_confirms', execution };
   }
   const note = request.outcome === 'reject' ? cleanNote(request.note) : null;

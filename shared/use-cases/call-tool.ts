@@ -32,6 +32,8 @@ export interface CallToolDeps extends RunOnceDeps {
   readonly controlPlane: ControlPlane;
   readonly sealer: Sealer;
   readonly approvalRuns: ApprovalRuns;
+  /** The customer's page of one held call (its approval_url): names the call, carries no secret. */
+  readonly customerUrl: (executionId: string) => string;
 }
 
 export interface CallRequestContext {
@@ -197,6 +199,8 @@ const holdCall = async (
   const held: Execution = {
     ...execution,
     expires_at: new Date(Date.parse(execution.created_at) + approvalMs).toISOString(),
+    // The customer's page, while their step is open: the link the agent shows them.
+    approval_url: execution.decision?.step?.customer === true ? deps.customerUrl(execution.execution_id) : null,
   };
   await deps.store.create(held);
   try {

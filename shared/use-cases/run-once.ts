@@ -210,7 +210,7 @@ const approvalCovers = (execution: Execution, decision: PolicyDecision): boolean
   if (step === null) return true;
   const given = execution.decision?.step ?? null;
   if (step.staff !== null && step.staff !== given?.staff) return false;
-  return !step.customer || given?.customer === true;
+  return !step.customer || (given?.customer === true && execution.customer_confirmed_at !== null);
 };
 
 /**

@@ -141,6 +141,7 @@ const endpointWith = (snapshot: GatewaySnapshot, store = testStore.store): McpEn
     controlPlane,
     sealer: new AesSealer(Buffer.alloc(32, 7)),
     approvalRuns: { start: async () => {}, signal: async () => false },
+    customerUrl: (id) => `http://127.0.0.1/customer/calls/${id}`,
   };
   return createMcpEndpoint(services, {
     allowedHostnames: null,

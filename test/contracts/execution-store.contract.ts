@@ -317,6 +317,49 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
         expect((await store.transition(timeless, guarded({ argumentsHash: 'a'.repeat(64) }))).kind).toBe('applied');
       });
 
+      it(verifies('store.guarded-writes', "a customer's answer holds only while they have not confirmed"), async () => {
+        const execution = anExecution({ expires_at: at(60_000) });
+        await store.create(execution);
+        const decline = () =>
+          store.transition(execution, {
+            from: 'pending_approval',
+            to: 'rejected',
+            at: at(1),
+            guard: { customerUnanswered: true },
+          });
+        const confirmed = await store.annotate(
+          execution,
+          'pending_approval',
+          { customer_confirmed_at: at(0) },
+          'customer_confirmed_at',
+        );
+        expect(applied(confirmed).customer_confirmed_at).toBe(at(0));
+        // Confirmed once: a second answer, of either kind, does not hold.
+        expect((await decline()).kind).toBe('conflict');
+        expect(
+          (
+            await store.annotate(
+              execution,
+              'pending_approval',
+              { customer_confirmed_at: at(2) },
+              'customer_confirmed_at',
+            )
+          ).kind,
+        ).toBe('conflict');
+        const fresh = anExecution({ expires_at: at(60_000) });
+        await store.create(fresh);
+        expect(
+          applied(
+            await store.transition(fresh, {
+              from: 'pending_approval',
+              to: 'rejected',
+              at: at(1),
+              guard: { customerUnanswered: true },
+            }),
+          ).status,
+        ).toBe('rejected');
+      });
+
       it(verifies('store.guarded-writes', 'a claim holds once, and only on an approved call'), async () => {
         const pending = anExecution();
         await store.create(pending);

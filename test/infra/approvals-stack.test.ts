@@ -38,7 +38,7 @@ import {
 
 const getAtt = (logicalId: string, attribute = 'Arn') => ({ 'Fn::GetAtt': [logicalId, attribute] });
 const grant = (action: string, resource: unknown) => `${action} ${JSON.stringify(resource)}`;
-const consoleRouteKeys = ['ANY /console', 'ANY /console/{proxy+}'];
+const consoleRouteKeys = ['ANY /console', 'ANY /console/{proxy+}', 'ANY /customer/{proxy+}'];
 
 /** The stack's constructs and logical ids the approval tests talk about. */
 const partsOf = ({ stack, template }: Synthesized) => {
@@ -319,7 +319,7 @@ describe('the approval lifecycle in the default stack', () => {
   it(
     verifies(
       'aws.approval-resources',
-      'routes ANY /console and /console/{proxy+} to the console function without an authorizer; /mcp keeps its JWT authorizer',
+      'routes ANY /console, /console/{proxy+} and /customer/{proxy+} to the console function without an authorizer; /mcp keeps its JWT authorizer',
     ),
     () => {
       const routes = routesOf(synthesized);

@@ -148,6 +148,27 @@ describe('the bundled functions', () => {
 
   it(
     verifies(
+      'customer.aws-sign-in-pending',
+      'loads the console function, whose customer pages say customer sign-in is not configured (503)',
+    ),
+    async () => {
+      const invoke = await load('console');
+      for (const [method, path] of [
+        ['GET', '/customer/calls/0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55'],
+        ['POST', '/customer/calls/0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55/answer'],
+        ['GET', '/customer/sign-in'],
+      ] as const) {
+        const result = await invoke(httpEvent(method, path));
+        expect(result, `${method} ${path}`).toMatchObject({
+          statusCode: 503,
+          body: expect.stringContaining('Customer sign-in is not configured for this deployment'),
+        });
+      }
+    },
+  );
+
+  it(
+    verifies(
       'aws.approval-resources',
       'loads the held-call steps function, which refuses a task the state machine would never send',
     ),

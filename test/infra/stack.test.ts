@@ -55,8 +55,8 @@ const cognitoIssuer = (userPoolLogicalId: string) => ({
 });
 
 const metadataRoutes = ['GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/mcp'];
-/** The approver console signs approvers in itself (OIDC and a signed session cookie). */
-const consoleRoutes = ['ANY /console', 'ANY /console/{proxy+}'];
+/** The approver console signs approvers in itself (OIDC and a signed session cookie); it serves the customer's pages too. */
+const consoleRoutes = ['ANY /console', 'ANY /console/{proxy+}', 'ANY /customer/{proxy+}'];
 
 describe('the stack with the default Cognito agent identity', () => {
   const { stack, template, nag, validationReport } = synthesize();

@@ -254,6 +254,7 @@ export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot 
       },
       notifier: { heldCall: async (notice) => void notices.push(notice) },
       consoleUrl: (id) => `http://127.0.0.1/console/executions/${id}`,
+      customerUrl: (id) => `http://127.0.0.1/customer/calls/${id}`,
     },
   };
   return bed;

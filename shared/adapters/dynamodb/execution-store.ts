@@ -132,6 +132,10 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       values[':now'] = change.guard.notExpiredAt;
       conditions.push('expires_at > :now');
     }
+    if (change.guard?.customerUnanswered === true) {
+      values[':null'] = 'NULL';
+      conditions.push('(attribute_not_exists(customer_confirmed_at) OR attribute_type(customer_confirmed_at, :null))');
+    }
     // A call that is over leaves the index of waiting calls.
     const removes = openStatuses.has(change.to) ? [] : ['open_shard', 'open_until'];
     const result = await this.update(key, sets, conditions, names, values, removes);

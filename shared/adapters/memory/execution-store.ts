@@ -115,7 +115,8 @@ export class MemoryExecutionStore implements ExecutionStore {
     checkTransition(change.from, change.to);
     const stored = this.records.get(keyText(key));
     if (stored === undefined || stored.execution.status !== change.from) return this.conflict(key);
-    const { argumentsHash, notExpiredAt } = change.guard ?? {};
+    const { argumentsHash, notExpiredAt, customerUnanswered } = change.guard ?? {};
+    if (customerUnanswered === true && stored.execution.customer_confirmed_at !== null) return this.conflict(key);
     if (argumentsHash !== undefined && stored.execution.arguments_hash !== argumentsHash) return this.conflict(key);
     if (notExpiredAt !== undefined) {
       const expiresAt = stored.execution.expires_at;

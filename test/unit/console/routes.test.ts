@@ -211,7 +211,7 @@ describe('the console route table', () => {
         }),
         finish: unusedPort('finishing a sign-in'),
       };
-      const fn = createConsole(deps(), oidcSignIn(provider, silent()));
+      const fn = createConsole(deps(), oidcSignIn(provider, silent()), null);
       const started = await fn(eventOf('GET', '/console/sign-in'), context);
       expect(started).toMatchObject({ statusCode: 303, headers: { location: 'https://login.example.com/authorize' } });
       expect(started.cookies?.[0]).toMatch(/^gateway_sign_in=[^;]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax$/);
