@@ -1,5 +1,6 @@
-// The approval lifecycle under random interleavings. A few held calls; then batches of operations
-// started together: decisions (by two approvers), expiry timers, execute steps, registrations,
+// The approval lifecycle under random interleavings. A few held calls (some for a customer, who
+// confirms first, then finance); then batches of operations started together: decisions (by two
+// approvers), the customer's confirmations and declines, expiry timers, execute steps, registrations,
 // recovery passes (restart or reconcile), policy changes, clock moves, and crashes (a system call
 // that never answers, or answers late; the process stopping right after a claim or a decision).
 // At the end, past every deadline, one recovery pass (restart or reconcile) ends everything; then each
@@ -14,6 +15,7 @@ import { allowedTransitions, type Execution, terminalStatuses } from '../../shar
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import { type DecisionResult, decide, viewHeldCall } from '../../shared/use-cases/approver-decisions.js';
 import { type CallStep, callTool } from '../../shared/use-cases/call-tool.js';
+import { type CustomerAnswerResult, customerAnswer } from '../../shared/use-cases/customer-decisions.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';
 import { executeApproved, expireApproval, registerApproval } from '../../shared/use-cases/held-call-steps.js';
 import { recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
@@ -23,6 +25,7 @@ import {
   argumentsOf,
   benchSnapshot,
   created201,
+  customerPolicy,
   financeApprover,
   frozenPolicy,
   holdLargeOrder,
@@ -35,6 +38,8 @@ import {
 
 type Operation =
   | { readonly kind: 'decide'; readonly call: number; readonly second: boolean; readonly approve: boolean }
+  /** The customer a call was made for answers on their page (another customer's answer is refused). */
+  | { readonly kind: 'customer'; readonly call: number; readonly confirm: boolean; readonly other: boolean }
   | { readonly kind: 'expire'; readonly call: number }
   | { readonly kind: 'execute'; readonly call: number }
   | { readonly kind: 'register'; readonly call: number }
@@ -49,7 +54,7 @@ type Operation =
   | { readonly kind: 'answer' }
   /** The process stops right after this step, the next time one is reached. */
   | { readonly kind: 'crash'; readonly at: CallStep }
-  | { readonly kind: 'policy'; readonly to: 'standard' | 'frozen' | 'removed' }
+  | { readonly kind: 'policy'; readonly to: 'standard' | 'customer' | 'frozen' | 'removed' }
   | { readonly kind: 'advance'; readonly ms: number }
   /** Whether an approval run still waits for the decisions pushed to it. */
   | { readonly kind: 'runs'; readonly waiting: boolean };
@@ -59,6 +64,10 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   {
     weight: 5,
     arbitrary: fc.record({ kind: fc.constant('decide'), call, second: fc.boolean(), approve: fc.boolean() }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('customer'), call, confirm: fc.boolean(), other: fc.boolean() }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('expire'), call }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('execute'), call }) },
@@ -71,7 +80,10 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash'), at: fc.constantFrom('decided', 'claimed') }) },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('policy'), to: fc.constantFrom('standard', 'frozen', 'removed') }),
+    arbitrary: fc.record({
+      kind: fc.constant('policy'),
+      to: fc.constantFrom('standard', 'customer', 'frozen', 'removed'),
+    }),
   },
   {
     weight: 3,
@@ -87,6 +99,8 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
 const scenario = fc.record({
   /** When each call is made, after the previous one. */
   gaps: fc.array(fc.integer({ min: 0, max: approvalMs / 2 }), { minLength: 1, maxLength: 3 }),
+  /** Which calls are made for a customer (held for the customer, then finance). */
+  forCustomer: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
   /** Batches of operations started together. */
   batches: fc.array(fc.array(operation, { minLength: 1, maxLength: 3 }), { maxLength: 10 }),
   /** How the end comes: the local runtime restarting, or the reconciler's pass with no run left waiting. */
@@ -101,10 +115,14 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 
-const runScenario = async ({ gaps, batches, end }: Scenario): Promise<void> => {
+const customerAgent = { ...procurementAgent, customerId: 'customer-1042' };
+const customers = { own: { id: 'customer-1042', name: null }, other: { id: 'customer-2001', name: null } };
+
+const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promise<void> => {
   const bed = await useCaseBed();
   const snapshots = {
     standard: await benchSnapshot(),
+    customer: await benchSnapshot({ policy: customerPolicy }),
     frozen: await benchSnapshot({ policy: frozenPolicy }),
     removed: await benchSnapshot({ withCreate: false }),
   };
@@ -130,7 +148,7 @@ const runScenario = async ({ gaps, batches, end }: Scenario): Promise<void> => {
     },
   };
   const failures: unknown[] = [];
-  const decisions = new Map<string, DecisionResult[]>();
+  const decisions = new Map<string, (DecisionResult | CustomerAnswerResult)[]>();
   const crashedDecisions = new Map<string, number>();
   const track = (work: Promise<unknown>): void => {
     work.catch((error: unknown) => {
@@ -142,7 +160,16 @@ const runScenario = async ({ gaps, batches, end }: Scenario): Promise<void> => {
   for (const [index, gap] of gaps.entries()) {
     bed.clock.advance(gap);
     // Held writes, and a held read (a read whose claim is interrupted fails; it never ends unknown).
-    calls.push(index === 1 ? await holdRestrictedLookup(bed) : await holdLargeOrder(bed, String(1000 + index)));
+    if (index === 1) {
+      calls.push(await holdRestrictedLookup(bed));
+    } else if (forCustomer[index] === true) {
+      // Held for the customer first, then finance, under the policy that asks for both.
+      bed.use(snapshots.customer);
+      calls.push(await holdLargeOrder(bed, String(1000 + index), customerAgent));
+      bed.use(snapshots.standard);
+    } else {
+      calls.push(await holdLargeOrder(bed, String(1000 + index)));
+    }
   }
   const target = (index: number) => {
     const found = calls[index % calls.length];
@@ -165,6 +192,26 @@ const runScenario = async ({ gaps, batches, end }: Scenario): Promise<void> => {
           },
           (error: unknown) => {
             // The process stopped right after recording the decision: it was made, its answer lost.
+            if (error instanceof Crash) {
+              crashedDecisions.set(held.execution_id, (crashedDecisions.get(held.execution_id) ?? 0) + 1);
+            }
+            throw error;
+          },
+        );
+        track(work);
+        break;
+      }
+      case 'customer': {
+        const held = target(op.call);
+        const work = customerAnswer(deps, op.other ? customers.other : customers.own, {
+          execution_id: held.execution_id,
+          outcome: op.confirm ? 'confirm' : 'decline',
+          arguments_hash: held.arguments_hash ?? '',
+        }).then(
+          (result) => {
+            decisions.set(held.execution_id, [...(decisions.get(held.execution_id) ?? []), result]);
+          },
+          (error: unknown) => {
             if (error instanceof Crash) {
               crashedDecisions.set(held.execution_id, (crashedDecisions.get(held.execution_id) ?? 0) + 1);
             }
@@ -289,18 +336,37 @@ const runScenario = async ({ gaps, batches, end }: Scenario): Promise<void> => {
       expect(record).toMatchObject({ result_json: '{"id":"PO-1"}', http_status: 201 });
     }
     if (!held.has(record.execution_id)) continue;
-    // One decision at most, whoever clicked: every other attempt was refused.
-    const decided = (decisions.get(record.execution_id) ?? []).filter((result) => result.kind === 'decided');
+    // One decision at most, whoever clicked: every other attempt was refused. A customer's
+    // confirmation that hands the call on to finance is an answer, not the decision.
+    const decided = (decisions.get(record.execution_id) ?? []).flatMap((result) =>
+      (result.kind === 'decided' || result.kind === 'answered') && result.execution.status !== 'pending_approval'
+        ? [result.execution]
+        : [],
+    );
     const made = decided.length + (crashedDecisions.get(record.execution_id) ?? 0);
     expect(made).toBe(statuses.includes('approved') || record.status === 'rejected' ? 1 : 0);
-    if (decided[0] !== undefined) expect(record.decided_by).toBe(decided[0].execution.decided_by);
+    if (decided[0] !== undefined) expect(record.decided_by).toBe(decided[0].decided_by);
+    const answers = (decisions.get(record.execution_id) ?? []).filter((result) => result.kind === 'answered');
+    // Another customer never answers; the customer answers at most once; a call waiting for the
+    // customer was approved only after they confirmed.
+    expect(answers.length).toBeLessThanOrEqual(1);
+    if (record.decision?.step?.customer === true && statuses.includes('approved')) {
+      expect(record.customer_confirmed_at).not.toBeNull();
+    }
+    if (record.customer_id === null) expect(answers).toEqual([]);
   }
 };
 
 describe('the approval lifecycle under random interleavings', () => {
   it(
     verifies(
-      ['lifecycle.interleavings', 'approvals.one-outcome', 'approvals.decision-vs-expiry', 'invoke.at-most-once'],
+      [
+        'lifecycle.interleavings',
+        'approvals.one-outcome',
+        'approvals.decision-vs-expiry',
+        'invoke.at-most-once',
+        'customer.then-staff',
+      ],
       'every call ends once, legally, sent at most once and never after a refusal or expiry',
     ),
     async () => {
