@@ -92,7 +92,7 @@ const serveLegacy = async (
   parsedBody: unknown,
 ): Promise<Response> => {
   if (request.method.toUpperCase() !== 'POST') return jsonRpcErrorResponse(405, -32000, 'Method not allowed.');
-  const server = buildMcpServer(services, requestContextOf(authInfo));
+  const server = buildMcpServer(services, requestContextOf(authInfo), '2025-11-25');
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -108,12 +108,15 @@ const serveLegacy = async (
 };
 
 export const createMcpEndpoint = (services: McpServices, options: McpEndpointOptions): McpEndpoint => {
-  const modern = createMcpHandler(({ authInfo }) => buildMcpServer(services, requestContextOf(authInfo)), {
-    legacy: 'reject',
-    responseMode: 'json',
-    maxRequestBodySize: maxRequestBodyBytes,
-    ...(options.onError === undefined ? {} : { onerror: options.onError }),
-  });
+  const modern = createMcpHandler(
+    ({ authInfo }) => buildMcpServer(services, requestContextOf(authInfo), '2026-07-28'),
+    {
+      legacy: 'reject',
+      responseMode: 'json',
+      maxRequestBodySize: maxRequestBodyBytes,
+      ...(options.onError === undefined ? {} : { onerror: options.onError }),
+    },
+  );
   const allowedHostnames = options.allowedHostnames === null ? null : [...options.allowedHostnames];
   const allowedOrigins = [...options.allowedOrigins];
 

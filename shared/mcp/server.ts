@@ -1,12 +1,15 @@
 // The gateway's MCP server for one request and one agent: protocol mechanics come from the
 // official SDK (both revisions, discover, caching fields); the gateway answers tools/list and
-// tools/call from its use-cases.
+// tools/call from its use-cases, and held calls as MCP tasks (task-methods.ts) to clients that ask.
 import {
   type CallToolResult,
+  type JSONRPCRequest,
   type ListToolsResult,
   ProtocolError,
   ProtocolErrorCode,
+  type Result,
   Server,
+  type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
 import { readParsedArguments } from '../arguments/strict-json.js';
@@ -17,6 +20,14 @@ import { getExecutionStatus } from '../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../version.js';
 import type { McpRequestContext } from './request-context.js';
 import { statusTool, statusToolName } from './status-tool.js';
+import {
+  createdTask,
+  registerTaskMethods,
+  type TaskAnswers,
+  taskAnswerFor,
+  tasksCapabilities,
+} from './task-methods.js';
+import type { TaskDialect } from './tasks.js';
 import { toCallToolResult } from './tool-result.js';
 
 export type McpServices = CallToolDeps;
@@ -25,7 +36,11 @@ export type McpServices = CallToolDeps;
 export const toolCallFaultMessage =
   'The gateway met an internal fault while handling this call, and its outcome is not known here. Check before repeating a write.';
 
-/** A catalog tool as MCP lists it; every tool answers the result object. */
+/**
+ * A catalog tool as MCP lists it; every tool answers the result object. A catalog call may be held
+ * for a person, so it may run as a task (2025-11-25 `execution.taskSupport`; the 2026-07-28 codec
+ * drops the field, the extension being negotiated per request instead).
+ */
 const toMcpTool = (tool: CatalogTool): Tool => ({
   name: tool.name,
   title: tool.title,
@@ -33,6 +48,7 @@ const toMcpTool = (tool: CatalogTool): Tool => ({
   inputSchema: { ...tool.inputSchema, type: 'object' },
   outputSchema: resultObjectJsonSchema,
   annotations: { ...tool.annotations },
+  execution: { taskSupport: 'optional' },
 });
 
 /** How long a client may reuse a tools/list answer; short, because configuration can change. */
@@ -43,12 +59,38 @@ const instructions =
   'A call answers one result object: succeeded, failed, unknown, denied, or pending_approval when a person must decide. ' +
   'Follow a pending call with get_execution_status, gently (every 30-60 s at most); never repeat the call while it waits.';
 
-export const buildMcpServer = (services: McpServices, context: McpRequestContext): Server => {
+/**
+ * The SDK's Server, with one seam: a tools/call answered by a task (CreateTaskResult) bypasses
+ * the SDK's CallToolResult check, which knows no task shape (the SDK has no server-side tasks).
+ * The handler leaves the task answer under the request's id; everything else is the SDK's.
+ */
+class GatewayServer extends Server {
+  readonly taskAnswers: TaskAnswers = new Map();
+
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const wrapped = super._wrapHandler(method, handler);
+    if (method !== 'tools/call') return wrapped;
+    return async (request, ctx) => {
+      const answer = await wrapped(request, ctx);
+      return taskAnswerFor(this.taskAnswers, request.id) ?? answer;
+    };
+  }
+}
+
+export const buildMcpServer = (
+  services: McpServices,
+  context: McpRequestContext,
+  /** The revision this request is served in: it decides the tasks dialect. */
+  dialect: TaskDialect,
+): Server => {
   const { agent } = context;
-  const server = new Server(
+  const server = new GatewayServer(
     { name: gatewayInfo.name, title: gatewayInfo.title, version: gatewayInfo.version },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, ...tasksCapabilities },
       instructions,
       // The list depends on who asks, so only this caller may reuse it.
       cacheHints: {
@@ -65,7 +107,7 @@ export const buildMcpServer = (services: McpServices, context: McpRequestContext
     }),
   );
 
-  server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
     if (context.refusal !== null) {
       // Refused by a limit before anything ran, and not recorded: a flood must not cost store writes.
@@ -75,11 +117,18 @@ export const buildMcpServer = (services: McpServices, context: McpRequestContext
       if (name === statusToolName) {
         return toCallToolResult(await getExecutionStatus(services, agent, args));
       }
-      return toCallToolResult(
-        await callTool(services, agent, name, context.toolArguments ?? readParsedArguments(args), {
-          traceparent: context.traceparent,
-        }),
+      const result = await callTool(services, agent, name, context.toolArguments ?? readParsedArguments(args), {
+        traceparent: context.traceparent,
+      });
+      const task = await createdTask(
+        services,
+        agent,
+        dialect,
+        { asked: request.params.task !== undefined, ctx },
+        result,
       );
+      if (task !== null) server.taskAnswers.set(ctx.mcpReq.id, task);
+      return toCallToolResult(result);
     } catch (error) {
       // A fault (the store refused a write, a bug) is logged here and answered in the gateway's
       // own words: the SDK would otherwise send the exception's text, the store's or a system's.
@@ -91,6 +140,8 @@ export const buildMcpServer = (services: McpServices, context: McpRequestContext
       throw new ProtocolError(ProtocolErrorCode.InternalError, toolCallFaultMessage);
     }
   });
+
+  registerTaskMethods(server, services, agent, dialect);
 
   return server;
 };

@@ -83,7 +83,11 @@ describe('the two protocol revisions', () => {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       const discover = client.getDiscoverResult();
       expect(discover?.supportedVersions).toEqual(['2026-07-28']);
-      expect(discover?.capabilities).toEqual({ tools: { listChanged: false } });
+      // Tools, and the tasks extension (held calls as tasks; the 2025-era `tasks` slot is not sent).
+      expect(discover?.capabilities).toEqual({
+        tools: { listChanged: false },
+        extensions: { 'io.modelcontextprotocol/tasks': {} },
+      });
       expect(client.getServerVersion()).toMatchObject({ name: 'approval-gateway' });
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('get_execution_status');
     } finally {
