@@ -524,12 +524,13 @@ describe('staff approvals against the demo ERP', () => {
         expect(result.message).toMatch(/customer/);
         const executionId = result.execution_id ?? '';
         const form = await finance.decisionForm(executionId);
-        // The page offers only Reject, and says why; an approval sent anyway is refused.
+        // Until the customer confirms, the page offers only Reject, and says why; an approval sent
+        // anyway is refused.
         expect(form.page.body).not.toContain('value="approve"');
-        expect(form.page.body).toContain('customer&#39;s confirmation');
+        expect(form.page.body).toContain('The customer has not confirmed this call yet');
         const approve = await finance.decide(executionId, form, 'approve');
         expect(approve.status).toBe(409);
-        expect(approve.body).toContain('customer&#39;s confirmation');
+        expect(approve.body).toContain('The customer has not confirmed this call yet');
         expect(((await store.get(executionId)) as Execution).status).toBe('pending_approval');
         expect((await finance.decide(executionId, form, 'reject', 'Refund policy')).status).toBe(303);
         expect((await statusOf(support, executionId)).result).toMatchObject({ status: 'rejected', code: 'rejected' });
