@@ -1,16 +1,18 @@
 // The approver console's Lambda (GET/POST /console/...): sign-in, the inbox of held calls an
-// approver may decide, a page per call showing exactly the canonical arguments, and the decision.
-// This entry holds only the OpenID Connect sign-in; the local password sign-in is wired by the
-// local runtime (infra/local/console.ts) and never ships in this bundle. Customers have no sign-in
-// here yet: their pages (/customer/...) answer 503, saying so.
+// approver may decide, a page per call showing exactly the canonical arguments, and the decision;
+// and the customer's pages (/customer/...), where a customer confirms a call made for them. This
+// entry holds only OpenID Connect sign-ins (approvers', and customers' with a fresh authentication
+// each time); the local password sign-ins are wired by the local runtime (infra/local/console.ts)
+// and never ship in this bundle. Without a customer provider the customer pages answer 503.
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSessionSigner } from '../shared/adapters/kms-session-signer.js';
-import { OidcSignIn } from '../shared/adapters/oidc-sign-in.js';
+import { CustomerOidcSignIn, OidcSignIn } from '../shared/adapters/oidc-sign-in.js';
 import { decisionServicesFor } from './commons/aws-store.js';
-import { processConsoleEnvironment } from './commons/environment.js';
+import { customerOidcSettings, processConsoleEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { serviceLogger } from './commons/logger.js';
 import { type ConsoleDeps, createConsole } from './console/app.js';
+import { customerOidcSignIn } from './console/customer-oidc-sign-in.js';
 import { oidcSignIn } from './console/oidc-sign-in.js';
 
 export { contentSecurityPolicy } from './console/security-headers.js';
@@ -22,15 +24,24 @@ export interface ConsoleSignIn {
 
 export interface ConsoleFunctionDeps extends ConsoleDeps {
   readonly signIn: ConsoleSignIn;
+  /** Where customers sign in; null (or absent) leaves their pages answering 503. */
+  readonly customerSignIn?: CustomerOidcSignIn | null;
 }
 
 export const createConsoleFunction = (deps: ConsoleFunctionDeps) =>
-  createConsole(deps, oidcSignIn(deps.signIn.provider, deps.logger), null);
+  createConsole(
+    deps,
+    oidcSignIn(deps.signIn.provider, deps.logger),
+    deps.customerSignIn === undefined || deps.customerSignIn === null
+      ? null
+      : customerOidcSignIn(deps.customerSignIn, deps.logger),
+  );
 
-/** The Lambda entry point: OIDC sign-in, sessions signed by the KMS HMAC key. */
+/** The Lambda entry point: OIDC sign-ins, sessions signed by the KMS HMAC key. */
 export const handler = lazyHandler(() => {
   const environment = processConsoleEnvironment();
   const logger = serviceLogger('console');
+  const customers = customerOidcSettings(environment);
   return createConsoleFunction({
     services: decisionServicesFor(environment, logger),
     signer: new KmsSessionSigner(new KMSClient({}), environment.SESSION_KEY_ID),
@@ -44,6 +55,7 @@ export const handler = lazyHandler(() => {
         scopes: environment.OIDC_SCOPES,
       }),
     },
+    customerSignIn: customers === null ? null : new CustomerOidcSignIn(customers),
     logger,
     publicUrl: environment.PUBLIC_URL ?? environment.API_URL ?? null,
   });

@@ -4,8 +4,11 @@
 //     [-c approverIdClaim=email] [-c approverGroupsClaim=groups]
 //   [-c approverGroups=finance,legal] [-c publicUrl=https://gateway.example.com]
 //   [-c allowedOrigins=app.example.com]
+//   -c customerIssuer=<OIDC issuer URL> -c customerClientId=<public client id>
+//     [-c customerIdClaim=customer_id] [-c customerScopes=openid]
 // Without agentIssuer the stack creates a Cognito user pool whose app clients are the agents;
-// without approverIssuer, a Cognito user pool of approvers (approverGroups are created in it).
+// without approverIssuer, a Cognito user pool of approvers (approverGroups are created in it);
+// without customerIssuer, a Cognito user pool of customers (custom:customer_id names each).
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GatewayStack } from './gateway-stack.js';
@@ -26,6 +29,11 @@ const approverIssuer = context('approverIssuer');
 const approverClientId = context('approverClientId');
 if ((approverIssuer === undefined) !== (approverClientId === undefined)) {
   throw new Error('Give approverIssuer and approverClientId together (or neither, for the Cognito pool).');
+}
+const customerIssuer = context('customerIssuer');
+const customerClientId = context('customerClientId');
+if ((customerIssuer === undefined) !== (customerClientId === undefined)) {
+  throw new Error('Give customerIssuer and customerClientId together (or neither, for the Cognito pool).');
 }
 new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
   ...(issuer === undefined
@@ -48,6 +56,16 @@ new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
         },
       }),
   approverGroups: list(context('approverGroups')),
+  ...(customerIssuer === undefined || customerClientId === undefined
+    ? {}
+    : {
+        customerSignIn: {
+          issuer: customerIssuer,
+          clientId: customerClientId,
+          ...(context('customerIdClaim') === undefined ? {} : { idClaim: context('customerIdClaim') }),
+          ...(context('customerScopes') === undefined ? {} : { scopes: context('customerScopes') }),
+        },
+      }),
   ...(context('publicUrl') === undefined ? {} : { publicUrl: context('publicUrl') }),
   allowedOrigins: list(context('allowedOrigins')),
 });

@@ -1,6 +1,6 @@
 // The Approval Gateway stack: the agents' API, the handler functions and the executions table,
 // and the staff-approval lifecycle (state machine, held-call steps and reconciler functions, the approver
-// console with its sign-in, and the bus held-call notices go out on).
+// console with its sign-in and the customer pages with theirs, and the bus held-call notices go out on).
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
@@ -9,8 +9,9 @@ import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
 import { AgentIdentity } from './constructs/agent-identity.js';
 import { ApprovalStateMachine } from './constructs/approval-state-machine.js';
-import { ApproverConsole, type ConsoleSignIn } from './constructs/approver-console.js';
+import { ApproverConsole, type ConsoleSignIn, type CustomerPagesSignIn } from './constructs/approver-console.js';
 import { ApproverIdentity } from './constructs/approver-identity.js';
+import { CustomerIdentity } from './constructs/customer-identity.js';
 import { GatewayFunction } from './constructs/gateway-function.js';
 import { GatewayTable } from './constructs/gateway-table.js';
 import { McpApi } from './constructs/mcp-api.js';
@@ -53,6 +54,20 @@ export interface ApproverSignInProps {
   readonly scopes?: string;
 }
 
+export interface CustomerSignInProps {
+  /** OIDC issuer URL customers sign in with (asked for `prompt=login` and `max_age=0`). */
+  readonly issuer: string;
+  /**
+   * The customer pages' client id there: a public client (authorization code with PKCE, no
+   * secret) whose redirect URI is `<base URL>/customer/callback`.
+   */
+  readonly clientId: string;
+  /** ID token claim holding the customer id agents act for. @default 'customer_id' */
+  readonly idClaim?: string;
+  /** Scopes the customer pages ask for. @default 'openid' */
+  readonly scopes?: string;
+}
+
 export interface GatewayStackProps extends StackProps {
   /** Where agents' tokens come from. @default a Cognito user pool whose app clients are agents */
   readonly agentAuthorization?: AgentAuthorizationProps;
@@ -64,6 +79,8 @@ export interface GatewayStackProps extends StackProps {
   readonly approverSignIn?: ApproverSignInProps;
   /** Approver groups to create in the default approvers' pool. @default none */
   readonly approverGroups?: readonly string[];
+  /** Where customers sign in to confirm calls made for them. @default a Cognito user pool of customers */
+  readonly customerSignIn?: CustomerSignInProps;
 }
 
 export class GatewayStack extends Stack {
@@ -196,9 +213,32 @@ export class GatewayStack extends Stack {
     } else {
       signIn = { idClaim: 'email', groupsClaim: 'groups', ...props.approverSignIn };
     }
+    let customerSignIn: CustomerPagesSignIn;
+    if (props.customerSignIn === undefined) {
+      const customers = new CustomerIdentity(this, 'CustomerIdentity', {
+        callbackUrl: `${baseUrl}/customer/callback`,
+      });
+      customerSignIn = {
+        issuer: customers.issuerUrl,
+        clientId: customers.client.userPoolClientId,
+        idClaim: customers.idClaim,
+        scopes: customers.scopes,
+      };
+      new CfnOutput(this, 'CustomerUserPoolId', {
+        value: customers.userPool.userPoolId,
+        description: 'Invite customers here, each with custom:customer_id set to the id agents act for',
+      });
+      new CfnOutput(this, 'CustomerSignInDomain', {
+        value: customers.signInUrl,
+        description: 'Cognito sign-in pages of the customer pages',
+      });
+    } else {
+      customerSignIn = { idClaim: 'customer_id', scopes: 'openid', ...props.customerSignIn };
+    }
     const consoleApp = new ApproverConsole(this, 'Console', {
       environment: { ...approvalEnvironment, STATE_MACHINE_ARN: approvals.stateMachineArn },
       signIn,
+      customerSignIn,
     });
     const consoleRoutes = api.addConsole(consoleApp.console.function);
     approvals.grantTaskSuccess(consoleApp.console.role);
@@ -249,7 +289,7 @@ export class GatewayStack extends Stack {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:
-          'The approver console authenticates approvers itself: OIDC sign-in (code flow with PKCE) and a session cookie signed by a KMS HMAC key, checked on every request. The customer pages it also serves have no sign-in yet in AWS and answer 503 without reading anything.',
+          'The approver console authenticates approvers itself: OIDC sign-in (code flow with PKCE) and a session cookie signed by a KMS HMAC key, checked on every request. The customer pages it also serves authenticate customers the same way, with a fresh OIDC login for every call and a session bound to that one call.',
       });
     }
   }

@@ -1,6 +1,7 @@
 // The console as one Lambda handler: the route table behind the shared middleware stack, with the
 // sign-in strategies it is given (approvers: OIDC in AWS, passwords only in the local runtime;
-// customers: passwords in the local runtime, none yet in AWS, where their pages say so).
+// customers: passwords in the local runtime, OIDC with a fresh authentication in AWS, and when
+// none is configured their pages say so).
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { messagePage } from '../../shared/console/pages.js';
 import type { SessionSigner } from '../../shared/console/session.js';

@@ -1,7 +1,8 @@
 // How customers sign in to answer a call made for them: a strategy the console is given (locally
-// the `customers:` of the configuration, in infra/local; none yet in AWS). A customer's session is
-// its own cookie, short-lived and bound to the one call it was opened for, so a customer signs in
-// again for every call, and a staff session never counts as a customer's.
+// the `customers:` of the configuration, in infra/local; in AWS OpenID Connect with a fresh
+// authentication, customer-oidc-sign-in.ts). A customer's session is its own cookie, short-lived
+// and bound to the one call it was opened for, so a customer signs in again for every call, and a
+// staff session never counts as a customer's.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Customer } from '../../shared/approvals/approver.js';
 import { customerPaths } from '../../shared/console/paths.js';

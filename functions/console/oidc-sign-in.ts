@@ -11,7 +11,7 @@ import { notAllowed } from './router.js';
 import { type SignInStrategy, safeNext, signedIn } from './sign-in.js';
 
 /** What an operator needs from a failed sign-in: the library's code and the provider's error, not just a generic message. */
-const signInFailure = (error: unknown): Record<string, unknown> => {
+export const signInFailure = (error: unknown): Record<string, unknown> => {
   if (!(error instanceof Error)) return { message: String(error) };
   const detail = (name: string): unknown => Reflect.get(error, name);
   return {

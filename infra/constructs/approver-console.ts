@@ -1,6 +1,6 @@
 // The approver console's function and the KMS HMAC key that signs its session cookies. Approvers
-// sign in through OpenID Connect; the console keeps its own session, so its routes carry no
-// API Gateway authorizer.
+// (and, on the customer pages the function also serves, customers) sign in through OpenID Connect;
+// the console keeps its own sessions, so its routes carry no API Gateway authorizer.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
@@ -19,10 +19,24 @@ export interface ConsoleSignIn {
   readonly scopes?: string;
 }
 
+/** Where customers sign in to confirm calls made for them: an OIDC provider asked for a fresh login. */
+export interface CustomerPagesSignIn {
+  /** The OpenID Connect issuer URL. */
+  readonly issuer: string;
+  /** The customer pages' client id there: a public client (code flow with PKCE, no secret). */
+  readonly clientId: string;
+  /** The ID token claim holding the customer id agents act for. */
+  readonly idClaim: string;
+  /** @default 'openid' */
+  readonly scopes?: string;
+}
+
 export interface ApproverConsoleProps {
   /** Tables, data key, state machine and URLs, as the held-call steps function reads them. */
   readonly environment: Record<string, string>;
   readonly signIn: ConsoleSignIn;
+  /** How customers sign in; without it the customer pages answer 503. @default none */
+  readonly customerSignIn?: CustomerPagesSignIn;
 }
 
 export class ApproverConsole extends Construct {
@@ -52,6 +66,16 @@ export class ApproverConsole extends Construct {
         OIDC_ID_CLAIM: props.signIn.idClaim,
         OIDC_GROUPS_CLAIM: props.signIn.groupsClaim,
         ...(props.signIn.scopes === undefined ? {} : { OIDC_SCOPES: props.signIn.scopes }),
+        ...(props.customerSignIn === undefined
+          ? {}
+          : {
+              CUSTOMER_OIDC_ISSUER: props.customerSignIn.issuer,
+              CUSTOMER_OIDC_CLIENT_ID: props.customerSignIn.clientId,
+              CUSTOMER_OIDC_ID_CLAIM: props.customerSignIn.idClaim,
+              ...(props.customerSignIn.scopes === undefined
+                ? {}
+                : { CUSTOMER_OIDC_SCOPES: props.customerSignIn.scopes }),
+            }),
       },
     });
     this.sessionKey.grant(this.console.role, 'kms:GenerateMac', 'kms:VerifyMac');

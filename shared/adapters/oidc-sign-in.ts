@@ -1,21 +1,30 @@
-// Approver sign-in through OpenID Connect (authorization code with PKCE, state and nonce), with
-// openid-client doing discovery, the token exchange and the ID token's validation.
+// Sign-in through OpenID Connect (authorization code with PKCE, state and nonce), with openid-client
+// doing discovery, the token exchange and the ID token's validation: approvers to the console, and
+// customers to the one call they confirm, who must authenticate afresh every time.
 import * as oidc from 'openid-client';
-import type { Approver } from '../approvals/approver.js';
+import type { Approver, Customer } from '../approvals/approver.js';
 
-export interface OidcSettings {
+export interface OidcClientSettings {
   /** The provider's issuer URL (discovery at /.well-known/openid-configuration). */
   readonly issuer: string;
   readonly clientId: string;
   /** A confidential client's secret; none for a public client (PKCE alone). */
   readonly clientSecret?: string;
+  readonly scopes: string;
+  /** Allows an http:// issuer (a provider on loopback in tests); never set in AWS. */
+  readonly allowHttp?: boolean;
+}
+
+export interface OidcSettings extends OidcClientSettings {
   /** The ID token claim that names the approver. */
   readonly idClaim: string;
   /** The ID token claim listing the approver's groups. */
   readonly groupsClaim: string;
-  readonly scopes: string;
-  /** Allows an http:// issuer (a provider on loopback in tests); never set in AWS. */
-  readonly allowHttp?: boolean;
+}
+
+export interface CustomerOidcSettings extends OidcClientSettings {
+  /** The ID token claim holding the customer id (the one agents act for). */
+  readonly idClaim: string;
 }
 
 /** What a sign-in in progress must remember between the redirect and the callback. */
@@ -23,7 +32,16 @@ export interface OidcFlow {
   readonly state: string;
   readonly nonce: string;
   readonly verifier: string;
+  /** When a fresh sign-in started (ms since the epoch): the provider's auth_time may not be older. */
+  readonly started?: number;
 }
+
+/**
+ * How far the provider's clock may run behind ours when its auth_time is held to a sign-in's start.
+ * A minute: clocks synchronized by NTP differ by far less, and a person cannot sign in at the
+ * provider, be sent back, and have that sign-in replayed into a later one inside it.
+ */
+export const authTimeSkewMs = 60_000;
 
 const listClaim = (value: unknown): string[] => {
   if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
@@ -31,10 +49,30 @@ const listClaim = (value: unknown): string[] => {
   return [];
 };
 
-export class OidcSignIn {
+/** The claim naming the person: a non-empty string (an email the provider has not verified is none). */
+const personId = (claims: oidc.IDToken, claim: string, who: 'approver' | 'customer'): string => {
+  if (claim === 'email' && claims.email_verified === false) {
+    throw new Error('The identity provider has not verified this email address.');
+  }
+  const id = claims[claim];
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new Error(`The ID token has no "${claim}" claim to name the ${who}.`);
+  }
+  return id;
+};
+
+const nameOf = (claims: oidc.IDToken): string | null =>
+  typeof claims.name === 'string' ? claims.name : typeof claims.email === 'string' ? claims.email : null;
+
+/** One client at one provider: the authorization request and the validated ID token it ends with. */
+class OidcClient {
   private configuration: Promise<oidc.Configuration> | undefined;
 
-  constructor(private readonly settings: OidcSettings) {}
+  constructor(
+    private readonly settings: OidcClientSettings,
+    /** Ask for a new authentication every time and hold the provider to it (customers). */
+    private readonly fresh: boolean,
+  ) {}
 
   private discover(): Promise<oidc.Configuration> {
     this.configuration ??= oidc
@@ -53,12 +91,13 @@ export class OidcSignIn {
     return this.configuration;
   }
 
-  async start(redirectUri: string): Promise<{ url: string; flow: OidcFlow }> {
+  async start(redirectUri: string, now: number): Promise<{ url: string; flow: OidcFlow }> {
     const configuration = await this.discover();
     const flow: OidcFlow = {
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
       verifier: oidc.randomPKCECodeVerifier(),
+      ...(this.fresh ? { started: now } : {}),
     };
     const url = oidc.buildAuthorizationUrl(configuration, {
       redirect_uri: redirectUri,
@@ -68,12 +107,15 @@ export class OidcSignIn {
       nonce: flow.nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(flow.verifier),
       code_challenge_method: 'S256',
+      // Whatever session the provider holds, the person authenticates again now. Both are only
+      // asked for (a provider may ignore them, a browser may strip them): auth_time decides below.
+      ...(this.fresh ? { prompt: 'login', max_age: '0' } : {}),
     });
     return { url: url.href, flow };
   }
 
-  /** Exchanges the callback's code and reads the approver from the validated ID token. */
-  async finish(callbackUrl: URL, flow: OidcFlow): Promise<Approver> {
+  /** Exchanges the callback's code and answers the validated ID token's claims. */
+  async claims(callbackUrl: URL, flow: OidcFlow): Promise<oidc.IDToken> {
     const configuration = await this.discover();
     // The redirect_uri sent to the token endpoint is the callback's own address.
     const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, {
@@ -84,15 +126,68 @@ export class OidcSignIn {
     });
     const claims = tokens.claims();
     if (claims === undefined) throw new Error('The identity provider returned no ID token.');
-    // An address the provider says it has not verified does not name an approver.
-    if (this.settings.idClaim === 'email' && claims.email_verified === false) {
-      throw new Error('The identity provider has not verified this email address.');
-    }
-    const id = claims[this.settings.idClaim];
-    if (typeof id !== 'string' || id.length === 0) {
-      throw new Error(`The ID token has no "${this.settings.idClaim}" claim to name the approver.`);
-    }
-    const name = typeof claims.name === 'string' ? claims.name : typeof claims.email === 'string' ? claims.email : null;
-    return { id, name, groups: listClaim(claims[this.settings.groupsClaim]) };
+    if (this.fresh) freshAuthentication(claims, flow);
+    return claims;
+  }
+}
+
+/** A fresh sign-in's ID token says when the person authenticated: not before the sign-in started. */
+export const freshAuthentication = (claims: Pick<oidc.IDToken, 'auth_time'>, flow: OidcFlow): void => {
+  if (flow.started === undefined) throw new Error('The sign-in did not record when it started.');
+  const authTime = claims.auth_time;
+  if (typeof authTime !== 'number' || !Number.isFinite(authTime)) {
+    throw new Error('The ID token has no auth_time, so a fresh sign-in cannot be told from an old session.');
+  }
+  if (authTime * 1000 < flow.started - authTimeSkewMs) {
+    throw new Error(
+      `The identity provider reused an authentication from ${new Date(authTime * 1000).toISOString()}, before this sign-in started (${new Date(flow.started).toISOString()}).`,
+    );
+  }
+};
+
+/** Approvers: the console's session names the approver and their groups from the ID token. */
+export class OidcSignIn {
+  private readonly client: OidcClient;
+
+  constructor(private readonly settings: OidcSettings) {
+    this.client = new OidcClient(settings, false);
+  }
+
+  start(redirectUri: string): Promise<{ url: string; flow: OidcFlow }> {
+    return this.client.start(redirectUri, Date.now());
+  }
+
+  /** Exchanges the callback's code and reads the approver from the validated ID token. */
+  async finish(callbackUrl: URL, flow: OidcFlow): Promise<Approver> {
+    const claims = await this.client.claims(callbackUrl, flow);
+    return {
+      id: personId(claims, this.settings.idClaim, 'approver'),
+      name: nameOf(claims),
+      groups: listClaim(claims[this.settings.groupsClaim]),
+    };
+  }
+}
+
+/**
+ * Customers: every sign-in asks for a new authentication (`prompt=login`, `max_age=0`) and the ID
+ * token's auth_time must not be older than the sign-in's start; the customer id comes from the
+ * configured claim.
+ */
+export class CustomerOidcSignIn {
+  private readonly client: OidcClient;
+
+  constructor(private readonly settings: CustomerOidcSettings) {
+    this.client = new OidcClient(settings, true);
+  }
+
+  /** The provider's address for a sign-in starting `now` (ms since the epoch, the console's clock). */
+  start(redirectUri: string, now: number): Promise<{ url: string; flow: OidcFlow }> {
+    return this.client.start(redirectUri, now);
+  }
+
+  async finish(callbackUrl: URL, flow: OidcFlow): Promise<Customer> {
+    const claims = await this.client.claims(callbackUrl, flow);
+    const id = personId(claims, this.settings.idClaim, 'customer');
+    return { id, name: typeof claims.name === 'string' ? claims.name : null };
   }
 }

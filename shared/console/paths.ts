@@ -15,6 +15,8 @@ export const consoleLink = (baseUrl: string, executionId: string): string =>
 /** The customer's pages: one per call (its approval_url), signed into afresh each time. */
 export const customerPaths = {
   signIn: '/customer/sign-in',
+  /** Where the identity provider sends a customer back (OpenID Connect sign-in). */
+  callback: '/customer/callback',
   call: (id: string) => `/customer/calls/${id}`,
   answer: (id: string) => `/customer/calls/${id}/answer`,
   /** Where an answer leads (the session ended): what happens next, from a fixed list. */

@@ -47,7 +47,16 @@ const Session = z.object({
   csrf: z.string(),
   exp: z.number(),
   /** A sign-in in progress (OIDC): the state, nonce and PKCE verifier, and where to go after. */
-  flow: z.object({ state: z.string(), nonce: z.string(), verifier: z.string(), next: z.string() }).optional(),
+  flow: z
+    .object({
+      state: z.string(),
+      nonce: z.string(),
+      verifier: z.string(),
+      next: z.string(),
+      /** When a fresh sign-in (a customer's) started: the provider's auth_time may not be older. */
+      started: z.number().optional(),
+    })
+    .optional(),
   /** A customer's session: the one call (execution id) it was signed in to answer. */
   call: z.string().optional(),
 });

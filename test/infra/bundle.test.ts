@@ -66,6 +66,10 @@ beforeAll(async () => {
     await cp(folder, copy, { recursive: true });
     assets.set(name, copy);
   }
+  // The console once more, loaded apart (a module loads once per folder) with customer sign-in configured.
+  const customers = join(out, 'console-customers');
+  await cp(join(out, 'console'), customers, { recursive: true });
+  assets.set('console-customers', customers);
 }, 180_000);
 
 afterAll(async () => {
@@ -73,14 +77,14 @@ afterAll(async () => {
 });
 
 /** Loads a bundled handler the way the Lambda runtime does, with the probe's environment. */
-const load = async (name: string): Promise<Invoke> => {
+const load = async (name: string, extra: Record<string, string> = {}): Promise<Invoke> => {
   const folder = assets.get(name);
   if (folder === undefined) throw new Error(`no bundle for ${name}`);
   const probe = join(folder, 'probe.mjs');
   await writeFile(
     probe,
     [
-      `Object.assign(process.env, ${JSON.stringify(probeEnvironment)});`,
+      `Object.assign(process.env, ${JSON.stringify({ ...probeEnvironment, ...extra })});`,
       "const { handler } = await import('./index.mjs');",
       `export const invoke = (event) => handler(event, { getRemainingTimeInMillis: () => 10_000, functionName: ${JSON.stringify(name)}, awsRequestId: "probe" });`,
     ].join('\n'),
@@ -148,8 +152,8 @@ describe('the bundled functions', () => {
 
   it(
     verifies(
-      'customer.aws-sign-in-pending',
-      'loads the console function, whose customer pages say customer sign-in is not configured (503)',
+      'customer.sign-in-unconfigured',
+      'loads the console function without a customer provider: its customer pages say customer sign-in is not configured (503)',
     ),
     async () => {
       const invoke = await load('console');
@@ -164,6 +168,30 @@ describe('the bundled functions', () => {
           body: expect.stringContaining('Customer sign-in is not configured for this deployment'),
         });
       }
+    },
+  );
+
+  it(
+    verifies(
+      'aws.customer-identity',
+      'loads the console function with CUSTOMER_OIDC_* set: a customer opening a call is sent to the customer sign-in',
+    ),
+    async () => {
+      const invoke = await load('console-customers', {
+        CUSTOMER_OIDC_ISSUER: 'https://customers.example.com',
+        CUSTOMER_OIDC_CLIENT_ID: 'customer-pages',
+      });
+      // Neither answer reaches the provider: the call page sends the customer to sign in for it ...
+      const call = '/customer/calls/0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55';
+      expect(await invoke(httpEvent('GET', call))).toMatchObject({
+        statusCode: 303,
+        headers: { location: `/customer/sign-in?next=${encodeURIComponent(call)}` },
+      });
+      // ... and a sign-in that names no call is told to open the link.
+      expect(await invoke(httpEvent('GET', '/customer/sign-in'))).toMatchObject({
+        statusCode: 400,
+        body: expect.stringContaining('open the link the agent gave you'),
+      });
     },
   );
 

@@ -343,8 +343,9 @@ describe('the stack with an explicit OIDC issuer', () => {
   const { stack, template, nag, validationReport } = synthesize({
     agentAuthorization: { issuer, audience: ['gateway'] },
     allowedOrigins: ['app.example.com'],
-    // Approvers sign in at the organization's provider too, so no pool is created for anyone.
+    // Approvers and customers sign in at the organization's provider too, so no pool is created for anyone.
     approverSignIn: { issuer, clientId: 'approver-console' },
+    customerSignIn: { issuer, clientId: 'customer-pages' },
   });
 
   it(verifies('aws.least-privilege', 'answers CORS preflights for the allowed browser origins only'), () => {
@@ -369,6 +370,7 @@ describe('the stack with an explicit OIDC issuer', () => {
       template.resourceCountIs('AWS::Cognito::UserPool', 0);
       expect(stack.node.tryFindChild('AgentIdentity')).toBeUndefined();
       expect(stack.node.tryFindChild('ApproverIdentity')).toBeUndefined();
+      expect(stack.node.tryFindChild('CustomerIdentity')).toBeUndefined();
     },
   );
 

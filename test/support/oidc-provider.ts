@@ -1,7 +1,7 @@
-// An OpenID Connect provider on loopback for the console's OIDC sign-in tests: panva's
-// oidc-provider in the test process, with one public client (authorization code with PKCE), the
-// accounts the test names, and the provider's development login and consent pages (any password
-// is accepted; the login names the account), which a real browser fills in.
+// An OpenID Connect provider on loopback for the console's OIDC sign-in tests (approvers' and
+// customers'): panva's oidc-provider in the test process, with one public client (authorization
+// code with PKCE), the accounts the test names, and the provider's development login and consent
+// pages (any password is accepted; the login names the account), which a real browser fills in.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
@@ -17,6 +17,10 @@ export interface OidcProviderOptions {
   readonly clientId?: string;
   /** A port to listen on (127.0.0.1); a free one when not given. */
   readonly port?: number;
+  /** More scopes and the claims each releases (e.g. `customer: ['customer_id']`). */
+  readonly scopes?: Readonly<Record<string, readonly string[]>>;
+  /** Puts auth_time in every ID token, asked for or not (as Cognito does). */
+  readonly requireAuthTime?: boolean;
 }
 
 export interface TestOidcProvider {
@@ -43,6 +47,7 @@ export const startOidcProvider = async (options: OidcProviderOptions): Promise<T
         token_endpoint_auth_method: 'none',
         grant_types: ['authorization_code'],
         response_types: ['code'],
+        ...(options.requireAuthTime === true ? { require_auth_time: true } : {}),
       },
     ],
     // Each scope and the claims it releases; `groups` is a scope of its own.
@@ -51,6 +56,7 @@ export const startOidcProvider = async (options: OidcProviderOptions): Promise<T
       email: ['email', 'email_verified'],
       profile: ['name'],
       groups: ['groups'],
+      ...Object.fromEntries(Object.entries(options.scopes ?? {}).map(([scope, claims]) => [scope, [...claims]])),
     },
     // The console reads the approver from the ID token, so the scopes' claims go there too.
     conformIdTokenClaims: false,
@@ -81,8 +87,13 @@ const promptOf = (html: string): string | undefined => /name="prompt" value="([a
  * provider then sends the browser: the redirect URI with the code, the state and the issuer, or
  * with an error.
  */
-export const authorizationResponse = async (authorizationUrl: URL, login: string, redirectUri: string) => {
-  const jar = new Map<string, string>();
+export const authorizationResponse = async (
+  authorizationUrl: URL,
+  login: string,
+  redirectUri: string,
+  /** The browser's cookies at the provider, kept across calls to keep its session; a new jar each time by default. */
+  jar = new Map<string, string>(),
+) => {
   let url = authorizationUrl;
   let form: URLSearchParams | undefined;
   for (let step = 0; step < 12; step += 1) {

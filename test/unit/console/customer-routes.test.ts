@@ -545,7 +545,7 @@ describe("the customer's pages", () => {
   );
 
   it(
-    verifies('customer.aws-sign-in-pending', 'without a customer sign-in, every customer page answers 503 saying so'),
+    verifies('customer.sign-in-unconfigured', 'without a customer sign-in, every customer page answers 503 saying so'),
     async () => {
       const executionId = await refund();
       const provider = { start: unusedPort('starting a sign-in'), finish: unusedPort('finishing a sign-in') };

@@ -1,6 +1,6 @@
 // The console's Lambda bundle, built the way the stack builds it (esbuild, ESM, minified, the AWS
-// SDK left to the runtime): it holds the OpenID Connect sign-in and none of the local password
-// sign-in, whose check and throttle only the local runtime imports.
+// SDK left to the runtime): it holds the OpenID Connect sign-ins (approvers' and customers') and
+// none of the local password sign-ins, whose check and throttle only the local runtime imports.
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../../infra/paths.js';
@@ -28,7 +28,7 @@ const bundledInputs = async (): Promise<string[]> => {
 describe('the console Lambda bundle', () => {
   it(verifies(
     'console.sign-in-local-only',
-    'holds the OIDC sign-in and not the password check, its throttle or the local wiring',
+    "holds the approvers' and customers' OIDC sign-ins and not the password check, its throttle or the local wiring",
   ), async () => {
     const inputs = await bundledInputs();
     // The bundle is the console's: its route table and OIDC sign-in are in it.
@@ -36,8 +36,10 @@ describe('the console Lambda bundle', () => {
       expect.arrayContaining([
         'functions/console/routes.ts',
         'functions/console/oidc-sign-in.ts',
-        // The customer's pages ship too (answering 503 until AWS has a customer sign-in).
+        // The customer's pages ship too, with their OIDC sign-in (a fresh login for each call).
         'functions/console/customer-calls.ts',
+        'functions/console/customer-oidc-sign-in.ts',
+        'shared/adapters/oidc-sign-in.ts',
       ]),
     );
     expect(inputs).not.toContain('shared/console/identity.ts');
