@@ -3,7 +3,6 @@
 // JSON responses in both revisions: 2026-07-28 through the SDK's per-request entry, 2025-11-25
 // through its streamable HTTP transport in JSON mode, one transport per request.
 import {
-  type AuthInfo,
   createMcpHandler,
   hostHeaderValidationResponse,
   isJsonContentType,
@@ -16,6 +15,7 @@ import { readMessage, type StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import { limitsNow } from '../limits/agent-limits.js';
 import type { LimitRefusal, RequestGate } from '../limits/request-gate.js';
+import { initializeDeclaresUrlElicitation, readSessionId, sessionIdFor } from './legacy-session.js';
 import { McpRequestContext, requestContextOf } from './request-context.js';
 import { buildMcpServer, type McpServices } from './server.js';
 
@@ -84,14 +84,29 @@ const readBody = async (request: Request): Promise<ReadBody> => {
   return { kind: 'read', parsedBody: read.message, toolArguments: read.toolArguments };
 };
 
-/** 2025-era requests: a fresh server and a JSON-mode transport for this one exchange. */
+/**
+ * 2025-era requests: a fresh server and a JSON-mode transport for this one exchange. A client that
+ * declares URL elicitation at initialize gets a sealed session id naming that (legacy-session.ts);
+ * one the gateway cannot open is answered 404, so the client initializes again.
+ */
 const serveLegacy = async (
   services: McpServices,
   request: Request,
-  authInfo: AuthInfo,
+  context: McpRequestContext,
   parsedBody: unknown,
 ): Promise<Response> => {
   if (request.method.toUpperCase() !== 'POST') return jsonRpcErrorResponse(405, -32000, 'Method not allowed.');
+  const initialize = initializeDeclaresUrlElicitation(parsedBody);
+  const session = initialize
+    ? 'none'
+    : await readSessionId(
+        services.sealer,
+        context.agent.id,
+        request.headers.get('mcp-session-id'),
+        services.clock.now(),
+      );
+  if (session === 'unknown') return jsonRpcErrorResponse(404, -32001, 'Session not found: initialize again.');
+  const authInfo = context.withUrlElicitation2025(session === 'url_elicitation').toAuthInfo();
   const server = buildMcpServer(services, requestContextOf(authInfo), '2025-11-25');
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -100,7 +115,17 @@ const serveLegacy = async (
   });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
+    const response = await transport.handleRequest(
+      request,
+      parsedBody === undefined ? { authInfo } : { authInfo, parsedBody },
+    );
+    if (initialize && response.ok) {
+      response.headers.set(
+        'mcp-session-id',
+        await sessionIdFor(services.sealer, context.agent.id, services.clock.now()),
+      );
+    }
+    return response;
   } finally {
     await transport.close();
     await server.close();
@@ -140,15 +165,16 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
         // A refused tools/call is answered with a result object the agent reads (denied, the limit
         // in its message); any other refused request gets 429 before the SDK sees it.
         if (admission.kind === 'refused' && toolArguments === null) return limitedResponse(admission.refusal);
-        const authInfo = new McpRequestContext(
+        const context = new McpRequestContext(
           agent,
           toolArguments,
           request.headers.get('traceparent'),
           admission.kind === 'refused' ? admission.refusal : null,
-        ).toAuthInfo();
+        );
         if (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: maxRequestBodyBytes })) {
-          return await serveLegacy(services, request, authInfo, parsedBody);
+          return await serveLegacy(services, request, context, parsedBody);
         }
+        const authInfo = context.toAuthInfo();
         return await modern.fetch(request, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
       } finally {
         if (admission.kind === 'admitted') admission.release();

@@ -14,7 +14,13 @@ export class McpRequestContext {
     readonly traceparent: string | null = null,
     /** Set when one of the agent's limits refused this tools/call: it is answered without running. */
     readonly refusal: LimitRefusal | null = null,
+    /** 2025-11-25: the client declared URL-mode elicitation at initialize (its session id says so). */
+    readonly urlElicitation2025: boolean = false,
   ) {}
+
+  withUrlElicitation2025(declared: boolean): McpRequestContext {
+    return new McpRequestContext(this.agent, this.toolArguments, this.traceparent, this.refusal, declared);
+  }
 
   toAuthInfo(): AuthInfo {
     return { token: '', clientId: this.agent.id, scopes: [], extra: { context: this } };

@@ -1,8 +1,10 @@
 // The gateway's MCP server for one request and one agent: protocol mechanics come from the
 // official SDK (both revisions, discover, caching fields); the gateway answers tools/list and
-// tools/call from its use-cases, and held calls as MCP tasks (task-methods.ts) to clients that ask.
+// tools/call from its use-cases, and held calls as MCP tasks (task-methods.ts) to clients that ask,
+// or handed to the customer by URL elicitation (handover.ts) to clients that declare it.
 import {
   type CallToolResult,
+  type InputRequiredResult,
   type JSONRPCRequest,
   type ListToolsResult,
   ProtocolError,
@@ -18,7 +20,9 @@ import { resultObject, resultObjectJsonSchema } from '../result.js';
 import { type CallToolDeps, callTool, visibleTools } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../version.js';
+import { answerRetry, handOver } from './handover.js';
 import type { McpRequestContext } from './request-context.js';
+import { openRequestState } from './request-state.js';
 import { statusTool, statusToolName } from './status-tool.js';
 import {
   createdTask,
@@ -97,6 +101,11 @@ export const buildMcpServer = (
         'tools/list': { ttlMs: toolsListTtlMs, cacheScope: 'private' },
         'server/discover': { ttlMs: 300_000, cacheScope: 'private' },
       },
+      // A requestState opens only for this agent and before its expiry; anything else is the
+      // SDK's one -32602 answer, the reason going to the log (url-elicitation.ts).
+      requestState: {
+        verify: (state) => openRequestState(services.sealer, agent.id, state, services.clock.now()),
+      },
     },
   );
 
@@ -107,7 +116,7 @@ export const buildMcpServer = (
     }),
   );
 
-  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args = {} } = request.params;
     if (context.refusal !== null) {
       // Refused by a limit before anything ran, and not recorded: a flood must not cost store writes.
@@ -117,9 +126,16 @@ export const buildMcpServer = (
       if (name === statusToolName) {
         return toCallToolResult(await getExecutionStatus(services, agent, args));
       }
-      const result = await callTool(services, agent, name, context.toolArguments ?? readParsedArguments(args), {
+      const toolArguments = context.toolArguments ?? readParsedArguments(args);
+      // A task-augmented request (2025-11-25) asked for a task: it gets one, never a handover.
+      const handover = request.params.task === undefined ? { dialect, context, ctx } : null;
+      const retried = handover === null ? null : await answerRetry(services, agent, handover, name, toolArguments);
+      if (retried !== null) return retried;
+      const result = await callTool(services, agent, name, toolArguments, {
         traceparent: context.traceparent,
       });
+      const handed = handover === null ? null : await handOver(services, agent, handover, result);
+      if (handed !== null) return handed;
       const task = await createdTask(
         services,
         agent,
@@ -130,6 +146,8 @@ export const buildMcpServer = (
       if (task !== null) server.taskAnswers.set(ctx.mcpReq.id, task);
       return toCallToolResult(result);
     } catch (error) {
+      // The handover's deliberate answers (-32042, a refused requestState) go out as they are.
+      if (error instanceof ProtocolError) throw error;
       // A fault (the store refused a write, a bug) is logged here and answered in the gateway's
       // own words: the SDK would otherwise send the exception's text, the store's or a system's.
       services.log.warn('tools/call failed', {
