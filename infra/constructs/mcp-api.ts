@@ -63,7 +63,16 @@ export class McpApi extends Construct {
         : {
             corsPreflight: {
               allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST],
-              allowHeaders: ['authorization', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
+              allowHeaders: [
+                'authorization',
+                'content-type',
+                'mcp-protocol-version',
+                'mcp-method',
+                'mcp-name',
+                // 2025-11-25 clients that declared URL elicitation carry their sealed session id.
+                'mcp-session-id',
+              ],
+              exposeHeaders: ['mcp-session-id'],
               allowOrigins: (props.allowedOrigins ?? []).map((host) => `https://${host}`),
               maxAge: Duration.hours(1),
             },
