@@ -8,10 +8,10 @@ import type { Execution } from '../executions/execution.js';
 import { hiddenSecretsOf } from '../secret-pointers.js';
 import type { CustomerRefusal } from '../use-cases/customer-decisions.js';
 import { argumentsTable, argumentValue, visibleText } from './arguments-view.js';
+import { documentPage } from './document.js';
 import { type Html, html } from './html.js';
 import { timeLeft } from './pages.js';
 import { customerPaths } from './paths.js';
-import { iconPath, stylesheetPath } from './style.js';
 
 export interface CustomerPageContext {
   /** Who is signed in for this page, if anyone. */
@@ -20,27 +20,12 @@ export interface CustomerPageContext {
 }
 
 const layout = (context: CustomerPageContext, title: string, body: Html): string =>
-  html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<title>${title} · Approval Gateway</title>
-<link rel="stylesheet" href="${stylesheetPath}">
-<link rel="icon" href="${iconPath}" type="image/svg+xml">
-</head>
-<body>
-<header class="bar">
-  <span class="brand">Approval Gateway</span>
-  ${context.customer === null ? '' : html`<span class="who">Signed in as ${context.customer.name ?? context.customer.id}</span>`}
-</header>
-<main>
-${body}
-</main>
-</body>
-</html>
-`.text;
+  documentPage(
+    title,
+    html`<span class="brand">Approval Gateway</span>
+  ${context.customer === null ? '' : html`<span class="who">Signed in as ${context.customer.name ?? context.customer.id}</span>`}`,
+    body,
+  );
 
 /**
  * A short label for a tool from its name alone (the record keeps no description): the system key

@@ -5,9 +5,9 @@ import type { Execution } from '../executions/execution.js';
 import type { DecisionRefusal, RecentCall } from '../use-cases/approver-decisions.js';
 import { maxNoteLength } from '../use-cases/approver-decisions.js';
 import { argumentsTable, visibleText } from './arguments-view.js';
+import { documentPage } from './document.js';
 import { type Html, html } from './html.js';
 import { consolePaths } from './paths.js';
-import { iconPath, stylesheetPath } from './style.js';
 
 export { visibleText } from './arguments-view.js';
 export { consolePaths } from './paths.js';
@@ -20,19 +20,9 @@ export interface PageContext {
 }
 
 const layout = (context: PageContext, title: string, body: Html): string =>
-  html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<title>${title} · Approval Gateway</title>
-<link rel="stylesheet" href="${stylesheetPath}">
-<link rel="icon" href="${iconPath}" type="image/svg+xml">
-</head>
-<body>
-<header class="bar">
-  <a class="brand" href="${consolePaths.home}">Approval Gateway</a>
+  documentPage(
+    title,
+    html`<a class="brand" href="${consolePaths.home}">Approval Gateway</a>
   ${
     context.approver === null || context.csrf === null
       ? ''
@@ -42,14 +32,9 @@ const layout = (context: PageContext, title: string, body: Html): string =>
     <input type="hidden" name="csrf" value="${context.csrf}">
     <button type="submit" class="link">Sign out</button>
   </form>`
-  }
-</header>
-<main>
-${body}
-</main>
-</body>
-</html>
-`.text;
+  }`,
+    body,
+  );
 
 /** A duration for people: "2 h 05 min", "4 min 10 s", "12 s". */
 export const timeLeft = (ms: number): string => {
