@@ -75,7 +75,7 @@ const resultOf = (text: string): ResultObject => {
 };
 
 const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
-  startLocalRuntime(LocalOptions.parse({ port: '0', memory: true, demoErp: false, config }), {
+  startLocalRuntime(LocalOptions.parse({ port: '0', grpcPort: '0', memory: true, demoErp: false, config }), {
     variables: { DEMO_ERP_URL: erpUrl },
     logLevel: 'ERROR',
   });

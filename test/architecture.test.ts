@@ -103,7 +103,11 @@ const infrastructurePackages = new Set([
   'constructs',
   'dynalite',
   'aws-local-stepfunctions',
+  '@grpc/grpc-js',
+  '@grpc/proto-loader',
 ]);
+/** gRPC is the gRPC front's (a driving adapter, like shared/mcp/ for the MCP SDK) and infra's only. */
+const grpcPackages = new Set(['@grpc/grpc-js', '@grpc/proto-loader']);
 const infrastructure = (name: string): boolean =>
   infrastructurePackages.has(name) || (name.startsWith('@aws-sdk/') && infrastructurePackages.has('@aws-sdk'));
 
@@ -141,7 +145,11 @@ describe('the shape of the code', () => {
           .map(shown)
           .filter((target) => /^(shared\/adapters|functions|infra|scripts|bench)\//.test(target))
           .map((target) => `${shown(file.path)} imports ${target}`),
-        ...file.packages.filter(infrastructure).map((name) => `${shown(file.path)} imports ${name}`),
+        ...file.packages
+          .filter(
+            (name) => infrastructure(name) && !(grpcPackages.has(name) && shown(file.path).startsWith('shared/grpc/')),
+          )
+          .map((name) => `${shown(file.path)} imports ${name}`),
         ...file.packages
           .filter((name) => name === '@modelcontextprotocol/server' && !shown(file.path).startsWith('shared/mcp/'))
           .map((name) => `${shown(file.path)} imports ${name}`),

@@ -19,6 +19,7 @@ const banner = (runtime: LocalRuntime, memory: boolean): string => {
     'Approval Gateway is running.',
     '',
     `  MCP endpoint     ${runtime.mcpUrl}`,
+    `  gRPC gateway     ${runtime.grpcAddress} (PccToolGateway; server_id "*" or a system key)`,
     `  Console          ${runtime.baseUrl}/console`,
     `  Resource meta    ${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp`,
     `  Store            ${runtime.dynamodbEndpoint} (DynamoDB API${memory ? ', in memory only' : ''})`,

@@ -35,6 +35,8 @@ export const LocalOptions = z
      */
     crashAt: z.enum(['decided', 'claimed', 'answered', 'between-index-and-record']).nullable().default(null),
     erpPort: portNumber.default(8788),
+    /** The gRPC tool gateway's port (shared/grpc/). */
+    grpcPort: portNumber.default(8789),
   })
   .superRefine((options, context) => {
     if (options.anonymousAgent !== null && !isLoopback(options.host)) {
@@ -63,6 +65,7 @@ export const usage = `Usage: npm start -- [options]
   --anonymous-agent <id>    treat requests without a token as this agent; loopback only, for
                             conformance runs (GATEWAY_ANONYMOUS_AGENT)
   --erp-port <n>            port of the demo ERP (GATEWAY_ERP_PORT, default 8788; 0 = any free port)
+  --grpc-port <n>           gRPC tool gateway port (GATEWAY_GRPC_PORT, default 8789; 0 = any free port)
   --no-demo-erp             do not start the demo ERP (GATEWAY_DEMO_ERP=0)
   --help                    show this text
 `;
@@ -87,6 +90,7 @@ const parseFlags = (args: string[]) =>
       config: { type: 'string' },
       'anonymous-agent': { type: 'string' },
       'erp-port': { type: 'string' },
+      'grpc-port': { type: 'string' },
       'no-demo-erp': { type: 'boolean' },
       help: { type: 'boolean' },
     },
@@ -117,6 +121,7 @@ export const parseLocalOptions = (
     anonymousAgent: flagOrEnv(values['anonymous-agent'], 'GATEWAY_ANONYMOUS_AGENT') ?? null,
     demoErp: values['no-demo-erp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_ERP ?? ''),
     erpPort: flagOrEnv(values['erp-port'], 'GATEWAY_ERP_PORT'),
+    grpcPort: flagOrEnv(values['grpc-port'], 'GATEWAY_GRPC_PORT'),
     crashAt:
       environment.GATEWAY_CRASH_AT === undefined || environment.GATEWAY_CRASH_AT === ''
         ? null

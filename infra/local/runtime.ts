@@ -20,13 +20,15 @@ import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tab
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
-import { defaultClaimNames } from '../../shared/auth/agent.js';
+import { agentFromClaims, defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import { HmacSessionSigner } from '../../shared/console/session.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
+import { startGrpcGateway } from '../../shared/grpc/gateway.js';
 import { uuidV7Ids } from '../../shared/ids.js';
+import { RequestGate } from '../../shared/limits/request-gate.js';
 import { mcpPath } from '../../shared/mcp/auth-challenge.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
@@ -63,6 +65,8 @@ export interface LocalRuntime {
   readonly baseUrl: string;
   readonly mcpUrl: string;
   readonly port: number;
+  /** The gRPC tool gateway's address (host:port). */
+  readonly grpcAddress: string;
   readonly dynamodbEndpoint: string;
   /** The run's credential: the store and the Step Functions endpoint refuse requests not signed with it. */
   readonly awsCredentials: LocalAwsCredentials;
@@ -241,12 +245,13 @@ export const startLocalRuntime = async (
       await Promise.allSettled([...inflight]);
     });
 
+    const mcpServices = {
+      ...services,
+      ids: uuidV7Ids,
+      customerUrl: (executionId: string) => customerLink(linkBase, executionId),
+    };
     const mcp = createMcpFunction({
-      services: {
-        ...services,
-        ids: uuidV7Ids,
-        customerUrl: (executionId: string) => customerLink(linkBase, executionId),
-      },
+      services: mcpServices,
       logger: logger('mcp'),
       claimNames: defaultClaimNames,
       allowedHostnames,
@@ -312,10 +317,25 @@ export const startLocalRuntime = async (
       ],
     });
     cleanups.push(() => front.close());
+    // The gRPC tool gateway: same services, same agents (the local tokens, as claims, as identity).
+    const grpcGateway = await startGrpcGateway({
+      host: options.host,
+      port: options.grpcPort,
+      services: mcpServices,
+      authenticate: async (token) => {
+        const authorization = await authorize(`Bearer ${token}`);
+        return authorization.kind === 'authorized' ? agentFromClaims(authorization.claims, defaultClaimNames) : null;
+      },
+      // The agents' limits of settings.limits, kept for the gRPC front (the HTTP front keeps its own).
+      requestGate: new RequestGate(systemClock),
+      log: logger('grpc'),
+    });
+    cleanups.push(() => grpcGateway.close());
     // Requests in flight finish (the front refuses new ones until it closes), then calls recovery
     // runs in the background, then workflow steps under way (an approved call being sent).
     drains.push(
       () => front.drain(),
+      () => grpcGateway.close(),
       async () => {
         await Promise.allSettled([...inflight]);
       },
@@ -339,6 +359,7 @@ export const startLocalRuntime = async (
       baseUrl,
       mcpUrl: `${baseUrl}${mcpPath}`,
       port: front.port,
+      grpcAddress: `${urlHost(options.host)}:${grpcGateway.port}`,
       dynamodbEndpoint: dynamodb.endpoint,
       awsCredentials,
       awsConfigFile,

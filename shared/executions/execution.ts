@@ -60,6 +60,29 @@ export const DecisionRecord = z.object({
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
+/**
+ * Where a call came from when a transport other than HTTP MCP carried it: the gRPC stream's
+ * Connect fields and its request-UUID header (shared/grpc/), kept for correlation and audit.
+ */
+export const ExecutionOrigin = z.object({
+  transport: z.literal('grpc'),
+  server_id: z.string(),
+  request_id: z.string().nullable(),
+  request_uuid: z.string().nullable(),
+  trace_id: z.string().nullable(),
+  span_id: z.string().nullable(),
+  tenant: z
+    .object({
+      bundle_id: z.string().nullable(),
+      feature_id: z.string().nullable(),
+      client_info: z.string().nullable(),
+      automated_test_device_group: z.string().nullable(),
+    })
+    .nullable(),
+  server_cloudos_version: z.string().nullable(),
+});
+export type ExecutionOrigin = z.infer<typeof ExecutionOrigin>;
+
 export const Execution = z.object({
   execution_id: z.uuid(),
   agent_id: z.string().min(1),
@@ -118,6 +141,8 @@ export const Execution = z.object({
   updated_at: z.iso.datetime(),
   /** Every status the execution took, with when. */
   history: z.array(StatusChange).min(1),
+  /** The stream a gRPC call came through (null for HTTP MCP and on records written before). */
+  origin: ExecutionOrigin.nullable().default(null),
 });
 export type Execution = z.infer<typeof Execution>;
 
@@ -154,6 +179,7 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   decided_at: null,
   decision_note: null,
   notified_at: null,
+  origin: null,
   updated_at: fields.created_at,
   history: [{ status: fields.status, at: fields.created_at }],
   ...fields,

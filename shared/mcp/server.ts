@@ -6,12 +6,14 @@ import {
   type CallToolResult,
   type InputRequiredResult,
   type JSONRPCRequest,
+  LATEST_PROTOCOL_VERSION,
   type ListToolsResult,
   ProtocolError,
   ProtocolErrorCode,
   type Result,
   Server,
   type ServerContext,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type Tool,
 } from '@modelcontextprotocol/server';
 import { readParsedArguments } from '../arguments/strict-json.js';
@@ -45,7 +47,7 @@ export const toolCallFaultMessage =
  * for a person, so it may run as a task (2025-11-25 `execution.taskSupport`; the 2026-07-28 codec
  * drops the field, the extension being negotiated per request instead).
  */
-const toMcpTool = (tool: CatalogTool): Tool => ({
+export const toMcpTool = (tool: CatalogTool): Tool => ({
   name: tool.name,
   title: tool.title,
   description: tool.description,
@@ -55,10 +57,33 @@ const toMcpTool = (tool: CatalogTool): Tool => ({
   execution: { taskSupport: 'optional' },
 });
 
+/**
+ * The tools an agent is offered: the status tool, then the catalog tools it may see (of one
+ * system only, when a gRPC stream's server_id names one). One home for HTTP MCP and gRPC.
+ */
+export const listToolsFor = async (
+  services: McpServices,
+  agent: McpRequestContext['agent'],
+  systemKey: string | null = null,
+): Promise<ListToolsResult> => ({
+  tools: [
+    statusTool,
+    ...(await visibleTools(services.controlPlane, agent))
+      .filter((tool) => systemKey === null || tool.systemKey === systemKey)
+      .map(toMcpTool),
+  ],
+});
+
+/** The MCP revision answered to an initialize asking for `requested`: it, when supported, else the latest. */
+export const negotiatedVersion = (requested: unknown): string =>
+  typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
+    ? requested
+    : LATEST_PROTOCOL_VERSION;
+
 /** How long a client may reuse a tools/list answer; short, because configuration can change. */
 const toolsListTtlMs = 30_000;
 
-const instructions =
+export const instructions =
   'Every tool call goes through the organization policy before anything reaches its systems. ' +
   'A call answers one result object: succeeded, failed, unknown, denied, or pending_approval when a person must decide. ' +
   'Follow a pending call with get_execution_status, gently (every 30-60 s at most); never repeat the call while it waits.';
@@ -109,12 +134,7 @@ export const buildMcpServer = (
     },
   );
 
-  server.setRequestHandler(
-    'tools/list',
-    async (): Promise<ListToolsResult> => ({
-      tools: [statusTool, ...(await visibleTools(services.controlPlane, agent)).map(toMcpTool)],
-    }),
-  );
+  server.setRequestHandler('tools/list', (): Promise<ListToolsResult> => listToolsFor(services, agent));
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args = {} } = request.params;

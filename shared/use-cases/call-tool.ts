@@ -12,7 +12,13 @@ import { isoAt } from '../clock.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../control-plane/snapshot.js';
 import { refusal, resultCodes, statusMessages } from '../errors.js';
-import { type DecisionRecord, type Execution, newExecutionRecord, toResultObject } from '../executions/execution.js';
+import {
+  type DecisionRecord,
+  type Execution,
+  type ExecutionOrigin,
+  newExecutionRecord,
+  toResultObject,
+} from '../executions/execution.js';
 import type { IdSource } from '../ids.js';
 import { continueTrace } from '../invoke/trace.js';
 import { limitsFor } from '../limits/agent-limits.js';
@@ -39,6 +45,10 @@ export interface CallToolDeps extends RunOnceDeps {
 export interface CallRequestContext {
   /** The caller's W3C traceparent, continued into the system call. */
   readonly traceparent: string | null;
+  /** Where the call came from, recorded on its execution (gRPC streams); null or absent for HTTP MCP. */
+  readonly origin?: ExecutionOrigin | null;
+  /** Only this system's tools exist for the call (a gRPC stream's server_id); null or absent: all. */
+  readonly systemKey?: string | null;
 }
 
 /** Tool names as recorded: an unlisted name is the agent's text, so it is bounded. */
@@ -66,8 +76,15 @@ const decisionRecord = (decision: PolicyDecision, snapshot: GatewaySnapshot): De
 type NewExecution = Pick<Execution, 'status' | 'code' | 'message'> &
   Partial<Omit<Execution, 'status' | 'code' | 'message'>>;
 
-const newExecution = (deps: CallToolDeps, agent: AgentIdentity, tool: string, fields: NewExecution): Execution =>
+const newExecution = (
+  deps: CallToolDeps,
+  agent: AgentIdentity,
+  tool: string,
+  fields: NewExecution,
+  origin: ExecutionOrigin | null,
+): Execution =>
   newExecutionRecord({
+    origin,
     execution_id: deps.ids.next(),
     agent_id: agent.id,
     customer_id: agent.customerId,
@@ -92,21 +109,35 @@ export const callTool = async (
   const state = await deps.controlPlane.current();
   const snapshot = state.kind === 'active' ? state.snapshot : null;
   const tool = snapshot?.catalog.byName.get(name);
-  // A tool the agent cannot see answers exactly like one that does not exist.
-  if (snapshot === null || tool === undefined || !snapshot.policy.isListed(agent, tool)) {
-    return record(deps, newExecution(deps, agent, name, refusal('unknown_tool')));
+  const origin = request.origin ?? null;
+  const systemKey = request.systemKey ?? null;
+  // A tool the agent cannot see (or of another system than the one asked for) answers exactly
+  // like one that does not exist.
+  if (
+    snapshot === null ||
+    tool === undefined ||
+    !snapshot.policy.isListed(agent, tool) ||
+    (systemKey !== null && tool.systemKey !== systemKey)
+  ) {
+    return record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin));
   }
   const canonical = canonicalizeArguments(tool, args);
   if (!canonical.ok) {
     return record(
       deps,
-      newExecution(deps, agent, tool.name, {
-        ...refusal('invalid_arguments'),
-        // Refused input is kept in bounded form: its digest and the (bounded) errors, never itself.
-        // (Plain JSON text: refused input may hold what has no exact form, such as 1e400.)
-        arguments_hash: argumentsHash(JSON.stringify(args.value ?? null)),
-        input_errors: [...canonical.errors],
-      }),
+      newExecution(
+        deps,
+        agent,
+        tool.name,
+        {
+          ...refusal('invalid_arguments'),
+          // Refused input is kept in bounded form: its digest and the (bounded) errors, never itself.
+          // (Plain JSON text: refused input may hold what has no exact form, such as 1e400.)
+          arguments_hash: argumentsHash(JSON.stringify(args.value ?? null)),
+          input_errors: [...canonical.errors],
+        },
+        origin,
+      ),
     );
   }
   const system = snapshot.config.systems.find((candidate) => candidate.key === tool.systemKey);
@@ -123,24 +154,36 @@ export const callTool = async (
   if (decision.kind === 'deny') {
     return record(
       deps,
-      newExecution(deps, agent, tool.name, {
-        ...refusal('policy_denied'),
-        ...base,
-      }),
+      newExecution(
+        deps,
+        agent,
+        tool.name,
+        {
+          ...refusal('policy_denied'),
+          ...base,
+        },
+        origin,
+      ),
     );
   }
-  const execution = newExecution(deps, agent, tool.name, {
-    status: decision.step === null ? 'approved' : 'pending_approval',
-    code: null,
-    message:
-      decision.step === null
-        ? null
-        : decision.step.customer
-          ? statusMessages.waiting_for_customer
-          : statusMessages.waiting_for_staff,
-    access: tool.access,
-    ...base,
-  });
+  const execution = newExecution(
+    deps,
+    agent,
+    tool.name,
+    {
+      status: decision.step === null ? 'approved' : 'pending_approval',
+      code: null,
+      message:
+        decision.step === null
+          ? null
+          : decision.step.customer
+            ? statusMessages.waiting_for_customer
+            : statusMessages.waiting_for_staff,
+      access: tool.access,
+      ...base,
+    },
+    origin,
+  );
   // Redaction changed something exactly when the arguments hold a secret.
   const sealed =
     base.arguments_json !== canonical.arguments.json

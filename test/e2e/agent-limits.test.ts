@@ -125,7 +125,13 @@ beforeAll(async () => {
   await writeFile(join(folder.path, 'gateway.config.yaml'), config);
   await writeFile(join(folder.path, 'lab.cedar'), policies);
   runtime = await startLocalRuntime(
-    LocalOptions.parse({ port: '0', memory: true, demoErp: false, config: join(folder.path, 'gateway.config.yaml') }),
+    LocalOptions.parse({
+      port: '0',
+      grpcPort: '0',
+      memory: true,
+      demoErp: false,
+      config: join(folder.path, 'gateway.config.yaml'),
+    }),
     { variables: { LAB_URL: labUrl }, logLevel: 'ERROR' },
   );
   flood = await connectAgent(runtime.mcpUrl, tokens.flood);

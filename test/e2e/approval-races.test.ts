@@ -44,6 +44,7 @@ const startRuntime = async (approvalTime: string): Promise<LocalRuntime> =>
   startLocalRuntime(
     LocalOptions.parse({
       port: '0',
+      grpcPort: '0',
       memory: true,
       demoErp: false,
       config: await org.configWith({ approvalTime, name: `races-${approvalTime}.yaml` }),

@@ -111,6 +111,7 @@ beforeAll(async () => {
   runtime = await startLocalRuntime(
     LocalOptions.parse({
       port: '0',
+      grpcPort: '0',
       memory: true,
       demoErp: false,
       config: projectPath('examples', 'gateway.config.yaml'),

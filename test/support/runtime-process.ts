@@ -14,6 +14,8 @@ export interface RuntimeProcess {
   readonly child: ChildProcess;
   readonly mcpUrl: string;
   readonly baseUrl: string;
+  /** The gRPC tool gateway's address (host:port), from the banner. */
+  readonly grpcAddress: string;
   readonly dynamodbEndpoint: string;
   readonly stepFunctionsEndpoint: string;
   /** The run's credential for its store and Step Functions endpoint, read from the file it wrote. */
@@ -56,6 +58,8 @@ export const startRuntimeProcess = (
     '0',
     '--erp-port',
     '0',
+    '--grpc-port',
+    '0',
     ...args,
     ...(credentialsFolder === null ? [] : ['--aws-config-file', awsConfigFile]),
   ]);
@@ -77,7 +81,9 @@ export const startRuntimeProcess = (
     const check = () => {
       const mcp = /MCP endpoint\s+(\S+)/.exec(output())?.[1];
       const store = /Store\s+(\S+)/.exec(output())?.[1];
-      if (mcp === undefined || store === undefined || !output().includes('Press Ctrl-C')) return;
+      const grpcAddress = /gRPC gateway\s+(\S+)/.exec(output())?.[1];
+      if (mcp === undefined || store === undefined || grpcAddress === undefined || !output().includes('Press Ctrl-C'))
+        return;
       clearTimeout(timer);
       child.stdout?.off('data', check);
       const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
@@ -90,6 +96,7 @@ export const startRuntimeProcess = (
             child,
             mcpUrl: mcp,
             baseUrl: mcp.replace(/\/mcp$/, ''),
+            grpcAddress,
             dynamodbEndpoint: store,
             stepFunctionsEndpoint: aws.stepFunctionsEndpoint,
             awsCredentials: aws.credentials,

@@ -32,6 +32,7 @@ describe('parseLocalOptions: defaults', () => {
         anonymousAgent: null,
         demoErp: true,
         erpPort: 8788,
+        grpcPort: 8789,
         crashAt: null,
       },
     });
@@ -162,6 +163,7 @@ describe('parseLocalOptions: flags and environment', () => {
         GATEWAY_AWS_CONFIG_FILE: '/run/gateway/aws-config',
         GATEWAY_CONFIG: 'conf/gateway.yaml',
         GATEWAY_ERP_PORT: '9200',
+        GATEWAY_GRPC_PORT: '9201',
         GATEWAY_DEMO_ERP: '0',
       }),
     ).toEqual({
@@ -176,6 +178,7 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: null,
       demoErp: false,
       erpPort: 9200,
+      grpcPort: 9201,
       crashAt: null,
     });
   });
@@ -202,6 +205,8 @@ describe('parseLocalOptions: flags and environment', () => {
           'flag-agent',
           '--erp-port',
           '0',
+          '--grpc-port',
+          '0',
           '--no-demo-erp',
         ],
         {
@@ -214,6 +219,7 @@ describe('parseLocalOptions: flags and environment', () => {
           GATEWAY_CONFIG: 'env.yaml',
           GATEWAY_ANONYMOUS_AGENT: 'env-agent',
           GATEWAY_ERP_PORT: '9300',
+          GATEWAY_GRPC_PORT: '9301',
         },
       ),
     ).toEqual({
@@ -228,6 +234,7 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: 'flag-agent',
       demoErp: false,
       erpPort: 0,
+      grpcPort: 0,
       crashAt: null,
     });
   });
