@@ -6,6 +6,8 @@
 //   [-c allowedOrigins=app.example.com]
 //   -c customerIssuer=<OIDC issuer URL> -c customerClientId=<public client id>
 //     [-c customerIdClaim=customer_id] [-c customerScopes=openid]
+//   [-c grpc=true -c grpcCertificateArn=<ACM certificate ARN> [-c grpcDomainName=grpc.example.com]
+//     [-c grpcMinTasks=1] [-c grpcMaxTasks=4]]  (the gRPC transport on Fargate; needs a region)
 // Without agentIssuer the stack creates a Cognito user pool whose app clients are the agents;
 // without approverIssuer, a Cognito user pool of approvers (approverGroups are created in it);
 // without customerIssuer, a Cognito user pool of customers (custom:customer_id names each).
@@ -35,7 +37,25 @@ const customerClientId = context('customerClientId');
 if ((customerIssuer === undefined) !== (customerClientId === undefined)) {
   throw new Error('Give customerIssuer and customerClientId together (or neither, for the Cognito pool).');
 }
+const grpcFlag: unknown = app.node.tryGetContext('grpc');
+const grpc = grpcFlag === true || grpcFlag === 'true';
+const grpcCertificateArn = context('grpcCertificateArn');
+if (grpc && grpcCertificateArn === undefined) {
+  throw new Error(
+    'grpc=true needs -c grpcCertificateArn=<ACM certificate ARN>: an Application Load Balancer serves gRPC over HTTPS only.',
+  );
+}
+const wholeNumber = (name: string): number | undefined => {
+  const value = context(name);
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new Error(`${name} must be a whole number (got "${value}").`);
+  return Number(value);
+};
+const grpcMinTasks = wholeNumber('grpcMinTasks');
+const grpcMaxTasks = wholeNumber('grpcMaxTasks');
 new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
+  // The gRPC load balancer's access logs need a concrete region; the HTTP-only stack stays agnostic.
+  ...(grpc ? { env: { region: process.env.CDK_DEFAULT_REGION } } : {}),
   ...(issuer === undefined
     ? {}
     : {
@@ -68,6 +88,16 @@ new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
       }),
   ...(context('publicUrl') === undefined ? {} : { publicUrl: context('publicUrl') }),
   allowedOrigins: list(context('allowedOrigins')),
+  ...(!grpc || grpcCertificateArn === undefined
+    ? {}
+    : {
+        grpcService: {
+          certificateArn: grpcCertificateArn,
+          ...(context('grpcDomainName') === undefined ? {} : { domainName: context('grpcDomainName') }),
+          ...(grpcMinTasks === undefined ? {} : { minTasks: grpcMinTasks }),
+          ...(grpcMaxTasks === undefined ? {} : { maxTasks: grpcMaxTasks }),
+        },
+      }),
 });
 Tags.of(app).add('application', 'approval-gateway');
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -1,6 +1,9 @@
 // The Approval Gateway stack: the agents' API, the handler functions and the executions table,
 // and the staff-approval lifecycle (state machine, held-call steps and reconciler functions, the approver
-// console with its sign-in and the customer pages with theirs, and the bus held-call notices go out on).
+// console with its sign-in and the customer pages with theirs, and the bus held-call notices go out on),
+// and, when asked for, the gRPC transport as a container service running the same code.
+//
+// Long: the one place where the concerns (each its own construct) are wired and granted to each other.
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
@@ -14,6 +17,7 @@ import { ApproverIdentity } from './constructs/approver-identity.js';
 import { CustomerIdentity } from './constructs/customer-identity.js';
 import { GatewayFunction } from './constructs/gateway-function.js';
 import { GatewayTable } from './constructs/gateway-table.js';
+import { GrpcService, type GrpcServiceSettings } from './constructs/grpc-service.js';
 import { McpApi } from './constructs/mcp-api.js';
 
 /** The sparse index of calls still waiting, which the reconciler and the console list. */
@@ -81,6 +85,8 @@ export interface GatewayStackProps extends StackProps {
   readonly approverGroups?: readonly string[];
   /** Where customers sign in to confirm calls made for them. @default a Cognito user pool of customers */
   readonly customerSignIn?: CustomerSignInProps;
+  /** The gRPC transport (ECS Fargate behind an ALB). @default none: MCP over HTTP only */
+  readonly grpcService?: GrpcServiceSettings;
 }
 
 export class GatewayStack extends Stack {
@@ -98,6 +104,8 @@ export class GatewayStack extends Stack {
     // Held-call notices, for whatever the organization routes them to (mail, chat, tickets).
     const notices = new EventBus(this, 'Notices', { description: 'Approval Gateway: held-call notices' });
     let authorization: Required<AgentAuthorizationProps>;
+    // Where the agents' signing keys are, when known without OIDC discovery.
+    let jwksUri: string | undefined;
     if (props.agentAuthorization === undefined) {
       const identity = new AgentIdentity(this, 'AgentIdentity');
       authorization = {
@@ -108,6 +116,7 @@ export class GatewayStack extends Stack {
         customerClaim: 'customer_id',
         requiredScopes: [identity.scope],
       };
+      jwksUri = `${identity.issuerUrl}/.well-known/jwks.json`;
       new CfnOutput(this, 'AgentTokenUrl', {
         value: identity.tokenUrl,
         description: 'OAuth token endpoint for agents',
@@ -149,11 +158,15 @@ export class GatewayStack extends Stack {
       cedar: true,
       environment,
     });
-    // Exactly the calls the execution store makes, on the table and its indexes.
-    store.table.grant(mcp.role, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
-    // The deployed configuration is read, never written, by the functions (config:push writes it).
-    configuration.table.grant(mcp.role, 'dynamodb:GetItem');
-    dataKey.grant(mcp.role, 'kms:GenerateDataKey', 'kms:Decrypt');
+    // What serving agents' calls needs, over HTTP (the MCP function) or gRPC (the container service).
+    const grantAgentCalls = (grantee: IGrantable) => {
+      // Exactly the calls the execution store makes, on the table and its indexes.
+      store.table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
+      // The deployed configuration is read, never written, by the functions (config:push writes it).
+      configuration.table.grant(grantee, 'dynamodb:GetItem');
+      dataKey.grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');
+    };
+    grantAgentCalls(mcp.role);
     const metadata = new GatewayFunction(this, 'ResourceMetadata', {
       entry: 'resource-metadata.ts',
       description: 'Approval Gateway OAuth protected-resource metadata',
@@ -274,10 +287,11 @@ export class GatewayStack extends Stack {
     // Only the register task notifies approvers; an approval run the reconciler starts registers too.
     notices.grantPutEventsTo(steps.role);
 
-    Validations.of(mcp.role).acknowledge({
+    const indexGrant = {
       id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,
       reason: "Per-agent listings query the executions table's own indexes; the grant covers exactly those.",
-    });
+    };
+    Validations.of(mcp.role).acknowledge(indexGrant);
     for (const route of api.publicRoutes) {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
@@ -290,6 +304,35 @@ export class GatewayStack extends Stack {
         id: 'AwsSolutions-APIG4',
         reason:
           'The approver console authenticates approvers itself: OIDC sign-in (code flow with PKCE) and a session cookie signed by a KMS HMAC key, checked on every request. The customer pages it also serves authenticate customers the same way, with a fresh OIDC login for every call and a session bound to that one call.',
+      });
+    }
+
+    // ---- the gRPC transport (optional)
+    if (props.grpcService !== undefined) {
+      const grpc = new GrpcService(this, 'Grpc', {
+        ...props.grpcService,
+        environment: {
+          ...environment,
+          STATE_MACHINE_ARN: approvals.stateMachineArn,
+          // Links for customers and approvers go to the HTTP API, which serves their pages.
+          API_URL: api.url,
+          // The container checks agents' tokens itself, as the API's JWT authorizer does.
+          AGENT_JWT_ISSUER: authorization.issuer,
+          AGENT_JWT_AUDIENCE: authorization.audience.join(','),
+          AGENT_JWT_SCOPES: authorization.requiredScopes.join(','),
+          ...(jwksUri === undefined ? {} : { AGENT_JWKS_URI: jwksUri }),
+        },
+      });
+      grantAgentCalls(grpc.taskRole);
+      approvals.grantStartExecution(grpc.taskRole);
+      Validations.of(grpc.taskRole).acknowledge(indexGrant);
+      new CfnOutput(this, 'GrpcEndpoint', {
+        value: `${props.grpcService.domainName ?? grpc.loadBalancer.loadBalancerDnsName}:443`,
+        description: 'gRPC endpoint for agents (TLS); point the certificate name at GrpcLoadBalancerDns',
+      });
+      new CfnOutput(this, 'GrpcLoadBalancerDns', {
+        value: grpc.loadBalancer.loadBalancerDnsName,
+        description: "The gRPC load balancer's DNS name (the target of the certificate name's CNAME or alias)",
       });
     }
   }

@@ -99,6 +99,7 @@ const infrastructurePackages = new Set([
   '@smithy/types',
   'undici',
   'openid-client',
+  'aws-jwt-verify',
   'aws-cdk-lib',
   'constructs',
   'dynalite',

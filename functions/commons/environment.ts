@@ -54,6 +54,24 @@ export const ApprovalEnvironment = FunctionEnvironment.extend({
 });
 export type ApprovalEnvironment = z.infer<typeof ApprovalEnvironment>;
 
+/**
+ * What the gRPC container reads (infra/container/grpc-main.ts): what the MCP function reads, and
+ * how it checks agents' tokens itself, as API Gateway's JWT authorizer does for the function.
+ */
+const GrpcEnvironment = ApprovalEnvironment.extend({
+  /** The port the gRPC server listens on, in plain HTTP/2 (the load balancer terminates TLS). */
+  GRPC_PORT: z.coerce.number().int().min(1).max(65535).default(50051),
+  /** The OpenID Connect issuer of agents' tokens (their `iss`). */
+  AGENT_JWT_ISSUER: z.url(),
+  /** Accepted audiences (or Cognito app client ids), comma-separated. */
+  AGENT_JWT_AUDIENCE: list.refine((items) => items.length > 0, 'give at least one audience (or client id)'),
+  /** Scopes of which a token must carry one, comma-separated; none required when empty. */
+  AGENT_JWT_SCOPES: list,
+  /** The issuer's key set; found by OpenID discovery when absent. */
+  AGENT_JWKS_URI: z.url().optional(),
+});
+export type GrpcEnvironment = z.infer<typeof GrpcEnvironment>;
+
 /** What the console reads: how approvers sign in, and the key that signs their sessions. */
 const ConsoleEnvironment = ApprovalEnvironment.extend({
   /** KMS HMAC key (HMAC_256) that signs console session cookies. */
@@ -112,6 +130,10 @@ const parseEnvironmentWith = <S extends z.ZodType>(
   throw new Error(`The function's environment is invalid: ${problems.join('; ')}`);
 };
 
+/** The gRPC container's environment from these variables (tests; the container reads its own once). */
+export const parseGrpcEnvironment = (env: Readonly<Record<string, string | undefined>>): GrpcEnvironment =>
+  parseEnvironmentWith(GrpcEnvironment, env);
+
 export const parseEnvironment = (env: Readonly<Record<string, string | undefined>>): FunctionEnvironment =>
   parseEnvironmentWith(FunctionEnvironment, env);
 
@@ -131,6 +153,11 @@ let consoleEnvironment: ConsoleEnvironment | undefined;
 export const processConsoleEnvironment = (): ConsoleEnvironment => {
   consoleEnvironment ??= parseEnvironmentWith(ConsoleEnvironment, process.env);
   return consoleEnvironment;
+};
+let containerEnvironment: GrpcEnvironment | undefined;
+export const processGrpcEnvironment = (): GrpcEnvironment => {
+  containerEnvironment ??= parseGrpcEnvironment(process.env);
+  return containerEnvironment;
 };
 export const processCommonEnvironment = (): CommonEnvironment => {
   commonEnvironment ??= parseEnvironmentWith(CommonEnvironment, process.env);

@@ -1,5 +1,6 @@
 // The gRPC services as the repo's proto files define them (proto/), loaded with proto-loader, and
 // the standard health check a load balancer asks (grpc.health.v1.Health/Check).
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -7,7 +8,12 @@ import * as protoLoader from '@grpc/proto-loader';
 /** The fully qualified name of the tool gateway service (the reference names no package; see docs/decisions.md). */
 export const gatewayServiceName = 'pcc.toolgateway.v1.PccToolGateway';
 
-const protoFolder = fileURLToPath(new URL('../../proto/', import.meta.url));
+/**
+ * The proto files: beside the module when it runs bundled (the container image ships them in
+ * dist/proto/), else the repo's proto/ folder two levels up from shared/grpc/.
+ */
+const bundledProtos = fileURLToPath(new URL('./proto/', import.meta.url));
+const protoFolder = existsSync(bundledProtos) ? bundledProtos : fileURLToPath(new URL('../../proto/', import.meta.url));
 const loaderOptions: protoLoader.Options = {
   keepCase: true,
   longs: String,

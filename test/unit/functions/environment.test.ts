@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseEnvironment } from '../../../functions/commons/environment.js';
+import { parseEnvironment, parseGrpcEnvironment } from '../../../functions/commons/environment.js';
 import { verifies } from '../../support/requirements.js';
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -117,5 +117,43 @@ describe('processEnvironment', () => {
     vi.stubEnv('EXECUTIONS_TABLE', 'second-table');
     expect(processEnvironment()).toBe(first);
     expect(processEnvironment().EXECUTIONS_TABLE).toBe('first-table');
+  });
+});
+
+describe('parseGrpcEnvironment', () => {
+  const container = {
+    EXECUTIONS_TABLE: 'gateway-executions',
+    CONFIG_TABLE: 'gateway-config',
+    DATA_KEY_ID: 'alias/gateway',
+    STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:123456789012:stateMachine:approvals',
+    AGENT_CLAIM: 'client_id',
+    AGENT_JWT_ISSUER: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc',
+    AGENT_JWT_AUDIENCE: 'client-a, client-b',
+    AGENT_JWT_SCOPES: 'approval-gateway/invoke',
+  };
+
+  it(verifies('functions.environment', "reads the MCP function's variables and the token settings"), () => {
+    expect(parseGrpcEnvironment(container)).toMatchObject({
+      EXECUTIONS_TABLE: 'gateway-executions',
+      AGENT_CLAIM: 'client_id',
+      GRPC_PORT: 50051,
+      AGENT_JWT_AUDIENCE: ['client-a', 'client-b'],
+      AGENT_JWT_SCOPES: ['approval-gateway/invoke'],
+    });
+    expect(parseGrpcEnvironment(container).AGENT_JWKS_URI).toBeUndefined();
+    expect(parseGrpcEnvironment({ ...container, GRPC_PORT: '6000', AGENT_JWT_SCOPES: '' })).toMatchObject({
+      GRPC_PORT: 6000,
+      AGENT_JWT_SCOPES: [],
+    });
+  });
+
+  it(verifies('functions.environment', 'fails naming the token settings when they are missing or empty'), () => {
+    const { AGENT_JWT_ISSUER: _issuer, ...withoutIssuer } = container;
+    expect(() => parseGrpcEnvironment(withoutIssuer)).toThrow(/AGENT_JWT_ISSUER/);
+    expect(() => parseGrpcEnvironment({ ...container, AGENT_JWT_AUDIENCE: ' , ' })).toThrow(
+      /AGENT_JWT_AUDIENCE: give at least one audience/,
+    );
+    expect(() => parseGrpcEnvironment({ ...container, GRPC_PORT: '70000' })).toThrow(/GRPC_PORT/);
+    expect(() => parseGrpcEnvironment({ ...container, AGENT_JWKS_URI: 'keys' })).toThrow(/AGENT_JWKS_URI/);
   });
 });

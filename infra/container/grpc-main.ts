@@ -1,0 +1,66 @@
+// The gRPC tool gateway's container entry (the image the Dockerfile builds; ECS Fargate behind an
+// Application Load Balancer, infra/constructs/grpc-service.ts): the same domain wired to the same
+// AWS adapters as the MCP function, agents' bearer JWTs verified in process as API Gateway's
+// authorizer verifies them, plain HTTP/2 on GRPC_PORT (the load balancer ends TLS), and a drain on
+// SIGTERM within the task's stop timeout.
+import {
+  controlPlaneFor,
+  customerUrlFor,
+  sealerFor,
+  serviceLogger,
+  systemClient,
+} from '../../functions/commons/aws.js';
+import { approvalRunsFor, executionStoreFor } from '../../functions/commons/aws-store.js';
+import { processGrpcEnvironment } from '../../functions/commons/environment.js';
+import { jwtAgentAuthenticator } from '../../shared/adapters/jwt-agent-authenticator.js';
+import { systemClock } from '../../shared/clock.js';
+import { startGrpcGateway } from '../../shared/grpc/gateway.js';
+import { uuidV7Ids } from '../../shared/ids.js';
+import { RequestGate } from '../../shared/limits/request-gate.js';
+
+const environment = processGrpcEnvironment();
+const logger = serviceLogger('grpc');
+
+const gateway = await startGrpcGateway({
+  host: '0.0.0.0',
+  port: environment.GRPC_PORT,
+  services: {
+    store: executionStoreFor(environment),
+    ids: uuidV7Ids,
+    clock: systemClock,
+    controlPlane: controlPlaneFor(environment, logger),
+    sealer: sealerFor(environment),
+    systems: systemClient(),
+    log: logger,
+    approvalRuns: approvalRunsFor(environment),
+    customerUrl: customerUrlFor(environment),
+  },
+  authenticate: jwtAgentAuthenticator({
+    issuer: environment.AGENT_JWT_ISSUER,
+    audience: environment.AGENT_JWT_AUDIENCE,
+    requiredScopes: environment.AGENT_JWT_SCOPES,
+    claimNames: {
+      agent: environment.AGENT_CLAIM,
+      groups: environment.GROUPS_CLAIM,
+      customer: environment.CUSTOMER_CLAIM,
+    },
+    ...(environment.AGENT_JWKS_URI === undefined ? {} : { jwksUri: environment.AGENT_JWKS_URI }),
+  }),
+  // One gate per task: an agent's limits hold per task, as they hold per Lambda instance.
+  requestGate: new RequestGate(systemClock),
+  log: logger,
+});
+logger.info('gRPC tool gateway listening', { port: gateway.port });
+
+process.once('SIGTERM', () => {
+  logger.info('stopping: draining open streams');
+  void gateway.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      logger.warn('the gRPC gateway did not close cleanly', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      process.exit(1);
+    },
+  );
+});

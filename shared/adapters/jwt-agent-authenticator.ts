@@ -1,0 +1,96 @@
+// Agents' bearer tokens checked in process, for transports API Gateway's JWT authorizer does not
+// front (the gRPC service on Fargate): the same checks that authorizer makes, by aws-jwt-verify,
+// then the same claims-to-agent mapping the HTTP path uses.
+import { type Fetcher, SimpleFetcher } from 'aws-jwt-verify/https';
+import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
+import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
+import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
+import { z } from 'zod';
+import { type AgentIdentity, agentFromClaims, type ClaimNames } from '../auth/agent.js';
+
+export interface JwtAgentAuthenticatorOptions {
+  /** The OIDC issuer; a token's `iss` must equal it. */
+  readonly issuer: string;
+  /**
+   * Accepted audiences (or Cognito app client ids): the token's `aud` must name one, or, when it
+   * has no `aud`, its `client_id` must be one (API Gateway's rule). null checks neither.
+   */
+  readonly audience: string | readonly string[] | null;
+  readonly claimNames: ClaimNames;
+  /** Where the issuer's keys are. @default the `jwks_uri` of the issuer's OpenID configuration */
+  readonly jwksUri?: string;
+  /** Scopes of which the token's `scope` (or `scp`) must carry at least one. @default none required */
+  readonly requiredScopes?: readonly string[];
+  /** How documents are fetched (tests serve them on loopback). @default aws-jwt-verify's HTTPS fetcher */
+  readonly fetcher?: Fetcher;
+}
+
+/** The signature algorithms API Gateway's JWT authorizer accepts: RSA only. */
+const acceptedAlgorithms = new Set(['RS256', 'RS384', 'RS512']);
+
+const OpenIdConfiguration = z.object({ jwks_uri: z.url() });
+
+const asList = (value: string | readonly string[] | null): readonly string[] | null =>
+  value === null ? null : typeof value === 'string' ? [value] : value;
+
+const scopesOf = (payload: JwtPayload): string[] => {
+  const value = payload.scope ?? payload.scp;
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  return typeof value === 'string' ? value.split(' ').filter((item) => item.length > 0) : [];
+};
+
+/** The checks aws-jwt-verify leaves to the caller, as API Gateway's JWT authorizer makes them. */
+const authorizerChecks =
+  (audience: readonly string[] | null, requiredScopes: readonly string[]) =>
+  ({ header, payload }: { header: { alg?: string }; payload: JwtPayload }): void => {
+    if (header.alg === undefined || !acceptedAlgorithms.has(header.alg)) throw new Error('unsupported algorithm');
+    // aws-jwt-verify checks exp when present; the authorizer requires it.
+    if (typeof payload.exp !== 'number') throw new Error('no expiry');
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000) throw new Error('issued in the future');
+    if (audience !== null) {
+      const named = payload.aud === undefined ? [payload.client_id] : [payload.aud].flat();
+      if (!named.some((value) => typeof value === 'string' && audience.includes(value))) {
+        throw new Error('not for this audience');
+      }
+    }
+    if (requiredScopes.length > 0 && !scopesOf(payload).some((scope) => requiredScopes.includes(scope))) {
+      throw new Error('no required scope');
+    }
+  };
+
+/**
+ * A bearer token to the agent it names, or null for any token that is not valid (malformed,
+ * unsigned or wrongly signed, expired or not yet valid, another issuer, audience or scope, or
+ * naming no agent). Throws nothing for a bad token; a JWKS that cannot be fetched is null too.
+ */
+export const jwtAgentAuthenticator = (options: JwtAgentAuthenticatorOptions) => {
+  const fetcher = options.fetcher ?? new SimpleFetcher();
+  const jwksCache = new SimpleJwksCache({ fetcher });
+  const fetchJson = async (uri: string): Promise<unknown> =>
+    JSON.parse(new TextDecoder().decode(await fetcher.fetch(uri)));
+  const audience = asList(options.audience);
+  const customJwtCheck = authorizerChecks(audience, options.requiredScopes ?? []);
+  // Discovery as API Gateway does it; retried on the next token after a failure.
+  let verifier: Promise<ReturnType<typeof createVerifier>> | undefined;
+  const createVerifier = (jwksUri: string) =>
+    JwtVerifier.create({ issuer: options.issuer, audience: null, jwksUri, customJwtCheck }, { jwksCache });
+  const verifierFor = () => {
+    verifier ??= (async () => {
+      if (options.jwksUri !== undefined) return createVerifier(options.jwksUri);
+      const discovery = `${options.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+      return createVerifier(OpenIdConfiguration.parse(await fetchJson(discovery)).jwks_uri);
+    })().catch((error: unknown) => {
+      verifier = undefined;
+      throw error;
+    });
+    return verifier;
+  };
+  return async (token: string): Promise<AgentIdentity | null> => {
+    try {
+      const payload = await (await verifierFor()).verify(token);
+      return agentFromClaims(payload, options.claimNames);
+    } catch {
+      return null;
+    }
+  };
+};
