@@ -5,8 +5,6 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { z } from 'zod';
 import { agentFromClaims, type ClaimNames } from '../shared/auth/agent.js';
-import { systemClock } from '../shared/clock.js';
-import { uuidV7Ids } from '../shared/ids.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
 import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
 import {
@@ -16,8 +14,7 @@ import {
   maxRequestBodyBytes,
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
-import { controlPlaneFor, customerUrlFor, sealerFor, serviceLogger, systemClient } from './commons/aws.js';
-import { approvalRunsFor, executionStoreFor } from './commons/aws-store.js';
+import { agentServicesFor, serviceLogger } from './commons/aws.js';
 import { processApprovalEnvironment } from './commons/environment.js';
 import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
 import { lazyHandler } from './commons/lazy-handler.js';
@@ -79,17 +76,7 @@ export const handler = lazyHandler(() => {
   const environment = processApprovalEnvironment();
   const logger = serviceLogger('mcp');
   return createMcpFunction({
-    services: {
-      store: executionStoreFor(environment),
-      ids: uuidV7Ids,
-      clock: systemClock,
-      controlPlane: controlPlaneFor(environment, logger),
-      sealer: sealerFor(environment),
-      systems: systemClient(),
-      log: logger,
-      approvalRuns: approvalRunsFor(environment),
-      customerUrl: customerUrlFor(environment),
-    },
+    services: agentServicesFor(environment, logger),
     logger,
     claimNames: {
       agent: environment.AGENT_CLAIM,

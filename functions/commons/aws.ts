@@ -11,8 +11,10 @@ import { systemClock } from '../../shared/clock.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
+import { uuidV7Ids } from '../../shared/ids.js';
 import type { SystemClient } from '../../shared/invoke/system-client.js';
 import type { Sealer } from '../../shared/sealing.js';
+import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import type { HeldCallStepsDeps } from '../../shared/use-cases/held-call-steps.js';
 import type { RecoveryDeps } from '../../shared/use-cases/recovery.js';
 import { approvalRunsFor, documentClient, executionStoreFor } from './aws-store.js';
@@ -91,4 +93,17 @@ export const recoveryServicesFor = (environment: ApprovalEnvironment, logger: Lo
   controlPlane: controlPlaneFor(environment, logger),
   sealer: sealerFor(environment),
   approvalRuns: approvalRunsFor(environment),
+});
+
+/** What the agents' fronts need (the MCP function, and the gRPC service's container). */
+export const agentServicesFor = (environment: ApprovalEnvironment, logger: Logger): CallToolDeps => ({
+  store: executionStoreFor(environment),
+  ids: uuidV7Ids,
+  clock: systemClock,
+  controlPlane: controlPlaneFor(environment, logger),
+  sealer: sealerFor(environment),
+  systems: systemClient(),
+  log: logger,
+  approvalRuns: approvalRunsFor(environment),
+  customerUrl: customerUrlFor(environment),
 });

@@ -3,19 +3,11 @@
 // AWS adapters as the MCP function, agents' bearer JWTs verified in process as API Gateway's
 // authorizer verifies them, plain HTTP/2 on GRPC_PORT (the load balancer ends TLS), and a drain on
 // SIGTERM within the task's stop timeout.
-import {
-  controlPlaneFor,
-  customerUrlFor,
-  sealerFor,
-  serviceLogger,
-  systemClient,
-} from '../../functions/commons/aws.js';
-import { approvalRunsFor, executionStoreFor } from '../../functions/commons/aws-store.js';
+import { agentServicesFor, serviceLogger } from '../../functions/commons/aws.js';
 import { processGrpcEnvironment } from '../../functions/commons/environment.js';
 import { jwtAgentAuthenticator } from '../../shared/adapters/jwt-agent-authenticator.js';
 import { systemClock } from '../../shared/clock.js';
 import { startGrpcGateway } from '../../shared/grpc/gateway.js';
-import { uuidV7Ids } from '../../shared/ids.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 
 const environment = processGrpcEnvironment();
@@ -24,17 +16,7 @@ const logger = serviceLogger('grpc');
 const gateway = await startGrpcGateway({
   host: '0.0.0.0',
   port: environment.GRPC_PORT,
-  services: {
-    store: executionStoreFor(environment),
-    ids: uuidV7Ids,
-    clock: systemClock,
-    controlPlane: controlPlaneFor(environment, logger),
-    sealer: sealerFor(environment),
-    systems: systemClient(),
-    log: logger,
-    approvalRuns: approvalRunsFor(environment),
-    customerUrl: customerUrlFor(environment),
-  },
+  services: agentServicesFor(environment, logger),
   authenticate: jwtAgentAuthenticator({
     issuer: environment.AGENT_JWT_ISSUER,
     audience: environment.AGENT_JWT_AUDIENCE,
