@@ -8,7 +8,7 @@ import type { Execution } from '../executions/execution.js';
 import { hiddenSecretsOf } from '../secret-pointers.js';
 import type { CustomerRefusal } from '../use-cases/customer-decisions.js';
 import { argumentsTable, argumentValue, visibleText } from './arguments-view.js';
-import { documentPage } from './document.js';
+import { documentPage, passwordSignInForm } from './document.js';
 import { type Html, html } from './html.js';
 import { timeLeft } from './pages.js';
 import { customerPaths } from './paths.js';
@@ -124,15 +124,7 @@ export const customerSignInPage = (
     html`<h1>Sign in to see the request</h1>
 <p>To make sure it is you, sign in every time you open a request. You stay signed in for this request only, until you answer it.</p>
 ${options.error === null ? '' : html`<p class="flash error" role="alert">${options.error}</p>`}
-<form class="sign-in" method="post" action="${customerPaths.signIn}">
-<input type="hidden" name="csrf" value="${options.csrf}">
-<input type="hidden" name="next" value="${options.next}">
-<label for="customer">Customer id</label>
-<input id="customer" name="customer" autocomplete="username" required maxlength="64">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
-<button type="submit">Sign in</button>
-</form>`,
+${passwordSignInForm({ action: customerPaths.signIn, csrf: options.csrf, next: options.next, idName: 'customer', idLabel: 'Customer id' })}`,
   );
 
 export const customerMessagePage = (

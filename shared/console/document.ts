@@ -26,3 +26,22 @@ ${body}
 </body>
 </html>
 `.text;
+
+/** The password sign-in form of the local runtime (approvers and customers), with its CSRF token. */
+export const passwordSignInForm = (form: {
+  readonly action: string;
+  readonly csrf: string;
+  readonly next: string;
+  /** The id field's name and label: `approver` / "Approver id", `customer` / "Customer id". */
+  readonly idName: string;
+  readonly idLabel: string;
+}): Html =>
+  html`<form class="sign-in" method="post" action="${form.action}">
+<input type="hidden" name="csrf" value="${form.csrf}">
+<input type="hidden" name="next" value="${form.next}">
+<label for="${form.idName}">${form.idLabel}</label>
+<input id="${form.idName}" name="${form.idName}" autocomplete="username" required maxlength="64">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
+<button type="submit">Sign in</button>
+</form>`;

@@ -5,7 +5,7 @@ import type { Execution } from '../executions/execution.js';
 import type { DecisionRefusal, RecentCall } from '../use-cases/approver-decisions.js';
 import { maxNoteLength } from '../use-cases/approver-decisions.js';
 import { argumentsTable, visibleText } from './arguments-view.js';
-import { documentPage } from './document.js';
+import { documentPage, passwordSignInForm } from './document.js';
 import { type Html, html } from './html.js';
 import { consolePaths } from './paths.js';
 
@@ -214,15 +214,7 @@ export const signInPage = (
     'Sign in',
     html`<h1>Sign in to decide held calls</h1>
 ${options.error === null ? '' : html`<p class="flash error" role="alert">${options.error}</p>`}
-<form class="sign-in" method="post" action="${consolePaths.signIn}">
-<input type="hidden" name="csrf" value="${options.csrf}">
-<input type="hidden" name="next" value="${options.next}">
-<label for="approver">Approver id</label>
-<input id="approver" name="approver" autocomplete="username" required maxlength="64">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
-<button type="submit">Sign in</button>
-</form>`,
+${passwordSignInForm({ action: consolePaths.signIn, csrf: options.csrf, next: options.next, idName: 'approver', idLabel: 'Approver id' })}`,
   );
 
 export const messagePage = (context: PageContext, title: string, text: string): string =>

@@ -10,7 +10,7 @@ import type { Execution } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import type { Log } from '../log.js';
-import { openExecutions, pushDecision, settleOverdue } from './held-calls.js';
+import { decisionRecorded, openExecutions, settleOverdue } from './held-calls.js';
 import type { CallStep } from './run-once.js';
 
 export interface DecisionDeps {
@@ -177,13 +177,7 @@ export const decide = async (
       execution: current,
     };
   }
-  deps.probe?.('decided', execution.execution_id);
-  deps.log.info('held call decided', {
-    execution_id: execution.execution_id,
-    outcome: decided.execution.status,
-    approver: approver.id,
-  });
-  await pushDecision(deps, decided.execution);
+  await decisionRecorded(deps, decided.execution, 'held call decided', { approver: approver.id });
   return { kind: 'decided', execution: decided.execution };
 };
 

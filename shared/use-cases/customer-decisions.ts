@@ -10,7 +10,7 @@ import type { Execution } from '../executions/execution.js';
 import { heldAfter } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import type { DecisionDeps } from './approver-decisions.js';
-import { pushDecision, settleOverdue } from './held-calls.js';
+import { decisionRecorded, settleOverdue } from './held-calls.js';
 
 export type CustomerRefusal =
   /** No such call, or not one made for this customer: both look the same from outside. */
@@ -125,12 +125,6 @@ export const customerAnswer = async (
     const current = heldAfter(decided, execution);
     return { kind: 'refused', reason: lostTo(customer, current, now), execution: current };
   }
-  deps.probe?.('decided', execution.execution_id);
-  deps.log.info('customer answered a held call', {
-    execution_id: execution.execution_id,
-    outcome: decided.execution.status,
-    customer: customer.id,
-  });
-  await pushDecision(deps, decided.execution);
+  await decisionRecorded(deps, decided.execution, 'customer answered a held call', { customer: customer.id });
   return { kind: 'answered', execution: decided.execution };
 };

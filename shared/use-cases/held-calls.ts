@@ -71,6 +71,25 @@ export const pushDecision = async (
 };
 
 /**
+ * After a decision was recorded (by staff or by the customer): the probe is told, the log says who
+ * decided how, and the decision is handed to the waiting approval run.
+ */
+export const decisionRecorded = async (
+  deps: {
+    readonly approvalRuns: ApprovalRuns;
+    readonly log: Log;
+    readonly probe?: (step: 'decided', executionId: string) => void;
+  },
+  decided: Execution,
+  message: string,
+  by: Record<string, string>,
+): Promise<void> => {
+  deps.probe?.('decided', decided.execution_id);
+  deps.log.info(message, { execution_id: decided.execution_id, outcome: decided.status, ...by });
+  await pushDecision(deps, decided);
+};
+
+/**
  * A call's overdue state settled on sight: a pending call past its approval time (and a grace for
  * the approval run's own timer) expires; a claim past its deadline is settled by the claim rules.
  */
