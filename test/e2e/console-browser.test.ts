@@ -4,27 +4,27 @@
 // call nobody decides in time expires without reaching the ERP; an approver of another group
 // neither sees nor opens the call.
 // One long file: its four flows share one runtime process, one browser and one demo ERP, started once.
-import { cp, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoErp, demoErpApiKey, startDemoErp } from '../../examples/erp/server.js';
 import { contentSecurityPolicy } from '../../functions/console.js';
-import { projectPath } from '../../infra/paths.js';
-import { ResultObject } from '../../shared/result.js';
 import { launchChromium, openPage } from '../support/browser.js';
+import {
+  callOn,
+  type DemoGateway,
+  startDemoGateway,
+  statusBecomes,
+  statusOf,
+  stopDemoGateway,
+} from '../support/demo-gateways.js';
 import { verifies } from '../support/requirements.js';
-import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
+import { demoTokens, temporaryFolder } from '../support/runtime-process.js';
 
 const finance = { id: 'finance-approver', password: 'demo-finance-password' };
 const operations = { id: 'operations-approver', password: 'demo-operations-password' };
 const createTool = 'erp.purchase_orders.create';
 
-interface Gateway {
-  readonly runtime: RuntimeProcess;
-  readonly client: Client;
-}
+type Gateway = DemoGateway;
 
 let erp: DemoErp;
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
@@ -36,24 +36,18 @@ let hurried: Gateway;
 const gateways: Gateway[] = [];
 
 const startGateway = async (name: string, approvalTime: string): Promise<Gateway> => {
-  const org = join(folder.path, name);
-  await cp(projectPath('examples'), org, { recursive: true });
-  const configFile = join(org, 'gateway.config.yaml');
-  const text = await readFile(configFile, 'utf8');
-  expect(text).toContain('approval_time: 24h');
-  await writeFile(configFile, text.replace('approval_time: 24h', `approval_time: ${approvalTime}`));
-  const runtime = await startRuntimeProcess(
-    ['--data-dir', join(folder.path, `${name}-data`), '--no-demo-erp', '--config', configFile],
-    { DEMO_ERP_URL: erp.url },
-  );
-  const client = new Client({ name: 'console-browser-e2e', version: '1.0.0' });
-  const gateway = { runtime, client };
+  const gateway = await startDemoGateway({
+    folder: folder.path,
+    name,
+    erpUrl: erp.url,
+    token: demoTokens.procurement,
+    clientName: 'console-browser-e2e',
+    configure: (text) => {
+      expect(text).toContain('approval_time: 24h');
+      return text.replace('approval_time: 24h', `approval_time: ${approvalTime}`);
+    },
+  });
   gateways.push(gateway);
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(runtime.mcpUrl), {
-      requestInit: { headers: { Authorization: `Bearer ${demoTokens.procurement}` } },
-    }),
-  );
   return gateway;
 };
 
@@ -74,34 +68,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  for (const gateway of gateways) {
-    await gateway.client.close().catch(() => undefined);
-    await gateway.runtime.stop();
-  }
+  for (const gateway of gateways) await stopDemoGateway(gateway);
   await erp?.close();
   await folder?.remove();
 });
 
-const call = async (gateway: Gateway, name: string, args: Record<string, unknown>) =>
-  ResultObject.parse((await gateway.client.callTool({ name, arguments: args })).structuredContent);
-
-const statusOf = (gateway: Gateway, executionId: string) =>
-  call(gateway, 'get_execution_status', { execution_id: executionId });
-
-/** Asks for the status every 100 ms until it is `status` (or a minute has passed: a bound for a stuck run, not a speed test) and answers the last one. */
-const statusBecomes = async (gateway: Gateway, executionId: string, status: string) => {
-  const deadline = Date.now() + 60_000;
-  let last = await statusOf(gateway, executionId);
-  while (last.status !== status && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    last = await statusOf(gateway, executionId);
-  }
-  return last;
-};
-
 /** The agent's purchase order of 1500: the policy holds it for the finance group. */
 const heldOrder = async (gateway: Gateway, description: string) => {
-  const result = await call(gateway, createTool, {
+  const result = await callOn(gateway, createTool, {
     vendor_id: 'V-100',
     amount: '1500',
     currency: 'EUR',

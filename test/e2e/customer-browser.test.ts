@@ -4,18 +4,21 @@
 // or declines; another customer and the finance approver's own session cannot answer it; a call
 // nobody answers in time expires. The demo ERP counts what reached it.
 // One long file: its flows share one runtime process per approval time, one browser and one ERP.
-import { cp, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { contentSecurityPolicy } from '../../functions/console.js';
-import { projectPath } from '../../infra/paths.js';
-import { ResultObject } from '../../shared/result.js';
 import { launchChromium, openPage } from '../support/browser.js';
+import {
+  callOn,
+  type DemoGateway,
+  startDemoGateway,
+  statusBecomes,
+  statusOf,
+  stopDemoGateway,
+} from '../support/demo-gateways.js';
 import { verifies } from '../support/requirements.js';
-import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
+import { demoTokens, temporaryFolder } from '../support/runtime-process.js';
 
 const dana = { id: 'customer-1042', password: 'demo-customer-password' };
 /** A second customer, added to the demo configuration for this test. */
@@ -25,11 +28,8 @@ const refundTool = 'erp.refunds.create';
 const waitingForCustomer =
   'Waiting for the customer: ask them to open approval_url and confirm. Then check with the status tool.';
 
-interface Gateway {
-  readonly runtime: RuntimeProcess;
-  /** The support agent, acting for customer-1042. */
-  readonly client: Client;
-}
+/** The support agent's gateway (its client acts for customer-1042). */
+type Gateway = DemoGateway;
 
 let erp: DemoErp;
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
@@ -41,33 +41,24 @@ let hurried: Gateway;
 const gateways: Gateway[] = [];
 
 const startGateway = async (name: string, approvalTime: string): Promise<Gateway> => {
-  const org = join(folder.path, name);
-  await cp(projectPath('examples'), org, { recursive: true });
-  const configFile = join(org, 'gateway.config.yaml');
-  const text = await readFile(configFile, 'utf8');
-  expect(text).toContain('approval_time: 24h');
-  expect(text).toContain('customers:\n');
-  await writeFile(
-    configFile,
-    text
-      .replace('approval_time: 24h', `approval_time: ${approvalTime}`)
-      .replace(
-        'customers:\n',
-        `customers:\n  - id: ${omar.id}\n    name: Omar Other\n    password: ${omar.password}\n`,
-      ),
-  );
-  const runtime = await startRuntimeProcess(
-    ['--data-dir', join(folder.path, `${name}-data`), '--no-demo-erp', '--config', configFile],
-    { DEMO_ERP_URL: erp.url },
-  );
-  const client = new Client({ name: 'customer-browser-e2e', version: '1.0.0' });
-  const gateway = { runtime, client };
+  const gateway = await startDemoGateway({
+    folder: folder.path,
+    name,
+    erpUrl: erp.url,
+    token: demoTokens.support,
+    clientName: 'customer-browser-e2e',
+    configure: (text) => {
+      expect(text).toContain('approval_time: 24h');
+      expect(text).toContain('customers:\n');
+      return text
+        .replace('approval_time: 24h', `approval_time: ${approvalTime}`)
+        .replace(
+          'customers:\n',
+          `customers:\n  - id: ${omar.id}\n    name: Omar Other\n    password: ${omar.password}\n`,
+        );
+    },
+  });
   gateways.push(gateway);
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(runtime.mcpUrl), {
-      requestInit: { headers: { Authorization: `Bearer ${demoTokens.support}` } },
-    }),
-  );
   return gateway;
 };
 
@@ -86,34 +77,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  for (const gateway of gateways) {
-    await gateway.client.close().catch(() => undefined);
-    await gateway.runtime.stop();
-  }
+  for (const gateway of gateways) await stopDemoGateway(gateway);
   await erp?.close();
   await folder?.remove();
 });
 
-const call = async (gateway: Gateway, name: string, args: Record<string, unknown>) =>
-  ResultObject.parse((await gateway.client.callTool({ name, arguments: args })).structuredContent);
-
-const statusOf = (gateway: Gateway, executionId: string) =>
-  call(gateway, 'get_execution_status', { execution_id: executionId });
-
-/** Asks for the status every 100 ms until it is `status` (a minute at most: a bound for a stuck run). */
-const statusBecomes = async (gateway: Gateway, executionId: string, status: string) => {
-  const deadline = Date.now() + 60_000;
-  let last = await statusOf(gateway, executionId);
-  while (last.status !== status && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    last = await statusOf(gateway, executionId);
-  }
-  return last;
-};
-
 /** The support agent's refund for customer-1042: held for the customer (and finance above 500). */
 const heldRefund = async (gateway: Gateway, amount: string, reason: string) => {
-  const result = await call(gateway, refundTool, {
+  const result = await callOn(gateway, refundTool, {
     order_reference: 'SO-2024-0042',
     amount,
     currency: 'EUR',
