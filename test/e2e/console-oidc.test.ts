@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { contentSecurityPolicy, createConsoleFunction } from '../../functions/console.js';
@@ -23,7 +23,8 @@ import { stylesheetPath } from '../../shared/console/style.js';
 import { ResultObject } from '../../shared/result.js';
 import { decidableBy } from '../../shared/use-cases/approver-decisions.js';
 import { type ApprovalOrg, approvalOrg } from '../support/approval-org.js';
-import { launchChromium, openPage } from '../support/browser.js';
+import { launchChromium, openProviderPage, shows } from '../support/browser.js';
+import { untilStatus } from '../support/demo-gateways.js';
 import {
   authorizationResponse,
   type OidcAccounts,
@@ -190,29 +191,8 @@ const heldOrder = async (description: string): Promise<string> => {
 };
 
 /** Asks for the status every 100 ms until it is `status` (or a minute has passed: a bound for a stuck run, not a speed test) and answers the last one. */
-const statusBecomes = async (executionId: string, status: string) => {
-  const deadline = Date.now() + 60_000;
-  let last = await call('get_execution_status', { execution_id: executionId });
-  while (last.status !== status && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    last = await call('get_execution_status', { execution_id: executionId });
-  }
-  return last;
-};
-
-/** Waits (5 s at most) for `locator`; when it does not come, fails with the page the browser shows instead. */
-const shows = async (page: Page, locator: Locator, what: string) => {
-  try {
-    await locator.first().waitFor({ timeout: 5_000 });
-  } catch {
-    const text =
-      (await page
-        .locator('body')
-        .textContent()
-        .catch(() => null)) ?? '';
-    throw new Error(`Expected ${what}; the browser is at ${page.url()} showing:\n${text.slice(0, 1_000)}`);
-  }
-};
+const statusBecomes = (executionId: string, status: string) =>
+  untilStatus(() => call('get_execution_status', { execution_id: executionId }), status);
 
 /**
  * On the provider's sign-in page (where the console sent the browser): signs in as `login`,
@@ -233,17 +213,7 @@ const signInAtProvider = async (page: Page, login: keyof typeof accounts) => {
   expect(new URL(page.url()).origin).toBe(consoleApp.base);
 };
 
-/**
- * A fresh browser context and page (see openPage). The provider's development pages link a web
- * font from Google; it is answered with an empty stylesheet so the tests never leave loopback.
- */
-const openBrowserPage = async () => {
-  const opened = await openPage(browser);
-  await opened.context.route('https://fonts.googleapis.com/**', (route) =>
-    route.fulfill({ status: 200, contentType: 'text/css', body: '' }),
-  );
-  return opened;
-};
+const openBrowserPage = () => openProviderPage(browser);
 
 const inboxLink = (executionId: string) => `a[href="/console/executions/${executionId}"]`;
 

@@ -8,7 +8,7 @@
 // One long file: the provider, the console front, the runtime and the browser start once for all its flows and refusals.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { contentSecurityPolicy, createConsoleFunction } from '../../functions/console.js';
@@ -19,7 +19,8 @@ import { projectPath } from '../../infra/paths.js';
 import { authTimeSkewMs, CustomerOidcSignIn, OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
 import { HmacSessionSigner, randomToken } from '../../shared/console/session.js';
 import { ResultObject } from '../../shared/result.js';
-import { launchChromium, openPage } from '../support/browser.js';
+import { launchChromium, openProviderPage, shows } from '../support/browser.js';
+import { untilStatus } from '../support/demo-gateways.js';
 import {
   authorizationResponse,
   type OidcAccounts,
@@ -167,38 +168,10 @@ const heldRefund = async (reason: string) => {
   return { executionId, page: `${base}${path}` };
 };
 
-const statusBecomes = async (executionId: string, status: string) => {
-  const deadline = Date.now() + 60_000;
-  let last = await call('get_execution_status', { execution_id: executionId });
-  while (last.status !== status && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    last = await call('get_execution_status', { execution_id: executionId });
-  }
-  return last;
-};
+const statusBecomes = (executionId: string, status: string) =>
+  untilStatus(() => call('get_execution_status', { execution_id: executionId }), status);
 
-/** Waits (5 s at most) for `locator`; when it does not come, fails with the page the browser shows instead. */
-const shows = async (page: Page, locator: Locator, what: string) => {
-  try {
-    await locator.first().waitFor({ timeout: 5_000 });
-  } catch {
-    const text =
-      (await page
-        .locator('body')
-        .textContent()
-        .catch(() => null)) ?? '';
-    throw new Error(`Expected ${what}; the browser is at ${page.url()} showing:\n${text.slice(0, 1_000)}`);
-  }
-};
-
-/** The provider's development pages link a web font; it is answered empty so tests never leave loopback. */
-const openBrowserPage = async () => {
-  const opened = await openPage(browser);
-  await opened.context.route('https://fonts.googleapis.com/**', (route) =>
-    route.fulfill({ status: 200, contentType: 'text/css', body: '' }),
-  );
-  return opened;
-};
+const openBrowserPage = () => openProviderPage(browser);
 
 /** On the provider's sign-in page: signs in as `login`, consents if asked, and waits to be back on the call. */
 const signInAtProvider = async (page: Page, login: keyof typeof accounts) => {

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import sparticuz from '@sparticuz/chromium';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { z } from 'zod';
 import { projectPath } from '../../infra/paths.js';
 
@@ -146,4 +146,32 @@ export const openPage = async (
     }
   });
   return { context, page, problems };
+};
+
+/** Waits (5 s at most) for `locator`; when it does not come, fails with the page the browser shows instead. */
+export const shows = async (page: Page, locator: Locator, what: string): Promise<void> => {
+  try {
+    await locator.first().waitFor({ timeout: 5_000 });
+  } catch {
+    const text =
+      (await page
+        .locator('body')
+        .textContent()
+        .catch(() => null)) ?? '';
+    throw new Error(`Expected ${what}; the browser is at ${page.url()} showing:\n${text.slice(0, 1_000)}`);
+  }
+};
+
+/**
+ * A page for flows through the OpenID Connect provider used in tests: its development pages link a
+ * web font from Google, answered here with an empty stylesheet so the tests never leave loopback.
+ */
+export const openProviderPage = async (
+  browser: Browser,
+): Promise<{ context: BrowserContext; page: Page; problems: PageProblems }> => {
+  const opened = await openPage(browser);
+  await opened.context.route('https://fonts.googleapis.com/**', (route) =>
+    route.fulfill({ status: 200, contentType: 'text/css', body: '' }),
+  );
+  return opened;
 };

@@ -61,13 +61,17 @@ export const callOn = async (gateway: DemoGateway, name: string, args: Record<st
 export const statusOf = (gateway: DemoGateway, executionId: string) =>
   callOn(gateway, 'get_execution_status', { execution_id: executionId });
 
-/** Asks for the status every 100 ms until it is `status` (a minute at most: a bound for a stuck run) and answers the last one. */
-export const statusBecomes = async (gateway: DemoGateway, executionId: string, status: string) => {
+/** Reads a call's result object every 100 ms until its status is `status` (a minute at most: a bound for a stuck run) and answers the last one. */
+export const untilStatus = async (read: () => Promise<ResultObject>, status: string): Promise<ResultObject> => {
   const deadline = Date.now() + 60_000;
-  let last = await statusOf(gateway, executionId);
+  let last = await read();
   while (last.status !== status && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    last = await statusOf(gateway, executionId);
+    last = await read();
   }
   return last;
 };
+
+/** Asks the gateway for the call's status until it is `status` (see untilStatus). */
+export const statusBecomes = (gateway: DemoGateway, executionId: string, status: string) =>
+  untilStatus(() => statusOf(gateway, executionId), status);
