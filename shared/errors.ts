@@ -52,6 +52,10 @@ export const resultCodes = {
   redirect_refused: { meaning: 'The system answered with a redirect, which the gateway never follows.', message: null },
   response_too_large: { meaning: "The system's answer exceeded the response-size cap.", message: null },
   unreadable_response: { meaning: "The system's answer could not be read as the operation promised.", message: null },
+  tool_error: {
+    meaning: "The MCP server's tool reported a failure (isError) without a short machine code of its own.",
+    message: null,
+  },
   interrupted: {
     meaning: 'The gateway stopped between sending a write and recording its outcome.',
     message: null,
@@ -112,6 +116,12 @@ export const systemCode = (raw: string): SystemCode | null => {
 
 /** The code of a system's answer with this HTTP status and no usable code of its own. */
 export const httpStatusCode = (status: number): SystemCode => `http_${Math.trunc(status)}` as SystemCode;
+
+/**
+ * A JSON-RPC error relayed from an MCP server, by its number: `mcp_-32601` (no such tool),
+ * `mcp_-32602` (the arguments were wrong), or the server's own code. Its message never passes.
+ */
+export const mcpErrorCode = (code: number): SystemCode => `mcp_${Math.trunc(code)}` as SystemCode;
 
 /** Every code an execution may carry. */
 export type ExecutionCode = ResultCode | SystemCode;
@@ -196,14 +206,17 @@ const outcomeMessages = {
   unusable: 'The system gave no usable answer; nothing needs undoing, and the call can be tried again.',
 } as const;
 
-/** The message of a system call's outcome: none on success; a refusal for a 4xx answer. */
+/** The message of a system call's outcome: none on success; a refusal for a 4xx answer or a tool's refusal. */
 export const outcomeMessage = (outcome: {
   readonly status: 'succeeded' | 'failed' | 'unknown';
   readonly httpStatus: number | null;
+  /** The system answered that it would not do it (an MCP tool's isError, a JSON-RPC error). */
+  readonly refused?: boolean;
 }): string | null => {
   if (outcome.status === 'succeeded') return null;
   if (outcome.status === 'unknown') return outcomeMessages.unknown;
-  return outcome.httpStatus !== null && outcome.httpStatus >= 400 && outcome.httpStatus < 500
+  return outcome.refused === true ||
+    (outcome.httpStatus !== null && outcome.httpStatus >= 400 && outcome.httpStatus < 500)
     ? outcomeMessages.refused
     : outcomeMessages.unusable;
 };

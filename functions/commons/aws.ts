@@ -5,6 +5,7 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
 import { EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { KmsSealer } from '../../shared/adapters/kms-sealer.js';
+import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { systemClock } from '../../shared/clock.js';
@@ -13,6 +14,7 @@ import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import type { SystemClient } from '../../shared/invoke/system-client.js';
+import type { ToolServerClient } from '../../shared/invoke/tool-server.js';
 import type { Sealer } from '../../shared/sealing.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import type { HeldCallStepsDeps } from '../../shared/use-cases/held-call-steps.js';
@@ -42,6 +44,13 @@ let systems: SystemClient | undefined;
 export const systemClient = (): SystemClient => {
   systems ??= new UndiciSystemClient();
   return systems;
+};
+
+let toolServers: ToolServerClient | undefined;
+/** One tool-server client per container: connections to MCP servers are reused across calls. */
+export const toolServerClient = (): ToolServerClient => {
+  toolServers ??= new ToolServers();
+  return toolServers;
 };
 
 /** Customer links (approval_url): the public URL when one is set, else the API's own. */
@@ -75,6 +84,7 @@ export const heldCallStepsServicesFor = (environment: ApprovalEnvironment, logge
     store: executionStoreFor(environment),
     clock: systemClock,
     systems: systemClient(),
+    toolServers: toolServerClient(),
     log: logger,
     controlPlane,
     sealer: sealerFor(environment),
@@ -89,6 +99,7 @@ export const recoveryServicesFor = (environment: ApprovalEnvironment, logger: Lo
   store: executionStoreFor(environment),
   clock: systemClock,
   systems: systemClient(),
+  toolServers: toolServerClient(),
   log: logger,
   controlPlane: controlPlaneFor(environment, logger),
   sealer: sealerFor(environment),
@@ -103,6 +114,7 @@ export const agentServicesFor = (environment: ApprovalEnvironment, logger: Logge
   controlPlane: controlPlaneFor(environment, logger),
   sealer: sealerFor(environment),
   systems: systemClient(),
+  toolServers: toolServerClient(),
   log: logger,
   approvalRuns: approvalRunsFor(environment),
   customerUrl: customerUrlFor(environment),

@@ -18,6 +18,7 @@ import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
+import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { agentFromClaims, defaultClaimNames } from '../../shared/auth/agent.js';
@@ -218,12 +219,15 @@ export const startLocalRuntime = async (
     // Links in notifications name the console; the front's port is known once it listens.
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
     const approvalsLogger = logger('approvals');
+    const toolServers = new ToolServers();
+    cleanups.push(() => toolServers.close());
     const services: ApprovalServices = {
       store,
       clock: systemClock,
       controlPlane,
       sealer: new AesSealer(dataKey),
       systems: new UndiciSystemClient(),
+      toolServers,
       log: logger('calls'),
       approvalRuns: new StepFunctionsApprovalRuns(sfnClient, stepFunctions.stateMachineArn),
       notifier: new Notifiers(

@@ -5,7 +5,7 @@
 // Long: the canonical form is one walk over the schema and the value; its steps (text, amounts,
 // identifiers, path values, validation) share that walk.
 import { inPlace, memberSchemas } from '../catalog/schema-walk.js';
-import { type CatalogTool, isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
+import { type CatalogTool, fieldBindings, isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
 import { headerValueMessage, printableHeaderValue } from '../invoke/headers.js';
 import { headerText, unsafePathValue } from '../invoke/parameter-values.js';
@@ -226,7 +226,7 @@ const dedupe = (errors: InputError[]): InputError[] => {
 const issueError = (issue: ArgumentIssue): InputError => error(issue.path, issue.code);
 
 export const canonicalizeArguments = (
-  tool: Pick<CatalogTool, 'inputSchema'> & Partial<Pick<CatalogTool, 'fields'>>,
+  tool: Pick<CatalogTool, 'inputSchema'> & Partial<Pick<CatalogTool, 'target'>>,
   input: StrictArguments,
 ): Canonicalization => {
   const schema = tool.inputSchema;
@@ -243,7 +243,7 @@ export const canonicalizeArguments = (
   const canonical = canonicalValue(value, schema, '', walk);
   if (!isJsonObject(canonical)) return { ok: false, errors: [error('', 'not_an_object')] };
   // A path value of "." or ".." would move the call to another path of the system.
-  for (const binding of tool.fields ?? []) {
+  for (const binding of fieldBindings(tool)) {
     const value =
       binding.in === 'path' && Object.hasOwn(canonical, binding.field) ? canonical[binding.field] : undefined;
     if (typeof value === 'string' && unsafePathValue(value)) {
@@ -258,7 +258,7 @@ export const canonicalizeArguments = (
   }
   // A header value goes on the wire as it is: printable ASCII only (no line breaks to smuggle
   // headers, nothing a system would decode differently from what the approver saw).
-  for (const binding of tool.fields ?? []) {
+  for (const binding of fieldBindings(tool)) {
     if (binding.in !== 'header' || !Object.hasOwn(canonical, binding.field)) continue;
     if (!printableHeaderValue(headerText(canonical[binding.field]))) {
       problems.push(error(jsonPointer([binding.field]), 'invalid_format', headerValueMessage));

@@ -3,7 +3,7 @@
 //
 // Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
-import type { ResolvedSystem } from '../config/load.js';
+import type { ResolvedOpenApiSystem } from '../config/load.js';
 import { headerParameterRule } from '../invoke/headers.js';
 import { normalizeOperationId, toolName } from './naming.js';
 import type { OperationSpec, ParameterSpec } from './operations.js';
@@ -167,7 +167,7 @@ const adminInput = (operation: OperationSpec): InputShape | string => {
 };
 
 export const buildSystemTools = (
-  system: ResolvedSystem,
+  system: ResolvedOpenApiSystem,
   systemIndex: number,
   operations: readonly OperationSpec[],
 ): SystemTools => {
@@ -256,9 +256,7 @@ export const buildSystemTools = (
         openWorldHint: true,
       },
       access,
-      method: operation.method,
-      path: operation.path,
-      fields: shape.fields,
+      target: { kind: 'http', method: operation.method, path: operation.path, fields: shape.fields },
       responseSchema,
     });
   }

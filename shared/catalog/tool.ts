@@ -1,5 +1,5 @@
-// A catalog tool: one operation of one system, as agents see it (name, schema, annotations) and as
-// the gateway calls it (method, path, where each input field goes).
+// A catalog tool: one tool of one system, as agents see it (name, schema, annotations) and as the
+// gateway calls it (an HTTP operation's method, path and field bindings, or a tool server's name).
 
 export type JsonObject = { [key: string]: unknown };
 
@@ -16,6 +16,27 @@ export interface FieldBinding {
 }
 
 export type Access = 'read' | 'write';
+
+/** An operation of an HTTP system: where each input field travels. */
+export interface HttpTarget {
+  readonly kind: 'http';
+  readonly method: string;
+  /** Path template under the system's base URL, e.g. /purchase-orders/{id}. */
+  readonly path: string;
+  readonly fields: readonly FieldBinding[];
+}
+
+/** A tool of an MCP server (behind a call-tool proxy or spoken to directly), by its own name there. */
+export interface ToolServerTarget {
+  readonly kind: 'tool-server';
+  readonly name: string;
+}
+
+export type ToolTarget = HttpTarget | ToolServerTarget;
+
+/** The wire bindings of a tool's input fields (none for a tool server: arguments travel whole). */
+export const fieldBindings = (tool: { readonly target?: ToolTarget | undefined }): readonly FieldBinding[] =>
+  tool.target?.kind === 'http' ? tool.target.fields : [];
 
 /** Schema keywords the gateway sets on input properties to mark how it treats them. */
 export const marks = {
@@ -42,10 +63,8 @@ export interface CatalogTool {
   readonly inputSchema: JsonObject;
   readonly annotations: ToolAnnotations;
   readonly access: Access;
-  readonly method: string;
-  /** Path template under the system's base URL, e.g. /purchase-orders/{id}. */
-  readonly path: string;
-  readonly fields: readonly FieldBinding[];
+  /** How the gateway reaches the tool: an HTTP operation, or a tool on an MCP server. */
+  readonly target: ToolTarget;
   /** Schema of a successful answer, when the source gives one (used to find secret fields). */
   readonly responseSchema: JsonObject | null;
 }

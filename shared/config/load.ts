@@ -6,7 +6,15 @@
 // they share the problem list and line map that make every message point at its line.
 import { isMap, isNode, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { type Credentials, GatewayConfig, type SecretRef, type System } from './schema.js';
+import {
+  type CallToolSystem,
+  type Credentials,
+  GatewayConfig,
+  type McpSystem,
+  type OpenApiSystem,
+  type SecretRef,
+  type System,
+} from './schema.js';
 
 export interface ConfigProblem {
   readonly file: string;
@@ -40,10 +48,43 @@ export type ResolvedCredentials =
   | { readonly type: 'api_key'; readonly header: string; readonly value: string }
   | { readonly type: 'basic'; readonly username: string; readonly password: string };
 
-export interface ResolvedSystem extends Omit<System, 'base_url' | 'credentials'> {
+export type ResolvedMcpCredentials =
+  | ResolvedCredentials
+  | {
+      readonly type: 'oauth_client_credentials';
+      readonly token_url: string | null;
+      readonly client_id: string;
+      readonly client_secret: string;
+      readonly scope: string | null;
+    };
+
+export interface ResolvedOpenApiSystem extends Omit<OpenApiSystem, 'base_url' | 'credentials'> {
   readonly base_url: string;
   readonly credentials: ResolvedCredentials;
 }
+
+export interface ResolvedCallToolSystem extends Omit<CallToolSystem, 'url' | 'credentials'> {
+  readonly url: string;
+  readonly credentials: ResolvedCredentials;
+}
+
+export interface ResolvedMcpSystem extends Omit<McpSystem, 'url' | 'credentials'> {
+  readonly url: string;
+  readonly credentials: ResolvedMcpCredentials;
+}
+
+/** A system as the gateway calls it: its address and credentials read, its kind deciding how. */
+export type ResolvedSystem = ResolvedOpenApiSystem | ResolvedCallToolSystem | ResolvedMcpSystem;
+
+/** The systems whose tools answer MCP's CallToolResult (a call-tool proxy, an MCP server). */
+export type ResolvedToolServer = ResolvedCallToolSystem | ResolvedMcpSystem;
+
+/** The URL schemes each kind of system may be reached by. */
+const urlSchemes: Readonly<Record<System['kind'], readonly string[]>> = {
+  openapi: ['http', 'https'],
+  'call-tool': ['http', 'https', 'ws', 'wss'],
+  mcp: ['http', 'https'],
+};
 
 export interface ResolvedWebhook {
   readonly url: string;
@@ -220,22 +261,56 @@ export const loadConfigText = (
         return { type: 'basic', username: given.username, password: resolve(given.password, [...path, 'password']) };
     }
   };
-  const systems = parsed.data.systems.map((system, index): ResolvedSystem => {
-    const path = ['systems', index, 'base_url'];
-    const baseUrl = resolve(system.base_url, path, unsetPlaceholders.url);
-    if (baseUrl.length > 0 && !/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(baseUrl)) {
+  const address = (system: System, index: number): string => {
+    const field = system.kind === 'openapi' ? 'base_url' : 'url';
+    const path = ['systems', index, field];
+    const given = system.kind === 'openapi' ? system.base_url : system.url;
+    const url = resolve(given, path, unsetPlaceholders.url);
+    const schemes = urlSchemes[system.kind];
+    const pattern = new RegExp(`^(${schemes.join('|')})://[^/?#]+(/[^?#]*)?$`);
+    if (url.length > 0 && !pattern.test(url)) {
       problems.push({
         file,
         path: formatPath(path),
         line: lineOf(nodeAt(document.contents, path)),
-        message: `expected an http(s) URL without query or fragment (got ${describeValue(baseUrl)})`,
+        message: `expected a ${schemes.join('/')} URL without query or fragment (got ${describeValue(url)})`,
       });
     }
-    return {
-      ...system,
-      base_url: baseUrl.replace(/\/+$/, ''),
-      credentials: credentials(system.credentials, ['systems', index, 'credentials']),
-    };
+    return url.replace(/\/+$/, '');
+  };
+  const systems = parsed.data.systems.map((system, index): ResolvedSystem => {
+    const credentialsPath = ['systems', index, 'credentials'];
+    switch (system.kind) {
+      case 'openapi':
+        return {
+          ...system,
+          base_url: address(system, index),
+          credentials: credentials(system.credentials, credentialsPath),
+        };
+      case 'call-tool':
+        return {
+          ...system,
+          url: address(system, index),
+          credentials: credentials(system.credentials, credentialsPath),
+        };
+      default: {
+        const given = system.credentials;
+        return {
+          ...system,
+          url: address(system, index),
+          credentials:
+            given.type === 'oauth_client_credentials'
+              ? {
+                  type: 'oauth_client_credentials',
+                  token_url: given.token_url ?? null,
+                  client_id: given.client_id,
+                  client_secret: resolve(given.client_secret, [...credentialsPath, 'client_secret']),
+                  scope: given.scope ?? null,
+                }
+              : credentials(given, credentialsPath),
+        };
+      }
+    }
   });
   const agents = parsed.data.agents.map(
     (agent, index): ResolvedAgent => ({

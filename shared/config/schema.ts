@@ -165,35 +165,39 @@ export const AdminOperation = z
   })
   .strict();
 
-export const System = z
+/** What every kind of system shares: its key, what it may cost, and the gateway's own field rules. */
+const systemFields = {
+  key: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'expected a lowercase key such as "erp" (letters, digits, "_", "-")')
+    .describe('Prefix of the tool names of this system.'),
+  credentials: Credentials.prefault({ type: 'none' }),
+  timeout: Duration.prefault('10s').describe('Total deadline of one call to the system.'),
+  max_response_size: ByteSize.prefault('1MB').describe('Largest answer read from the system, e.g. 256KB or 1MB.'),
+  sensitive_fields: z.array(fieldName).default([]).describe('Field names holding secrets, in inputs and answers.'),
+  identifier_fields: z
+    .array(fieldName)
+    .default([])
+    .describe('Input field names holding identifiers (codes, references).'),
+  amount_fields: z.array(fieldName).default([]).describe('Input field names holding amounts or other decimal numbers.'),
+  access: z
+    .record(z.string(), z.enum(['read', 'write']))
+    .default({})
+    .describe('Tool name → read or write, overriding the default (GET/HEAD/OPTIONS read, others write).'),
+  disabled_tools: z.array(z.string().min(1)).default([]).describe('Tool names not offered to agents.'),
+};
+
+/** A system described by OpenAPI (or operations in the file) and called over HTTP: the default kind. */
+export const OpenApiSystem = z
   .object({
-    key: z
-      .string()
-      .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'expected a lowercase key such as "erp" (letters, digits, "_", "-")')
-      .describe('Prefix of the tool names of this system.'),
+    kind: z.literal('openapi').default('openapi').describe('An HTTP system described by OpenAPI (the default).'),
+    ...systemFields,
     base_url: Secret.describe('Base URL of the system, or ${env:NAME}. Only this URL is ever called.'),
     openapi: z.string().min(1).optional().describe('OpenAPI 3.0 or 3.1 document, relative to this file.'),
     operations: z
       .array(AdminOperation)
       .default([])
       .describe('Operations described here instead of (or beside) OpenAPI.'),
-    credentials: Credentials.prefault({ type: 'none' }),
-    timeout: Duration.prefault('10s').describe('Total deadline of one call to the system.'),
-    max_response_size: ByteSize.prefault('1MB').describe('Largest answer read from the system, e.g. 256KB or 1MB.'),
-    sensitive_fields: z.array(fieldName).default([]).describe('Field names holding secrets, in inputs and answers.'),
-    identifier_fields: z
-      .array(fieldName)
-      .default([])
-      .describe('Input field names holding identifiers (codes, references).'),
-    amount_fields: z
-      .array(fieldName)
-      .default([])
-      .describe('Input field names holding amounts or other decimal numbers.'),
-    access: z
-      .record(z.string(), z.enum(['read', 'write']))
-      .default({})
-      .describe('Tool name → read or write, overriding the default (GET/HEAD/OPTIONS read, others write).'),
-    disabled_tools: z.array(z.string().min(1)).default([]).describe('Tool names not offered to agents.'),
     error_code_field: z
       .string()
       .regex(/^(\/[^/]*)*$/, 'expected a JSON Pointer such as /code or /error/code')
@@ -203,6 +207,88 @@ export const System = z
       ),
   })
   .strict();
+
+const toolName = z
+  .string()
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, 'expected letters, digits, "_", "." or "-" (at most 128)');
+
+/** A tool of a call-tool system, described in the file (the channel has no listing of its own). */
+export const ChannelTool = z
+  .object({
+    name: toolName.describe("The tool's name on its server; the gateway offers it as <system key>.<name>, lowercased."),
+    title: z.string().min(1).optional().describe('Short title shown to agents and approvers.'),
+    description: z.string().min(1).describe('What the tool does, for agents.'),
+    input_schema: z
+      .record(z.string(), z.unknown())
+      .default({ type: 'object', properties: {} })
+      .describe("JSON Schema of the tool's arguments (an object)."),
+    output_schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('JSON Schema of its structured result, when it has one (used to find secret fields).'),
+    access: z.enum(['read', 'write']).describe('Whether the tool only reads, or may change something.'),
+  })
+  .strict();
+
+/** Where a tool server is reached: http(s) or ws(s), without query or fragment. */
+const serverUrl = Secret.describe("The server's URL, or ${env:NAME}. Only this URL is ever called.");
+
+/** An MCP server's tools behind a /tool/call-tool proxy: each call opens the channel once. */
+export const CallToolSystem = z
+  .object({
+    kind: z.literal('call-tool').describe('Tools run through a /tool/call-tool proxy, one channel per call.'),
+    ...systemFields,
+    url: serverUrl.describe('Base URL of the proxy (ws, wss, http or https); the gateway opens <url>/tool/call-tool.'),
+    tools: z.array(ChannelTool).min(1, 'expected at least one tool').describe('The tools the proxy runs.'),
+  })
+  .strict();
+
+/** OAuth client credentials against the MCP server's authorization server (RFC 6749 §4.4). */
+const OAuthClientCredentials = z
+  .object({
+    type: z.literal('oauth_client_credentials'),
+    token_url: z.url().optional().describe("Token endpoint; by default found from the server's metadata."),
+    client_id: z.string().min(1),
+    client_secret: Secret,
+    scope: z.string().min(1).optional(),
+  })
+  .strict();
+
+export const mcpRevisions = ['2025-11-25', '2026-07-28'] as const;
+
+/** A remote MCP server (Streamable HTTP): its tools are discovered and offered under the system's key. */
+export const McpSystem = z
+  .object({
+    kind: z.literal('mcp').describe('A remote MCP server over Streamable HTTP.'),
+    ...systemFields,
+    credentials: z
+      .union([Credentials, OAuthClientCredentials])
+      .prefault({ type: 'none' })
+      .describe("What the gateway presents to the server; never the agent's token."),
+    url: serverUrl.describe('The MCP endpoint, e.g. https://tools.example.com/mcp.'),
+    protocol: z
+      .enum(['auto', ...mcpRevisions])
+      .default('auto')
+      .describe('The MCP revision spoken to the server; auto takes the newest both sides speak.'),
+    max_concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .default(8)
+      .describe('Calls to this server in progress at once; more wait for a free slot.'),
+    refresh: Duration.prefault('5m').describe(
+      "How often the tool list is fetched again (the server's own hints may shorten it).",
+    ),
+    access: systemFields.access.describe(
+      "Tool name → read or write, overriding the server's readOnlyHint (a tool is a write unless it says it only reads).",
+    ),
+  })
+  .strict();
+
+export const System = z.discriminatedUnion('kind', [OpenApiSystem, CallToolSystem, McpSystem], {
+  error: 'expected kind to be openapi (the default), call-tool or mcp',
+});
 
 const Person = z
   .object({
@@ -256,6 +342,8 @@ export const GatewayConfig = z
     unique(config.approvers, 'id', 'approvers');
     unique(config.customers, 'id', 'customers');
     config.systems.forEach((system, index) => {
+      if (system.kind === 'call-tool') unique(system.tools, 'name', `systems[${index}].tools`);
+      if (system.kind !== 'openapi') return;
       if (system.openapi === undefined && system.operations.length === 0) {
         context.addIssue({
           code: 'custom',
@@ -271,5 +359,9 @@ export type GatewayConfigInput = z.input<typeof GatewayConfig>;
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 
 export type System = z.output<typeof System>;
+export type OpenApiSystem = z.output<typeof OpenApiSystem>;
+export type CallToolSystem = z.output<typeof CallToolSystem>;
+export type McpSystem = z.output<typeof McpSystem>;
+export type ChannelTool = z.output<typeof ChannelTool>;
 export type Credentials = z.output<typeof Credentials>;
 export type AdminOperation = z.output<typeof AdminOperation>;

@@ -3,10 +3,12 @@
 // it from local files and from the bundle pushed to the table in AWS.
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import { buildSystemTools } from '../catalog/build.js';
+import { buildSystemTools, type SystemTools } from '../catalog/build.js';
 import { loadOpenApiDocument } from '../catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../catalog/operations.js';
 import { type Catalog, type CatalogTool, catalogOf } from '../catalog/tool.js';
+import { buildToolServerTools, type ToolServerToolSpec } from '../catalog/tool-server-tools.js';
+import type { ResolvedCallToolSystem, ResolvedOpenApiSystem } from '../config/load.js';
 import {
   type ConfigProblem,
   formatPath,
@@ -47,12 +49,30 @@ const normalizeConfigPath = (relativePath: string): string | null => {
   return normalized;
 };
 
+/** The tools of a call-tool system, as its configuration describes them. */
+const channelToolSpecs = (system: ResolvedCallToolSystem): ToolServerToolSpec[] =>
+  system.tools.map((tool, index) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.input_schema,
+    outputSchema: tool.output_schema,
+    access: tool.access,
+    configPath: ['tools', index],
+    source: `systems[${system.key}].tools[${index}]`,
+  }));
+
+/** The tools each MCP system's server last listed, by system key (absent: not discovered yet). */
+export type DiscoveredTools = ReadonlyMap<string, readonly ToolServerToolSpec[]>;
+
 export const loadSnapshot = async (input: {
   text: string;
   file: string;
   environment: Readonly<Record<string, string | undefined>>;
   files: ConfigFiles;
   options?: LoadOptions;
+  /** What MCP systems' servers offer (discovered by the caller: locally at load, in AWS by config:push). */
+  discovered?: DiscoveredTools;
 }): Promise<SnapshotLoad> => {
   const loaded = loadConfigText(input.text, input.file, input.environment, input.options);
   if (!loaded.ok) return loaded;
@@ -83,7 +103,7 @@ export const loadSnapshot = async (input: {
 
   const tools: CatalogTool[] = [];
   const disabled: CatalogTool[] = [];
-  for (const [index, system] of config.systems.entries()) {
+  const openApiTools = async (system: ResolvedOpenApiSystem, index: number): Promise<SystemTools> => {
     const operations: OperationSpec[] = [];
     if (system.openapi !== undefined) {
       const path = ['systems', index, 'openapi'];
@@ -95,7 +115,26 @@ export const loadSnapshot = async (input: {
       }
     }
     operations.push(...operationsFromAdmin(system.operations, index));
-    const built = buildSystemTools(system, index, operations);
+    return buildSystemTools(system, index, operations);
+  };
+  for (const [index, system] of config.systems.entries()) {
+    let built: SystemTools;
+    if (system.kind === 'openapi') built = await openApiTools(system, index);
+    else if (system.kind === 'call-tool') {
+      built = buildToolServerTools(system, index, channelToolSpecs(system), { unusable: 'problem' });
+    } else {
+      const specs = input.discovered?.get(system.key);
+      if (specs === undefined) {
+        warnings.push(
+          problem(
+            ['systems', index, 'url'],
+            `the tools of ${system.key} are not known yet: its MCP server has not answered tools/list`,
+          ),
+        );
+        continue;
+      }
+      built = buildToolServerTools(system, index, specs, { unusable: 'warning' });
+    }
     tools.push(...built.tools);
     disabled.push(...built.disabled);
     for (const found of built.problems) problems.push(problem(found.path, found.message));
@@ -118,6 +157,10 @@ export const loadSnapshot = async (input: {
   const hash = createHash('sha256').update(input.text);
   for (const [path, text] of [...read].sort(([left], [right]) => left.localeCompare(right))) {
     hash.update(`\0${path}\0${text}`);
+  }
+  // What the MCP servers offer is part of the configuration's content.
+  for (const [key, specs] of [...(input.discovered ?? [])].sort(([left], [right]) => left.localeCompare(right))) {
+    hash.update(`\0mcp:${key}\0${JSON.stringify(specs)}`);
   }
   const version = hash.digest('hex').slice(0, 16);
   const catalog = catalogOf(tools, disabled);

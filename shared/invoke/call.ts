@@ -3,8 +3,8 @@
 // write was sent but no reliable answer came back). The system's free text never comes back:
 // only its error code, when it is a short machine token, or http_<status>.
 import { exactJsonText } from '../arguments/exact-json.js';
-import type { CatalogTool, JsonObject } from '../catalog/tool.js';
-import type { ResolvedSystem } from '../config/load.js';
+import type { CatalogTool, HttpTarget, JsonObject } from '../catalog/tool.js';
+import type { ResolvedOpenApiSystem } from '../config/load.js';
 import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '../errors.js';
 import { pointerValue } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
@@ -19,19 +19,19 @@ export interface CallContext {
 }
 
 export const buildRequest = (
-  tool: CatalogTool,
-  system: ResolvedSystem,
+  target: HttpTarget,
+  system: ResolvedOpenApiSystem,
   args: JsonObject,
   context: CallContext,
 ): OutboundRequest => {
   const credentialHeader = system.credentials.type === 'api_key' ? system.credentials.header : null;
-  let path = tool.path;
+  let path = target.path;
   const query = new URLSearchParams();
   const headers: Record<string, string> = { accept: 'application/json' };
   const body: JsonObject = {};
   let wholeBody: unknown;
   let hasBody = false;
-  for (const binding of tool.fields) {
+  for (const binding of target.fields) {
     if (!Object.hasOwn(args, binding.field)) continue;
     const value = args[binding.field];
     switch (binding.in) {
@@ -69,7 +69,7 @@ export const buildRequest = (
   if (hasBody) headers['content-type'] = 'application/json';
   const search = query.toString();
   return {
-    method: tool.method,
+    method: target.method,
     url: `${system.base_url}${path}${search.length > 0 ? `?${search}` : ''}`,
     headers,
     body: hasBody ? exactJsonText(wholeBody === undefined ? body : wholeBody) : null,
@@ -79,12 +79,14 @@ export const buildRequest = (
 };
 
 export type CallOutcome =
-  | { readonly status: 'succeeded'; readonly code: null; readonly result: unknown; readonly httpStatus: number }
+  | { readonly status: 'succeeded'; readonly code: null; readonly result: unknown; readonly httpStatus: number | null }
   | {
       readonly status: 'failed' | 'unknown';
       readonly code: ResultCode | SystemCode;
       readonly result: null;
       readonly httpStatus: number | null;
+      /** The system answered that it would not do it (an MCP tool's isError, a JSON-RPC error). */
+      readonly refused?: boolean;
     };
 
 const defaultCodePointers = ['/code', '/error_code', '/error/code'];
@@ -111,7 +113,7 @@ const parseJson = (body: Buffer): { ok: true; value: unknown } | { ok: false } =
 export const classify = (
   result: OutboundResult,
   tool: CatalogTool,
-  system: ResolvedSystem,
+  system: ResolvedOpenApiSystem,
   rules: SecretRules,
 ): CallOutcome => {
   // A read can simply be tried again; a write that may have happened must not be.

@@ -9,7 +9,7 @@
 // run directly is the one exception: it is recorded once, with its outcome, since sending it twice
 // harms nothing.
 
-import { parseExactJson } from '../arguments/exact-json.js';
+import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
@@ -20,7 +20,8 @@ import { outcomeMessage, resultCodes } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
 import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
-import type { OutboundRequest, SystemClient } from '../invoke/system-client.js';
+import type { SystemClient } from '../invoke/system-client.js';
+import { classifyToolAnswer, type ToolServerClient } from '../invoke/tool-server.js';
 import { resumeTrace } from '../invoke/trace.js';
 import type { Log } from '../log.js';
 import type { PolicyDecision } from '../policy/engine.js';
@@ -36,7 +37,10 @@ export type CallStep = 'decided' | 'claimed' | 'answered';
 export interface RunOnceDeps {
   readonly store: ExecutionStore;
   readonly clock: Clock;
+  /** HTTP systems (OpenAPI operations). */
   readonly systems: SystemClient;
+  /** MCP servers, behind a call-tool proxy or spoken to directly. */
+  readonly toolServers: ToolServerClient;
   readonly log: Log;
   readonly probe?: (step: CallStep, executionId: string) => void;
 }
@@ -58,32 +62,57 @@ export interface Sendable {
   readonly traceparent: string;
 }
 
-const outboundFor = (execution: Execution, sendable: Sendable): OutboundRequest =>
-  buildRequest(sendable.tool, sendable.system, sendable.args, {
-    executionId: execution.execution_id,
-    traceparent: sendable.traceparent,
-  });
+/** A call made ready to send: its whole deadline, and the send that classifies its answer. */
+interface Dispatch {
+  readonly deadlineMs: number;
+  readonly send: (deps: RunOnceDeps) => Promise<CallOutcome>;
+}
 
-/** When a claim is made and by when its outcome must be known: the request's whole deadline. */
-const claimWindow = (clock: Clock, outbound: OutboundRequest): { at: string; deadline: string } => {
-  const at = clock.now();
-  return { at: new Date(at).toISOString(), deadline: new Date(at + outbound.deadlineMs).toISOString() };
+/** How this tool is reached: an HTTP request built from its bindings, or its server's tool call. */
+const dispatchFor = (execution: Execution, sendable: Sendable): Dispatch => {
+  const { tool, system, args } = sendable;
+  const rules = secretRulesOf(system);
+  const context = { executionId: execution.execution_id, traceparent: sendable.traceparent };
+  if (tool.target.kind === 'http' && system.kind === 'openapi') {
+    const outbound = buildRequest(tool.target, system, args, context);
+    return {
+      deadlineMs: outbound.deadlineMs,
+      send: async (deps) => classify(await deps.systems.send(outbound), tool, system, rules),
+    };
+  }
+  if (tool.target.kind === 'tool-server' && system.kind !== 'openapi') {
+    const request = {
+      system,
+      name: tool.target.name,
+      argumentsJson: exactJsonText(args),
+      ...context,
+      deadlineMs: system.timeout,
+      maxResponseBytes: system.max_response_size,
+    };
+    return {
+      deadlineMs: request.deadlineMs,
+      send: async (deps) => classifyToolAnswer(await deps.toolServers.call(request), tool, rules),
+    };
+  }
+  // The catalog builds each tool from its own system, so the two always agree.
+  throw new Error(`the tool ${tool.name} does not match the kind of its system ${system.key}`);
 };
 
-/** Sends the request and classifies the answer, logging how it went. */
+/** When a claim is made and by when its outcome must be known: the call's whole deadline. */
+const claimWindow = (clock: Clock, dispatch: Dispatch): { at: string; deadline: string } => {
+  const at = clock.now();
+  return { at: new Date(at).toISOString(), deadline: new Date(at + dispatch.deadlineMs).toISOString() };
+};
+
+/** Sends the call and classifies the answer, logging how it went. */
 const send = async (
   deps: RunOnceDeps,
   execution: Execution,
   sendable: Sendable,
-  outbound: OutboundRequest,
+  dispatch: Dispatch,
 ): Promise<{ outcome: CallOutcome; latency: number }> => {
   const started = deps.clock.now();
-  const outcome = classify(
-    await deps.systems.send(outbound),
-    sendable.tool,
-    sendable.system,
-    secretRulesOf(sendable.system),
-  );
+  const outcome = await dispatch.send(deps);
   const latency = deps.clock.now() - started;
   deps.log.info('system call finished', {
     execution_id: execution.execution_id,
@@ -111,10 +140,10 @@ const sendClaimed = async (
   deps: RunOnceDeps,
   claimed: Execution,
   sendable: Sendable,
-  outbound: OutboundRequest,
+  dispatch: Dispatch,
 ): Promise<Execution> => {
   deps.probe?.('claimed', claimed.execution_id);
-  const { outcome, latency } = await send(deps, claimed, sendable, outbound);
+  const { outcome, latency } = await send(deps, claimed, sendable, dispatch);
   deps.probe?.('answered', claimed.execution_id);
   const settled = await deps.store.transition(claimed, {
     from: 'approved',
@@ -132,14 +161,14 @@ const sendClaimed = async (
  * settled; a read is sent and stored once, with its outcome.
  */
 export const runDirect = async (deps: RunOnceDeps, execution: Execution, sendable: Sendable): Promise<Execution> => {
-  const outbound = outboundFor(execution, sendable);
+  const dispatch = dispatchFor(execution, sendable);
   if (sendable.tool.access === 'write') {
-    const window = claimWindow(deps.clock, outbound);
+    const window = claimWindow(deps.clock, dispatch);
     const claimed: Execution = { ...execution, claimed_at: window.at, deadline_at: window.deadline };
     await deps.store.create(claimed);
-    return sendClaimed(deps, claimed, sendable, outbound);
+    return sendClaimed(deps, claimed, sendable, dispatch);
   }
-  const { outcome, latency } = await send(deps, execution, sendable, outbound);
+  const { outcome, latency } = await send(deps, execution, sendable, dispatch);
   const at = isoAt(deps.clock);
   const settled: Execution = {
     ...execution,
@@ -263,9 +292,9 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
     return endUnsent(deps, execution, { to: 'denied', code: 'policy_denied' }, resultCodes.policy_denied.changed);
   }
   const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
-  const outbound = outboundFor(execution, sendable);
-  const claimed = await deps.store.claim(execution, claimWindow(deps.clock, outbound));
+  const dispatch = dispatchFor(execution, sendable);
+  const claimed = await deps.store.claim(execution, claimWindow(deps.clock, dispatch));
   // Another worker claimed it first: it sends, this one does not.
   if (claimed.kind === 'conflict') return claimed.current;
-  return sendClaimed(deps, claimed.execution, sendable, outbound);
+  return sendClaimed(deps, claimed.execution, sendable, dispatch);
 };

@@ -12,10 +12,10 @@ import { buildSystemTools } from '../../shared/catalog/build.js';
 import { loadOpenApiDocument } from '../../shared/catalog/openapi-document.js';
 import { operationsFromOpenApi } from '../../shared/catalog/operations.js';
 import type { CatalogTool, FieldBinding } from '../../shared/catalog/tool.js';
-import type { ResolvedSystem } from '../../shared/config/load.js';
+import type { ResolvedOpenApiSystem } from '../../shared/config/load.js';
 import { buildRequest } from '../../shared/invoke/call.js';
 import { verifies } from '../support/requirements.js';
-import { aSystem } from '../support/systems.js';
+import { aSystem, httpTargetOf } from '../support/systems.js';
 
 interface Received {
   readonly rawHeaders: readonly string[];
@@ -85,7 +85,7 @@ const document = JSON.stringify({
   },
 });
 
-const system = (): ResolvedSystem =>
+const system = (): ResolvedOpenApiSystem =>
   aSystem({
     base_url: baseUrl,
     openapi: 'notes.yaml',
@@ -126,7 +126,7 @@ describe('header parameters, from the document to the wire', () => {
     ),
     async () => {
       const tool = await notesTool();
-      expect(tool.fields).toEqual<FieldBinding[]>([
+      expect(httpTargetOf(tool).fields).toEqual<FieldBinding[]>([
         { field: 'text', in: 'body', name: 'text' },
         { field: 'X-Tenant', in: 'header', name: 'X-Tenant' },
       ]);
@@ -143,7 +143,7 @@ describe('header parameters, from the document to the wire', () => {
 
       const args = canonical(tool, '{"text":"hi","X-Tenant":"acme-1 ~!"}');
       if (!args.ok) throw new Error(JSON.stringify(args.errors));
-      const outbound = buildRequest(tool, system(), args.arguments.value, {
+      const outbound = buildRequest(httpTargetOf(tool), system(), args.arguments.value, {
         executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
         traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       });
@@ -224,7 +224,7 @@ describe('header parameters, from the document to the wire', () => {
     if (!args.ok) throw new Error(JSON.stringify(args.errors));
     received.length = 0;
     await new UndiciSystemClient().send(
-      buildRequest(tool, system(), args.arguments.value, {
+      buildRequest(httpTargetOf(tool), system(), args.arguments.value, {
         executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d56',
         traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       }),
@@ -241,15 +241,19 @@ describe('header parameters, from the document to the wire', () => {
     ),
     async () => {
       const names = ['Host', 'Connection', 'Transfer-Encoding', 'Content-Length', 'Cookie', 'Upgrade', 'TE', 'Accept'];
+      const notes = await notesTool();
       const tool: CatalogTool = {
-        ...(await notesTool()),
-        fields: [
-          { field: 'text', in: 'body', name: 'text' },
-          ...names.map((name): FieldBinding => ({ field: name, in: 'header', name })),
-        ],
+        ...notes,
+        target: {
+          ...httpTargetOf(notes),
+          fields: [
+            { field: 'text', in: 'body', name: 'text' },
+            ...names.map((name): FieldBinding => ({ field: name, in: 'header', name })),
+          ],
+        },
       };
       const args = Object.fromEntries([['text', 'hi'], ...names.map((name) => [name, 'agent-value'])]);
-      const outbound = buildRequest(tool, system(), args, {
+      const outbound = buildRequest(httpTargetOf(tool), system(), args, {
         executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d57',
         traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       });

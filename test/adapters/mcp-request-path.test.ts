@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { maxInputErrors } from '../../shared/arguments/canonicalize.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
@@ -136,6 +137,7 @@ const endpointWith = (snapshot: GatewaySnapshot, store = testStore.store): McpEn
     store,
     clock,
     systems: new UndiciSystemClient(),
+    toolServers: new ToolServers(),
     log,
     ids: uuidV7Ids,
     controlPlane,

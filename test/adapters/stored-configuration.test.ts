@@ -220,7 +220,9 @@ describe('npm run config:push', () => {
       // A function reading it resolves the reference from its own environment.
       const plane = new StoredControlPlane(store, { DEMO_ERP_URL: 'http://erp.internal' }, new ManualClock(), log);
       const state = await plane.current();
-      expect(state.kind === 'active' && state.snapshot.config.systems[0]?.base_url).toBe('http://erp.internal');
+      expect(state.kind === 'active' ? state.snapshot.config.systems[0] : null).toMatchObject({
+        base_url: 'http://erp.internal',
+      });
       expect(state.kind === 'active' && state.snapshot.version).toBe(bundle?.version);
     },
   );

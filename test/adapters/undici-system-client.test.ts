@@ -11,7 +11,7 @@ import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.j
 import { buildRequest } from '../../shared/invoke/call.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import { verifies } from '../support/requirements.js';
-import { aSystem, aTool } from '../support/systems.js';
+import { aSystem, aTool, httpTargetOf } from '../support/systems.js';
 
 interface Seen {
   readonly method: string;
@@ -194,7 +194,7 @@ describe('the undici system client', () => {
       });
       const system = aSystem({ base_url: base, credentials: { type: 'bearer', token: 'tok-1' }, timeout: 2_000 });
       const request = buildRequest(
-        tool,
+        httpTargetOf(tool),
         system,
         { id: 'PO 1', ref: 'C-9', sku: 'A-1' },
         {

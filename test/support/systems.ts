@@ -1,8 +1,9 @@
 // A resolved system, and catalog tools of it, for tests that build tools or calls by hand.
-import type { CatalogTool, FieldBinding } from '../../shared/catalog/tool.js';
-import type { ResolvedSystem } from '../../shared/config/load.js';
+import type { CatalogTool, FieldBinding, HttpTarget } from '../../shared/catalog/tool.js';
+import type { ResolvedOpenApiSystem } from '../../shared/config/load.js';
 
-export const aSystem = (overrides: Partial<ResolvedSystem> = {}): ResolvedSystem => ({
+export const aSystem = (overrides: Partial<ResolvedOpenApiSystem> = {}): ResolvedOpenApiSystem => ({
+  kind: 'openapi',
   key: 'erp',
   base_url: 'https://erp.example.com',
   operations: [],
@@ -17,8 +18,21 @@ export const aSystem = (overrides: Partial<ResolvedSystem> = {}): ResolvedSystem
   ...overrides,
 });
 
+/** The HTTP operation a tool calls (the tools of OpenAPI systems have one). */
+export const httpTargetOf = (tool: CatalogTool): HttpTarget => {
+  if (tool.target.kind !== 'http') throw new Error(`${tool.name} is not an HTTP operation`);
+  return tool.target;
+};
+
+type ToolOverrides = Partial<CatalogTool> & {
+  readonly method?: string;
+  readonly path?: string;
+  readonly fields?: readonly FieldBinding[];
+};
+
 /** A hand-built catalog tool of the erp system: a read unless `access` says write. */
-export const aTool = (overrides: Partial<CatalogTool> & { fields?: readonly FieldBinding[] } = {}): CatalogTool => {
+export const aTool = (overrides: ToolOverrides = {}): CatalogTool => {
+  const { method, path, fields, ...rest } = overrides;
   const access = overrides.access ?? 'read';
   return {
     name: 'erp.get_order',
@@ -34,10 +48,13 @@ export const aTool = (overrides: Partial<CatalogTool> & { fields?: readonly Fiel
       openWorldHint: false,
     },
     access,
-    method: access === 'read' ? 'GET' : 'POST',
-    path: '/orders',
-    fields: [],
+    target: {
+      kind: 'http',
+      method: method ?? (access === 'read' ? 'GET' : 'POST'),
+      path: path ?? '/orders',
+      fields: fields ?? [],
+    },
     responseSchema: null,
-    ...overrides,
+    ...rest,
   };
 };

@@ -17,6 +17,7 @@ import type { IdSource } from '../../shared/ids.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import { type CallToolDeps, callTool } from '../../shared/use-cases/call-tool.js';
+import { unusedPort } from './approval-deps.js';
 import { ManualClock } from './clock.js';
 
 /** The approval time of the bench's configuration. */
@@ -236,6 +237,7 @@ export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot 
       ids: sequentialIds(clock),
       controlPlane: { current: async () => state },
       sealer: new AesSealer(randomBytes(32)),
+      toolServers: { call: unusedPort('the tool-server client') },
       systems: {
         send: (request) => {
           sent.push(request);

@@ -35,6 +35,7 @@ describe('the result code vocabulary', () => {
           'redirect_refused',
           'response_too_large',
           'timeout',
+          'tool_error',
           'unreadable_response',
         ].sort(),
       );

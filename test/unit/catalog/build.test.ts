@@ -7,13 +7,13 @@ import { buildSystemTools, type SystemTools } from '../../../shared/catalog/buil
 import { loadOpenApiDocument } from '../../../shared/catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../../../shared/catalog/operations.js';
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
-import type { ResolvedSystem } from '../../../shared/config/load.js';
+import type { ResolvedOpenApiSystem } from '../../../shared/config/load.js';
 import type { AdminOperation } from '../../../shared/config/schema.js';
 import { verifies } from '../../support/requirements.js';
-import { aSystem } from '../../support/systems.js';
+import { aSystem, httpTargetOf } from '../../support/systems.js';
 
 /** A resolved system with every field the loader fills, its defaults unless overridden. */
-const system = (overrides: Partial<ResolvedSystem> = {}): ResolvedSystem =>
+const system = (overrides: Partial<ResolvedOpenApiSystem> = {}): ResolvedOpenApiSystem =>
   aSystem({ base_url: 'http://erp.test', openapi: 'erp/openapi.yaml', ...overrides });
 
 const ok = { '200': { description: 'OK' } } as const;
@@ -31,7 +31,7 @@ const operationsOf = async (paths: JsonObject, extra: JsonObject = {}, version =
 
 const build = async (
   paths: JsonObject,
-  overrides: Partial<ResolvedSystem> = {},
+  overrides: Partial<ResolvedOpenApiSystem> = {},
   options: { extra?: JsonObject; version?: string; index?: number } = {},
 ): Promise<SystemTools> =>
   buildSystemTools(
@@ -68,7 +68,11 @@ const admin = (
   ...operation,
 });
 
-const buildAdmin = (operations: AdminOperation[], overrides: Partial<ResolvedSystem> = {}, index = 0): SystemTools =>
+const buildAdmin = (
+  operations: AdminOperation[],
+  overrides: Partial<ResolvedOpenApiSystem> = {},
+  index = 0,
+): SystemTools =>
   buildSystemTools(
     system({ openapi: undefined, operations, ...overrides }),
     index,
@@ -135,7 +139,7 @@ describe('input schema: merging parameters and body', () => {
         required: ['sku', 'quantity', 'order_id', 'page', 'X-Correlation-Id'],
         additionalProperties: false,
       });
-      expect(tool.fields).toEqual([
+      expect(httpTargetOf(tool).fields).toEqual([
         { field: 'sku', in: 'body', name: 'sku' },
         { field: 'quantity', in: 'body', name: 'quantity' },
         { field: 'note', in: 'body', name: 'note' },
@@ -145,8 +149,8 @@ describe('input schema: merging parameters and body', () => {
         { field: 'X-Correlation-Id', in: 'header', name: 'X-Correlation-Id' },
         { field: 'X-Trace', in: 'header', name: 'X-Trace' },
       ]);
-      expect(tool.method).toBe('POST');
-      expect(tool.path).toBe('/orders/{order_id}/lines');
+      expect(httpTargetOf(tool).method).toBe('POST');
+      expect(httpTargetOf(tool).path).toBe('/orders/{order_id}/lines');
     },
   );
 
@@ -167,7 +171,7 @@ describe('input schema: merging parameters and body', () => {
   it(verifies('catalog.input-schema', 'an operation without parameters or body takes an empty object'), async () => {
     const tool = onlyTool(await build({ '/ping': { get: { operationId: 'ping', responses: ok } } }));
     expect(tool.inputSchema).toEqual({ type: 'object', properties: {}, additionalProperties: false });
-    expect(tool.fields).toEqual([]);
+    expect(httpTargetOf(tool).fields).toEqual([]);
   });
 
   it(
@@ -235,7 +239,7 @@ describe('input schema: name clashes', () => {
         query_status: { type: 'string', enum: ['open', 'closed'] },
       });
       expect(tool.inputSchema.required).toEqual(['query_status']);
-      expect(tool.fields).toEqual([
+      expect(httpTargetOf(tool).fields).toEqual([
         { field: 'status', in: 'body', name: 'status' },
         { field: 'query_status', in: 'query', name: 'status' },
       ]);
@@ -263,7 +267,7 @@ describe('input schema: name clashes', () => {
           },
         }),
       );
-      expect(tool.fields).toEqual([
+      expect(httpTargetOf(tool).fields).toEqual([
         { field: 'id', in: 'path', name: 'id' },
         { field: 'query_id', in: 'query', name: 'id' },
         { field: 'header_id', in: 'header', name: 'id' },
@@ -308,7 +312,7 @@ describe('input schema: name clashes', () => {
           },
         }),
       );
-      expect(tool.fields).toEqual([
+      expect(httpTargetOf(tool).fields).toEqual([
         { field: 'constructor', in: 'query', name: 'constructor' },
         { field: 'toString', in: 'query', name: 'toString' },
       ]);
@@ -346,7 +350,7 @@ describe('input schema: bodies that are not objects, cookies, read-only fields',
         required: ['body'],
         additionalProperties: false,
       });
-      expect(tool.fields).toEqual([
+      expect(httpTargetOf(tool).fields).toEqual([
         { field: 'body', in: 'whole-body', name: 'body' },
         { field: 'query_body', in: 'query', name: 'body' },
       ]);
@@ -370,7 +374,7 @@ describe('input schema: bodies that are not objects, cookies, read-only fields',
       properties: { body: { type: 'string' } },
       additionalProperties: false,
     });
-    expect(tool.fields).toEqual([{ field: 'body', in: 'whole-body', name: 'body' }]);
+    expect(httpTargetOf(tool).fields).toEqual([{ field: 'body', in: 'whole-body', name: 'body' }]);
   });
 
   it(
@@ -447,7 +451,7 @@ describe('input schema: bodies that are not objects, cookies, read-only fields',
         required: ['name'],
         additionalProperties: false,
       });
-      expect(tool.fields.map((field) => field.field)).toEqual(['name', 'address']);
+      expect(httpTargetOf(tool).fields.map((field) => field.field)).toEqual(['name', 'address']);
     },
   );
 
@@ -583,12 +587,15 @@ describe('admin-described operations', () => {
         openWorldHint: true,
       },
       access: 'read',
-      method: 'GET',
-      path: '/shipments/{tracking_number}',
-      fields: [
-        { field: 'tracking_number', in: 'path', name: 'tracking_number' },
-        { field: 'carrier', in: 'query', name: 'carrier' },
-      ],
+      target: {
+        kind: 'http',
+        method: 'GET',
+        path: '/shipments/{tracking_number}',
+        fields: [
+          { field: 'tracking_number', in: 'path', name: 'tracking_number' },
+          { field: 'carrier', in: 'query', name: 'carrier' },
+        ],
+      },
       responseSchema: null,
     });
   });
@@ -607,7 +614,7 @@ describe('admin-described operations', () => {
         admin({ id: 'notes.replace', method: 'PUT', path: '/orders/{order_id}/notes', input_schema: inputSchema }),
       ]);
       const tools = clean(built);
-      expect(tools.map((tool) => [tool.name, tool.fields])).toEqual([
+      expect(tools.map((tool) => [tool.name, httpTargetOf(tool).fields])).toEqual([
         [
           'erp.notes.add',
           [
@@ -891,7 +898,7 @@ describe('annotations, titles and descriptions', () => {
       const tools = clean(await build(verbs()));
       const hints = Object.fromEntries(
         tools.map((tool) => [
-          tool.method,
+          httpTargetOf(tool).method,
           [
             tool.access,
             tool.annotations.readOnlyHint,
@@ -1052,7 +1059,7 @@ describe('tool names', () => {
         '/a': { post: { operationId: 'createOrder', responses: ok } },
         '/b': { post: { operationId: 'create_order', responses: ok } },
       });
-      expect(built.tools.map((tool) => [tool.name, tool.path])).toEqual([['erp.create_order', '/a']]);
+      expect(built.tools.map((tool) => [tool.name, httpTargetOf(tool).path])).toEqual([['erp.create_order', '/a']]);
       expect(built.problems).toEqual([
         {
           path: ['systems', 0, 'openapi'],
@@ -1073,7 +1080,7 @@ describe('tool names', () => {
         ...operationsFromAdmin([admin({ id: 'orders.create', method: 'POST', path: '/a2' })], 0),
       ];
       const built = buildSystemTools(system(), 0, operations);
-      expect(built.tools.map((tool) => tool.path)).toEqual(['/a']);
+      expect(built.tools.map((tool) => httpTargetOf(tool).path)).toEqual(['/a']);
       expect(built.problems).toEqual([
         {
           path: ['systems', 0, 'operations', 0],
@@ -1303,7 +1310,7 @@ describe('header and cookie parameters the gateway will not take from agents', (
         properties: { 'X-Tenant': { type: 'string' } },
         additionalProperties: false,
       });
-      expect(tool.fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+      expect(httpTargetOf(tool).fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
       expect(built.warnings).toEqual([
         {
           path: ['systems', 0, 'openapi'],
@@ -1320,12 +1327,12 @@ describe('header and cookie parameters the gateway will not take from agents', (
       const tool = toolNamed(built, 'erp.orders.list');
       expect(built.warnings).toEqual([]);
       expect(built.problems).toEqual([]);
-      expect(tool.fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+      expect(httpTargetOf(tool).fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
       expect(Object.keys(tool.inputSchema.properties as JsonObject)).toEqual(['X-Tenant']);
     },
   );
 
-  it.each<[string, string, Partial<ResolvedSystem>]>([
+  it.each<[string, string, Partial<ResolvedOpenApiSystem>]>([
     ['the api key header', 'API_KEY', { credentials: { type: 'api_key', header: 'api_key', value: 'k' } }],
     ['x-request-id', 'X-Request-Id', {}],
     ['traceparent', 'traceparent', {}],
@@ -1335,7 +1342,7 @@ describe('header and cookie parameters the gateway will not take from agents', (
       const built = await build(withParameters([keep, header(name, true)]), overrides);
       expect(built.problems).toEqual([]);
       const tool = toolNamed(built, 'erp.orders.list');
-      expect(tool.fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+      expect(httpTargetOf(tool).fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
       expect(tool.inputSchema.required).toBeUndefined();
       expect(built.warnings).toEqual([
         {
@@ -1351,7 +1358,9 @@ describe('header and cookie parameters the gateway will not take from agents', (
       withParameters([keep, { name: 'theme', in: 'cookie', required: false, schema: { type: 'string' } }]),
     );
     expect(built.problems).toEqual([]);
-    expect(toolNamed(built, 'erp.orders.list').fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+    expect(httpTargetOf(toolNamed(built, 'erp.orders.list')).fields).toEqual([
+      { field: 'X-Tenant', in: 'header', name: 'X-Tenant' },
+    ]);
     expect(built.warnings).toEqual([
       {
         path: ['systems', 0, 'openapi'],

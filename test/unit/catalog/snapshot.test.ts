@@ -102,7 +102,7 @@ describe('the demo configuration', () => {
       expect(snapshot.warnings).toEqual([]);
       expect([...snapshot.files.keys()]).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
       expect(snapshot.version).toMatch(/^[0-9a-f]{16}$/);
-      expect(snapshot.config.systems[0]?.base_url).toBe('http://127.0.0.1:1');
+      expect(snapshot.config.systems[0]).toMatchObject({ base_url: 'http://127.0.0.1:1' });
     },
   );
 
@@ -162,9 +162,12 @@ describe('the demo configuration', () => {
     verifies('catalog.admin-operations', 'lists erp.shipments.track beside the OpenAPI tools, bound to its path'),
     async () => {
       const tool = (await loadDemo()).catalog.byName.get('erp.shipments.track');
-      expect(tool?.fields).toEqual([{ field: 'tracking_number', in: 'path', name: 'tracking_number' }]);
-      expect(tool?.method).toBe('GET');
-      expect(tool?.path).toBe('/shipments/{tracking_number}');
+      expect(tool?.target).toEqual({
+        kind: 'http',
+        method: 'GET',
+        path: '/shipments/{tracking_number}',
+        fields: [{ field: 'tracking_number', in: 'path', name: 'tracking_number' }],
+      });
       expect(tool?.access).toBe('read');
       expect(tool?.title).toBe('Track a shipment');
       expect(tool?.description).toBe('Where a shipment is and when it should arrive.');

@@ -81,7 +81,7 @@ describe('loadConfigText: the example file', () => {
         },
       ]);
       // The base URL comes from the environment, without its trailing slash.
-      expect(config.systems[0]?.base_url).toBe('http://127.0.0.1:9999');
+      expect(config.systems[0]).toMatchObject({ base_url: 'http://127.0.0.1:9999' });
       expect(config.systems[0]?.credentials).toEqual({
         type: 'api_key',
         header: 'X-Api-Key',

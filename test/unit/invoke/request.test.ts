@@ -8,7 +8,7 @@ import type { ResolvedCredentials } from '../../../shared/config/load.js';
 import { buildRequest, type CallContext } from '../../../shared/invoke/call.js';
 import { continueTrace } from '../../../shared/invoke/trace.js';
 import { verifies } from '../../support/requirements.js';
-import { aSystem, aTool } from '../../support/systems.js';
+import { aSystem, aTool, httpTargetOf } from '../../support/systems.js';
 
 const context: CallContext = {
   executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d55',
@@ -42,7 +42,7 @@ describe('building the outbound request', () => {
         path: '/orders/{id}/lines/{line}',
         fields: [field('id', 'path'), field('line', 'path')],
       });
-      const request = buildRequest(tool, aSystem(), { id: value, line: 3 }, context);
+      const request = buildRequest(httpTargetOf(tool), aSystem(), { id: value, line: 3 }, context);
       expect(request.url).toBe(`https://erp.example.com/orders/${encoded}/lines/3`);
       expect(request.method).toBe('GET');
     },
@@ -50,7 +50,7 @@ describe('building the outbound request', () => {
 
   it(verifies('invoke.outbound', 'fills a path parameter from its field under its wire name'), () => {
     const tool = aTool({ path: '/orders/{orderId}', fields: [field('order_id', 'path', 'orderId')] });
-    const request = buildRequest(tool, aSystem(), { order_id: 'PO-77' }, context);
+    const request = buildRequest(httpTargetOf(tool), aSystem(), { order_id: 'PO-77' }, context);
     expect(request.url).toBe('https://erp.example.com/orders/PO-77');
   });
 
@@ -65,7 +65,7 @@ describe('building the outbound request', () => {
   it.each(['.', '..', '%2e', '%2E%2E', '.%2e', '%2E.'])(
     verifies('invoke.outbound', 'refuses a path parameter of "%s", which a URL parser would resolve to another path'),
     (value) => {
-      expect(() => buildRequest(cancelTool, prefixed, { id: value }, context)).toThrow(
+      expect(() => buildRequest(httpTargetOf(cancelTool), prefixed, { id: value }, context)).toThrow(
         'A path parameter cannot be "." or "..".',
       );
     },
@@ -78,7 +78,7 @@ describe('building the outbound request', () => {
     ['../x', '..%2Fx'],
     ['%2e%2e%2e', '%252e%252e%252e'],
   ])(verifies('invoke.outbound', 'sends a path parameter of "%s" as one segment'), (value, encoded) => {
-    const request = buildRequest(cancelTool, prefixed, { id: value }, context);
+    const request = buildRequest(httpTargetOf(cancelTool), prefixed, { id: value }, context);
     expect(request.url).toBe(`https://erp.example.com/api/orders/${encoded}/cancel`);
     // As undici will parse it (WHATWG URL): still the operation's path.
     expect(new URL(request.url).pathname).toBe(`/api/orders/${encoded}/cancel`);
@@ -96,7 +96,7 @@ describe('building the outbound request', () => {
       ],
     });
     const args: JsonObject = { status: ['open', 'held'], q: 'a b&c=d', limit: 10, open_only: true };
-    const request = buildRequest(tool, aSystem(), args, context);
+    const request = buildRequest(httpTargetOf(tool), aSystem(), args, context);
     expect(request.url).toBe(
       'https://erp.example.com/orders?status=open&status=held&q=a+b%26c%3Dd&limit=10&openOnly=true',
     );
@@ -106,14 +106,14 @@ describe('building the outbound request', () => {
 
   it(verifies('invoke.outbound', 'sends no query string when no query field is given'), () => {
     const tool = aTool({ path: '/orders', fields: [field('status', 'query')] });
-    expect(buildRequest(tool, aSystem(), {}, context).url).toBe('https://erp.example.com/orders');
+    expect(buildRequest(httpTargetOf(tool), aSystem(), {}, context).url).toBe('https://erp.example.com/orders');
   });
 
   it(verifies('invoke.outbound', 'sends header parameters under their lowercased wire names'), () => {
     const tool = aTool({
       fields: [field('customer_ref', 'header', 'X-Customer-Ref'), field('attempt', 'header', 'X-Attempt')],
     });
-    const request = buildRequest(tool, aSystem(), { customer_ref: 'C-9', attempt: 2 }, context);
+    const request = buildRequest(httpTargetOf(tool), aSystem(), { customer_ref: 'C-9', attempt: 2 }, context);
     expect(request.headers).toEqual({ ...gatewayHeaders, 'x-customer-ref': 'C-9', 'x-attempt': '2' });
   });
 
@@ -125,7 +125,7 @@ describe('building the outbound request', () => {
       fields: [field('sku', 'body'), field('quantity', 'body', 'qty'), field('lines', 'body'), field('note', 'body')],
     });
     const args: JsonObject = { sku: 'A-1', quantity: 2, lines: [{ n: 1 }], unbound: 'x' };
-    const request = buildRequest(tool, aSystem(), args, context);
+    const request = buildRequest(httpTargetOf(tool), aSystem(), args, context);
     expect(request.method).toBe('POST');
     expect(request.url).toBe('https://erp.example.com/orders');
     expect(request.body).toBe('{"sku":"A-1","qty":2,"lines":[{"n":1}]}');
@@ -134,7 +134,7 @@ describe('building the outbound request', () => {
 
   it(verifies('invoke.outbound', 'keeps a body field named __proto__ as an own key of the JSON body'), () => {
     const tool = aTool({ access: 'write', method: 'POST', fields: [field('odd', 'body', '__proto__')] });
-    const request = buildRequest(tool, aSystem(), { odd: { polluted: true } }, context);
+    const request = buildRequest(httpTargetOf(tool), aSystem(), { odd: { polluted: true } }, context);
     expect(request.body).toBe('{"__proto__":{"polluted":true}}');
     expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false);
   });
@@ -146,7 +146,7 @@ describe('building the outbound request', () => {
       path: '/orders/{id}/lines',
       fields: [field('id', 'path'), field('lines', 'whole-body', 'body')],
     });
-    const request = buildRequest(tool, aSystem(), { id: 'PO-1', lines: [{ sku: 'A', qty: 1 }] }, context);
+    const request = buildRequest(httpTargetOf(tool), aSystem(), { id: 'PO-1', lines: [{ sku: 'A', qty: 1 }] }, context);
     expect(request.method).toBe('PUT');
     expect(request.url).toBe('https://erp.example.com/orders/PO-1/lines');
     expect(request.body).toBe('[{"sku":"A","qty":1}]');
@@ -155,7 +155,7 @@ describe('building the outbound request', () => {
 
   it(verifies('invoke.outbound', 'sends no body and no content type for a GET'), () => {
     const tool = aTool({ method: 'GET', path: '/orders/{id}', fields: [field('id', 'path')] });
-    const request = buildRequest(tool, aSystem(), { id: 'PO-1' }, context);
+    const request = buildRequest(httpTargetOf(tool), aSystem(), { id: 'PO-1' }, context);
     expect(request.body).toBeNull();
     expect(Object.hasOwn(request.headers, 'content-type')).toBe(false);
     expect(request.headers).toEqual(gatewayHeaders);
@@ -173,7 +173,7 @@ describe('building the outbound request', () => {
   ])(
     verifies('invoke.outbound', 'authenticates with %s credentials from configuration'),
     (_label, credentials, expected) => {
-      const request = buildRequest(aTool(), aSystem({ credentials }), {}, context);
+      const request = buildRequest(httpTargetOf(aTool()), aSystem({ credentials }), {}, context);
       expect(request.headers).toEqual({ ...gatewayHeaders, ...expected });
     },
   );
@@ -188,7 +188,12 @@ describe('building the outbound request', () => {
     verifies('invoke.outbound', "keeps the gateway's %s over a header parameter of the same name"),
     (_label, credentials, headerName, expected) => {
       const tool = aTool({ fields: [field('sneaky', 'header', headerName)] });
-      const request = buildRequest(tool, aSystem({ credentials }), { sneaky: 'agent-chosen-value' }, context);
+      const request = buildRequest(
+        httpTargetOf(tool),
+        aSystem({ credentials }),
+        { sneaky: 'agent-chosen-value' },
+        context,
+      );
       expect(request.headers[headerName.toLowerCase()]).toBe(expected);
       expect(Object.values(request.headers)).not.toContain('agent-chosen-value');
       expect(Object.keys(request.headers).filter((name) => name.toLowerCase() === headerName.toLowerCase())).toEqual([
@@ -208,7 +213,7 @@ describe('building the outbound request', () => {
         method: 'POST',
         fields: [field('ct', 'header', 'Content-Type'), field('sku', 'body')],
       });
-      const request = buildRequest(tool, aSystem(), { ct: 'text/xml', sku: 'A' }, context);
+      const request = buildRequest(httpTargetOf(tool), aSystem(), { ct: 'text/xml', sku: 'A' }, context);
       expect(request.headers['content-type']).toBe('application/json');
     },
   );
@@ -216,12 +221,17 @@ describe('building the outbound request', () => {
   it(verifies('invoke.outbound', 'appends the path under a base URL that has a path prefix'), () => {
     const tool = aTool({ path: '/orders/{id}', fields: [field('id', 'path'), field('expand', 'query')] });
     const system = aSystem({ base_url: 'http://10.0.0.5:8080/erp/api/v2' });
-    const request = buildRequest(tool, system, { id: 'PO-1', expand: 'lines' }, context);
+    const request = buildRequest(httpTargetOf(tool), system, { id: 'PO-1', expand: 'lines' }, context);
     expect(request.url).toBe('http://10.0.0.5:8080/erp/api/v2/orders/PO-1?expand=lines');
   });
 
   it(verifies('invoke.outbound', "takes the deadline and the size cap from the system's configuration"), () => {
-    const request = buildRequest(aTool(), aSystem({ timeout: 2_500, max_response_size: 65_536 }), {}, context);
+    const request = buildRequest(
+      httpTargetOf(aTool()),
+      aSystem({ timeout: 2_500, max_response_size: 65_536 }),
+      {},
+      context,
+    );
     expect(request.deadlineMs).toBe(2_500);
     expect(request.maxResponseBytes).toBe(65_536);
   });

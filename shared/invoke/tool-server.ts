@@ -1,0 +1,90 @@
+// The port through which the gateway runs a tool on an MCP server (behind a /tool/call-tool proxy,
+// or spoken to directly), and what its answer means. The answer is MCP's CallToolResult or a
+// JSON-RPC error; like an HTTP system's, its free text never comes back: a failed tool's code only
+// when it is a short machine token, a JSON-RPC error only as `mcp_<code>`.
+import type { CatalogTool, JsonObject } from '../catalog/tool.js';
+import { isJsonObject } from '../catalog/tool.js';
+import type { ResolvedToolServer } from '../config/load.js';
+import { mcpErrorCode, type SystemCode, systemCode } from '../errors.js';
+import { redactSecrets, type SecretRules } from '../secrets.js';
+import { type CallOutcome, systemErrorCode } from './call.js';
+
+export interface ToolServerRequest {
+  readonly system: ResolvedToolServer;
+  /** The tool's own name on its server. */
+  readonly name: string;
+  /** The canonical arguments, as exact JSON text (integers beyond 2^53 digit for digit). */
+  readonly argumentsJson: string;
+  readonly executionId: string;
+  readonly traceparent: string;
+  /** Total time allowed, from opening the connection to the last byte read. */
+  readonly deadlineMs: number;
+  /** Largest answer read; beyond it the answer is dropped. */
+  readonly maxResponseBytes: number;
+}
+
+/**
+ * What came back. `sent` tells whether the call may have reached the tool (so a write may have
+ * happened); `error` carries only the JSON-RPC code, the one part of an error that is not prose.
+ */
+export type ToolServerAnswer =
+  | { readonly kind: 'result'; readonly result: unknown }
+  | { readonly kind: 'error'; readonly code: number }
+  | { readonly kind: 'timeout'; readonly sent: boolean }
+  | { readonly kind: 'connection_failed'; readonly sent: boolean }
+  | { readonly kind: 'too_large' }
+  | { readonly kind: 'unreadable' };
+
+export interface ToolServerClient {
+  call(request: ToolServerRequest): Promise<ToolServerAnswer>;
+}
+
+/** A failed tool's code: from its structured result, else its only text when that is a machine token. */
+const toolErrorCode = (result: JsonObject): SystemCode | null => {
+  const structured = systemErrorCode(result.structuredContent, undefined);
+  if (structured !== null) return structured;
+  const content = Array.isArray(result.content) ? result.content : [];
+  const only = content.length === 1 && isJsonObject(content[0]) ? content[0] : null;
+  return only?.type === 'text' && typeof only.text === 'string' ? systemCode(only.text.trim()) : null;
+};
+
+/** Whether a value has CallToolResult's shape (content blocks, optional structured content and isError). */
+const isCallToolResult = (value: unknown): value is JsonObject =>
+  isJsonObject(value) &&
+  (value.content === undefined || Array.isArray(value.content)) &&
+  (value.structuredContent === undefined || isJsonObject(value.structuredContent)) &&
+  (value.isError === undefined || typeof value.isError === 'boolean');
+
+export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, rules: SecretRules): CallOutcome => {
+  // A read can simply be tried again; a write that may have happened must not be.
+  const uncertain = tool.access === 'write' ? 'unknown' : 'failed';
+  switch (answer.kind) {
+    case 'timeout':
+      return { status: answer.sent ? uncertain : 'failed', code: 'timeout', result: null, httpStatus: null };
+    case 'connection_failed':
+      return { status: answer.sent ? uncertain : 'failed', code: 'connection_failed', result: null, httpStatus: null };
+    case 'too_large':
+      return { status: uncertain, code: 'response_too_large', result: null, httpStatus: null };
+    case 'unreadable':
+      return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: null };
+    case 'error':
+      // The server refused the call (no such tool, wrong arguments, its own reason): nothing ran.
+      return { status: 'failed', code: mcpErrorCode(answer.code), result: null, httpStatus: null, refused: true };
+    case 'result':
+      break;
+  }
+  const result = answer.result;
+  if (!isCallToolResult(result))
+    return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: null };
+  if (result.isError === true) {
+    const code = toolErrorCode(result) ?? 'tool_error';
+    return { status: 'failed', code, result: null, httpStatus: null, refused: true };
+  }
+  const value = result.structuredContent ?? result.content ?? [];
+  return {
+    status: 'succeeded',
+    code: null,
+    result: redactSecrets(value, tool.responseSchema, rules),
+    httpStatus: null,
+  };
+};
