@@ -220,3 +220,7 @@ export const outcomeMessage = (outcome: {
     ? outcomeMessages.refused
     : outcomeMessages.unusable;
 };
+
+/** What an agent reads when tools/call fails inside the gateway: nothing of the fault itself. */
+export const toolCallFaultMessage =
+  'The gateway met an internal fault while handling this call, and its outcome is not known here. Check before repeating a write.';

@@ -355,6 +355,18 @@ export const readMessage = (text: string): ReadMessage | null => {
   };
 };
 
+/**
+ * Reads a document that holds tool-call params (`{ name, arguments }`, as /tool/call-tool sends
+ * them) in one pass: the document as JSON.parse would give it, and its arguments read strictly.
+ * Null when the text is not JSON.
+ */
+export const readToolCallParams = (
+  text: string,
+): { readonly params: unknown; readonly toolArguments: StrictArguments } | null => {
+  const document = tryRead(text, ['arguments']);
+  return document === null ? null : { params: document.root, toolArguments: document.focus };
+};
+
 const tryRead = (text: string, focus: readonly string[]): ReadDocument | null => {
   try {
     return readDocument(text, focus, focus.length + maxArgumentDepth);

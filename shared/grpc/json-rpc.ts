@@ -4,6 +4,7 @@
 import { readMessage, readParsedArguments, type StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { ExecutionOrigin } from '../executions/execution.js';
+import { jsonRpcCodes } from '../json-rpc-codes.js';
 import { limitsNow } from '../limits/agent-limits.js';
 import type { RequestGate } from '../limits/request-gate.js';
 import {
@@ -21,13 +22,6 @@ import { getExecutionStatus } from '../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../version.js';
 
 /** JSON-RPC 2.0 error codes used on the stream. */
-export const jsonRpcCodes = {
-  parseError: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  invalidParams: -32602,
-  internalError: -32603,
-} as const;
 
 /** What the stream's Connect and metadata said, for every call of the stream. */
 export interface StreamContext {

@@ -18,6 +18,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { readParsedArguments } from '../arguments/strict-json.js';
 import type { CatalogTool } from '../catalog/tool.js';
+import { toolCallFaultMessage } from '../errors.js';
 import { resultObject, resultObjectJsonSchema } from '../result.js';
 import { type CallToolDeps, callTool, visibleTools } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
@@ -38,9 +39,7 @@ import { toCallToolResult } from './tool-result.js';
 
 export type McpServices = CallToolDeps;
 
-/** What an agent reads when tools/call fails inside the gateway: nothing of the fault itself. */
-export const toolCallFaultMessage =
-  'The gateway met an internal fault while handling this call, and its outcome is not known here. Check before repeating a write.';
+export { toolCallFaultMessage } from '../errors.js';
 
 /**
  * A catalog tool as MCP lists it; every tool answers the result object. A catalog call may be held

@@ -1,0 +1,8 @@
+// JSON-RPC 2.0's error codes, as the gateway's own answers use them (gRPC stream, /tool/call-tool).
+export const jsonRpcCodes = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+} as const;
