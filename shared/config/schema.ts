@@ -2,6 +2,9 @@
 // validation, for the types the runtime uses and for the JSON Schema published to editors.
 // (Descriptions quote the file's own ${env:NAME} syntax, which is why the linter's template-string
 // rule is off for this file.)
+//
+// Long: the file's whole format lives here (settings, limits, the three kinds of system, people,
+// agents), so that one schema validates it, types it and publishes it.
 import { z } from 'zod';
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';
