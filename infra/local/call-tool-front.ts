@@ -393,6 +393,15 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
     drain,
     close: async () => {
       await drain();
+      // Closing handshakes under way get a moment to finish, so their close codes arrive; then the rest ends.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all([...sockets.keys()].map((ws) => new Promise((resolve) => ws.once('close', resolve)))),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, 2_000);
+        }),
+      ]);
+      clearTimeout(timer);
       for (const ws of sockets.keys()) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
