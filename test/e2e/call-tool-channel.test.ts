@@ -236,6 +236,24 @@ describe.each(transports)('calls over $name', ({ name, call }) => {
     expect(erp.calls()).toHaveLength(0);
   });
 
+  it(verifies('channel.same-call', `redacts secrets in the frame, as MCP does (${name})`), async () => {
+    const vendor = await call(params('erp.vendors.get', { vendor_id: 'V-100' }));
+    const text = JSON.stringify(vendor);
+    expect(resultOf(vendor)).toMatchObject({ status: 'succeeded', result: { api_key: '[REDACTED]' } });
+    expect(text).not.toContain('acme-portal-key-51f0c2d9');
+    expect(text).not.toContain('Acme!Portal#2026');
+    const granted = await call(
+      params('erp.vendors.grant_portal_access', {
+        vendor_id: 'V-100',
+        contact_email: 'ops@acme.example',
+        initial_password: 'Initial-Secret-2026!',
+      }),
+    );
+    expect(resultOf(granted).status).toBe('succeeded');
+    expect(JSON.stringify(granted)).not.toContain('Initial-Secret-2026!');
+    expect(runtime.output()).not.toContain('Initial-Secret-2026!');
+  });
+
   it(verifies('channel.params', `answers params it cannot take with frame 1 (${name})`), async () => {
     const before = await recordsOfProcurement();
     expect(errorOf(await call('not json')).code).toBe(-32700);
