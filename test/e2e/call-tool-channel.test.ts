@@ -45,7 +45,12 @@ afterAll(async () => {
 beforeEach(() => erp.reset());
 
 const channelUrl = () => `${runtime.baseUrl}/tool/call-tool`;
-const wsUrl = () => channelUrl().replace(/^http/, 'ws');
+/** The WebSocket address as the start banner prints it. */
+const wsUrl = () => {
+  const printed = /Tool channel\s+(\S+)/.exec(runtime.output())?.[1];
+  if (printed === undefined) throw new Error('the banner names no tool channel');
+  return printed;
+};
 
 interface WsOutcome {
   /** Binary messages received, in order. */
