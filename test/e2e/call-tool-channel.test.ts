@@ -4,19 +4,22 @@
 //
 // Long: two transports, each through the same list of answers (success, held, denied, unknown,
 // refused params, size, silence, identity), side by side so they can be compared.
+import { cp, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { documentClient, localAwsClientConfig } from '../../infra/local/dynamodb.js';
 import { localTableNames } from '../../infra/local/runtime.js';
+import { projectPath } from '../../infra/paths.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { decodeFrame, type Frame } from '../../shared/call-tool/frame.js';
 import { maxChannelParamsBytes } from '../../shared/call-tool/serve.js';
 import { ResultObject } from '../../shared/result.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
-import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
+import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 let erp: DemoErp;
 let runtime: RuntimeProcess;
@@ -468,4 +471,58 @@ describe('after all of it', () => {
       expect(runtime.child.exitCode).toBeNull();
     },
   );
+});
+
+describe('one gate for /mcp and the channel', () => {
+  it(verifies(
+    'channel.limits',
+    "counts the channel's calls and /mcp's requests against the same per-agent allowance",
+  ), async () => {
+    const folder = await temporaryFolder('gateway-channel-limits-');
+    const org = join(folder.path, 'org');
+    await cp(projectPath('examples'), org, { recursive: true });
+    const configFile = join(org, 'gateway.config.yaml');
+    const text = await readFile(configFile, 'utf8');
+    // Refilled one request per 1000 s: within the test, exactly the burst gets through.
+    await writeFile(
+      configFile,
+      text.replace(
+        'allowed_staleness: 15m\n',
+        'allowed_staleness: 15m\n  limits:\n    agents:\n      procurement-agent: { requests_per_second: 0.001, burst: 3 }\n',
+      ),
+    );
+    const limited = await startRuntimeProcess(['--memory', '--no-demo-erp', '--config', configFile], {
+      DEMO_ERP_URL: erp.url,
+    });
+    try {
+      const mcp = () =>
+        fetch(limited.mcpUrl, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${demoTokens.procurement}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: '{}',
+        });
+      const post = (token: string) =>
+        fetch(`${limited.baseUrl}/tool/call-tool`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: track,
+        }).then(async (response) => resultOf(decodeFrame(new Uint8Array(await response.arrayBuffer()))));
+      // Two requests on /mcp and one call on the channel spend the burst of three...
+      expect((await mcp()).status).not.toBe(429);
+      expect((await mcp()).status).not.toBe(429);
+      expect((await post(demoTokens.procurement)).status).toBe('succeeded');
+      // ...so the channel is refused, and /mcp too: one allowance.
+      expect(await post(demoTokens.procurement)).toMatchObject({ status: 'denied', code: 'rate_limited' });
+      expect((await mcp()).status).toBe(429);
+      // Another agent's allowance is its own.
+      expect((await post(demoTokens.support)).status).toBe('succeeded');
+    } finally {
+      await limited.stop();
+      await folder.remove();
+    }
+  }, 180_000);
 });
