@@ -70,7 +70,7 @@ export interface CallToolFront {
   handleRequest(request: IncomingMessage, response: ServerResponse, boundUrl: string): Promise<void>;
   /** Takes (or refuses) an upgrade request on the path. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, boundUrl: string): void;
-  /** Takes nothing new, lets calls in flight answer, closes connections still waiting (1001). */
+  /** Takes nothing new, closes connections still waiting for their params (1001), lets calls in flight answer. */
   drain(): Promise<void>;
   /** Drains, then ends every connection left. */
   close(): Promise<void>;
@@ -140,7 +140,8 @@ const readBody = (request: IncomingMessage, waitMs: number): Promise<Body> =>
 
 export const createCallToolFront = (options: CallToolFrontOptions): CallToolFront => {
   const waitMs = options.paramsWaitMs ?? channelParamsWaitMs;
-  const sockets = new Map<WebSocket, { waiting: boolean }>();
+  /** Open connections and where each is: waiting for its params, running its call, or done. */
+  const sockets = new Map<WebSocket, { state: 'waiting' | 'running' | 'done' }>();
   /** Open WebSocket connections per agent, counted from the upgrade until the socket closes. */
   const openByAgent = new Map<string, number>();
   const inflight = new Set<Promise<void>>();
@@ -217,15 +218,13 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
   };
 
   const serveSocket = (ws: WebSocket, agent: AgentIdentity, traceparent: string | null) => {
-    const entry = { waiting: true };
+    const entry: { state: 'waiting' | 'running' | 'done' } = { state: 'waiting' };
     sockets.set(ws, entry);
-    let answered = false;
     /** A second message came before the answer: it is not run, and the close says why. */
     let extra = false;
     const timer = setTimeout(() => {
-      if (!entry.waiting) return;
-      entry.waiting = false;
-      answered = true;
+      if (entry.state !== 'waiting') return;
+      entry.state = 'done';
       options.log.info('tools/call over /tool/call-tool', {
         agent_id: agent.id,
         transport: 'websocket',
@@ -237,18 +236,18 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
       ws.close(1000);
     }, waitMs);
     ws.on('message', (data) => {
-      if (answered) return;
-      if (!entry.waiting) {
+      if (entry.state === 'done') return;
+      if (entry.state === 'running') {
         // Read no further (TCP holds the rest back) until the first call's frame is sent.
         extra = true;
         ws.pause();
         return;
       }
-      entry.waiting = false;
+      entry.state = 'running';
       clearTimeout(timer);
       track(
         answerBytes(agent, bytesOf(data), traceparent, 'websocket').then((frame) => {
-          answered = true;
+          entry.state = 'done';
           // A client gone before its answer loses only the frame: the call is complete and recorded.
           if (ws.readyState !== ws.OPEN) return;
           if (extra) ws.resume();
@@ -365,6 +364,12 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
 
   const drain = async () => {
     stopping = true;
+    // A connection that has sent nothing loses nothing: it is closed at once, so it starts nothing new.
+    for (const [ws, entry] of sockets) {
+      if (entry.state !== 'waiting') continue;
+      entry.state = 'done';
+      ws.close(1001, 'the gateway is stopping');
+    }
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled([...inflight]),
@@ -373,7 +378,6 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
       }),
     ]);
     clearTimeout(timer);
-    for (const [ws, entry] of sockets) if (entry.waiting) ws.close(1001, 'the gateway is stopping');
   };
 
   return {
