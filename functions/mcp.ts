@@ -28,6 +28,8 @@ export interface McpFunctionDeps {
   readonly allowedOrigins: readonly string[];
   /** Public base URL; derived from the request when null. */
   readonly publicUrl: string | null;
+  /** The per-agent gate, when another front in the process shares it. @default a gate of this function's own */
+  readonly requestGate?: RequestGate;
 }
 
 const Claims = z.record(z.string(), z.unknown()).default({});
@@ -48,7 +50,7 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
     allowedHostnames: deps.allowedHostnames,
     allowedOrigins: deps.allowedOrigins,
     // One gate per process: exact locally, per instance in Lambda (docs/decisions.md).
-    requestGate: new RequestGate(deps.services.clock),
+    requestGate: deps.requestGate ?? new RequestGate(deps.services.clock),
     onLimited: (agent, refusal) =>
       deps.logger.warn('agent refused by its limit', {
         agent_id: agent.id,

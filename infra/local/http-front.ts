@@ -3,12 +3,15 @@
 // very handler module Lambda would run; then writes its result back as HTTP.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { HttpResult } from '../../functions/commons/middleware.js';
 import { unauthorizedResponse } from '../../shared/mcp/auth-challenge.js';
 import { bodyTooLargeResponse, maxRequestBodyBytes } from '../../shared/mcp/endpoint.js';
 import type { Authorization } from './authorizer.js';
-import { type Listening, listen, urlHost } from './net.js';
+import type { CallToolFront } from './call-tool-front.js';
+import { isWellFormedHost, type Listening, listen, urlHost } from './net.js';
+import { refuseUpgrade } from './upgrade-refusal.js';
 
 export type LambdaHttpFunction = (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>;
 
@@ -35,6 +38,8 @@ export interface HttpFrontOptions {
    */
   readonly publicUrl: string | null;
   readonly onError: (error: unknown) => void;
+  /** A path served by a front of its own (its HTTP requests and its WebSocket upgrades): /tool/call-tool. */
+  readonly channel?: CallToolFront;
 }
 
 class BodyTooLarge extends Error {}
@@ -94,11 +99,6 @@ const writeResult = (response: ServerResponse, result: HttpResult): void => {
   response.end(body);
 };
 
-/** `host[:port]` as RFC 9112 allows it in the Host header: a name, IPv4 or bracketed IPv6, and digits. */
-const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
-const isWellFormedHost = (host: string | undefined): host is string =>
-  host !== undefined && hostPattern.test(host) && URL.canParse(`http://${host}/`);
-
 export const lambdaContext = (functionName: string, timeoutMs: number): Context => {
   const deadline = Date.now() + timeoutMs;
   const requestId = randomUUID();
@@ -154,6 +154,12 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFro
       return;
     }
     const url = new URL(request.url ?? '/', 'http://front.local');
+    const { channel } = options;
+    if (channel !== undefined && url.pathname === channel.path) {
+      work.deadline = Date.now() + channel.timeoutMs;
+      await channel.handleRequest(request, response, boundUrl);
+      return;
+    }
     const method = (request.method ?? 'GET').toUpperCase();
     const route = options.routes.find(
       (candidate) =>
@@ -248,12 +254,24 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFro
     inflight.set(done, work);
   });
   server.keepAliveTimeout = 65_000;
+  // Upgrades are the channel's alone (it makes its own checks); any other is refused, not left hanging.
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => undefined);
+    const path = URL.parse(request.url ?? '/', 'http://front.local')?.pathname;
+    if (options.channel !== undefined && path === options.channel.path) {
+      options.channel.handleUpgrade(request, socket, head, boundUrl);
+    } else
+      void refuseUpgrade(socket, Response.json({ message: 'Not Found' }, { status: 404 })).catch(() =>
+        socket.destroy(),
+      );
+  });
   const listening = await listen(server, options.host, options.port);
   boundUrl = `http://${urlHost(options.host)}:${listening.port}`;
   // A call sent to a system gets its answer and its outcome recorded before the front goes.
   const drain = async () => {
     stopping = true;
     server.closeIdleConnections();
+    const channelDrained = options.channel?.drain();
     while (inflight.size > 0) {
       const waitMs = Math.max(...[...inflight.values()].map((work) => work.deadline)) - Date.now();
       if (waitMs <= 0) break;
@@ -266,12 +284,14 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFro
       ]);
       clearTimeout(timer);
     }
+    await channelDrained;
   };
   return {
     ...listening,
     drain,
     close: async () => {
       await drain();
+      await options.channel?.close();
       await listening.close();
     },
   };

@@ -1,4 +1,5 @@
 // `npm start`: runs the whole gateway on this machine and tells you how to talk to it.
+import { callToolPath } from './call-tool-front.js';
 import { parseLocalOptions, usage } from './options.js';
 import { type LocalRuntime, StartupError, startLocalRuntime } from './runtime.js';
 
@@ -20,6 +21,7 @@ const banner = (runtime: LocalRuntime, memory: boolean): string => {
     '',
     `  MCP endpoint     ${runtime.mcpUrl}`,
     `  gRPC gateway     ${runtime.grpcAddress} (PccToolGateway; server_id "*" or a system key)`,
+    `  Tool channel     ${runtime.baseUrl.replace(/^http/, 'ws')}${callToolPath} (one call per connection; or POST to ${runtime.baseUrl}${callToolPath})`,
     `  Console          ${runtime.baseUrl}/console`,
     `  Resource meta    ${runtime.baseUrl}/.well-known/oauth-protected-resource/mcp`,
     `  Store            ${runtime.dynamodbEndpoint} (DynamoDB API${memory ? ', in memory only' : ''})`,

@@ -1,4 +1,5 @@
-// Listening on loopback ports and closing cleanly, for every server the local runtime starts.
+// Listening on loopback ports and closing cleanly, for every server the local runtime starts, and
+// the host names they read.
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 
@@ -25,6 +26,11 @@ export const listen = async <S extends Server>(server: S, host: string, port: nu
       }),
   };
 };
+
+/** `host[:port]` as RFC 9112 allows it in the Host header: a name, IPv4 or bracketed IPv6, and digits. */
+const hostPattern = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+export const isWellFormedHost = (host: string | undefined): host is string =>
+  host !== undefined && hostPattern.test(host) && URL.canParse(`http://${host}/`);
 
 export const isLoopback = (host: string): boolean =>
   host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);

@@ -37,6 +37,13 @@ export const LocalOptions = z
     erpPort: portNumber.default(8788),
     /** The gRPC tool gateway's port (shared/grpc/). */
     grpcPort: portNumber.default(8789),
+    /** How long a /tool/call-tool connection may wait for its params (GATEWAY_CHANNEL_PARAMS_WAIT_MS, for tests). */
+    channelParamsWaitMs: z
+      .string()
+      .regex(/^\d+$/, 'expected a number of milliseconds')
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(600_000))
+      .default(10_000),
   })
   .superRefine((options, context) => {
     if (options.anonymousAgent !== null && !isLoopback(options.host)) {
@@ -122,6 +129,7 @@ export const parseLocalOptions = (
     demoErp: values['no-demo-erp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_ERP ?? ''),
     erpPort: flagOrEnv(values['erp-port'], 'GATEWAY_ERP_PORT'),
     grpcPort: flagOrEnv(values['grpc-port'], 'GATEWAY_GRPC_PORT'),
+    channelParamsWaitMs: flagOrEnv(undefined, 'GATEWAY_CHANNEL_PARAMS_WAIT_MS'),
     crashAt:
       environment.GATEWAY_CRASH_AT === undefined || environment.GATEWAY_CRASH_AT === ''
         ? null

@@ -38,6 +38,7 @@ import { approvalDefinition } from '../state-machine/definition.js';
 import { createLocalAuthorizer } from './authorizer.js';
 import { writeLocalAwsConfig } from './aws-config-file.js';
 import { type LocalAwsCredentials, newLocalAwsCredentials } from './aws-signature.js';
+import { createCallToolFront } from './call-tool-front.js';
 import { LocalConfigSource } from './config-source.js';
 import { createConsoleFunction } from './console.js';
 import { localDataKey } from './data-key.js';
@@ -182,6 +183,8 @@ export const startLocalRuntime = async (
     }
 
     const publicUrl = config().settings.public_url ?? null;
+    /** Browser origins /mcp and /tool/call-tool accept: pages of the gateway's own loopback names. */
+    const allowedOrigins = ['localhost', '127.0.0.1', '[::1]'];
     const allowedHostnames = [
       'localhost',
       '127.0.0.1',
@@ -254,12 +257,15 @@ export const startLocalRuntime = async (
       ids: uuidV7Ids,
       customerUrl: (executionId: string) => customerLink(linkBase, executionId),
     };
+    // One gate for the agents' HTTP requests: /mcp and /tool/call-tool count against the same limits.
+    const requestGate = new RequestGate(systemClock);
     const mcp = createMcpFunction({
       services: mcpServices,
+      requestGate,
       logger: logger('mcp'),
       claimNames: defaultClaimNames,
       allowedHostnames,
-      allowedOrigins: ['localhost', '127.0.0.1', '[::1]'],
+      allowedOrigins,
       // The handlers name the gateway by the configured public URL, else by the address the front
       // is bound to (known once it listens, before any request): never by a request's Host header.
       get publicUrl() {
@@ -292,11 +298,23 @@ export const startLocalRuntime = async (
       anonymousAgent: options.anonymousAgent,
     });
     const frontLogger = logger('local-front');
+    const channel = createCallToolFront({
+      services: mcpServices,
+      gate: requestGate,
+      authorize,
+      claimNames: defaultClaimNames,
+      allowedHostnames,
+      allowedOrigins,
+      publicUrl,
+      log: logger('call-tool'),
+      paramsWaitMs: options.channelParamsWaitMs,
+    });
     const front = await startHttpFront({
       host: options.host,
       port: options.port,
       authorize,
       publicUrl,
+      channel,
       onError: (error) => frontLogger.error('unhandled error in the local front', { error }),
       routes: [
         { method: 'ANY', path: mcpPath, functionName: 'mcp', fn: mcp, authorize: true, timeoutMs: 30_000 },

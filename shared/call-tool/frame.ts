@@ -55,8 +55,9 @@ export const decodeFrame = (bytes: Uint8Array): Frame => {
   }
   let body: unknown;
   try {
-    // Fatal decoding: bytes that are not UTF-8 are not JSON text either.
-    body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(1)));
+    // Fatal decoding: bytes that are not UTF-8 are not JSON text either. A byte-order mark is kept
+    // (ignoreBOM), so JSON.parse refuses it: it is not part of a JSON document (RFC 8259 §8.1).
+    body = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(1)));
   } catch {
     throw new FrameDecodeError('body', `the frame's body (tag ${tag}) is not JSON`, tag);
   }

@@ -7,16 +7,18 @@
 //   -32602  the params are not { name: string, arguments?: object }
 //   -32600  the params are larger than the channel takes, or never came (the fronts send these)
 //   -32603  the gateway met a fault while running the call (its outcome is not known here)
+// The agent's rate and concurrency gate is taken before the params are read, so a flood of
+// unreadable params counts like any other call; a refusal is frame 0 (denied, the limit's code).
 import { readToolCallParams } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import { isJsonObject } from '../catalog/tool.js';
 import { toolCallFaultMessage } from '../errors.js';
 import { jsonRpcCodes } from '../json-rpc-codes.js';
 import { limitsNow } from '../limits/agent-limits.js';
-import type { RequestGate } from '../limits/request-gate.js';
+import type { Admission, RequestGate } from '../limits/request-gate.js';
 import { statusToolName } from '../mcp/status-tool.js';
 import { toCallToolResult } from '../mcp/tool-result.js';
-import { resultObject } from '../result.js';
+import { type ResultObject, resultObject } from '../result.js';
 import { type CallToolDeps, callTool } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
 import { encodeFrame } from './frame.js';
@@ -47,55 +49,105 @@ export const channelErrorFrame = (code: number, message: string): Uint8Array =>
 export const paramsTooLargeFrame = (): Uint8Array =>
   channelErrorFrame(jsonRpcCodes.invalidRequest, `The params are larger than ${maxChannelParamsBytes} bytes.`);
 
-export const paramsMissingFrame = (): Uint8Array =>
+export const paramsMissingFrame = (waitMs: number = channelParamsWaitMs): Uint8Array =>
   channelErrorFrame(
     jsonRpcCodes.invalidRequest,
-    `No params arrived within ${channelParamsWaitMs / 1000} s: send the tools/call params as the first message.`,
+    `No params arrived within ${waitMs / 1000} s: send the tools/call params as the first message.`,
   );
+
+/** Frame 1 -32700: params that are not JSON (bytes that are not UTF-8 are not JSON text either). */
+export const unreadableParamsFrame = (): Uint8Array =>
+  channelErrorFrame(jsonRpcCodes.parseError, 'Parse error: the params are not JSON.');
+
+/**
+ * The params' text from the bytes a front received (a binary message, an HTTP body), or null when
+ * they are not UTF-8. A byte-order mark is kept, so the reader refuses it as it refuses any other
+ * character before the document.
+ */
+export const channelParamsText = (bytes: Uint8Array): string | null => {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+};
+
+/** One call's answer, with what a front logs about it (never the arguments). */
+export interface ChannelAnswer {
+  readonly frame: Uint8Array;
+  /** The tool named, clipped; null when the params did not name one. */
+  readonly tool: string | null;
+  /** The result's status and code, or the error frame's JSON-RPC code. */
+  readonly outcome: { readonly status: string; readonly code: string | null } | { readonly error: number };
+}
 
 /** Runs one call sent on the channel and answers its one frame. Never throws. */
 export const serveChannelCall = async (
   services: CallToolDeps,
   options: ChannelOptions,
   call: ChannelCall,
-): Promise<Uint8Array> => {
-  if (Buffer.byteLength(call.text, 'utf8') > maxChannelParamsBytes) return paramsTooLargeFrame();
-  const read = readToolCallParams(call.text);
-  if (read === null) return channelErrorFrame(jsonRpcCodes.parseError, 'Parse error: the params are not JSON.');
-  const { params, toolArguments } = read;
-  if (!isJsonObject(params) || typeof params.name !== 'string') {
-    return channelErrorFrame(
-      jsonRpcCodes.invalidParams,
-      'Invalid params: expected the tools/call params, an object with the tool name as "name".',
-    );
+): Promise<Uint8Array> => (await answerChannelCall(services, options, call)).frame;
+
+const errorAnswer = (tool: string | null, code: number, message: string): ChannelAnswer => ({
+  frame: channelErrorFrame(code, message),
+  tool,
+  outcome: { error: code },
+});
+
+const resultAnswer = (tool: string | null, result: ResultObject): ChannelAnswer => ({
+  frame: encodeFrame({ kind: 'result', result: { ...toCallToolResult(result) } }),
+  tool,
+  outcome: { status: result.status, code: result.code },
+});
+
+/** serveChannelCall, also saying what the call was and how it ended (for the front's log line). Never throws. */
+export const answerChannelCall = async (
+  services: CallToolDeps,
+  options: ChannelOptions,
+  call: ChannelCall,
+): Promise<ChannelAnswer> => {
+  if (Buffer.byteLength(call.text, 'utf8') > maxChannelParamsBytes) {
+    return { frame: paramsTooLargeFrame(), tool: null, outcome: { error: jsonRpcCodes.invalidRequest } };
   }
-  const { name } = params;
-  const args = params.arguments ?? {};
-  if (!isJsonObject(args)) {
-    return channelErrorFrame(jsonRpcCodes.invalidParams, 'Invalid params: arguments must be an object.');
-  }
-  // Every call counts against the agent's limits, as on /mcp; a refusal is the result object.
-  const admission = options.gate?.admit(call.agent.id, await limitsNow(services.controlPlane, call.agent)) ?? null;
-  if (admission?.kind === 'refused') return resultFrame(toCallToolResult(resultObject(admission.refusal)));
+  let admission: Admission | null = null;
+  let tool: string | null = null;
   try {
-    if (name === statusToolName) {
-      return resultFrame(toCallToolResult(await getExecutionStatus(services, call.agent, args)));
+    // Every call counts against the agent's limits, as on /mcp, before its params are even read: a
+    // flood of unreadable params costs a gate check each. A refusal is the result object.
+    admission = options.gate?.admit(call.agent.id, await limitsNow(services.controlPlane, call.agent)) ?? null;
+    if (admission?.kind === 'refused') return resultAnswer(null, resultObject(admission.refusal));
+    const read = readToolCallParams(call.text);
+    if (read === null) return errorAnswer(null, jsonRpcCodes.parseError, 'Parse error: the params are not JSON.');
+    const { params, toolArguments } = read;
+    if (!isJsonObject(params) || typeof params.name !== 'string') {
+      return errorAnswer(
+        null,
+        jsonRpcCodes.invalidParams,
+        'Invalid params: expected the tools/call params, an object with the tool name as "name".',
+      );
     }
-    const result = await callTool(services, call.agent, name, toolArguments, { traceparent: call.traceparent });
-    return resultFrame(toCallToolResult(result));
+    const { name } = params;
+    tool = name.slice(0, 200);
+    // Absent arguments are none; null is not an object (MCP's own params schema refuses it too).
+    const args = params.arguments === undefined ? {} : params.arguments;
+    if (!isJsonObject(args)) {
+      return errorAnswer(tool, jsonRpcCodes.invalidParams, 'Invalid params: arguments must be an object.');
+    }
+    if (name === statusToolName) return resultAnswer(tool, await getExecutionStatus(services, call.agent, args));
+    return resultAnswer(
+      tool,
+      await callTool(services, call.agent, name, toolArguments, { traceparent: call.traceparent }),
+    );
   } catch (error) {
     // As on /mcp: the fault goes to the log, the caller reads the gateway's own words.
     services.log.warn('tools/call failed', {
       agent_id: call.agent.id,
-      tool: name.slice(0, 200),
+      tool,
       transport: 'call-tool',
       error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
     });
-    return channelErrorFrame(jsonRpcCodes.internalError, toolCallFaultMessage);
+    return errorAnswer(tool, jsonRpcCodes.internalError, toolCallFaultMessage);
   } finally {
     if (admission?.kind === 'admitted') admission.release();
   }
 };
-
-const resultFrame = (result: ReturnType<typeof toCallToolResult>): Uint8Array =>
-  encodeFrame({ kind: 'result', result: { ...result } });

@@ -33,6 +33,7 @@ describe('parseLocalOptions: defaults', () => {
         demoErp: true,
         erpPort: 8788,
         grpcPort: 8789,
+        channelParamsWaitMs: 10_000,
         crashAt: null,
       },
     });
@@ -165,6 +166,7 @@ describe('parseLocalOptions: flags and environment', () => {
         GATEWAY_ERP_PORT: '9200',
         GATEWAY_GRPC_PORT: '9201',
         GATEWAY_DEMO_ERP: '0',
+        GATEWAY_CHANNEL_PARAMS_WAIT_MS: '250',
       }),
     ).toEqual({
       host: 'localhost',
@@ -179,6 +181,7 @@ describe('parseLocalOptions: flags and environment', () => {
       demoErp: false,
       erpPort: 9200,
       grpcPort: 9201,
+      channelParamsWaitMs: 250,
       crashAt: null,
     });
   });
@@ -235,6 +238,7 @@ describe('parseLocalOptions: flags and environment', () => {
       demoErp: false,
       erpPort: 0,
       grpcPort: 0,
+      channelParamsWaitMs: 10_000,
       crashAt: null,
     });
   });
