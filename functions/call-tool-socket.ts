@@ -1,0 +1,110 @@
+// The /tool/call-tool WebSocket API's function ($connect and $default): a connection the
+// authorizer let in is accepted; its first message, the tools/call params, runs as the agent the
+// authorizer named, and the one frame is posted back before the connection is closed. A later
+// message of the same connection loses the once-per-connection claim and runs nothing.
+
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
+import { z } from 'zod';
+import { ApiGatewayConnections } from '../shared/adapters/api-gateway-connections.js';
+import { DynamoDbConnectionClaims } from '../shared/adapters/dynamodb/connection-claims.js';
+import type { ChannelConnections, ConnectionClaims } from '../shared/call-tool/connections.js';
+import {
+  channelErrorFrame,
+  maxChannelParamsBytes,
+  paramsTooLargeFrame,
+  serveChannelCall,
+} from '../shared/call-tool/serve.js';
+import { systemClock } from '../shared/clock.js';
+import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
+import { RequestGate } from '../shared/limits/request-gate.js';
+import type { CallToolDeps } from '../shared/use-cases/call-tool.js';
+import { agentServicesFor, serviceLogger } from './commons/aws.js';
+import { documentClient } from './commons/aws-store.js';
+import { agentFromContext } from './commons/channel-identity.js';
+import { processChannelSocketEnvironment } from './commons/environment.js';
+import { lazyHandler } from './commons/lazy-handler.js';
+import { withTaskMiddleware } from './commons/middleware.js';
+
+export interface ChannelSocketDeps {
+  readonly services: CallToolDeps;
+  readonly logger: Logger;
+  readonly connections: ChannelConnections;
+  readonly claims: ConnectionClaims;
+  /** Per-agent rate and concurrency, per instance as on /mcp. */
+  readonly gate: RequestGate | null;
+}
+
+const SocketEvent = z.object({
+  requestContext: z.object({
+    eventType: z.enum(['CONNECT', 'MESSAGE', 'DISCONNECT']),
+    connectionId: z.string().min(1),
+    authorizer: z.record(z.string(), z.unknown()).nullish(),
+  }),
+  body: z.string().nullish(),
+  isBase64Encoded: z.boolean().optional(),
+});
+
+const parseError = () => channelErrorFrame(jsonRpcCodes.parseError, 'Parse error: the params are not UTF-8 JSON text.');
+
+/** The message's params text, or the frame refusing it (too large, or bytes that are not UTF-8). */
+const messageText = (body: string, base64: boolean): { text: string } | { refusal: Uint8Array } => {
+  const bytes = base64 ? Buffer.from(body, 'base64') : Buffer.from(body, 'utf8');
+  if (bytes.length > maxChannelParamsBytes) return { refusal: paramsTooLargeFrame() };
+  if (!base64) return { text: body };
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    return { refusal: parseError() };
+  }
+};
+
+export const createChannelSocketFunction = (deps: ChannelSocketDeps) => {
+  const handle = async (event: unknown): Promise<{ statusCode: number }> => {
+    const { requestContext, body, isBase64Encoded } = SocketEvent.parse(event);
+    // $connect reaches here only once the authorizer allowed it.
+    if (requestContext.eventType !== 'MESSAGE') return { statusCode: 200 };
+    const { connectionId } = requestContext;
+    const agent = agentFromContext(requestContext.authorizer ?? {});
+    deps.logger.appendKeys({ connection_id: connectionId, agent_id: agent?.id ?? null });
+    if (agent !== null && !(await deps.claims.claim(connectionId, agent.id))) {
+      deps.logger.warn('a further message on a connection already answered runs nothing');
+      return { statusCode: 200 };
+    }
+    const message = messageText(body ?? '', isBase64Encoded === true);
+    const frame =
+      agent === null
+        ? channelErrorFrame(jsonRpcCodes.invalidRequest, 'The connection carries no agent identity.')
+        : 'refusal' in message
+          ? message.refusal
+          : await serveChannelCall(
+              deps.services,
+              { gate: deps.gate },
+              { agent, text: message.text, traceparent: null },
+            );
+    try {
+      if ((await deps.connections.send(connectionId, frame)) === 'gone') {
+        deps.logger.info('the client left before its frame was sent; the call is recorded all the same');
+      }
+    } finally {
+      await deps.connections.close(connectionId);
+    }
+    return { statusCode: 200 };
+  };
+  return withTaskMiddleware(handle, { logger: deps.logger });
+};
+
+/** The Lambda entry point: composed from the environment on first use. */
+export const handler = lazyHandler(() => {
+  const environment = processChannelSocketEnvironment();
+  const logger = serviceLogger('call-tool-socket');
+  return createChannelSocketFunction({
+    services: agentServicesFor(environment, logger),
+    logger,
+    connections: new ApiGatewayConnections(
+      new ApiGatewayManagementApiClient({ endpoint: environment.CONNECTIONS_URL }),
+    ),
+    claims: new DynamoDbConnectionClaims(documentClient(), environment.EXECUTIONS_TABLE, systemClock),
+    gate: new RequestGate(systemClock),
+  });
+});
