@@ -72,11 +72,14 @@ const requestContext = (connectionId: string, eventType: 'CONNECT' | 'MESSAGE', 
   ...(agent === null ? {} : { authorizer: { ...agentContext(agent), principalId: agent.id, integrationLatency: 61 } }),
 });
 
-const message = (
-  connectionId: string,
-  body: string,
-  { agent = procurement as AgentIdentity | null, base64 = false } = {},
-) =>
+interface MessageOptions {
+  /** The agent the authorizer put in the connection's context; null for none. */
+  readonly agent?: AgentIdentity | null;
+  /** Whether API Gateway marked the body as base64. */
+  readonly base64?: boolean;
+}
+
+const message = (connectionId: string, body: string, { agent = procurement, base64 = false }: MessageOptions = {}) =>
   socket(
     { requestContext: requestContext(connectionId, 'MESSAGE', agent), body, isBase64Encoded: base64 },
     lambdaContext('call-tool-socket', 30_000),
