@@ -2,6 +2,8 @@
 // validation, for the types the runtime uses and for the JSON Schema published to editors.
 // (Descriptions quote the file's own ${env:NAME} syntax, which is why the linter's template-string
 // rule is off for this file.)
+//
+// Long: the whole file format in one schema, so the types, the checks and the editors' JSON Schema agree.
 import { z } from 'zod';
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';

@@ -8,6 +8,8 @@
 // for a write (the system may have done it), as failed for a read (it can be tried again). A read
 // run directly is the one exception: it is recorded once, with its outcome, since sending it twice
 // harms nothing.
+//
+// Long: the claim, the send through either port and the outcome are one protocol, kept in one place.
 
 import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
