@@ -1,20 +1,15 @@
 // The /tool/call-tool WebSocket API's function ($connect and $default): a connection the
 // authorizer let in is accepted; its first message, the tools/call params, runs as the agent the
 // authorizer named, and the one frame is posted back before the connection is closed. A later
-// message of the same connection loses the once-per-connection claim and runs nothing.
-
+// message of the same connection loses the once-per-connection claim and runs nothing. An answer
+// beyond API Gateway's 128 KB message limit is replaced by a -32603 frame naming the execution.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import { z } from 'zod';
 import { ApiGatewayConnections } from '../shared/adapters/api-gateway-connections.js';
 import { DynamoDbConnectionClaims } from '../shared/adapters/dynamodb/connection-claims.js';
 import type { ChannelConnections, ConnectionClaims } from '../shared/call-tool/connections.js';
-import {
-  channelErrorFrame,
-  maxChannelParamsBytes,
-  paramsTooLargeFrame,
-  serveChannelCall,
-} from '../shared/call-tool/serve.js';
+import { channelErrorFrame, serveChannelCall } from '../shared/call-tool/serve.js';
 import { systemClock } from '../shared/clock.js';
 import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
@@ -25,6 +20,7 @@ import { agentFromContext } from './commons/channel-identity.js';
 import { processChannelSocketEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { withTaskMiddleware } from './commons/middleware.js';
+import { maxSocketFrameBytes, messageText, tooLargeToSend } from './commons/socket-message.js';
 
 export interface ChannelSocketDeps {
   readonly services: CallToolDeps;
@@ -44,20 +40,6 @@ const SocketEvent = z.object({
   body: z.string().nullish(),
   isBase64Encoded: z.boolean().optional(),
 });
-
-const parseError = () => channelErrorFrame(jsonRpcCodes.parseError, 'Parse error: the params are not UTF-8 JSON text.');
-
-/** The message's params text, or the frame refusing it (too large, or bytes that are not UTF-8). */
-const messageText = (body: string, base64: boolean): { text: string } | { refusal: Uint8Array } => {
-  const bytes = base64 ? Buffer.from(body, 'base64') : Buffer.from(body, 'utf8');
-  if (bytes.length > maxChannelParamsBytes) return { refusal: paramsTooLargeFrame() };
-  if (!base64) return { text: body };
-  try {
-    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
-  } catch {
-    return { refusal: parseError() };
-  }
-};
 
 export const createChannelSocketFunction = (deps: ChannelSocketDeps) => {
   const handle = async (event: unknown): Promise<{ statusCode: number }> => {
@@ -82,8 +64,9 @@ export const createChannelSocketFunction = (deps: ChannelSocketDeps) => {
               { gate: deps.gate },
               { agent, text: message.text, traceparent: null },
             );
+    const sendable = frame.length > maxSocketFrameBytes ? tooLargeToSend(frame) : frame;
     try {
-      if ((await deps.connections.send(connectionId, frame)) === 'gone') {
+      if ((await deps.connections.send(connectionId, sendable)) === 'gone') {
         deps.logger.info('the client left before its frame was sent; the call is recorded all the same');
       }
     } finally {

@@ -8,6 +8,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannelSocketFunction } from '../../functions/call-tool-socket.js';
 import { agentContext } from '../../functions/commons/channel-identity.js';
+import { maxSocketFrameBytes } from '../../functions/commons/socket-message.js';
 import { lambdaContext } from '../../infra/local/http-front.js';
 import { connectionClaimKey } from '../../shared/adapters/dynamodb/connection-claims.js';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
@@ -226,6 +227,29 @@ describe('the /tool/call-tool WebSocket function', () => {
       );
       expect(Object.keys(claim.Item ?? {}).sort()).toEqual(['agent_id', 'execution_id', 'retain_until']);
       expect(Number(claim.Item?.retain_until)).toBeGreaterThan(Date.now() / 1000 + 23 * 3600);
+    },
+  );
+
+  it(
+    verifies(
+      'aws.call-tool-socket',
+      "replaces an answer beyond API Gateway's 128 KB message limit by a -32603 frame naming the recorded execution",
+    ),
+    async () => {
+      bed.erp.addFault({ route: '/shipments/{tracking_number}', fault: { kind: 'huge', bytes: 150_000 }, times: 1 });
+      const id = newConnectionId();
+      await message(
+        id,
+        JSON.stringify({ name: 'erp.shipments.track', arguments: { tracking_number: '1Z999AA10123456784' } }),
+      );
+      expect(requestsFor(id)[0]?.body.length).toBeLessThanOrEqual(maxSocketFrameBytes);
+      const frame = answered(id);
+      if (frame.kind !== 'error') throw new Error('expected an error frame');
+      expect(frame.error).toMatchObject({ code: -32603, data: { execution_id: expect.any(String) } });
+      const data = frame.error.data;
+      const executionId =
+        typeof data === 'object' && data !== null && 'execution_id' in data ? String(data.execution_id) : '';
+      expect(await bed.testStore.store.get(executionId)).toMatchObject({ status: 'succeeded' });
     },
   );
 
