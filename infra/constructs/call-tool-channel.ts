@@ -86,6 +86,8 @@ export class CallToolChannel extends Construct {
             connectionId: '$context.connectionId',
             eventType: '$context.eventType',
             routeKey: '$context.routeKey',
+            // The agent the authorizer named (its context), never anything of the token.
+            agent: '$context.authorizer.agentId',
             status: '$context.status',
             messageId: '$context.messageId',
             error: '$context.error.message',

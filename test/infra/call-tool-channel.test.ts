@@ -146,7 +146,11 @@ describe('the /tool/call-tool WebSocket API', () => {
     const logGroupId = logicalIdOf(channel.node.findChild('AccessLogs'));
     expect(logs.DestinationArn).toEqual({ 'Fn::GetAtt': [logGroupId, 'Arn'] });
     const format: unknown = JSON.parse(String(logs.Format));
-    expect(format).toMatchObject({ connectionId: '$context.connectionId', eventType: '$context.eventType' });
+    expect(format).toMatchObject({
+      connectionId: '$context.connectionId',
+      eventType: '$context.eventType',
+      agent: '$context.authorizer.agentId',
+    });
     // WebSocket logs are written with the account's role, set before the stage.
     const [account, ...more] = [...resourcesOf(template, 'AWS::ApiGateway::Account').entries()];
     expect(more).toEqual([]);
