@@ -18,7 +18,15 @@ import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
 import { kilobytes, median, ms } from './stats.js';
 
-const lambdaFunctions = ['mcp', 'held-call-steps', 'console', 'reconciler', 'resource-metadata'] as const;
+const lambdaFunctions = [
+  'mcp',
+  'held-call-steps',
+  'console',
+  'reconciler',
+  'resource-metadata',
+  'call-tool-socket',
+  'call-tool-authorizer',
+] as const;
 export type LambdaFunction = (typeof lambdaFunctions)[number];
 
 const cedarWasm = projectPath('node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm_bg.wasm');

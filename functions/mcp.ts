@@ -1,9 +1,7 @@
-// POST /mcp: the agents' MCP endpoint. The request is authenticated by the edge (API Gateway's
-// JWT authorizer in AWS, the local front locally); this handler maps the claims to an agent and
-// hands the request to the MCP endpoint.
+// POST /mcp: the agents' MCP endpoint, and POST /tool/call-tool, the same calls as one framed
+// answer. The request is authenticated by the edge (API Gateway's JWT authorizer in AWS, the local
+// front locally); this handler maps the claims to an agent and hands the request on.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { z } from 'zod';
 import { agentFromClaims, type ClaimNames } from '../shared/auth/agent.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
 import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
@@ -15,8 +13,9 @@ import {
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
 import { agentServicesFor, serviceLogger } from './commons/aws.js';
+import { channelPostPath, createChannelPost } from './commons/channel-post.js';
 import { processApprovalEnvironment } from './commons/environment.js';
-import { eventBody, fromWebResponse, requestOrigin, toWebRequest } from './commons/http-event.js';
+import { eventBody, fromWebResponse, jwtClaimsOf, requestOrigin, toWebRequest } from './commons/http-event.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
 
@@ -32,13 +31,6 @@ export interface McpFunctionDeps {
   readonly requestGate?: RequestGate;
 }
 
-const Claims = z.record(z.string(), z.unknown()).default({});
-const claimsOf = (event: APIGatewayProxyEventV2): Record<string, unknown> => {
-  const context: unknown = event.requestContext;
-  const parsed = z.object({ authorizer: z.object({ jwt: z.object({ claims: Claims }) }) }).safeParse(context);
-  return parsed.success ? parsed.data.authorizer.jwt.claims : {};
-};
-
 const renderJsonRpcError = (statusCode: number, message: string): HttpResult => ({
   statusCode,
   headers: { 'content-type': 'application/json' },
@@ -46,11 +38,13 @@ const renderJsonRpcError = (statusCode: number, message: string): HttpResult => 
 });
 
 export const createMcpFunction = (deps: McpFunctionDeps) => {
+  // One gate per process, for /mcp and /tool/call-tool alike: exact locally, per instance in Lambda.
+  // One gate per process for /mcp and /tool/call-tool: exact locally, per instance in Lambda (docs/decisions.md).
+  const requestGate = deps.requestGate ?? new RequestGate(deps.services.clock);
   const endpoint: McpEndpoint = createMcpEndpoint(deps.services, {
     allowedHostnames: deps.allowedHostnames,
     allowedOrigins: deps.allowedOrigins,
-    // One gate per process: exact locally, per instance in Lambda (docs/decisions.md).
-    requestGate: deps.requestGate ?? new RequestGate(deps.services.clock),
+    requestGate,
     onLimited: (agent, refusal) =>
       deps.logger.warn('agent refused by its limit', {
         agent_id: agent.id,
@@ -59,10 +53,12 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
       }),
     onError: (error) => deps.logger.warn('MCP request refused', { error: error.message }),
   });
+  const channelPost = createChannelPost({ services: deps.services, gate: requestGate, claimNames: deps.claimNames });
   const handle: HttpHandler = async (event, _context, { signal }) => {
+    if (event.rawPath === channelPostPath) return channelPost(event);
     const body = eventBody(event);
     if (body !== undefined && body.length > maxRequestBodyBytes) return fromWebResponse(bodyTooLargeResponse());
-    const agent = agentFromClaims(claimsOf(event), deps.claimNames);
+    const agent = agentFromClaims(jwtClaimsOf(event), deps.claimNames);
     if (agent === null) {
       const tokenPresented = event.headers.authorization !== undefined;
       return fromWebResponse(unauthorizedResponse(deps.publicUrl ?? requestOrigin(event), tokenPresented));

@@ -8,6 +8,7 @@
 //     [-c customerIdClaim=customer_id] [-c customerScopes=openid]
 //   [-c grpc=true -c grpcCertificateArn=<ACM certificate ARN> [-c grpcDomainName=grpc.example.com]
 //     [-c grpcMinTasks=1] [-c grpcMaxTasks=4]]  (the gRPC transport on Fargate; needs a region)
+//   [-c apiGatewayLoggingRole=false]  (the account already sets API Gateway's CloudWatch role)
 // Without agentIssuer the stack creates a Cognito user pool whose app clients are the agents;
 // without approverIssuer, a Cognito user pool of approvers (approverGroups are created in it);
 // without customerIssuer, a Cognito user pool of customers (custom:customer_id names each).
@@ -54,6 +55,7 @@ const wholeNumber = (name: string): number | undefined => {
 const grpcMinTasks = wholeNumber('grpcMinTasks');
 const grpcMaxTasks = wholeNumber('grpcMaxTasks');
 new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
+  setApiGatewayLoggingRole: context('apiGatewayLoggingRole') !== 'false',
   // The gRPC load balancer's access logs need a concrete region; the HTTP-only stack stays agnostic.
   ...(grpc ? { env: { region: process.env.CDK_DEFAULT_REGION } } : {}),
   ...(issuer === undefined

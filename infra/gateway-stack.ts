@@ -14,6 +14,7 @@ import { AgentIdentity } from './constructs/agent-identity.js';
 import { ApprovalStateMachine } from './constructs/approval-state-machine.js';
 import { ApproverConsole, type ConsoleSignIn, type CustomerPagesSignIn } from './constructs/approver-console.js';
 import { ApproverIdentity } from './constructs/approver-identity.js';
+import { CallToolChannel } from './constructs/call-tool-channel.js';
 import { CustomerIdentity } from './constructs/customer-identity.js';
 import { GatewayFunction } from './constructs/gateway-function.js';
 import { GatewayTable } from './constructs/gateway-table.js';
@@ -87,6 +88,11 @@ export interface GatewayStackProps extends StackProps {
   readonly customerSignIn?: CustomerSignInProps;
   /** The gRPC transport (ECS Fargate behind an ALB). @default none: MCP over HTTP only */
   readonly grpcService?: GrpcServiceSettings;
+  /**
+   * Whether the stack sets the account's API Gateway CloudWatch role, which the /tool/call-tool
+   * WebSocket API's access logs need (one per account and region). @default true
+   */
+  readonly setApiGatewayLoggingRole?: boolean;
 }
 
 export class GatewayStack extends Stack {
@@ -306,6 +312,51 @@ export class GatewayStack extends Stack {
           'The approver console authenticates approvers itself: OIDC sign-in (code flow with PKCE) and a session cookie signed by a KMS HMAC key, checked on every request. The customer pages it also serves authenticate customers the same way, with a fresh OIDC login for every call and a session bound to that one call.',
       });
     }
+
+    // ---- /tool/call-tool over WebSocket (the HTTP API's POST route is the MCP function's)
+    const tokenCheck = {
+      AGENT_CLAIM: authorization.agentClaim,
+      GROUPS_CLAIM: authorization.groupsClaim,
+      CUSTOMER_CLAIM: authorization.customerClaim,
+      // Checked in the authorizer exactly as the HTTP API's JWT authorizer checks them for /mcp.
+      AGENT_JWT_ISSUER: authorization.issuer,
+      AGENT_JWT_AUDIENCE: authorization.audience.join(','),
+      AGENT_JWT_SCOPES: authorization.requiredScopes.join(','),
+      ...(jwksUri === undefined ? {} : { AGENT_JWKS_URI: jwksUri }),
+    };
+    const channelAuthorizer = new GatewayFunction(this, 'CallToolAuthorizer', {
+      entry: 'call-tool-authorizer.ts',
+      description: 'Approval Gateway /tool/call-tool WebSocket authorizer',
+      timeoutSeconds: 10,
+      memoryMiB: 256,
+      environment: tokenCheck,
+    });
+    const channelSocket = new GatewayFunction(this, 'CallToolSocket', {
+      entry: 'call-tool-socket.ts',
+      description: 'Approval Gateway /tool/call-tool over WebSocket',
+      cedar: true,
+      environment: { ...approvalEnvironment, STATE_MACHINE_ARN: approvals.stateMachineArn },
+    });
+    const channel = new CallToolChannel(this, 'CallToolChannel', {
+      channelFunction: channelSocket.function,
+      authorizerFunction: channelAuthorizer.function,
+      setAccountLoggingRole: props.setApiGatewayLoggingRole ?? true,
+    });
+    channelSocket.function.addEnvironment('CONNECTIONS_URL', channel.connectionsUrl);
+    // The MCP function's grants on the data (its once-per-connection claim is a PutItem on the same
+    // table), and answering and closing this API's connections.
+    grantAgentCalls(channelSocket.role);
+    approvals.grantStartExecution(channelSocket.role);
+    channel.grantAnswerAndClose(channelSocket.role);
+    Validations.of(channelSocket.role).acknowledge(indexGrant);
+    new CfnOutput(this, 'CallToolWebSocketUrl', {
+      value: channel.url,
+      description: '/tool/call-tool over WebSocket (Authorization: Bearer <agent token> on the handshake)',
+    });
+    new CfnOutput(this, 'CallToolPostUrl', {
+      value: `${api.url}/tool/call-tool`,
+      description: '/tool/call-tool as an HTTP POST (application/json in, application/octet-stream frame out)',
+    });
 
     // ---- the gRPC transport (optional)
     if (props.grpcService !== undefined) {

@@ -54,13 +54,8 @@ export const ApprovalEnvironment = FunctionEnvironment.extend({
 });
 export type ApprovalEnvironment = z.infer<typeof ApprovalEnvironment>;
 
-/**
- * What the gRPC container reads (infra/container/grpc-main.ts): what the MCP function reads, and
- * how it checks agents' tokens itself, as API Gateway's JWT authorizer does for the function.
- */
-const GrpcEnvironment = ApprovalEnvironment.extend({
-  /** The port the gRPC server listens on, in plain HTTP/2 (the load balancer terminates TLS). */
-  GRPC_PORT: z.coerce.number().int().min(1).max(65535).default(50051),
+/** How a front that API Gateway's JWT authorizer does not cover checks agents' tokens itself. */
+const agentTokenVariables = {
   /** The OpenID Connect issuer of agents' tokens (their `iss`). */
   AGENT_JWT_ISSUER: z.url(),
   /** Accepted audiences (or Cognito app client ids), comma-separated. */
@@ -69,8 +64,29 @@ const GrpcEnvironment = ApprovalEnvironment.extend({
   AGENT_JWT_SCOPES: list,
   /** The issuer's key set; found by OpenID discovery when absent. */
   AGENT_JWKS_URI: z.url().optional(),
+};
+
+/**
+ * What the gRPC container reads (infra/container/grpc-main.ts): what the MCP function reads, and
+ * how it checks agents' tokens itself, as API Gateway's JWT authorizer does for the function.
+ */
+const GrpcEnvironment = ApprovalEnvironment.extend({
+  /** The port the gRPC server listens on, in plain HTTP/2 (the load balancer terminates TLS). */
+  GRPC_PORT: z.coerce.number().int().min(1).max(65535).default(50051),
+  ...agentTokenVariables,
 });
 export type GrpcEnvironment = z.infer<typeof GrpcEnvironment>;
+
+/** What the /tool/call-tool WebSocket authorizer reads: the token checks, and the claims naming the agent. */
+const ChannelAuthorizerEnvironment = CommonEnvironment.extend(agentTokenVariables);
+export type ChannelAuthorizerEnvironment = z.infer<typeof ChannelAuthorizerEnvironment>;
+
+/** What the /tool/call-tool WebSocket function reads: the MCP function's, and where connections are answered. */
+const ChannelSocketEnvironment = ApprovalEnvironment.extend({
+  /** The WebSocket stage's management endpoint (https://<api>.execute-api.<region>.amazonaws.com/<stage>). */
+  CONNECTIONS_URL: z.url(),
+});
+export type ChannelSocketEnvironment = z.infer<typeof ChannelSocketEnvironment>;
 
 /** What the console reads: how approvers sign in, and the key that signs their sessions. */
 const ConsoleEnvironment = ApprovalEnvironment.extend({
@@ -158,6 +174,16 @@ let containerEnvironment: GrpcEnvironment | undefined;
 export const processGrpcEnvironment = (): GrpcEnvironment => {
   containerEnvironment ??= parseGrpcEnvironment(process.env);
   return containerEnvironment;
+};
+let authorizerEnvironment: ChannelAuthorizerEnvironment | undefined;
+export const processChannelAuthorizerEnvironment = (): ChannelAuthorizerEnvironment => {
+  authorizerEnvironment ??= parseEnvironmentWith(ChannelAuthorizerEnvironment, process.env);
+  return authorizerEnvironment;
+};
+let socketEnvironment: ChannelSocketEnvironment | undefined;
+export const processChannelSocketEnvironment = (): ChannelSocketEnvironment => {
+  socketEnvironment ??= parseEnvironmentWith(ChannelSocketEnvironment, process.env);
+  return socketEnvironment;
 };
 export const processCommonEnvironment = (): CommonEnvironment => {
   commonEnvironment ??= parseEnvironmentWith(CommonEnvironment, process.env);

@@ -1,6 +1,6 @@
-// The gateway's HTTP API: POST /mcp behind a JWT authorizer (Cognito or any OIDC issuer), the
-// public protected-resource metadata document that tells MCP clients where tokens come from, and
-// the approver console, which signs approvers in itself.
+// The gateway's HTTP API: POST /mcp and POST /tool/call-tool behind a JWT authorizer (Cognito or
+// any OIDC issuer), the public protected-resource metadata document that tells MCP clients where
+// tokens come from, and the approver console, which signs approvers in itself.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
@@ -109,12 +109,23 @@ export class McpApi extends Construct {
     const authorizer = new HttpJwtAuthorizer('AgentTokens', props.jwtIssuer, {
       jwtAudience: [...props.jwtAudience],
     });
+    const mcp = new HttpLambdaIntegration('Mcp', props.mcpFunction);
+    const scopes =
+      (props.requiredScopes ?? []).length === 0 ? {} : { authorizationScopes: [...(props.requiredScopes ?? [])] };
     this.api.addRoutes({
       path: '/mcp',
       methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE],
-      integration: new HttpLambdaIntegration('Mcp', props.mcpFunction),
+      integration: mcp,
       authorizer,
-      ...((props.requiredScopes ?? []).length === 0 ? {} : { authorizationScopes: [...(props.requiredScopes ?? [])] }),
+      ...scopes,
+    });
+    // The same calls as one framed answer, served by the MCP function with the same token checks.
+    this.api.addRoutes({
+      path: '/tool/call-tool',
+      methods: [HttpMethod.POST],
+      integration: mcp,
+      authorizer,
+      ...scopes,
     });
     const metadata = new HttpLambdaIntegration('ResourceMetadata', props.metadataFunction);
     this.publicRoutes = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'].flatMap(

@@ -11,15 +11,13 @@ import { hostHeaderValidationResponse, originValidationResponse } from '@modelco
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { type AgentIdentity, agentFromClaims, type ClaimNames } from '../../shared/auth/agent.js';
 import {
-  answerChannelCall,
+  answerChannelBytes,
   type ChannelAnswer,
-  channelErrorFrame,
-  channelParamsText,
   channelParamsWaitMs,
   maxChannelParamsBytes,
   paramsMissingFrame,
   paramsTooLargeFrame,
-  unreadableParamsFrame,
+  postedParamsRefusal,
 } from '../../shared/call-tool/serve.js';
 import { resultCodes } from '../../shared/errors.js';
 import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
@@ -42,9 +40,6 @@ export const maxChannelMessageBytes = maxChannelParamsBytes + 64 * 1024;
 
 /** The longest a call may run before a stop stops waiting for it (as /mcp's function timeout). */
 const callTimeoutMs = 30_000;
-
-/** Media types a POST's params may be sent as: JSON text, or its UTF-8 bytes as a binary body. */
-const paramsMediaTypes: ReadonlySet<string> = new Set(['application/json', 'application/octet-stream']);
 
 export interface CallToolFrontOptions {
   readonly services: CallToolDeps;
@@ -198,13 +193,7 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
     transport: Transport,
   ): Promise<Uint8Array> => {
     const startedAt = Date.now();
-    const text = channelParamsText(bytes);
-    const answer: ChannelAnswer =
-      bytes.length > maxChannelParamsBytes
-        ? { frame: paramsTooLargeFrame(), tool: null, outcome: { error: jsonRpcCodes.invalidRequest } }
-        : text === null
-          ? { frame: unreadableParamsFrame(), tool: null, outcome: { error: jsonRpcCodes.parseError } }
-          : await answerChannelCall(options.services, { gate: options.gate }, { agent, text, traceparent });
+    const answer = await answerChannelBytes(options.services, { gate: options.gate }, { agent, bytes, traceparent });
     logCall(agent, transport, answer, startedAt);
     return answer.frame;
   };
@@ -337,13 +326,9 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
       await writeAnswer(response, identity.refusal, true);
       return;
     }
-    const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-    if (!paramsMediaTypes.has(mediaType)) {
-      const frame = channelErrorFrame(
-        jsonRpcCodes.invalidRequest,
-        'Send the params as application/json (or their UTF-8 bytes as application/octet-stream).',
-      );
-      await writeAnswer(response, frameAnswer(415, frame), true);
+    const unfit = postedParamsRefusal(request.headers['content-type']);
+    if (unfit !== null) {
+      await writeAnswer(response, frameAnswer(415, unfit), true);
       return;
     }
     const body = await readBody(request, waitMs);

@@ -81,6 +81,48 @@ export interface ChannelAnswer {
   readonly outcome: { readonly status: string; readonly code: string | null } | { readonly error: number };
 }
 
+/** Media types a POST may carry the params as: JSON text, or its UTF-8 bytes as a binary body. */
+const postedMediaTypes: ReadonlySet<string> = new Set(['application/json', 'application/octet-stream']);
+
+/**
+ * Whether a POST's Content-Type may carry the params: null when it may, else the frame that
+ * refuses it (415). A charset other than UTF-8 is not the params' text. One rule for every front.
+ */
+export const postedParamsRefusal = (contentType: string | null | undefined): Uint8Array | null => {
+  const [type, ...parameters] = (contentType ?? '').split(';').map((part) => part.trim().toLowerCase());
+  const utf8 = parameters.every(
+    (parameter) => !parameter.startsWith('charset=') || /^charset="?utf-8"?$/.test(parameter),
+  );
+  if (type !== undefined && postedMediaTypes.has(type) && utf8) return null;
+  return channelErrorFrame(
+    jsonRpcCodes.invalidRequest,
+    'Send the params as application/json (or their UTF-8 bytes as application/octet-stream).',
+  );
+};
+
+/**
+ * Answers params as a front received them, as bytes (a WebSocket message, text or binary; a POST
+ * body): beyond the cap, or not UTF-8, they are refused before anything is read. Never throws.
+ */
+export const answerChannelBytes = (
+  services: CallToolDeps,
+  options: ChannelOptions,
+  call: Omit<ChannelCall, 'text'> & { readonly bytes: Uint8Array },
+): Promise<ChannelAnswer> => {
+  if (call.bytes.length > maxChannelParamsBytes) {
+    return Promise.resolve({
+      frame: paramsTooLargeFrame(),
+      tool: null,
+      outcome: { error: jsonRpcCodes.invalidRequest },
+    });
+  }
+  const text = channelParamsText(call.bytes);
+  if (text === null) {
+    return Promise.resolve({ frame: unreadableParamsFrame(), tool: null, outcome: { error: jsonRpcCodes.parseError } });
+  }
+  return answerChannelCall(services, options, { agent: call.agent, text, traceparent: call.traceparent });
+};
+
 /** Runs one call sent on the channel and answers its one frame. Never throws. */
 export const serveChannelCall = async (
   services: CallToolDeps,

@@ -27,6 +27,9 @@ const probeEnvironment = {
   OIDC_ISSUER: 'https://login.example.com',
   OIDC_CLIENT_ID: 'console',
   AWS_REGION: 'eu-west-1',
+  CONNECTIONS_URL: 'https://abc123.execute-api.eu-west-1.amazonaws.com/live',
+  AGENT_JWT_ISSUER: 'https://login.example.com',
+  AGENT_JWT_AUDIENCE: 'gateway',
 };
 
 type Invoke = (event: unknown) => Promise<unknown>;
@@ -50,14 +53,16 @@ beforeAll(async () => {
     reconciler: approvals.reconciler,
     console: child(stack, 'Console', ApproverConsole).console,
     'resource-metadata': child(stack, 'ResourceMetadata', GatewayFunction),
+    'call-tool-socket': child(stack, 'CallToolSocket', GatewayFunction),
+    'call-tool-authorizer': child(stack, 'CallToolAuthorizer', GatewayFunction),
   };
   for (const [name, fn] of Object.entries(functions)) {
     const code = resourceProperties(template, logicalIdOf(fn.function)).Code;
     const key = isObject(code) ? String(code.S3Key) : '';
     const folder = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
     const files = await readdir(folder);
-    // The metadata function and the console ship without Cedar: they must not need it.
-    const needsCedar = name !== 'resource-metadata' && name !== 'console';
+    // The metadata function, the console and the channel's authorizer ship without Cedar: they must not need it.
+    const needsCedar = !['resource-metadata', 'console', 'call-tool-authorizer'].includes(name);
     if (files.includes('cedar_wasm_bg.wasm') !== needsCedar) {
       throw new Error(`the ${name} bundle ${needsCedar ? 'does not ship' : 'ships'} the Cedar wasm`);
     }
@@ -214,6 +219,39 @@ describe('the bundled functions', () => {
       expect(result).toMatchObject({ statusCode: 200 });
       const body = JSON.parse(String((result as { body?: unknown }).body));
       expect(body).toMatchObject({ resource: 'https://api.example.com/mcp' });
+    },
+  );
+
+  it(
+    verifies(
+      'aws.call-tool-authorizer',
+      'loads the channel authorizer, which needs no Cedar, and denies a handshake without a token',
+    ),
+    async () => {
+      const invoke = await load('call-tool-authorizer');
+      const methodArn = 'arn:aws:execute-api:eu-west-1:111111111111:abc123/live/$connect';
+      const result = await invoke({
+        type: 'REQUEST',
+        methodArn,
+        headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com' },
+        requestContext: { routeKey: '$connect', eventType: 'CONNECT', connectionId: 'c-1' },
+      });
+      expect(result).toMatchObject({
+        principalId: 'anonymous',
+        policyDocument: { Statement: [{ Effect: 'Deny', Resource: methodArn }] },
+      });
+    },
+  );
+
+  it(
+    verifies('aws.call-tool-socket', 'loads the channel function with Cedar beside it and accepts a connection'),
+    async () => {
+      const invoke = await load('call-tool-socket');
+      const result = await invoke({
+        requestContext: { routeKey: '$connect', eventType: 'CONNECT', connectionId: 'c-1', stage: 'live' },
+        isBase64Encoded: false,
+      });
+      expect(result).toEqual({ statusCode: 200 });
     },
   );
 

@@ -22,6 +22,7 @@ import {
   grantsOf,
   isObject,
   type JsonObject,
+  jwtAuthorizers,
   logicalIdOf,
   nagFindings,
   propertiesOf,
@@ -155,7 +156,9 @@ describe('the gRPC service, with grpc=true', () => {
       AGENT_JWKS_URI: { 'Fn::Join': ['', [...cognito, '/.well-known/jwks.json']] },
     });
     // The same audience the API's JWT authorizer accepts: the agents' app client ids.
-    const authorizer = only('AWS::ApiGatewayV2::Authorizer').properties;
+    const authorizers = [...jwtAuthorizers(template).values()].map(propertiesOf);
+    expect(authorizers).toHaveLength(1);
+    const authorizer = authorizers[0] ?? {};
     expect(authorizer.JwtConfiguration).toMatchObject({ Issuer: issuer });
     const audience = isObject(authorizer.JwtConfiguration) ? asList(authorizer.JwtConfiguration.Audience) : [];
     expect(audience).toHaveLength(1);

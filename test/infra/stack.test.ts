@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentIdentity } from '../../infra/constructs/agent-identity.js';
 import { ApprovalStateMachine } from '../../infra/constructs/approval-state-machine.js';
 import { ApproverConsole } from '../../infra/constructs/approver-console.js';
+import { CallToolChannel } from '../../infra/constructs/call-tool-channel.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
@@ -22,7 +23,9 @@ import {
   child,
   describeViolations,
   isObject,
+  jwtAuthorizers,
   logicalIdOf,
+  ofApi,
   propertiesOf,
   resourcesOf,
   statementsForRole,
@@ -62,10 +65,12 @@ describe('the stack with the default Cognito agent identity', () => {
   const { stack, template, nag, validationReport } = synthesize();
   const approvals = child(stack, 'Approvals', ApprovalStateMachine);
   const approverConsole = child(stack, 'Console', ApproverConsole).console;
-  /** Every function of the stack: the agents' two, and the approval lifecycle's three. */
+  /** Every function of the stack: the agents' four, and the approval lifecycle's three. */
   const functions = [
     child(stack, 'Mcp', GatewayFunction),
     child(stack, 'ResourceMetadata', GatewayFunction),
+    child(stack, 'CallToolSocket', GatewayFunction),
+    child(stack, 'CallToolAuthorizer', GatewayFunction),
     approvals.steps,
     approvals.reconciler,
     approverConsole,
@@ -77,6 +82,7 @@ describe('the stack with the default Cognito agent identity', () => {
   const tableArn = { 'Fn::GetAtt': [tableLogicalId, 'Arn'] };
   const configTableLogicalId = child(stack, 'Config', GatewayTable).tableLogicalId;
   const configTableArn = { 'Fn::GetAtt': [configTableLogicalId, 'Arn'] };
+  const channel = child(stack, 'CallToolChannel', CallToolChannel);
 
   it(
     verifies('aws.stack-shape', 'has the executions and configuration tables, keyed by the shared definitions'),
@@ -139,8 +145,7 @@ describe('the stack with the default Cognito agent identity', () => {
     () => {
       const clientRefs = identity.clients.map((client) => ({ Ref: logicalIdOf(client) }));
       expect(clientRefs.length).toBeGreaterThan(0);
-      const authorizers = resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer');
-      expect(authorizers.size).toBe(1);
+      expect(jwtAuthorizers(template).size).toBe(1);
       template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
         AuthorizerType: 'JWT',
         IdentitySource: ['$request.header.Authorization'],
@@ -155,9 +160,9 @@ describe('the stack with the default Cognito agent identity', () => {
       'puts the JWT authorizer on POST /mcp and leaves only the metadata and console routes public',
     ),
     () => {
-      const [authorizerId] = [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').keys()];
+      const [authorizerId] = [...jwtAuthorizers(template).keys()];
       const api = child(stack, 'AgentApi', McpApi);
-      const routes = [...resourcesOf(template, 'AWS::ApiGatewayV2::Route').values()].map(propertiesOf);
+      const routes = ofApi(template, 'AWS::ApiGatewayV2::Route', logicalIdOf(api.api));
       const route = (key: string) => routes.find((properties) => properties.RouteKey === key);
 
       expect(route('POST /mcp')).toMatchObject({
@@ -187,7 +192,7 @@ describe('the stack with the default Cognito agent identity', () => {
   );
 
   it(verifies('aws.stack-shape', 'logs access on the one $default stage'), () => {
-    const stages = [...resourcesOf(template, 'AWS::ApiGatewayV2::Stage').values()].map(propertiesOf);
+    const stages = ofApi(template, 'AWS::ApiGatewayV2::Stage', logicalIdOf(child(stack, 'AgentApi', McpApi).api));
     expect(stages).toHaveLength(1);
     const [stage] = stages;
     expect(stage).toMatchObject({ StageName: '$default', AutoDeploy: true });
@@ -219,7 +224,11 @@ describe('the stack with the default Cognito agent identity', () => {
   it(verifies('aws.least-privilege', 'attaches no managed policy to any role'), () => {
     const roles = resourcesOf(template, 'AWS::IAM::Role');
     expect([...roles.keys()].sort()).toEqual(
-      [...functions.map((fn) => logicalIdOf(fn.role)), logicalIdOf(approvals.stateMachine.role)].sort(),
+      [
+        ...functions.map((fn) => logicalIdOf(fn.role)),
+        logicalIdOf(approvals.stateMachine.role),
+        logicalIdOf(channel.node.findChild('LoggingRole')),
+      ].sort(),
     );
     for (const [logicalId, role] of roles) {
       expect(propertiesOf(role), logicalId).not.toHaveProperty('ManagedPolicyArns');
@@ -362,7 +371,7 @@ describe('the stack with an explicit OIDC issuer', () => {
   it(
     verifies('aws.stack-shape', 'has a JWT authorizer trusting the given issuer and audience, and no Cognito pool'),
     () => {
-      template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
+      expect(jwtAuthorizers(template).size).toBe(1);
       template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
         AuthorizerType: 'JWT',
         JwtConfiguration: { Issuer: issuer, Audience: ['gateway'] },
@@ -375,7 +384,7 @@ describe('the stack with an explicit OIDC issuer', () => {
   );
 
   it(verifies('aws.stack-shape', 'still protects POST /mcp with the JWT authorizer'), () => {
-    const [authorizerId] = [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').keys()];
+    const [authorizerId] = [...jwtAuthorizers(template).keys()];
     template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
       RouteKey: 'POST /mcp',
       AuthorizationType: 'JWT',

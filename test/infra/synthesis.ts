@@ -174,3 +174,17 @@ export const nagFindings = ({ nag, validationReport }: Pick<Synthesized, 'nag' |
     .filter((report) => report.conclusion === 'failure')
     .map((report) => String(report.pluginName)),
 });
+
+/** The HTTP API's JWT authorizers (the WebSocket API's Lambda authorizer is another kind), by logical id. */
+export const jwtAuthorizers = (template: Template): Map<string, JsonObject> =>
+  new Map(
+    [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').entries()].filter(
+      ([, resource]) => propertiesOf(resource).AuthorizerType === 'JWT',
+    ),
+  );
+
+/** The properties of the resources of a type that belong to one API (by its logical id). */
+export const ofApi = (template: Template, type: string, apiLogicalId: string): JsonObject[] =>
+  [...resourcesOf(template, type).values()]
+    .map(propertiesOf)
+    .filter((properties) => isObject(properties.ApiId) && properties.ApiId.Ref === apiLogicalId);

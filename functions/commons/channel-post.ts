@@ -1,0 +1,51 @@
+// POST /tool/call-tool on the HTTP API, served by the MCP function: the body is the tools/call
+// params as JSON, the answer one binary frame (application/octet-stream). The agent comes from the
+// JWT authorizer's claims only. Each answer's status says how far the request got: 200 for every
+// frame the channel produced (a result, or its -32700 / -32602 / -32603 refusals), 413 for params
+// beyond the cap, 415 for a body that is neither application/json nor application/octet-stream, 401 for claims naming no
+// agent; each of those carries a -32600 frame as well.
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { agentFromClaims, type ClaimNames } from '../../shared/auth/agent.js';
+import {
+  answerChannelBytes,
+  channelErrorFrame,
+  maxChannelParamsBytes,
+  paramsTooLargeFrame,
+  postedParamsRefusal,
+} from '../../shared/call-tool/serve.js';
+import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
+import type { RequestGate } from '../../shared/limits/request-gate.js';
+import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
+import { eventBody, jwtClaimsOf } from './http-event.js';
+import type { HttpResult } from './middleware.js';
+
+export const channelPostPath = '/tool/call-tool';
+
+export interface ChannelPostDeps {
+  readonly services: CallToolDeps;
+  readonly gate: RequestGate | null;
+  readonly claimNames: ClaimNames;
+}
+
+const frameResponse = (statusCode: number, frame: Uint8Array): HttpResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' },
+  body: Buffer.from(frame).toString('base64'),
+  isBase64Encoded: true,
+});
+
+export const createChannelPost =
+  (deps: ChannelPostDeps) =>
+  async (event: APIGatewayProxyEventV2): Promise<HttpResult> => {
+    const body = eventBody(event) ?? Buffer.alloc(0);
+    if (body.length > maxChannelParamsBytes) return frameResponse(413, paramsTooLargeFrame());
+    const unfit = postedParamsRefusal(event.headers['content-type']);
+    if (unfit !== null) return frameResponse(415, unfit);
+    const agent = agentFromClaims(jwtClaimsOf(event), deps.claimNames);
+    if (agent === null) {
+      return frameResponse(401, channelErrorFrame(jsonRpcCodes.invalidRequest, 'The token names no agent.'));
+    }
+    const traceparent = event.headers.traceparent ?? null;
+    const answer = await answerChannelBytes(deps.services, { gate: deps.gate }, { agent, bytes: body, traceparent });
+    return frameResponse(200, answer.frame);
+  };
