@@ -32,6 +32,8 @@ describe('parseLocalOptions: defaults', () => {
         anonymousAgent: null,
         demoErp: true,
         erpPort: 8788,
+        demoTools: true,
+        demoToolsPort: 8790,
         grpcPort: 8789,
         crashAt: null,
       },
@@ -165,6 +167,8 @@ describe('parseLocalOptions: flags and environment', () => {
         GATEWAY_ERP_PORT: '9200',
         GATEWAY_GRPC_PORT: '9201',
         GATEWAY_DEMO_ERP: '0',
+        GATEWAY_DEMO_TOOLS: '0',
+        GATEWAY_DEMO_TOOLS_PORT: '9202',
       }),
     ).toEqual({
       host: 'localhost',
@@ -178,6 +182,8 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: null,
       demoErp: false,
       erpPort: 9200,
+      demoTools: false,
+      demoToolsPort: 9202,
       grpcPort: 9201,
       crashAt: null,
     });
@@ -208,6 +214,9 @@ describe('parseLocalOptions: flags and environment', () => {
           '--grpc-port',
           '0',
           '--no-demo-erp',
+          '--demo-tools-port',
+          '0',
+          '--no-demo-tools',
         ],
         {
           GATEWAY_HOST: 'localhost',
@@ -220,6 +229,7 @@ describe('parseLocalOptions: flags and environment', () => {
           GATEWAY_ANONYMOUS_AGENT: 'env-agent',
           GATEWAY_ERP_PORT: '9300',
           GATEWAY_GRPC_PORT: '9301',
+          GATEWAY_DEMO_TOOLS_PORT: '9302',
         },
       ),
     ).toEqual({
@@ -234,6 +244,8 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: 'flag-agent',
       demoErp: false,
       erpPort: 0,
+      demoTools: false,
+      demoToolsPort: 0,
       grpcPort: 0,
       crashAt: null,
     });
