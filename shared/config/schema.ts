@@ -2,6 +2,9 @@
 // validation, for the types the runtime uses and for the JSON Schema published to editors.
 // (Descriptions quote the file's own ${env:NAME} syntax, which is why the linter's template-string
 // rule is off for this file.)
+//
+// Long: the whole file format (settings, three kinds of systems, people, policies) is one schema, so
+// the JSON Schema and the types come from one place.
 import { z } from 'zod';
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';

@@ -214,9 +214,6 @@ describe('parseLocalOptions: flags and environment', () => {
           '--grpc-port',
           '0',
           '--no-demo-erp',
-          '--demo-tools-port',
-          '0',
-          '--no-demo-tools',
         ],
         {
           GATEWAY_HOST: 'localhost',
@@ -229,7 +226,6 @@ describe('parseLocalOptions: flags and environment', () => {
           GATEWAY_ANONYMOUS_AGENT: 'env-agent',
           GATEWAY_ERP_PORT: '9300',
           GATEWAY_GRPC_PORT: '9301',
-          GATEWAY_DEMO_TOOLS_PORT: '9302',
         },
       ),
     ).toEqual({
@@ -244,8 +240,8 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: 'flag-agent',
       demoErp: false,
       erpPort: 0,
-      demoTools: false,
-      demoToolsPort: 0,
+      demoTools: true,
+      demoToolsPort: 8790,
       grpcPort: 0,
       crashAt: null,
     });
