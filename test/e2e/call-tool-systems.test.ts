@@ -22,6 +22,7 @@ import {
   upstreamProse,
 } from '../support/call-tool-proxy.js';
 import { signedIn } from '../support/console.js';
+import { mcpHeaders, modernRequest, rawRequest } from '../support/http.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
@@ -63,6 +64,7 @@ systems:
           required: [note]
           properties:
             note: { type: string }
+            ref: { type: integer }
         access: write
       - name: transfer
         description: Moves money; finance approves.
@@ -188,6 +190,25 @@ describe('a call-tool system through MCP', () => {
       const record = await recordOf(result.execution_id ?? '');
       expect(record).toMatchObject({ status: 'succeeded', code: null });
       expect(JSON.stringify(record)).not.toContain('sk-live-call-tool-77');
+    },
+  );
+
+  it(
+    verifies('systems.call-tool-request', 'sends an integer beyond 2^53 from the agent to the proxy digit for digit'),
+    async () => {
+      proxy.behave({ kind: 'result', result: { content: [{ type: 'text', text: 'noted' }] } });
+      const request = modernRequest('tools/call', { name: 'tools.record-note', arguments: { note: 'n', ref: 'BIG' } });
+      const answer = await rawRequest(runtime.mcpUrl, {
+        headers: mcpHeaders(demoTokens.procurement, request.headers),
+        body: request.body.replace('"BIG"', '12345678901234567890123'),
+      });
+      agentRead.push(answer.body);
+      expect(answer.status).toBe(200);
+      expect(answer.body).toContain('"status":"succeeded"');
+      await proxy.ended(1);
+      expect(proxy.connections[0]?.messages).toEqual([
+        '{"name":"record-note","arguments":{"note":"n","ref":12345678901234567890123}}',
+      ]);
     },
   );
 
