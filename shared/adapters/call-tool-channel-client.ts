@@ -40,13 +40,18 @@ const errorCode = (error: unknown): string | undefined =>
 const bytesOf = (data: RawData): Uint8Array =>
   Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
 
+/**
+ * JSON-RPC codes are 32-bit integers in practice; a larger one (1e21 prints as "1e+21") would not
+ * make a code the gateway can record, so it is an answer that cannot be read.
+ */
+const isJsonRpcCode = (code: number): boolean => Number.isSafeInteger(code) && Math.abs(code) <= 2 ** 31;
+
 /** What one frame says, as the port's answer: its result, or only the code of its error. */
 const answerOf = (bytes: Uint8Array): ToolServerAnswer => {
   try {
     const frame = decodeFrame(bytes);
-    return frame.kind === 'result'
-      ? { kind: 'result', result: frame.result }
-      : { kind: 'error', code: frame.error.code };
+    if (frame.kind === 'result') return { kind: 'result', result: frame.result };
+    return isJsonRpcCode(frame.error.code) ? { kind: 'error', code: frame.error.code } : { kind: 'unreadable' };
   } catch (error) {
     if (error instanceof FrameDecodeError) return { kind: 'unreadable' };
     throw error;

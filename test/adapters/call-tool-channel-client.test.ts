@@ -127,7 +127,7 @@ describe('what each answer becomes', () => {
   it(
     verifies(
       'systems.call-tool-faults',
-      'an unknown tag, an empty message, a body that is not JSON or a text message is unreadable',
+      'an unknown tag, an empty message, a body that is not JSON, a code beyond 32 bits or a text message is unreadable',
     ),
     async () => {
       const answers = [];
@@ -136,13 +136,16 @@ describe('what each answer becomes', () => {
         new Uint8Array(0),
         Uint8Array.from([0, ...Buffer.from('<html>not json</html>')]),
         Uint8Array.from([1, ...Buffer.from('{"message":"no code"}')]),
+        // A code too large to be recorded as mcp_<code>.
+        Uint8Array.from([1, ...Buffer.from('{"code":1e21,"message":"huge"}')]),
+        Uint8Array.from([1, ...Buffer.from('{"code":-9007199254740993,"message":"huge"}')]),
       ]) {
         proxy.behave({ kind: 'bytes', bytes });
         answers.push(await callOnce());
       }
       proxy.behave({ kind: 'text', text: `\u0000${JSON.stringify({ content: [] })}` });
       answers.push(await callOnce());
-      expect(answers).toEqual(Array(5).fill({ kind: 'unreadable' }));
+      expect(answers).toEqual(Array(7).fill({ kind: 'unreadable' }));
     },
   );
 
