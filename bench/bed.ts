@@ -75,10 +75,13 @@ const resultOf = (text: string): ResultObject => {
 };
 
 const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
-  startLocalRuntime(LocalOptions.parse({ port: '0', grpcPort: '0', memory: true, demoErp: false, config }), {
-    variables: { DEMO_ERP_URL: erpUrl },
-    logLevel: 'ERROR',
-  });
+  startLocalRuntime(
+    LocalOptions.parse({ port: '0', grpcPort: '0', demoToolsPort: '0', memory: true, demoErp: false, config }),
+    {
+      variables: { DEMO_ERP_URL: erpUrl },
+      logLevel: 'ERROR',
+    },
+  );
 
 /**
  * The demo organization with its one agent's limits (settings.limits) raised out of the way: the

@@ -27,6 +27,9 @@ const banner = (runtime: LocalRuntime, memory: boolean): string => {
     `  Store            ${runtime.dynamodbEndpoint} (DynamoDB API${memory ? ', in memory only' : ''})`,
     `  Step Functions   ${runtime.stepFunctions.endpoint} (approval run ${runtime.stepFunctions.stateMachineArn})`,
     ...(runtime.erpUrl === null ? [] : [`  Demo ERP         ${runtime.erpUrl}`]),
+    ...(runtime.demoToolsUrl === null
+      ? []
+      : [`  Demo tools       ${runtime.demoToolsUrl}/tool/call-tool (call-tool proxy to the MCP example server)`]),
     `  Configuration    ${runtime.configFile} (watched: edits apply without a restart)`,
     `  Tools            ${runtime.toolNames().join(', ') || '(none)'}`,
     '',

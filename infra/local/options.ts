@@ -35,6 +35,9 @@ export const LocalOptions = z
      */
     crashAt: z.enum(['decided', 'claimed', 'answered', 'between-index-and-record']).nullable().default(null),
     erpPort: portNumber.default(8788),
+    /** The demo call-tool proxy (examples/call-tool-proxy/), in front of the MCP example server. */
+    demoTools: z.boolean().default(true),
+    demoToolsPort: portNumber.default(8790),
     /** The gRPC tool gateway's port (shared/grpc/). */
     grpcPort: portNumber.default(8789),
     /** How long a /tool/call-tool connection may wait for its params (GATEWAY_CHANNEL_PARAMS_WAIT_MS, for tests). */
@@ -74,6 +77,9 @@ export const usage = `Usage: npm start -- [options]
   --erp-port <n>            port of the demo ERP (GATEWAY_ERP_PORT, default 8788; 0 = any free port)
   --grpc-port <n>           gRPC tool gateway port (GATEWAY_GRPC_PORT, default 8789; 0 = any free port)
   --no-demo-erp             do not start the demo ERP (GATEWAY_DEMO_ERP=0)
+  --demo-tools-port <n>     port of the demo call-tool proxy (GATEWAY_DEMO_TOOLS_PORT, default 8790;
+                            0 = any free port)
+  --no-demo-tools           do not start the demo call-tool proxy (GATEWAY_DEMO_TOOLS=0)
   --help                    show this text
 `;
 
@@ -99,6 +105,8 @@ const parseFlags = (args: string[]) =>
       'erp-port': { type: 'string' },
       'grpc-port': { type: 'string' },
       'no-demo-erp': { type: 'boolean' },
+      'demo-tools-port': { type: 'string' },
+      'no-demo-tools': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -128,6 +136,9 @@ export const parseLocalOptions = (
     anonymousAgent: flagOrEnv(values['anonymous-agent'], 'GATEWAY_ANONYMOUS_AGENT') ?? null,
     demoErp: values['no-demo-erp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_ERP ?? ''),
     erpPort: flagOrEnv(values['erp-port'], 'GATEWAY_ERP_PORT'),
+    demoTools:
+      values['no-demo-tools'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_TOOLS ?? ''),
+    demoToolsPort: flagOrEnv(values['demo-tools-port'], 'GATEWAY_DEMO_TOOLS_PORT'),
     grpcPort: flagOrEnv(values['grpc-port'], 'GATEWAY_GRPC_PORT'),
     channelParamsWaitMs: flagOrEnv(undefined, 'GATEWAY_CHANNEL_PARAMS_WAIT_MS'),
     crashAt:

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { startDemoCallToolProxy } from '../../examples/call-tool-proxy/server.js';
 import { startDemoErp } from '../../examples/erp/server.js';
 import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
 import { createMcpFunction } from '../../functions/mcp.js';
@@ -82,6 +83,8 @@ export interface LocalRuntime {
   readonly approvals: ApprovalServices;
   /** The demo ERP's address, when it runs. */
   readonly erpUrl: string | null;
+  /** The demo call-tool proxy's address, when it runs. */
+  readonly demoToolsUrl: string | null;
   readonly config: () => ResolvedConfig;
   readonly controlPlane: LocalConfigSource;
   readonly configFile: string;
@@ -131,6 +134,14 @@ export const startLocalRuntime = async (
       cleanups.push(() => erp.close());
       erpUrl = erp.url;
       variables = { ...variables, DEMO_ERP_URL: erp.url };
+    }
+    // The demo call-tool proxy likewise, through DEMO_CALL_TOOL_URL (its MCP server starts on first use).
+    let demoToolsUrl: string | null = null;
+    if (options.demoTools) {
+      const proxy = await startDemoCallToolProxy({ host: options.host, port: options.demoToolsPort });
+      cleanups.push(() => proxy.close());
+      demoToolsUrl = proxy.url;
+      variables = { ...variables, DEMO_CALL_TOOL_URL: proxy.url };
     }
     const logger = (serviceName: string) =>
       new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
@@ -389,6 +400,7 @@ export const startLocalRuntime = async (
       recovered,
       approvals: services,
       erpUrl,
+      demoToolsUrl,
       config,
       controlPlane,
       configFile: options.config,

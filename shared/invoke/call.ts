@@ -9,6 +9,7 @@ import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '..
 import { pointerValue } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
+import { credentialHeaders } from './credentials.js';
 import { headerParameterRule } from './headers.js';
 import { headerText, parameterText, pathSegment } from './parameter-values.js';
 import type { OutboundRequest, OutboundResult } from './system-client.js';
@@ -60,12 +61,7 @@ export const buildRequest = (
   // The gateway's own headers come last: nothing an agent sends can replace them.
   headers['x-request-id'] = context.executionId;
   headers.traceparent = context.traceparent;
-  const credentials = system.credentials;
-  if (credentials.type === 'bearer') headers.authorization = `Bearer ${credentials.token}`;
-  if (credentials.type === 'basic') {
-    headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
-  }
-  if (credentials.type === 'api_key') headers[credentials.header.toLowerCase()] = credentials.value;
+  Object.assign(headers, credentialHeaders(system.credentials));
   if (hasBody) headers['content-type'] = 'application/json';
   const search = query.toString();
   return {

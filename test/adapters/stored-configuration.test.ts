@@ -207,7 +207,7 @@ describe('npm run config:push', () => {
       const { store, tableName } = await freshStore();
       const first = await push(['--table', tableName, '--endpoint', dynamodb.endpoint, 'examples/gateway.config.yaml']);
       expect(first.code, first.output).toBe(0);
-      expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(8 tools\)/);
+      expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(11 tools\)/);
       const bundle = await store.fetch();
       expect(bundle?.config_file).toBe('gateway.config.yaml');
       expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
@@ -218,7 +218,12 @@ describe('npm run config:push', () => {
       expect(again.output).toContain('is already deployed');
 
       // A function reading it resolves the reference from its own environment.
-      const plane = new StoredControlPlane(store, { DEMO_ERP_URL: 'http://erp.internal' }, new ManualClock(), log);
+      const plane = new StoredControlPlane(
+        store,
+        { DEMO_ERP_URL: 'http://erp.internal', DEMO_CALL_TOOL_URL: 'http://tools.internal' },
+        new ManualClock(),
+        log,
+      );
       const state = await plane.current();
       expect(state.kind === 'active' ? state.snapshot.config.systems[0] : null).toMatchObject({
         base_url: 'http://erp.internal',

@@ -47,6 +47,7 @@ const startRuntime = async (approvalTime: string): Promise<LocalRuntime> =>
       grpcPort: '0',
       memory: true,
       demoErp: false,
+      demoToolsPort: '0',
       config: await org.configWith({ approvalTime, name: `races-${approvalTime}.yaml` }),
     }),
     { variables: { DEMO_ERP_URL: erp.url }, logLevel: 'ERROR' },

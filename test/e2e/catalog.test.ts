@@ -17,6 +17,9 @@ const demoTools = [
   'erp.shipments.track',
   'erp.vendors.get',
   'erp.vendors.grant_portal_access',
+  'everything.echo',
+  'everything.get-structured-content',
+  'everything.get-sum',
 ];
 
 const connect = async (runtime: RuntimeProcess, token = demoTokens.procurement) => {

@@ -14,7 +14,7 @@ let demo: string;
 const check = (args: string[]) =>
   runProcess(process.execPath, ['--import', 'tsx', projectPath('scripts/config-check.ts'), ...args], {
     cwd: projectPath(),
-    env: { ...process.env, DEMO_ERP_URL: '' },
+    env: { ...process.env, DEMO_ERP_URL: '', DEMO_CALL_TOOL_URL: 'http://127.0.0.1:2' },
   });
 
 beforeAll(async () => {
@@ -41,7 +41,7 @@ describe('npm run config:check', () => {
     const result = await check(['examples/gateway.config.yaml']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/examples\/gateway.config.yaml is valid \(version [0-9a-f]{16}\)/);
-    expect(result.stdout).toContain('8 tools (erp: 8)');
+    expect(result.stdout).toContain('11 tools (erp: 8, everything: 3)');
     expect(result.stdout).toContain('erp.shipments.track  [read]');
     expect(result.stdout).toContain('note: systems[0].base_url: ${env:DEMO_ERP_URL} is not set here');
   });

@@ -147,7 +147,14 @@ beforeAll(async () => {
   org = await approvalOrg();
   closers.push(() => org.remove());
   runtime = await startLocalRuntime(
-    LocalOptions.parse({ port: '0', grpcPort: '0', memory: true, demoErp: false, config: await org.configWith({}) }),
+    LocalOptions.parse({
+      port: '0',
+      grpcPort: '0',
+      demoToolsPort: '0',
+      memory: true,
+      demoErp: false,
+      config: await org.configWith({}),
+    }),
     { variables: { DEMO_ERP_URL: erp.url }, logLevel: 'ERROR' },
   );
   closers.push(() => runtime.stop());

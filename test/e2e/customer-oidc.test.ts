@@ -115,6 +115,7 @@ beforeAll(async () => {
       grpcPort: '0',
       memory: true,
       demoErp: false,
+      demoToolsPort: '0',
       config: projectPath('examples', 'gateway.config.yaml'),
     }),
     { variables: { DEMO_ERP_URL: erp.url }, logLevel: 'ERROR' },

@@ -59,12 +59,17 @@ describe('the demo policies over MCP', () => {
       'erp.shipments.track',
       'erp.vendors.get',
       'erp.vendors.grant_portal_access',
+      'everything.echo',
+      'everything.get-structured-content',
+      'everything.get-sum',
     ]);
     expect(await toolNames(support)).toEqual([
       'get_execution_status',
       'erp.purchase_orders.get',
       'erp.refunds.create',
       'erp.shipments.track',
+      'everything.echo',
+      'everything.get-structured-content',
     ]);
   });
 

@@ -74,7 +74,7 @@ describe('the demo configuration', () => {
     const result = await loadSnapshot({
       text,
       file: 'examples/gateway.config.yaml',
-      environment: { DEMO_ERP_URL: 'http://127.0.0.1:1' },
+      environment: { DEMO_ERP_URL: 'http://127.0.0.1:1', DEMO_CALL_TOOL_URL: 'http://127.0.0.1:2' },
       files: exampleFiles,
     });
     if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
@@ -97,6 +97,9 @@ describe('the demo configuration', () => {
         'erp.vendors.delete',
         'erp.vendors.get',
         'erp.vendors.grant_portal_access',
+        'everything.echo',
+        'everything.get-structured-content',
+        'everything.get-sum',
       ]);
       expect([...snapshot.catalog.byName.keys()]).toEqual(names(snapshot));
       expect(snapshot.warnings).toEqual([]);

@@ -46,7 +46,10 @@ describe('loadConfigText: the example file', () => {
     verifies('config.secret-references', 'loads examples/gateway.config.yaml, resolving ${env:…} and keeping literals'),
     () => {
       const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
-      const result = loadConfigText(text, file, { DEMO_ERP_URL: 'http://127.0.0.1:9999/' });
+      const result = loadConfigText(text, file, {
+        DEMO_ERP_URL: 'http://127.0.0.1:9999/',
+        DEMO_CALL_TOOL_URL: 'http://127.0.0.1:9998',
+      });
       if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
       const config = result.config;
       expect(config.settings).toEqual({
@@ -96,7 +99,7 @@ describe('loadConfigText: the example file', () => {
 
   it(verifies('config.secret-references', 'reports the demo ERP address missing from the environment'), () => {
     const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
-    const result = loadConfigText(text, file, {});
+    const result = loadConfigText(text, file, { DEMO_CALL_TOOL_URL: 'http://127.0.0.1:9998' });
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.problems).toEqual([
