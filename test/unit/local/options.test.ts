@@ -1,3 +1,7 @@
+// Reading the local runtime's options from flags and the environment: defaults, each flag, each variable, and the
+// refusals.
+//
+// Long: the whole options object is compared in each case, so every new option adds its line to each.
 import { describe, expect, it } from 'vitest';
 import { type LocalOptions, parseLocalOptions } from '../../../infra/local/options.js';
 import { verifies } from '../../support/requirements.js';
