@@ -37,7 +37,10 @@ export interface ChannelBed {
 export const startChannelBed = async (): Promise<ChannelBed> => {
   const testStore = await startTestStore();
   const erp = await startDemoErp({ host: '127.0.0.1', port: 0 });
-  const loaded = await loadSnapshotFromFile(projectPath('examples', 'gateway.config.yaml'), { DEMO_ERP_URL: erp.url });
+  const loaded = await loadSnapshotFromFile(projectPath('examples', 'gateway.config.yaml'), {
+    DEMO_ERP_URL: erp.url,
+    DEMO_CALL_TOOL_URL: 'http://127.0.0.1:2',
+  });
   if (!loaded.ok) throw new Error(loaded.problems.map(formatProblem).join('\n'));
   const { snapshot } = loaded;
   const started: ApprovalRunStart[] = [];
