@@ -17,6 +17,7 @@ import { createResourceMetadataFunction } from '../../functions/resource-metadat
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
@@ -26,6 +27,7 @@ import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import { HmacSessionSigner } from '../../shared/console/session.js';
+import { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { startGrpcGateway } from '../../shared/grpc/gateway.js';
 import { uuidV7Ids } from '../../shared/ids.js';
@@ -50,6 +52,7 @@ import {
   startLocalDynamoDb,
 } from './dynamodb.js';
 import { lambdaContext, startHttpFront } from './http-front.js';
+import { McpCatalogFiles } from './mcp-catalog-files.js';
 import { isLoopback, urlHost } from './net.js';
 import type { LocalOptions } from './options.js';
 import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } from './step-functions.js';
@@ -133,7 +136,22 @@ export const startLocalRuntime = async (
     }
     const logger = (serviceName: string) =>
       new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
-    const controlPlane = new LocalConfigSource(options.config, variables, systemClock, logger('control-plane'));
+    // One MCP client for discovery and calls, so both reuse each server's connection.
+    const mcpClient = new McpServerClient();
+    cleanups.push(() => mcpClient.close());
+    const mcpCatalogs = new McpCatalogs(
+      mcpClient,
+      options.memory ? null : new McpCatalogFiles(join(options.dataDir, 'mcp-catalogs')),
+      systemClock,
+      logger('mcp-discovery'),
+    );
+    const controlPlane = new LocalConfigSource(
+      options.config,
+      variables,
+      systemClock,
+      logger('control-plane'),
+      mcpCatalogs,
+    );
     const loaded = await controlPlane.load();
     if (!loaded.ok) {
       throw new StartupError(
@@ -219,7 +237,7 @@ export const startLocalRuntime = async (
     // Links in notifications name the console; the front's port is known once it listens.
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
     const approvalsLogger = logger('approvals');
-    const toolServers = new ToolServers();
+    const toolServers = new ToolServers(undefined, mcpClient);
     cleanups.push(() => toolServers.close());
     const services: ApprovalServices = {
       store,
