@@ -73,14 +73,18 @@ export interface FaultServer {
   readonly requests: RecordedRequest[];
   /** What tools/list answers (raw tools: anything a server might send). */
   tools: unknown[];
+  /** Tools per tools/list page (the rest behind a cursor). */
+  pageSize: number;
+  /** Requests to the token endpoint: their Authorization header and form. */
+  readonly tokenRequests: { authorization: string | undefined; form: Record<string, string> }[];
   /** How each tool (by name) answers; a tool without one echoes its arguments as text. */
   readonly behaviours: Map<string, ToolBehaviour>;
-  /** tools/call requests in progress now, and the most there ever were at once. */
-  readonly inFlight: { now: number; most: number };
-  /** Lets every gated call answer. */
+  /** tools/call requests of a tool in progress now, and the most there ever were at once. */
+  inFlight(tool: string): { now: number; most: number };
+  /** Lets every gated call answer (from now on). */
   openGate(): void;
-  /** Settles when this many tools/call requests are in progress at once. */
-  untilInFlight(count: number): Promise<void>;
+  /** Settles when this many tools/call requests of a tool are in progress at once. */
+  untilInFlight(tool: string, count: number): Promise<void>;
   /** Stops answering (the port is closed) and starts again on the same port. */
   stop(): Promise<void>;
   restart(): Promise<void>;
@@ -97,11 +101,21 @@ const readBody = async (request: IncomingMessage): Promise<string> => {
 export const startFaultServer = async (options: { readonly port?: number } = {}): Promise<FaultServer> => {
   const requests: RecordedRequest[] = [];
   const behaviours = new Map<string, ToolBehaviour>();
-  const inFlight = { now: 0, most: 0 };
-  let gate: { promise: Promise<void>; open: () => void } = newGate();
+  const counts = new Map<string, { now: number; most: number }>();
+  const inFlight = (tool: string) => {
+    let count = counts.get(tool);
+    if (count === undefined) {
+      count = { now: 0, most: 0 };
+      counts.set(tool, count);
+    }
+    return count;
+  };
+  const gate = newGate();
+  const tokenRequests: FaultServer['tokenRequests'] = [];
   const hung: (() => void)[] = [];
-  const watchers: { count: number; resolve: () => void }[] = [];
+  const watchers: { tool: string; count: number; resolve: () => void }[] = [];
   const state = {
+    pageSize: 1_000,
     tools: [
       {
         name: 'lookup',
@@ -118,14 +132,22 @@ export const startFaultServer = async (options: { readonly port?: number } = {})
   };
   const build = () => {
     const server = new Server({ name: 'fault-server', version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler('tools/list', async () => ({ tools: state.tools as Tool[] }));
+    server.setRequestHandler('tools/list', async (request) => {
+      const start = Number(request.params?.cursor ?? '0');
+      const end = start + state.pageSize;
+      return {
+        tools: state.tools.slice(start, end) as Tool[],
+        ...(end < state.tools.length ? { nextCursor: String(end) } : {}),
+      };
+    });
     server.setRequestHandler('tools/call', async (request): Promise<CallToolResult> => {
       const name = request.params.name;
       const behaviour = behaviours.get(name);
-      inFlight.now += 1;
-      inFlight.most = Math.max(inFlight.most, inFlight.now);
+      const count = inFlight(name);
+      count.now += 1;
+      count.most = Math.max(count.most, count.now);
       for (const watcher of [...watchers]) {
-        if (inFlight.now >= watcher.count) {
+        if (watcher.tool === name && count.now >= watcher.count) {
           watchers.splice(watchers.indexOf(watcher), 1);
           watcher.resolve();
         }
@@ -147,7 +169,7 @@ export const startFaultServer = async (options: { readonly port?: number } = {})
             return behaviour.result;
         }
       } finally {
-        inFlight.now -= 1;
+        count.now -= 1;
       }
     });
     return server;
@@ -155,6 +177,45 @@ export const startFaultServer = async (options: { readonly port?: number } = {})
   const handler = createMcpHandler(build, { legacy: 'stateless', responseMode: 'json' });
   const http: HttpServer = createHttpServer(async (incoming, outgoing) => {
     const body = await readBody(incoming);
+    const base = `http://127.0.0.1:${port}`;
+    // The OAuth side: protected-resource metadata, the authorization server's, and its token endpoint.
+    if (incoming.url === '/.well-known/oauth-protected-resource/mcp') {
+      outgoing.writeHead(200, { 'content-type': 'application/json' });
+      outgoing.end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [base] }));
+      return;
+    }
+    if (incoming.url === '/.well-known/oauth-authorization-server') {
+      outgoing.writeHead(200, { 'content-type': 'application/json' });
+      outgoing.end(
+        JSON.stringify({
+          issuer: base,
+          authorization_endpoint: `${base}/authorize`,
+          token_endpoint: `${base}/token`,
+          response_types_supported: ['code'],
+          grant_types_supported: ['client_credentials'],
+        }),
+      );
+      return;
+    }
+    if (incoming.url === '/token') {
+      tokenRequests.push({
+        authorization: incoming.headers.authorization,
+        form: Object.fromEntries(new URLSearchParams(body)),
+      });
+      outgoing.writeHead(200, { 'content-type': 'application/json' });
+      outgoing.end(
+        JSON.stringify({
+          access_token: `issued-token-${tokenRequests.length}`,
+          token_type: 'Bearer',
+          expires_in: 3600,
+        }),
+      );
+      return;
+    }
+    if (incoming.url?.startsWith('/.well-known/') === true) {
+      outgoing.writeHead(404).end();
+      return;
+    }
     requests.push({ headers: { ...incoming.headers }, body });
     const headers = new Headers();
     for (const [name, value] of Object.entries(incoming.headers)) {
@@ -175,8 +236,9 @@ export const startFaultServer = async (options: { readonly port?: number } = {})
     }
   });
   const listen = (port: number) => new Promise<void>((resolve) => http.listen(port, '127.0.0.1', () => resolve()));
-  await listen(options.port ?? 0);
-  const port = (http.address() as AddressInfo).port;
+  let port = options.port ?? 0;
+  await listen(port);
+  port = (http.address() as AddressInfo).port;
   const stop = async () => {
     for (const release of hung.splice(0)) release();
     http.closeAllConnections();
@@ -191,14 +253,20 @@ export const startFaultServer = async (options: { readonly port?: number } = {})
     set tools(value) {
       state.tools = value;
     },
+    get pageSize() {
+      return state.pageSize;
+    },
+    set pageSize(value) {
+      state.pageSize = value;
+    },
+    tokenRequests,
     behaviours,
     inFlight,
-    openGate: () => {
-      gate.open();
-      gate = newGate();
-    },
-    untilInFlight: (count) =>
-      inFlight.now >= count ? Promise.resolve() : new Promise((resolve) => watchers.push({ count, resolve })),
+    openGate: () => gate.open(),
+    untilInFlight: (tool, count) =>
+      inFlight(tool).now >= count
+        ? Promise.resolve()
+        : new Promise((resolve) => watchers.push({ tool, count, resolve })),
     stop,
     restart: () => listen(port),
     close: stop,
