@@ -25,6 +25,7 @@ const banner = (runtime: LocalRuntime, memory: boolean): string => {
     `  Store            ${runtime.dynamodbEndpoint} (DynamoDB API${memory ? ', in memory only' : ''})`,
     `  Step Functions   ${runtime.stepFunctions.endpoint} (approval run ${runtime.stepFunctions.stateMachineArn})`,
     ...(runtime.erpUrl === null ? [] : [`  Demo ERP         ${runtime.erpUrl}`]),
+    ...(runtime.demoMcpUrl === null ? [] : [`  Demo MCP server  ${runtime.demoMcpUrl} (server-everything)`]),
     `  Configuration    ${runtime.configFile} (watched: edits apply without a restart)`,
     `  Tools            ${runtime.toolNames().join(', ') || '(none)'}`,
     '',

@@ -30,6 +30,12 @@ export const LocalOptions = z
     anonymousAgent: z.string().min(1).nullable().default(null),
     demoErp: z.boolean().default(true),
     /**
+     * Start the demo MCP server (the reference server, server-everything) and name it in DEMO_MCP_URL.
+     * The command line turns it on unless told otherwise; a runtime composed in code asks for it.
+     */
+    demoMcp: z.boolean().default(false),
+    demoMcpPort: portNumber.default(8790),
+    /**
      * Fault injection for tests: kill the process at this step of a call, or (`between-index-and-record`)
      * inside the store, when a call has left the index of open calls and its record is not yet written.
      */
@@ -67,6 +73,8 @@ export const usage = `Usage: npm start -- [options]
   --erp-port <n>            port of the demo ERP (GATEWAY_ERP_PORT, default 8788; 0 = any free port)
   --grpc-port <n>           gRPC tool gateway port (GATEWAY_GRPC_PORT, default 8789; 0 = any free port)
   --no-demo-erp             do not start the demo ERP (GATEWAY_DEMO_ERP=0)
+  --demo-mcp-port <n>       port of the demo MCP server (GATEWAY_DEMO_MCP_PORT, default 8790; 0 = any free port)
+  --no-demo-mcp             do not start the demo MCP server (GATEWAY_DEMO_MCP=0)
   --help                    show this text
 `;
 
@@ -92,6 +100,8 @@ const parseFlags = (args: string[]) =>
       'erp-port': { type: 'string' },
       'grpc-port': { type: 'string' },
       'no-demo-erp': { type: 'boolean' },
+      'demo-mcp-port': { type: 'string' },
+      'no-demo-mcp': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -121,6 +131,8 @@ export const parseLocalOptions = (
     anonymousAgent: flagOrEnv(values['anonymous-agent'], 'GATEWAY_ANONYMOUS_AGENT') ?? null,
     demoErp: values['no-demo-erp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_ERP ?? ''),
     erpPort: flagOrEnv(values['erp-port'], 'GATEWAY_ERP_PORT'),
+    demoMcp: values['no-demo-mcp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_MCP ?? ''),
+    demoMcpPort: flagOrEnv(values['demo-mcp-port'], 'GATEWAY_DEMO_MCP_PORT'),
     grpcPort: flagOrEnv(values['grpc-port'], 'GATEWAY_GRPC_PORT'),
     crashAt:
       environment.GATEWAY_CRASH_AT === undefined || environment.GATEWAY_CRASH_AT === ''

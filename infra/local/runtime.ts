@@ -11,6 +11,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { startDemoErp } from '../../examples/erp/server.js';
+import { startReferenceMcpServer } from '../../examples/reference-mcp/server.js';
 import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
@@ -84,6 +85,8 @@ export interface LocalRuntime {
   readonly approvals: ApprovalServices;
   /** The demo ERP's address, when it runs. */
   readonly erpUrl: string | null;
+  /** The demo MCP server's endpoint, when it runs. */
+  readonly demoMcpUrl: string | null;
   readonly config: () => ResolvedConfig;
   readonly controlPlane: LocalConfigSource;
   readonly configFile: string;
@@ -133,6 +136,14 @@ export const startLocalRuntime = async (
       cleanups.push(() => erp.close());
       erpUrl = erp.url;
       variables = { ...variables, DEMO_ERP_URL: erp.url };
+    }
+    // The demo MCP server too: the demo configuration names it through DEMO_MCP_URL.
+    let demoMcpUrl: string | null = null;
+    if (options.demoMcp) {
+      const reference = await startReferenceMcpServer({ port: options.demoMcpPort });
+      cleanups.push(() => reference.close());
+      demoMcpUrl = reference.url;
+      variables = { ...variables, DEMO_MCP_URL: reference.url };
     }
     const logger = (serviceName: string) =>
       new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
@@ -389,6 +400,7 @@ export const startLocalRuntime = async (
       recovered,
       approvals: services,
       erpUrl,
+      demoMcpUrl,
       config,
       controlPlane,
       configFile: options.config,

@@ -58,6 +58,8 @@ interface Entry {
   specsHash: string;
   nextAt: number;
   failing: boolean;
+  /** The server answered in this process (a catalog from the store alone has not). */
+  answered: boolean;
   loadedFromStore: boolean;
 }
 
@@ -93,7 +95,9 @@ export class McpCatalogs {
         continue;
       }
       discovered.set(system.key, catalog.specs);
-      const stale = now - catalog.fetchedAt > allowedStalenessMs;
+      // A server is judged when it is asked: one that answered its last refresh is current, however
+      // long ago that was; one that did not is stale once its last answer is older than allowed.
+      const stale = (entry.failing || !entry.answered) && now - catalog.fetchedAt > allowedStalenessMs;
       if (stale) withdrawn.add(system.key);
       parts.push(`${system.key}:${entry.specsHash}:${stale ? 'withdrawn' : 'offered'}`);
     }
@@ -108,7 +112,7 @@ export class McpCatalogs {
   private async refreshOne(system: ResolvedMcpSystem, force: boolean): Promise<void> {
     let entry = this.entries.get(system.key);
     if (entry === undefined) {
-      entry = { catalog: null, specsHash: '', nextAt: 0, failing: false, loadedFromStore: false };
+      entry = { catalog: null, specsHash: '', nextAt: 0, failing: false, answered: false, loadedFromStore: false };
       this.entries.set(system.key, entry);
     }
     if (entry.catalog === null && !entry.loadedFromStore && this.store !== null) {
@@ -142,6 +146,7 @@ export class McpCatalogs {
       entry.catalog = catalog;
       entry.specsHash = specsHash;
       entry.failing = false;
+      entry.answered = true;
       const hinted = listing.ttlMs !== null && listing.ttlMs > 0 ? Math.min(refreshMs, listing.ttlMs) : refreshMs;
       entry.nextAt = this.clock.now() + Math.max(minRefreshMs, hinted);
       // Kept with its time, so that a restart knows how fresh it is.

@@ -59,6 +59,12 @@ describe('the demo policies over MCP', () => {
       'erp.shipments.track',
       'erp.vendors.get',
       'erp.vendors.grant_portal_access',
+      'reference.echo',
+      'reference.get-annotated-message',
+      'reference.get-structured-content',
+      'reference.get-sum',
+      'reference.get-tiny-image',
+      'reference.toggle-simulated-logging',
     ]);
     expect(await toolNames(support)).toEqual([
       'get_execution_status',

@@ -2,17 +2,9 @@
 // HTTP, in a child process with a minimal environment), and a small server built with the SDK whose
 // tools, faults and recorded requests the test controls.
 import { createServer as createHttpServer, type Server as HttpServer, type IncomingMessage } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { type CallToolResult, createMcpHandler, ProtocolError, Server, type Tool } from '@modelcontextprotocol/server';
-import { type RunningProcess, startProcess } from './spawn.js';
-
-const require = createRequire(import.meta.url);
-
-/** The reference server's entry (its package's bin). */
-export const everythingEntry = require
-  .resolve('@modelcontextprotocol/server-everything/package.json')
-  .replace(/package\.json$/, 'dist/index.js');
+import { type ReferenceMcpServer, startReferenceMcpServer } from '../../examples/reference-mcp/server.js';
 
 /** A port free right now on loopback. */
 export const freePort = async (): Promise<number> => {
@@ -23,36 +15,10 @@ export const freePort = async (): Promise<number> => {
   return port;
 };
 
-export interface EverythingServer {
-  readonly url: string;
-  readonly process: RunningProcess;
-  close(): Promise<void>;
-}
+export type EverythingServer = ReferenceMcpServer;
 
-/** server-everything over Streamable HTTP, its environment only PORT (no secret of ours to print). */
-export const startEverythingServer = async (port?: number): Promise<EverythingServer> => {
-  const chosen = port ?? (await freePort());
-  const running = startProcess(process.execPath, [everythingEntry, 'streamableHttp'], {
-    env: { PORT: String(chosen) },
-    timeoutMs: 10 * 60_000,
-  });
-  await new Promise<void>((resolve, reject) => {
-    const check = () => {
-      if (running.output().includes('listening on port')) return resolve();
-      setTimeout(check, 20);
-    };
-    running.exit.then(() => reject(new Error(`server-everything stopped: ${running.output()}`)));
-    check();
-  });
-  return {
-    url: `http://127.0.0.1:${chosen}/mcp`,
-    process: running,
-    close: async () => {
-      running.child.kill('SIGKILL');
-      await running.exit;
-    },
-  };
-};
+/** server-everything over Streamable HTTP on loopback, as the demo starts it (its environment only PORT). */
+export const startEverythingServer = (port = 0): Promise<EverythingServer> => startReferenceMcpServer({ port });
 
 /** One request the fault server received: its headers and its JSON-RPC body. */
 export interface RecordedRequest {

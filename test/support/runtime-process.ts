@@ -58,6 +58,8 @@ export const startRuntimeProcess = (
     '0',
     '--erp-port',
     '0',
+    '--demo-mcp-port',
+    '0',
     '--grpc-port',
     '0',
     ...args,

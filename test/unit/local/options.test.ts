@@ -32,6 +32,8 @@ describe('parseLocalOptions: defaults', () => {
         anonymousAgent: null,
         demoErp: true,
         erpPort: 8788,
+        demoMcp: true,
+        demoMcpPort: 8790,
         grpcPort: 8789,
         crashAt: null,
       },
@@ -165,6 +167,8 @@ describe('parseLocalOptions: flags and environment', () => {
         GATEWAY_ERP_PORT: '9200',
         GATEWAY_GRPC_PORT: '9201',
         GATEWAY_DEMO_ERP: '0',
+        GATEWAY_DEMO_MCP: '0',
+        GATEWAY_DEMO_MCP_PORT: '9202',
       }),
     ).toEqual({
       host: 'localhost',
@@ -178,6 +182,8 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: null,
       demoErp: false,
       erpPort: 9200,
+      demoMcp: false,
+      demoMcpPort: 9202,
       grpcPort: 9201,
       crashAt: null,
     });
@@ -208,6 +214,9 @@ describe('parseLocalOptions: flags and environment', () => {
           '--grpc-port',
           '0',
           '--no-demo-erp',
+          '--demo-mcp-port',
+          '0',
+          '--no-demo-mcp',
         ],
         {
           GATEWAY_HOST: 'localhost',
@@ -220,6 +229,8 @@ describe('parseLocalOptions: flags and environment', () => {
           GATEWAY_ANONYMOUS_AGENT: 'env-agent',
           GATEWAY_ERP_PORT: '9300',
           GATEWAY_GRPC_PORT: '9301',
+          GATEWAY_DEMO_MCP_PORT: '9302',
+          GATEWAY_DEMO_MCP: '1',
         },
       ),
     ).toEqual({
@@ -234,6 +245,8 @@ describe('parseLocalOptions: flags and environment', () => {
       anonymousAgent: 'flag-agent',
       demoErp: false,
       erpPort: 0,
+      demoMcp: false,
+      demoMcpPort: 0,
       grpcPort: 0,
       crashAt: null,
     });
