@@ -2,28 +2,10 @@
 // system), so that a restart while a server is down still knows its tools and their policies load.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import { BundledMcpCatalog } from '../../shared/control-plane/bundle.js';
 import type { McpCatalog, McpCatalogStore } from '../../shared/control-plane/mcp-catalogs.js';
 
-const StoredCatalog = z.object({
-  url: z.string(),
-  fetchedAt: z.number(),
-  specs: z.array(
-    z.object({
-      name: z.string(),
-      title: z.string().optional(),
-      description: z.string().optional(),
-      inputSchema: z.record(z.string(), z.unknown()),
-      outputSchema: z.record(z.string(), z.unknown()).optional(),
-      access: z.enum(['read', 'write']).nullable(),
-      destructiveHint: z.boolean().optional(),
-      idempotentHint: z.boolean().optional(),
-      configPath: z.array(z.union([z.string(), z.number()])),
-      source: z.string(),
-    }),
-  ),
-  leftOut: z.array(z.object({ name: z.string(), reason: z.string() })),
-});
+const StoredCatalog = BundledMcpCatalog;
 
 export class McpCatalogFiles implements McpCatalogStore {
   constructor(private readonly folder: string) {}

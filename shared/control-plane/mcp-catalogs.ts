@@ -60,6 +60,10 @@ interface Entry {
   failing: boolean;
   /** The server answered in this process (a catalog from the store alone has not). */
   answered: boolean;
+  /** Why the last attempt failed (the gateway's words), or null. */
+  lastError: string | null;
+  /** Why the last list was cut short, or null. */
+  truncated: string | null;
   loadedFromStore: boolean;
 }
 
@@ -104,15 +108,30 @@ export class McpCatalogs {
     return { discovered, withdrawn, signature: parts.join('\n') };
   }
 
-  /** The last catalog of a system, for `config:check` and the log. */
+  /** The last catalog of a system, for `config:check` and `config:push`. */
   catalogOf(systemKey: string): McpCatalog | null {
     return this.entries.get(systemKey)?.catalog ?? null;
+  }
+
+  /** How the last attempt to list a system's tools went: why it failed, or why its list was cut short. */
+  statusOf(systemKey: string): { readonly error: string | null; readonly truncated: string | null } {
+    const entry = this.entries.get(systemKey);
+    return { error: entry?.lastError ?? null, truncated: entry?.truncated ?? null };
   }
 
   private async refreshOne(system: ResolvedMcpSystem, force: boolean): Promise<void> {
     let entry = this.entries.get(system.key);
     if (entry === undefined) {
-      entry = { catalog: null, specsHash: '', nextAt: 0, failing: false, answered: false, loadedFromStore: false };
+      entry = {
+        catalog: null,
+        specsHash: '',
+        nextAt: 0,
+        failing: false,
+        answered: false,
+        lastError: null,
+        truncated: null,
+        loadedFromStore: false,
+      };
       this.entries.set(system.key, entry);
     }
     if (entry.catalog === null && !entry.loadedFromStore && this.store !== null) {
@@ -147,6 +166,8 @@ export class McpCatalogs {
       entry.specsHash = specsHash;
       entry.failing = false;
       entry.answered = true;
+      entry.lastError = null;
+      entry.truncated = listing.truncated;
       const hinted = listing.ttlMs !== null && listing.ttlMs > 0 ? Math.min(refreshMs, listing.ttlMs) : refreshMs;
       entry.nextAt = this.clock.now() + Math.max(minRefreshMs, hinted);
       // Kept with its time, so that a restart knows how fresh it is.
@@ -160,6 +181,7 @@ export class McpCatalogs {
         });
       }
       entry.failing = true;
+      entry.lastError = error instanceof Error ? error.message : 'unknown';
       entry.nextAt = this.clock.now() + Math.min(refreshMs, retryMs);
     }
   }

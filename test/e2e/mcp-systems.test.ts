@@ -6,13 +6,15 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectPath } from '../../infra/paths.js';
 import { ResultObject } from '../../shared/result.js';
 import { signedIn } from '../support/console.js';
 import { untilStatus } from '../support/demo-gateways.js';
 import { connectAgent } from '../support/mcp-client.js';
-import { type FaultServer, startFaultServer } from '../support/mcp-servers.js';
+import { type FaultServer, startEverythingServer, startFaultServer } from '../support/mcp-servers.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
+import { runProcess } from '../support/spawn.js';
 
 const callTool = async (client: Client, name: string, args: Record<string, unknown>) =>
   ResultObject.parse((await client.callTool({ name, arguments: args })).structuredContent);
@@ -152,4 +154,25 @@ describe('an MCP server down at start', () => {
       for (const request of server.requests) expect(JSON.stringify(request)).not.toContain(agentToken);
     },
   );
+});
+
+describe('npm run config:check with MCP servers', () => {
+  it(verifies('systems.mcp-config-tools', 'lists what the MCP server offers: read or write, turned off'), async () => {
+    const reference = await startEverythingServer();
+    try {
+      const result = await runProcess(
+        process.execPath,
+        ['--import', 'tsx', projectPath('scripts/config-check.ts'), 'examples/gateway.config.yaml', '--list-tools'],
+        { cwd: projectPath(), env: { ...process.env, DEMO_ERP_URL: '', DEMO_MCP_URL: reference.url } },
+      );
+      expect(result.code, result.output).toBe(0);
+      expect(result.stdout).toContain('14 tools (erp: 8, reference: 6)');
+      expect(result.stdout).toMatch(/ {2}reference: \d+ tools listed/);
+      expect(result.stdout).toContain('    reference.get-sum  [read]');
+      expect(result.stdout).toContain('    reference.toggle-simulated-logging  [write]');
+      expect(result.stdout).toContain('    reference.get-env  [read] (turned off)');
+    } finally {
+      await reference.close();
+    }
+  });
 });
