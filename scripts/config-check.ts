@@ -26,13 +26,13 @@ const mcpToolLines = (discovery: McpDiscovery, snapshot: GatewaySnapshot): strin
   for (const system of discovery.systems) {
     const catalog = discovery.catalogs.get(system.key);
     if (catalog === undefined) continue;
-    lines.push(`  ${system.key}: ${catalog.specs.length + catalog.leftOut.length} tools listed`);
+    lines.push(`    ${system.key}: ${catalog.specs.length + catalog.leftOut.length} tools listed`);
     for (const spec of catalog.specs) {
       const tool = built.find((found) => found.systemKey === system.key && found.operationId === spec.name);
       if (tool === undefined) continue;
-      lines.push(`    ${tool.name}  [${tool.access}]${turnedOff.has(tool.name) ? ' (turned off)' : ''}`);
+      lines.push(`      ${tool.name}  [${tool.access}]${turnedOff.has(tool.name) ? ' (turned off)' : ''}`);
     }
-    for (const left of catalog.leftOut) lines.push(`    left out: ${left.name}: ${left.reason}`);
+    for (const left of catalog.leftOut) lines.push(`      left out: ${left.name}: ${left.reason}`);
   }
   return lines;
 };

@@ -2,6 +2,7 @@
 // validation, for the types the runtime uses and for the JSON Schema published to editors.
 // (Descriptions quote the file's own ${env:NAME} syntax, which is why the linter's template-string
 // rule is off for this file.)
+// Long: every part of the file is described here, field by field, as editors and messages show it.
 import { z } from 'zod';
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';

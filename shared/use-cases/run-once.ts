@@ -8,6 +8,7 @@
 // for a write (the system may have done it), as failed for a read (it can be tried again). A read
 // run directly is the one exception: it is recorded once, with its outcome, since sending it twice
 // harms nothing.
+// Long: both entries share the claim, the send and the settling, which read best side by side.
 
 import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';

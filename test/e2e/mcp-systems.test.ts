@@ -170,7 +170,7 @@ describe('npm run config:check with MCP servers', () => {
       expect(result.stdout).toMatch(/ {2}reference: \d+ tools listed/);
       expect(result.stdout).toContain('    reference.get-sum  [read]');
       expect(result.stdout).toContain('    reference.toggle-simulated-logging  [write]');
-      expect(result.stdout).toContain('    reference.get-env  [read] (turned off)');
+      expect(result.stdout).toContain('      reference.get-env  [read] (turned off)');
     } finally {
       await reference.close();
     }

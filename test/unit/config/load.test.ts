@@ -46,7 +46,10 @@ describe('loadConfigText: the example file', () => {
     verifies('config.secret-references', 'loads examples/gateway.config.yaml, resolving ${env:…} and keeping literals'),
     () => {
       const text = readFileSync(new URL('../../../examples/gateway.config.yaml', import.meta.url), 'utf8');
-      const result = loadConfigText(text, file, { DEMO_ERP_URL: 'http://127.0.0.1:9999/' });
+      const result = loadConfigText(text, file, {
+        DEMO_ERP_URL: 'http://127.0.0.1:9999/',
+        DEMO_MCP_URL: 'http://127.0.0.1:9998/mcp',
+      });
       if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
       const config = result.config;
       expect(config.settings).toEqual({
@@ -101,6 +104,7 @@ describe('loadConfigText: the example file', () => {
     if (result.ok) return;
     expect(result.problems).toEqual([
       { file, path: 'systems[0].base_url', line: 12, message: 'the environment variable DEMO_ERP_URL is not set' },
+      { file, path: 'systems[1].url', line: 41, message: 'the environment variable DEMO_MCP_URL is not set' },
     ]);
   });
 });

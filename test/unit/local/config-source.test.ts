@@ -88,7 +88,12 @@ describe('LocalConfigSource on the demo organization', () => {
   const demoAt = async () => {
     await cp(projectPath('examples'), join(folder.path, 'org'), { recursive: true });
     const config = join(folder.path, 'org', 'gateway.config.yaml');
-    const source = new LocalConfigSource(config, { DEMO_ERP_URL: 'http://127.0.0.1:9' }, new ManualClock(), log);
+    const source = new LocalConfigSource(
+      config,
+      { DEMO_ERP_URL: 'http://127.0.0.1:9', DEMO_MCP_URL: 'http://127.0.0.1:9/mcp' },
+      new ManualClock(),
+      log,
+    );
     expect((await source.load()).ok).toBe(true);
     return { config, source, good: source.lastGood };
   };

@@ -1,3 +1,6 @@
+// The local runtime's options, from flags and GATEWAY_* variables, with their defaults and errors.
+//
+// Long: one case per option, as a flag, as a variable and as a refusal.
 import { describe, expect, it } from 'vitest';
 import { type LocalOptions, parseLocalOptions } from '../../../infra/local/options.js';
 import { verifies } from '../../support/requirements.js';

@@ -143,7 +143,7 @@ export const loadDemo = async (): Promise<GatewaySnapshot> => {
   return snapshotOf(await readFile(new URL('gateway.config.yaml', examples), 'utf8'), {
     files,
     file: 'gateway.config.yaml',
-    environment: { DEMO_ERP_URL: 'http://127.0.0.1:1' },
+    environment: { DEMO_ERP_URL: 'http://127.0.0.1:1', DEMO_MCP_URL: 'http://127.0.0.1:1/mcp' },
   });
 };
 
