@@ -606,7 +606,9 @@ export class McpServerClient implements ToolServerClient {
               }),
       });
       // The stream a GET opens carries the server's own notifications, not answers: only answers are capped.
-      const cap = (init?.method ?? 'GET') === 'GET' ? Number.POSITIVE_INFINITY : system.max_response_size;
+      // An exchange is capped by its own limit (a call's max_response_size, a discovery's byte budget).
+      const uncapped = exchange !== undefined || (init?.method ?? 'GET') === 'GET';
+      const cap = uncapped ? Number.POSITIVE_INFINITY : system.max_response_size;
       return new Response(countedBody(response.body, exchange, cap), {
         status: response.status,
         statusText: response.statusText,

@@ -151,8 +151,10 @@ export class McpCatalogs {
       const catalog: McpCatalog = { url: system.url, fetchedAt: this.clock.now(), specs, leftOut };
       const specsHash = hashOf(specs);
       const changed = specsHash !== entry.specsHash;
+      // The first list is shown where the gateway starts; later ones are logged when they change.
+      const known = entry.catalog !== null && entry.answered;
       if (entry.failing) this.log.info('MCP server answers again', { system: system.key, tools: specs.length });
-      else if (changed) this.log.info('MCP server tools discovered', { system: system.key, tools: specs.length });
+      else if (changed && known) this.log.info('MCP server tools changed', { system: system.key, tools: specs.length });
       if (changed && leftOut.length > 0) {
         this.log.warn('MCP server tools left out', {
           system: system.key,

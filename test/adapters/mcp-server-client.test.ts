@@ -247,6 +247,26 @@ describe('a server whose faults the test sets', () => {
     server.behaviours.delete('lookup');
   });
 
+  it(
+    verifies('systems.mcp-call-outcomes', "returns a result's structured content with its secrets redacted"),
+    async () => {
+      const system = anMcpSystem(server.url);
+      server.behaviours.set('lookup', {
+        kind: 'result',
+        result: {
+          content: [{ type: 'text', text: 'ok' }],
+          structuredContent: { order: 'PO-1', api_key: 'sk-live-123', nested: { client_secret: 'cs-9' } },
+        },
+      });
+      const outcome = outcomeOf(system, 'lookup', 'read', await client.call(aCall(system, 'lookup')));
+      expect(outcome).toMatchObject({
+        status: 'succeeded',
+        result: { order: 'PO-1', api_key: '[REDACTED]', nested: { client_secret: '[REDACTED]' } },
+      });
+      server.behaviours.delete('lookup');
+    },
+  );
+
   it(verifies('systems.mcp-call-outcomes', 'a JSON-RPC error fails as mcp_<code>, its text dropped'), async () => {
     const system = anMcpSystem(server.url);
     server.behaviours.set('update', { kind: 'rpc-error', code: -32602, message: 'secret=abc bad params' });

@@ -148,7 +148,7 @@ beforeAll(async () => {
   closers.push(() => org.remove());
   runtime = await startLocalRuntime(
     LocalOptions.parse({ port: '0', grpcPort: '0', memory: true, demoErp: false, config: await org.configWith({}) }),
-    { variables: { DEMO_ERP_URL: erp.url }, logLevel: 'ERROR' },
+    { variables: { DEMO_ERP_URL: erp.url, DEMO_MCP_URL: 'http://127.0.0.1:9/mcp' }, logLevel: 'ERROR' },
   );
   closers.push(() => runtime.stop());
   client = new Client({ name: 'console-oidc-e2e', version: '1.0.0' });
