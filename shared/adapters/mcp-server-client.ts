@@ -6,11 +6,11 @@
 // a socket and stops reading an answer at the size cap.
 //
 // Long: one connection's life (open, credentials, counting fetch) and the reading of its faults
-// belong together; split, each half would need the other's private state.
+// belong together; the parts that stand alone are in mcp-fetch.ts, slots.ts and
+// oauth-client-credentials.ts.
 import { createHash, randomUUID } from 'node:crypto';
 import {
   Client,
-  discoverOAuthServerInfo,
   type FetchLike,
   ProtocolError,
   SdkError,
@@ -25,197 +25,9 @@ import { parseExactJson } from '../arguments/exact-json.js';
 import type { ResolvedMcpSystem } from '../config/load.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
-
-/** Errors that mean nothing reached the server (no connection, or a request refused before sending). */
-const beforeSending = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_INVALID_ARG',
-]);
-
-const codeOf = (error: unknown, depth = 0): string | undefined => {
-  if (typeof error !== 'object' || error === null || depth > 8) return undefined;
-  if ('code' in error && typeof error.code === 'string' && /^[A-Z_]+$/.test(error.code)) return error.code;
-  if ('cause' in error) return codeOf(error.cause, depth + 1);
-  return undefined;
-};
-
-/** A dispatcher that notes when a request is handed to a connected socket. */
-const tracking = (base: Dispatcher, onSocket: () => void): Dispatcher =>
-  base.compose((dispatch) => (options, handler) => {
-    const marked = new Proxy(handler, {
-      get(target, property, receiver) {
-        const value: unknown = Reflect.get(target, property, receiver);
-        if (typeof value !== 'function') return value;
-        if (property === 'onRequestStart' || property === 'onConnect') {
-          return (...args: unknown[]) => {
-            onSocket();
-            return Reflect.apply(value, target, args);
-          };
-        }
-        return value.bind(target);
-      },
-    });
-    return dispatch(options, marked);
-  });
-
-/** One exchange (a tools/call, or one discovery's pages): what its requests did, and its limits. */
-interface Exchange {
-  /** A request of it reached a socket. */
-  sent: boolean;
-  /** Bytes of answer read so far, across its requests. */
-  read: number;
-  readonly limit: number;
-  tooLarge: boolean;
-  readonly signal: AbortSignal;
-}
-
-/** Waiting for one of a fixed number of slots; a waiter gives up when its signal aborts. */
-class Slots {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  acquire(limit: number, signal: AbortSignal): Promise<boolean> {
-    if (this.active < limit) {
-      this.active += 1;
-      return Promise.resolve(true);
-    }
-    return new Promise((resolve) => {
-      const wake = () => {
-        signal.removeEventListener('abort', giveUp);
-        this.active += 1;
-        resolve(true);
-      };
-      const giveUp = () => {
-        const index = this.waiting.indexOf(wake);
-        if (index >= 0) this.waiting.splice(index, 1);
-        resolve(false);
-      };
-      if (signal.aborted) return resolve(false);
-      signal.addEventListener('abort', giveUp, { once: true });
-      this.waiting.push(wake);
-    });
-  }
-
-  release(): void {
-    this.active -= 1;
-    this.waiting.shift()?.();
-  }
-}
-
-const TokenAnswer = z.object({
-  access_token: z.string().min(1).max(16_384),
-  token_type: z.string().optional(),
-  expires_in: z.number().positive().optional(),
-});
-
-/** Answers that are read whole by the gateway itself (token and metadata documents). */
-const maxDocumentBytes = 64 * 1024;
-/** A token is taken again this long before it says it expires. */
-const tokenMarginMs = 30_000;
-/** A token that does not say when it expires is used for this long. */
-const defaultTokenMs = 5 * 60_000;
-
-const isLoopback = (url: URL): boolean => ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
-
-/** OAuth client credentials (RFC 6749 §4.4), the token kept until shortly before it expires. */
-class ClientCredentialsTokens {
-  private token: { readonly value: string; readonly until: number } | null = null;
-  private pending: Promise<string> | null = null;
-
-  constructor(
-    private readonly system: ResolvedMcpSystem,
-    private readonly credentials: Extract<ResolvedMcpSystem['credentials'], { type: 'oauth_client_credentials' }>,
-    private readonly plainFetch: FetchLike,
-  ) {}
-
-  get(): Promise<string> {
-    if (this.token !== null && Date.now() < this.token.until) return Promise.resolve(this.token.value);
-    this.pending ??= this.fetchToken().finally(() => {
-      this.pending = null;
-    });
-    return this.pending;
-  }
-
-  /** The server refused the token: the next call takes a new one. */
-  clear(): void {
-    this.token = null;
-  }
-
-  private async tokenEndpoint(): Promise<URL> {
-    if (this.credentials.token_url !== null) return new URL(this.credentials.token_url);
-    // Found from the server's protected-resource metadata and its authorization server's metadata.
-    const info = await discoverOAuthServerInfo(this.system.url, { fetchFn: this.plainFetch });
-    const endpoint = info.authorizationServerMetadata?.token_endpoint;
-    if (endpoint === undefined) throw new Error('the authorization server names no token endpoint');
-    const url = new URL(endpoint);
-    // The client secret goes only over TLS (or to this machine).
-    if (url.protocol !== 'https:' && !isLoopback(url)) throw new Error('the token endpoint is not https');
-    return url;
-  }
-
-  private async fetchToken(): Promise<string> {
-    const endpoint = await this.tokenEndpoint();
-    const form = new URLSearchParams({ grant_type: 'client_credentials', resource: this.system.url });
-    if (this.credentials.scope !== null) form.set('scope', this.credentials.scope);
-    const basic = Buffer.from(
-      `${encodeURIComponent(this.credentials.client_id)}:${encodeURIComponent(this.credentials.client_secret)}`,
-    ).toString('base64');
-    const response = await this.plainFetch(endpoint, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${basic}`,
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-      },
-      body: form.toString(),
-      signal: AbortSignal.timeout(this.system.timeout),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`the token endpoint answered ${response.status}`);
-    const parsed = TokenAnswer.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new Error('the token endpoint answered no access token');
-    const lifetime = parsed.data.expires_in === undefined ? defaultTokenMs : parsed.data.expires_in * 1000;
-    this.token = { value: parsed.data.access_token, until: Date.now() + Math.max(0, lifetime - tokenMarginMs) };
-    return parsed.data.access_token;
-  }
-}
-
-/** The part of a response body the counting reads (undici's and the platform's streams both have it). */
-interface BodySource {
-  getReader(): {
-    read(): Promise<{ readonly done: boolean; readonly value?: unknown }>;
-    cancel(reason?: unknown): Promise<void>;
-  };
-}
-
-/** A read body that stops at the cap (and marks its exchange too large there). */
-const countedBody = (body: BodySource | null, exchange: Exchange | undefined, cap: number) => {
-  if (body === null) return null;
-  const reader = body.getReader();
-  let read = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const chunk = await reader.read();
-      if (chunk.done || !(chunk.value instanceof Uint8Array)) return controller.close();
-      read += chunk.value.byteLength;
-      if (exchange !== undefined) exchange.read += chunk.value.byteLength;
-      if (read > cap || (exchange !== undefined && exchange.read > exchange.limit)) {
-        if (exchange !== undefined) exchange.tooLarge = true;
-        await reader.cancel().catch(() => undefined);
-        return controller.error(new Error('the answer is larger than the size cap'));
-      }
-      controller.enqueue(chunk.value);
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
-};
+import { beforeSending, codeOf, countedBody, type Exchange, tracking } from './mcp-fetch.js';
+import { ClientCredentialsTokens, maxDocumentBytes } from './oauth-client-credentials.js';
+import { Slots } from './slots.js';
 
 /** The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits. */
 const rawJson: unknown = Reflect.get(JSON, 'rawJSON');
