@@ -43,6 +43,7 @@ export class LocalConfigSource implements ControlPlane {
   private mcpSystems: readonly ResolvedMcpSystem[] = [];
   private allowedStalenessMs = 0;
   private catalogSignature = '';
+  private refreshing: Promise<void> | null = null;
 
   constructor(
     private readonly path: string,
@@ -146,11 +147,22 @@ export class LocalConfigSource implements ControlPlane {
     }
   }
 
-  /** Refreshes the catalogs that are due; true when a snapshot built now would differ. */
+  /**
+   * Starts refreshing the catalogs that are due, in the background (a server that hangs must not hold
+   * up the checks of the files), and answers whether a snapshot built now would differ.
+   */
   private async catalogsChanged(): Promise<boolean> {
-    if (this.mcp === null || this.mcpSystems.length === 0) return false;
-    await this.mcp.refresh(this.mcpSystems);
-    return this.mcp.view(this.mcpSystems, this.allowedStalenessMs).signature !== this.catalogSignature;
+    const mcp = this.mcp;
+    if (mcp === null || this.mcpSystems.length === 0) return false;
+    const changed = () => mcp.view(this.mcpSystems, this.allowedStalenessMs).signature !== this.catalogSignature;
+    if (this.refreshing === null && mcp.due(this.mcpSystems)) {
+      this.refreshing = mcp.refresh(this.mcpSystems).finally(() => {
+        this.refreshing = null;
+        // What the refresh found is taken at once, not at the next tick.
+        if (changed()) void this.sync();
+      });
+    }
+    return changed();
   }
 
   private async currentFingerprint(): Promise<string> {

@@ -159,7 +159,7 @@ export class McpServerClient implements ToolServerClient {
    * server cannot be reached or answers what cannot be read.
    */
   async listTools(system: ResolvedMcpSystem, options: ListToolsOptions = {}): Promise<McpToolListing> {
-    const deadlineMs = options.deadlineMs ?? Math.max(system.timeout, 30_000);
+    const deadlineMs = options.deadlineMs ?? system.timeout;
     const maxPages = options.maxPages ?? 50;
     const maxTools = options.maxTools ?? 5_000;
     const started = Date.now();

@@ -65,7 +65,14 @@ interface Entry {
   /** Why the last list was cut short, or null. */
   truncated: string | null;
   loadedFromStore: boolean;
+  /** The server the entry is about (address, revision, credentials), hashed. */
+  identity: string;
 }
+
+const identityOf = (system: ResolvedMcpSystem): string =>
+  createHash('sha256')
+    .update(JSON.stringify([system.url, system.protocol, system.credentials]))
+    .digest('hex');
 
 const hashOf = (specs: readonly ToolServerToolSpec[]): string =>
   createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
@@ -83,6 +90,15 @@ export class McpCatalogs {
   /** Fetches the catalogs that are due (every one on first sight, or all with `force`). */
   async refresh(systems: readonly ResolvedMcpSystem[], force = false): Promise<void> {
     await Promise.all(systems.map((system) => this.refreshOne(system, force)));
+  }
+
+  /** Whether a system's catalog is due to be fetched (or has never been). */
+  due(systems: readonly ResolvedMcpSystem[]): boolean {
+    const now = this.clock.now();
+    return systems.some((system) => {
+      const entry = this.entries.get(system.key);
+      return entry === undefined || entry.identity !== identityOf(system) || now >= entry.nextAt;
+    });
   }
 
   /** The catalogs as a snapshot takes them now. */
@@ -121,6 +137,9 @@ export class McpCatalogs {
 
   private async refreshOne(system: ResolvedMcpSystem, force: boolean): Promise<void> {
     let entry = this.entries.get(system.key);
+    // Another address, revision or credentials is another server: asked at once, its old list forgotten.
+    const identity = identityOf(system);
+    if (entry !== undefined && entry.identity !== identity) entry = undefined;
     if (entry === undefined) {
       entry = {
         catalog: null,
@@ -131,6 +150,7 @@ export class McpCatalogs {
         lastError: null,
         truncated: null,
         loadedFromStore: false,
+        identity,
       };
       this.entries.set(system.key, entry);
     }
