@@ -119,13 +119,23 @@ describe('an MCP server down at start', () => {
         '  - id: tools-agent',
         `    token: ${agentToken}`,
         '    groups: [staff]',
+        'approvers:',
+        '  - id: ops-approver',
+        '    password: ops-password-1',
+        '    groups: [ops]',
         'policies: [policies.cedar]',
         '',
       ].join('\n'),
     );
     await writeFile(
       join(folder.path, 'policies.cedar'),
-      'permit (principal in Group::"staff", action in Action::"tools", resource);\n',
+      [
+        'permit (principal in Group::"staff", action in Action::"tools", resource) when { action in Action::"read" };',
+        '@approval("staff")',
+        '@approvers("ops")',
+        'permit (principal in Group::"staff", action in Action::"tools", resource) when { action in Action::"write" };',
+        '',
+      ].join('\n'),
     );
     runtime = await startRuntimeProcess(['--memory', '--no-demo-erp', '--no-demo-mcp', '--config', config]);
     client = await connectAgent(runtime.mcpUrl, agentToken);
@@ -152,6 +162,31 @@ describe('an MCP server down at start', () => {
       expect(call?.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
       // The agent's token never goes upstream, in any request.
       for (const request of server.requests) expect(JSON.stringify(request)).not.toContain(agentToken);
+    },
+  );
+
+  it(
+    verifies(['systems.mcp-call-outcomes', 'systems.mcp-connection'], 'sends a held write once, after its approval'),
+    async () => {
+      // Runs after the server came back (the test above).
+      const held = await callTool(client, 'tools.update', { value: 'v2' });
+      expect(held).toMatchObject({ status: 'pending_approval' });
+      const executionId = held.execution_id ?? '';
+      const sentFor = () =>
+        server.requests.filter(
+          (request) => request.headers['x-request-id'] === executionId && request.body.includes('"tools/call"'),
+        );
+      expect(sentFor()).toHaveLength(0);
+      const ops = await signedIn(runtime.baseUrl, 'ops-approver', 'ops-password-1');
+      const form = await ops.decisionForm(executionId);
+      expect((await ops.decide(executionId, form, 'approve')).status).toBe(303);
+      const done = await untilStatus(
+        () => callTool(client, 'get_execution_status', { execution_id: executionId }),
+        'succeeded',
+      );
+      expect(done).toMatchObject({ status: 'succeeded' });
+      expect(sentFor()).toHaveLength(1);
+      expect(sentFor()[0]?.body).toContain('"arguments":{"value":"v2"}');
     },
   );
 });
