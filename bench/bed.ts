@@ -78,7 +78,8 @@ const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
   startLocalRuntime(
     LocalOptions.parse({ port: '0', grpcPort: '0', demoToolsPort: '0', memory: true, demoErp: false, config }),
     {
-      variables: { DEMO_ERP_URL: erpUrl },
+      // The demo MCP server is not run here; nothing the benchmark calls is on it.
+      variables: { DEMO_ERP_URL: erpUrl, DEMO_MCP_URL: 'http://127.0.0.1:9/mcp' },
       logLevel: 'ERROR',
     },
   );

@@ -1,14 +1,18 @@
 // `npm run config:push`: validates a configuration and writes it, with every file it names, as
 // the deployed bundle the functions read. The write is conditional on the version read just
-// before, so two pushes at once cannot silently overwrite each other.
+// before, so two pushes at once cannot silently overwrite each other. MCP servers are asked for their
+// tools here, with this environment's addresses and credentials, and their catalogs go into the
+// bundle: the functions never discover on the request path. Push again to take a server's changes.
 
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadSnapshotFromFile } from '../infra/local/config-files.js';
 import { documentClient } from '../infra/local/dynamodb.js';
+import { discoverMcpTools } from '../infra/local/mcp-discovery.js';
 import { DynamoDbConfigStore } from '../shared/adapters/dynamodb/config-store.js';
 import { formatProblem } from '../shared/config/load.js';
+import { BundledMcpCatalog } from '../shared/control-plane/bundle.js';
 
 const usage = `Usage: npm run config:push -- --table <name> [file] [--region <region>] [--endpoint <url>]
 
@@ -47,8 +51,16 @@ const run = async (): Promise<number> => {
     return 2;
   }
   const file = positionals[0] ?? 'examples/gateway.config.yaml';
+  // Every MCP server must answer: a bundle without a server's tools would offer nothing of it.
+  const discovery = await discoverMcpTools(file, process.env);
+  if (discovery.failures.size > 0) {
+    process.stderr.write(`${file}: the tools of its MCP servers could not all be listed, nothing was pushed:\n`);
+    for (const [key, why] of discovery.failures) process.stderr.write(`  ${key}: ${why}\n`);
+    return 1;
+  }
+  const discovered = new Map([...discovery.catalogs].map(([key, catalog]) => [key, catalog.specs]));
   // References stay references: they are resolved where the gateway runs.
-  const outcome = await loadSnapshotFromFile(file, {}, { unsetVariables: 'placeholder' });
+  const outcome = await loadSnapshotFromFile(file, {}, { unsetVariables: 'placeholder' }, discovered);
   if (!outcome.ok) {
     process.stderr.write(`${file} is not valid, nothing was pushed:\n`);
     for (const problem of outcome.problems) process.stderr.write(`  ${formatProblem(problem)}\n`);
@@ -74,6 +86,13 @@ const run = async (): Promise<number> => {
       config_text: snapshot.source,
       files: Object.fromEntries(snapshot.files),
       pushed_at: new Date().toISOString(),
+      ...(discovery.catalogs.size > 0
+        ? {
+            mcp_catalogs: Object.fromEntries(
+              [...discovery.catalogs].map(([key, catalog]) => [key, BundledMcpCatalog.parse(catalog)]),
+            ),
+          }
+        : {}),
     },
     current?.version ?? null,
   );

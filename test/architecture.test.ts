@@ -106,6 +106,8 @@ const infrastructurePackages = new Set([
   'aws-local-stepfunctions',
   '@grpc/grpc-js',
   '@grpc/proto-loader',
+  // The MCP client speaks to the MCP servers behind the gateway: a driven adapter's business.
+  '@modelcontextprotocol/client',
 ]);
 /** gRPC is the gRPC front's (a driving adapter, like shared/mcp/ for the MCP SDK) and infra's only. */
 const grpcPackages = new Set(['@grpc/grpc-js', '@grpc/proto-loader']);

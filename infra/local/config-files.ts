@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { LoadOptions } from '../../shared/config/load.js';
-import { loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
+import { type DiscoveredTools, loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
 
 const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
 
@@ -11,6 +11,8 @@ export const loadSnapshotFromFile = async (
   path: string,
   environment: Readonly<Record<string, string | undefined>>,
   options: LoadOptions = {},
+  /** MCP servers' tools, as discovered by the caller. */
+  discovered?: DiscoveredTools,
 ): Promise<SnapshotLoad> => {
   const text = await readText(path);
   if (text === undefined) {
@@ -22,5 +24,6 @@ export const loadSnapshotFromFile = async (
     environment,
     files: { read: (relativePath) => readText(join(dirname(path), relativePath)) },
     options,
+    ...(discovered === undefined ? {} : { discovered }),
   });
 };

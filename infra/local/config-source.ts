@@ -1,17 +1,19 @@
 // The local control plane: the configuration file and the files it names, watched and checked
 // every second. A good edit is taken at once; a broken one is logged and the last good
-// configuration kept, until the allowed staleness runs out.
+// configuration kept, until the allowed staleness runs out. The tools of MCP servers are discovered
+// at load and again as each server's refresh comes due; a changed list makes a new snapshot.
 import { createHash } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../../shared/clock.js';
-import { formatProblem } from '../../shared/config/load.js';
+import { formatProblem, loadConfigText, type ResolvedMcpSystem } from '../../shared/config/load.js';
 import {
   type ControlPlane,
   type ControlPlaneState,
   SyncedConfiguration,
 } from '../../shared/control-plane/control-plane.js';
+import type { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
 import { loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
 import type { Log } from '../../shared/log.js';
 
@@ -37,12 +39,19 @@ export class LocalConfigSource implements ControlPlane {
   private watcher: FSWatcher | undefined;
   private running: Promise<void> | null = null;
   private pending = false;
+  /** The MCP systems of the configuration last read, and the catalogs' view the last attempt used. */
+  private mcpSystems: readonly ResolvedMcpSystem[] = [];
+  private allowedStalenessMs = 0;
+  private catalogSignature = '';
+  private refreshing: Promise<void> | null = null;
 
   constructor(
     private readonly path: string,
     private readonly environment: Readonly<Record<string, string | undefined>>,
     clock: Clock,
     private readonly log: Log,
+    /** Discovers MCP servers' tools (absent: MCP systems offer nothing). */
+    private readonly mcp: McpCatalogs | null = null,
   ) {
     this.synced = new SyncedConfiguration(clock);
     this.folder = dirname(path);
@@ -100,7 +109,22 @@ export class LocalConfigSource implements ControlPlane {
   private async check(): Promise<void> {
     const fingerprint = await this.currentFingerprint();
     if (fingerprint === this.fingerprint) {
-      if (this.lastAttemptOk) this.synced.confirm();
+      if (!(await this.catalogsChanged())) {
+        if (this.lastAttemptOk) this.synced.confirm();
+        return;
+      }
+      // A server's tools changed, or a catalog outlived allowed_staleness: build again from the same files.
+      const outcome = await this.attempt();
+      if (outcome.ok) {
+        this.log.info('MCP tools changed', {
+          version: outcome.snapshot.version,
+          tools: outcome.snapshot.catalog.tools.length,
+        });
+      } else {
+        this.log.warn('MCP tools changed, and the configuration no longer loads; keeping the last good one', {
+          problems: outcome.problems.map(formatProblem),
+        });
+      }
       return;
     }
     // An editor may still be writing: take the change once it has held still for a moment.
@@ -123,6 +147,24 @@ export class LocalConfigSource implements ControlPlane {
     }
   }
 
+  /**
+   * Starts refreshing the catalogs that are due, in the background (a server that hangs must not hold
+   * up the checks of the files), and answers whether a snapshot built now would differ.
+   */
+  private async catalogsChanged(): Promise<boolean> {
+    const mcp = this.mcp;
+    if (mcp === null || this.mcpSystems.length === 0) return false;
+    const changed = () => mcp.view(this.mcpSystems, this.allowedStalenessMs).signature !== this.catalogSignature;
+    if (this.refreshing === null && mcp.due(this.mcpSystems)) {
+      this.refreshing = mcp.refresh(this.mcpSystems).finally(() => {
+        this.refreshing = null;
+        // What the refresh found is taken at once, not at the next tick.
+        if (changed()) void this.sync();
+      });
+    }
+    return changed();
+  }
+
   private async currentFingerprint(): Promise<string> {
     const texts: [string, string | undefined][] = [[this.path, await readText(this.path)]];
     for (const dependency of this.dependencies) texts.push([dependency, await readText(join(this.folder, dependency))]);
@@ -140,10 +182,19 @@ export class LocalConfigSource implements ControlPlane {
       const message = text === undefined ? 'the file cannot be read' : 'the file is empty';
       outcome = { ok: false, problems: [{ file: this.path, path: '', line: null, message }] };
     } else {
+      // The MCP systems are known from the file itself; their catalogs are fetched before the
+      // snapshot is built, so that policies are checked against the tools they name.
+      const parsed = loadConfigText(text, this.path, this.environment);
+      this.mcpSystems = parsed.ok ? parsed.config.systems.filter((system) => system.kind === 'mcp') : [];
+      this.allowedStalenessMs = parsed.ok ? parsed.config.settings.allowed_staleness : 0;
+      await this.mcp?.refresh(this.mcpSystems);
+      const view = this.mcp?.view(this.mcpSystems, this.allowedStalenessMs);
+      this.catalogSignature = view?.signature ?? '';
       outcome = await loadSnapshot({
         text,
         file: this.path,
         environment: this.environment,
+        ...(view === undefined ? {} : { discovered: view.discovered, withdrawn: view.withdrawn }),
         files: {
           read: async (relativePath) => {
             const content = await readText(join(this.folder, relativePath));

@@ -30,6 +30,7 @@ const banner = (runtime: LocalRuntime, memory: boolean): string => {
     ...(runtime.demoToolsUrl === null
       ? []
       : [`  Demo tools       ${runtime.demoToolsUrl}/tool/call-tool (call-tool proxy to the MCP example server)`]),
+    ...(runtime.demoMcpUrl === null ? [] : [`  Demo MCP server  ${runtime.demoMcpUrl} (server-everything)`]),
     `  Configuration    ${runtime.configFile} (watched: edits apply without a restart)`,
     `  Tools            ${runtime.toolNames().join(', ') || '(none)'}`,
     '',

@@ -30,6 +30,12 @@ export const LocalOptions = z
     anonymousAgent: z.string().min(1).nullable().default(null),
     demoErp: z.boolean().default(true),
     /**
+     * Start the demo MCP server (the reference server, server-everything) and name it in DEMO_MCP_URL.
+     * The command line turns it on unless told otherwise; a runtime composed in code asks for it.
+     */
+    demoMcp: z.boolean().default(false),
+    demoMcpPort: portNumber.default(8791),
+    /**
      * Fault injection for tests: kill the process at this step of a call, or (`between-index-and-record`)
      * inside the store, when a call has left the index of open calls and its record is not yet written.
      */
@@ -80,6 +86,8 @@ export const usage = `Usage: npm start -- [options]
   --demo-tools-port <n>     port of the demo call-tool proxy (GATEWAY_DEMO_TOOLS_PORT, default 8790;
                             0 = any free port)
   --no-demo-tools           do not start the demo call-tool proxy (GATEWAY_DEMO_TOOLS=0)
+  --demo-mcp-port <n>       port of the demo MCP server (GATEWAY_DEMO_MCP_PORT, default 8791; 0 = any free port)
+  --no-demo-mcp             do not start the demo MCP server (GATEWAY_DEMO_MCP=0)
   --help                    show this text
 `;
 
@@ -107,6 +115,8 @@ const parseFlags = (args: string[]) =>
       'no-demo-erp': { type: 'boolean' },
       'demo-tools-port': { type: 'string' },
       'no-demo-tools': { type: 'boolean' },
+      'demo-mcp-port': { type: 'string' },
+      'no-demo-mcp': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -139,6 +149,8 @@ export const parseLocalOptions = (
     demoTools:
       values['no-demo-tools'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_TOOLS ?? ''),
     demoToolsPort: flagOrEnv(values['demo-tools-port'], 'GATEWAY_DEMO_TOOLS_PORT'),
+    demoMcp: values['no-demo-mcp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_MCP ?? ''),
+    demoMcpPort: flagOrEnv(values['demo-mcp-port'], 'GATEWAY_DEMO_MCP_PORT'),
     grpcPort: flagOrEnv(values['grpc-port'], 'GATEWAY_GRPC_PORT'),
     channelParamsWaitMs: flagOrEnv(undefined, 'GATEWAY_CHANNEL_PARAMS_WAIT_MS'),
     crashAt:

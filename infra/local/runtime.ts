@@ -12,12 +12,14 @@ import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { startDemoCallToolProxy } from '../../examples/call-tool-proxy/server.js';
 import { startDemoErp } from '../../examples/erp/server.js';
+import { startReferenceMcpServer } from '../../examples/reference-mcp/server.js';
 import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
@@ -27,6 +29,7 @@ import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import { HmacSessionSigner } from '../../shared/console/session.js';
+import { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { startGrpcGateway } from '../../shared/grpc/gateway.js';
 import { uuidV7Ids } from '../../shared/ids.js';
@@ -52,6 +55,7 @@ import {
   startLocalDynamoDb,
 } from './dynamodb.js';
 import { lambdaContext, startHttpFront } from './http-front.js';
+import { McpCatalogFiles } from './mcp-catalog-files.js';
 import { isLoopback, urlHost } from './net.js';
 import type { LocalOptions } from './options.js';
 import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } from './step-functions.js';
@@ -85,6 +89,8 @@ export interface LocalRuntime {
   readonly erpUrl: string | null;
   /** The demo call-tool proxy's address, when it runs. */
   readonly demoToolsUrl: string | null;
+  /** The demo MCP server's endpoint, when it runs. */
+  readonly demoMcpUrl: string | null;
   readonly config: () => ResolvedConfig;
   readonly controlPlane: LocalConfigSource;
   readonly configFile: string;
@@ -143,9 +149,32 @@ export const startLocalRuntime = async (
       demoToolsUrl = proxy.url;
       variables = { ...variables, DEMO_CALL_TOOL_URL: proxy.url };
     }
+    // The demo MCP server too: the demo configuration names it through DEMO_MCP_URL.
+    let demoMcpUrl: string | null = null;
+    if (options.demoMcp) {
+      const reference = await startReferenceMcpServer({ port: options.demoMcpPort });
+      cleanups.push(() => reference.close());
+      demoMcpUrl = reference.url;
+      variables = { ...variables, DEMO_MCP_URL: reference.url };
+    }
     const logger = (serviceName: string) =>
       new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
-    const controlPlane = new LocalConfigSource(options.config, variables, systemClock, logger('control-plane'));
+    // One MCP client for discovery and calls, so both reuse each server's connection.
+    const mcpClient = new McpServerClient();
+    cleanups.push(() => mcpClient.close());
+    const mcpCatalogs = new McpCatalogs(
+      mcpClient,
+      options.memory ? null : new McpCatalogFiles(join(options.dataDir, 'mcp-catalogs')),
+      systemClock,
+      logger('mcp-discovery'),
+    );
+    const controlPlane = new LocalConfigSource(
+      options.config,
+      variables,
+      systemClock,
+      logger('control-plane'),
+      mcpCatalogs,
+    );
     const loaded = await controlPlane.load();
     if (!loaded.ok) {
       throw new StartupError(
@@ -233,8 +262,7 @@ export const startLocalRuntime = async (
     // Links in notifications name the console; the front's port is known once it listens.
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
     const approvalsLogger = logger('approvals');
-    const toolServers = new ToolServers();
-    cleanups.push(() => toolServers.close());
+    const toolServers = new ToolServers(undefined, mcpClient);
     const services: ApprovalServices = {
       store,
       clock: systemClock,
@@ -401,6 +429,7 @@ export const startLocalRuntime = async (
       approvals: services,
       erpUrl,
       demoToolsUrl,
+      demoMcpUrl,
       config,
       controlPlane,
       configFile: options.config,

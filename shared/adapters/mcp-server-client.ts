@@ -1,10 +1,447 @@
-// PLACEHOLDER (replaced by the MCP client adapter): calls a tool on a remote MCP server.
+// Speaks MCP to the servers behind the gateway, with the official client: one connection per server
+// (its URL, revision and credentials), opened on first use and again on the call after a fault, and
+// never a call sent twice; at most `max_concurrency` calls in progress per server, the wait counted
+// against the call's deadline. Every byte goes through the gateway's own fetch, which adds the
+// server's credentials (to its own URL only), follows no redirect, notes whether the request reached
+// a socket and stops reading an answer at the size cap.
+//
+// Long: one connection's life (open, credentials, counting fetch) and the reading of its faults
+// belong together; the parts that stand alone are in mcp-fetch.ts, slots.ts and
+// oauth-client-credentials.ts.
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  Client,
+  type FetchLike,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
+import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
+import { z } from 'zod';
+import { parseExactJson } from '../arguments/exact-json.js';
+import type { ResolvedMcpSystem } from '../config/load.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
+import { gatewayInfo } from '../version.js';
+import { beforeSending, codeOf, countedBody, type Exchange, tracking } from './mcp-fetch.js';
+import { ClientCredentialsTokens, maxDocumentBytes } from './oauth-client-credentials.js';
+import { Slots } from './slots.js';
+
+/** The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits. */
+const rawJson: unknown = Reflect.get(JSON, 'rawJSON');
+const exactValue = (value: unknown): unknown => {
+  if (typeof value === 'bigint') {
+    return typeof rawJson === 'function' ? Reflect.apply(rawJson, JSON, [value.toString()]) : Number(value);
+  }
+  if (Array.isArray(value)) return value.map(exactValue);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, exactValue(item)]));
+  }
+  return value;
+};
+
+const AnyResult = z.record(z.string(), z.unknown());
+const ListPage = z
+  .object({
+    tools: z.array(z.unknown()),
+    nextCursor: z.string().max(4096).optional(),
+    ttlMs: z.number().optional(),
+  })
+  .loose();
+
+/** What a server offers, as it listed it. */
+export interface McpToolListing {
+  /** The raw tools, in the server's order (at most `maxTools`). */
+  readonly tools: readonly unknown[];
+  /** The server's own freshness hint for the list (2026-07-28 `ttlMs`), if it gave one. */
+  readonly ttlMs: number | null;
+  /** Why the list was cut short, when it was (too many tools or pages). */
+  readonly truncated: string | null;
+}
+
+export interface ListToolsOptions {
+  readonly deadlineMs?: number;
+  readonly maxPages?: number;
+  readonly maxTools?: number;
+  /** Bytes read across every page. */
+  readonly maxBytes?: number;
+}
+
+/** Discovery failed; the message is the gateway's own words, never the server's text. */
+export class McpDiscoveryError extends Error {}
+
+interface Connection {
+  readonly slots: Slots;
+  opening: Promise<Client> | null;
+  tokens: ClientCredentialsTokens | null;
+}
+
+const versionNegotiation = (protocol: ResolvedMcpSystem['protocol']) => {
+  if (protocol === 'auto') return { mode: 'auto' as const };
+  if (protocol === '2025-11-25') return { mode: 'legacy' as const };
+  return { mode: { pin: protocol } };
+};
+
+/** The request id header, by which the fetch finds its exchange. */
+const requestIdHeader = 'x-request-id';
 
 export class McpServerClient implements ToolServerClient {
-  async call(_request: ToolServerRequest): Promise<ToolServerAnswer> {
-    return { kind: 'connection_failed', sent: false };
+  private readonly connections = new Map<string, Connection>();
+  private readonly exchanges = new Map<string, Exchange>();
+  private readonly agent: Dispatcher;
+
+  constructor(dispatcher?: Dispatcher) {
+    this.agent = dispatcher ?? new Agent();
   }
 
-  async close(): Promise<void> {}
+  async call(request: ToolServerRequest): Promise<ToolServerAnswer> {
+    const system = request.system;
+    if (system.kind !== 'mcp') throw new Error(`${system.key} is not an MCP server`);
+    const started = Date.now();
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), request.deadlineMs);
+    const connection = this.connectionOf(system);
+    try {
+      if (!(await connection.slots.acquire(system.max_concurrency, controller.signal))) {
+        return { kind: 'timeout', sent: false };
+      }
+      try {
+        const remaining = () => Math.max(1, request.deadlineMs - (Date.now() - started));
+        let client: Client;
+        try {
+          client = await this.open(system, connection, controller.signal, remaining());
+        } catch {
+          return controller.signal.aborted
+            ? { kind: 'timeout', sent: false }
+            : { kind: 'connection_failed', sent: false };
+        }
+        const args = exactValue(parseExactJson(request.argumentsJson));
+        const exchangeId = request.executionId.length > 0 ? request.executionId : randomUUID();
+        const exchange: Exchange = {
+          sent: false,
+          read: 0,
+          limit: request.maxResponseBytes,
+          tooLarge: false,
+          signal: controller.signal,
+        };
+        this.exchanges.set(exchangeId, exchange);
+        try {
+          const result = await client.request(
+            { method: 'tools/call', params: { name: request.name, arguments: args } },
+            AnyResult,
+            {
+              signal: controller.signal,
+              timeout: remaining(),
+              maxTotalTimeout: remaining(),
+              headers: { traceparent: request.traceparent, [requestIdHeader]: exchangeId },
+            },
+          );
+          return { kind: 'result', result };
+        } catch (error) {
+          const answer = this.faultOf(error, exchange, controller.signal.aborted);
+          if (answer.kind !== 'error') this.drop(connection, error);
+          return answer;
+        } finally {
+          this.exchanges.delete(exchangeId);
+        }
+      } finally {
+        connection.slots.release();
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Pages through `tools/list` (every cursor, within bounds). Throws McpDiscoveryError when the
+   * server cannot be reached or answers what cannot be read.
+   */
+  async listTools(system: ResolvedMcpSystem, options: ListToolsOptions = {}): Promise<McpToolListing> {
+    const deadlineMs = options.deadlineMs ?? system.timeout;
+    const maxPages = options.maxPages ?? 50;
+    const maxTools = options.maxTools ?? 5_000;
+    const started = Date.now();
+    const remaining = () => Math.max(1, deadlineMs - (Date.now() - started));
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), deadlineMs);
+    const connection = this.connectionOf(system);
+    const exchangeId = `discovery-${randomUUID()}`;
+    const exchange: Exchange = {
+      sent: false,
+      read: 0,
+      limit: options.maxBytes ?? 16 * 1024 * 1024,
+      tooLarge: false,
+      signal: controller.signal,
+    };
+    try {
+      let client: Client;
+      try {
+        client = await this.open(system, connection, controller.signal, remaining());
+      } catch (error) {
+        this.drop(connection, error);
+        throw new McpDiscoveryError(
+          controller.signal.aborted ? 'the server did not answer in time' : 'the server could not be reached',
+        );
+      }
+      this.exchanges.set(exchangeId, exchange);
+      const tools: unknown[] = [];
+      let ttlMs: number | null = null;
+      let cursor: string | undefined;
+      const seen = new Set<string>();
+      for (let page = 0; ; page += 1) {
+        if (page >= maxPages) return { tools, ttlMs, truncated: `the list has more than ${maxPages} pages` };
+        let answer: z.infer<typeof ListPage>;
+        try {
+          answer = await client.request(
+            { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+            ListPage,
+            {
+              signal: controller.signal,
+              timeout: remaining(),
+              headers: { [requestIdHeader]: exchangeId },
+            },
+          );
+        } catch (error) {
+          const fault = this.faultOf(error, exchange, controller.signal.aborted);
+          if (fault.kind !== 'error') this.drop(connection, error);
+          throw new McpDiscoveryError(discoveryFault(fault));
+        }
+        if (page === 0 && answer.ttlMs !== undefined && answer.ttlMs >= 0) ttlMs = answer.ttlMs;
+        for (const tool of answer.tools) {
+          if (tools.length >= maxTools) return { tools, ttlMs, truncated: `the list has more than ${maxTools} tools` };
+          tools.push(tool);
+        }
+        cursor = answer.nextCursor;
+        if (cursor === undefined) return { tools, ttlMs, truncated: null };
+        // A server that hands out a cursor it gave before would be read forever.
+        if (seen.has(cursor)) return { tools, ttlMs, truncated: 'the server repeated a cursor' };
+        seen.add(cursor);
+      }
+    } finally {
+      clearTimeout(timer);
+      this.exchanges.delete(exchangeId);
+    }
+  }
+
+  async close(): Promise<void> {
+    const open = [...this.connections.values()].map((connection) => connection.opening);
+    this.connections.clear();
+    await Promise.all(
+      open.map(async (opening) => {
+        const client = await opening?.catch(() => null);
+        await client?.close().catch(() => undefined);
+      }),
+    );
+  }
+
+  /** What a failed request means for the call. */
+  private faultOf(error: unknown, exchange: Exchange, aborted: boolean): ToolServerAnswer {
+    if (exchange.tooLarge) return { kind: 'too_large' };
+    if (error instanceof ProtocolError) return { kind: 'error', code: error.code };
+    if (aborted) return { kind: 'timeout', sent: exchange.sent };
+    if (error instanceof UnauthorizedError) return { kind: 'connection_failed', sent: false };
+    if (error instanceof SdkHttpError) {
+      // A 4xx from the endpoint refuses the message before any tool runs (an unknown session,
+      // a refused token, a malformed request); a 5xx or an unexpected status may come after it ran.
+      const refused = error.status >= 400 && error.status < 500;
+      return { kind: 'connection_failed', sent: refused ? false : exchange.sent };
+    }
+    if (error instanceof SdkError) {
+      switch (error.code) {
+        case SdkErrorCode.RequestTimeout:
+          return { kind: 'timeout', sent: exchange.sent };
+        case SdkErrorCode.InvalidResult:
+        case SdkErrorCode.UnsupportedResultType:
+        case SdkErrorCode.ClientHttpUnexpectedContent:
+          return { kind: 'unreadable' };
+        default:
+          break;
+      }
+    }
+    if (error instanceof SyntaxError) return { kind: 'unreadable' };
+    const code = codeOf(error);
+    return { kind: 'connection_failed', sent: exchange.sent && !(code !== undefined && beforeSending.has(code)) };
+  }
+
+  private keyOf(system: ResolvedMcpSystem): string {
+    return createHash('sha256')
+      .update(JSON.stringify([system.url, system.protocol, system.credentials]))
+      .digest('hex');
+  }
+
+  private connectionOf(system: ResolvedMcpSystem): Connection {
+    const key = this.keyOf(system);
+    let connection = this.connections.get(key);
+    if (connection === undefined) {
+      const credentials = system.credentials;
+      connection = {
+        slots: new Slots(),
+        opening: null,
+        tokens:
+          credentials.type === 'oauth_client_credentials'
+            ? new ClientCredentialsTokens(system, credentials, this.plainFetch)
+            : null,
+      };
+      this.connections.set(key, connection);
+    }
+    return connection;
+  }
+
+  /** The connection's client, connected (once; a failed attempt is forgotten). */
+  private open(
+    system: ResolvedMcpSystem,
+    connection: Connection,
+    signal: AbortSignal,
+    timeout: number,
+  ): Promise<Client> {
+    if (connection.opening === null) {
+      const opening = this.connect(system, connection, signal, timeout);
+      connection.opening = opening;
+      opening.catch(() => {
+        if (connection.opening === opening) connection.opening = null;
+      });
+    }
+    return connection.opening;
+  }
+
+  private async connect(
+    system: ResolvedMcpSystem,
+    connection: Connection,
+    signal: AbortSignal,
+    timeout: number,
+  ): Promise<Client> {
+    const transport = new StreamableHTTPClientTransport(new URL(system.url), {
+      fetch: this.fetchFor(system, connection),
+      requestInit: { redirect: 'manual' },
+      redirectPolicy: 'same-origin',
+      reconnectionOptions: {
+        maxReconnectionDelay: 30_000,
+        initialReconnectionDelay: 1_000,
+        reconnectionDelayGrowFactor: 1.5,
+        maxRetries: 0,
+      },
+    });
+    const client = new Client(
+      { name: gatewayInfo.name, version: gatewayInfo.version },
+      { capabilities: {}, versionNegotiation: versionNegotiation(system.protocol) },
+    );
+    try {
+      await client.connect(transport, { signal, timeout });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+    const negotiated = client.getNegotiatedProtocolVersion();
+    if (system.protocol !== 'auto' && negotiated !== system.protocol) {
+      await client.close().catch(() => undefined);
+      throw new Error(`the server does not speak MCP ${system.protocol}`);
+    }
+    client.onclose = () => {
+      if (connection.opening !== null) connection.opening = null;
+    };
+    return client;
+  }
+
+  /** Forgets a connection after a fault: the next call opens a new one (nothing is sent again). */
+  private drop(connection: Connection, error: unknown): void {
+    if (error instanceof UnauthorizedError || (error instanceof SdkHttpError && error.status === 401)) {
+      connection.tokens?.clear();
+    }
+    const opening = connection.opening;
+    connection.opening = null;
+    void opening?.then((client) => client.close()).catch(() => undefined);
+  }
+
+  /** A fetch that adds nothing: for OAuth metadata and tokens (no redirects, answers capped). */
+  private readonly plainFetch: FetchLike = async (url, init) => {
+    const response = await undiciFetch(url, {
+      method: init?.method ?? 'GET',
+      headers: Object.fromEntries(new Headers(init?.headers).entries()),
+      body: typeof init?.body === 'string' ? init.body : undefined,
+      redirect: 'manual',
+      signal: init?.signal ?? AbortSignal.timeout(30_000),
+      dispatcher: this.agent,
+    });
+    return new Response(countedBody(response.body, undefined, maxDocumentBytes), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: Object.fromEntries(response.headers.entries()),
+    });
+  };
+
+  /** The transport's fetch: credentials to the server's own URL, sockets tracked, answers capped. */
+  private fetchFor(system: ResolvedMcpSystem, connection: Connection): FetchLike {
+    const endpoint = new URL(system.url);
+    return async (url, init) => {
+      const target = new URL(url);
+      const headers = new Headers(init?.headers);
+      // Only the gateway sets these; the agent's token never reaches here (nothing passes it on).
+      headers.delete('authorization');
+      headers.delete('cookie');
+      if (target.origin === endpoint.origin && target.pathname === endpoint.pathname) {
+        const credentials = system.credentials;
+        switch (credentials.type) {
+          case 'bearer':
+            headers.set('authorization', `Bearer ${credentials.token}`);
+            break;
+          case 'basic':
+            headers.set(
+              'authorization',
+              `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`,
+            );
+            break;
+          case 'api_key':
+            headers.set(credentials.header, credentials.value);
+            break;
+          case 'oauth_client_credentials':
+            if (connection.tokens !== null) headers.set('authorization', `Bearer ${await connection.tokens.get()}`);
+            break;
+          default:
+            break;
+        }
+      }
+      const exchange = this.exchanges.get(headers.get(requestIdHeader) ?? '');
+      const signals = [init?.signal, exchange?.signal].filter((signal) => signal !== undefined && signal !== null);
+      const response = await undiciFetch(target, {
+        method: init?.method ?? 'GET',
+        headers: Object.fromEntries(headers.entries()),
+        body: typeof init?.body === 'string' ? init.body : undefined,
+        redirect: 'manual',
+        signal: signals.length > 0 ? AbortSignal.any(signals) : undefined,
+        dispatcher:
+          exchange === undefined
+            ? this.agent
+            : tracking(this.agent, () => {
+                exchange.sent = true;
+              }),
+      });
+      // The stream a GET opens carries the server's own notifications, not answers: only answers are capped.
+      // An exchange is capped by its own limit (a call's max_response_size, a discovery's byte budget).
+      const uncapped = exchange !== undefined || (init?.method ?? 'GET') === 'GET';
+      const cap = uncapped ? Number.POSITIVE_INFINITY : system.max_response_size;
+      return new Response(countedBody(response.body, exchange, cap), {
+        status: response.status,
+        statusText: response.statusText,
+        headers: Object.fromEntries(response.headers.entries()),
+      });
+    };
+  }
 }
+
+/** The gateway's words for a discovery that failed. */
+const discoveryFault = (fault: ToolServerAnswer): string => {
+  switch (fault.kind) {
+    case 'error':
+      return `the server refused tools/list (mcp_${fault.code})`;
+    case 'timeout':
+      return 'the server did not answer tools/list in time';
+    case 'too_large':
+      return 'the tool list is larger than the size cap';
+    case 'unreadable':
+      return 'the tool list could not be read';
+    default:
+      return 'the server could not be reached';
+  }
+};

@@ -73,6 +73,8 @@ export const loadSnapshot = async (input: {
   options?: LoadOptions;
   /** What MCP systems' servers offer (discovered by the caller: locally at load, in AWS by config:push). */
   discovered?: DiscoveredTools;
+  /** MCP systems whose catalog is too old to offer: their tools are declared to policies, offered to nobody. */
+  withdrawn?: ReadonlySet<string>;
 }): Promise<SnapshotLoad> => {
   const loaded = loadConfigText(input.text, input.file, input.environment, input.options);
   if (!loaded.ok) return loaded;
@@ -134,6 +136,15 @@ export const loadSnapshot = async (input: {
         continue;
       }
       built = buildToolServerTools(system, index, specs, { unusable: 'warning' });
+      if (input.withdrawn?.has(system.key) === true) {
+        warnings.push(
+          problem(
+            ['systems', index, 'url'],
+            `the tools of ${system.key} are withdrawn: its MCP server has not answered tools/list within allowed_staleness`,
+          ),
+        );
+        built = { ...built, tools: [], disabled: [...built.disabled, ...built.tools] };
+      }
     }
     tools.push(...built.tools);
     disabled.push(...built.disabled);
@@ -160,12 +171,18 @@ export const loadSnapshot = async (input: {
   }
   // What the MCP servers offer is part of the configuration's content.
   for (const [key, specs] of [...(input.discovered ?? [])].sort(([left], [right]) => left.localeCompare(right))) {
-    hash.update(`\0mcp:${key}\0${JSON.stringify(specs)}`);
+    hash.update(
+      `\0mcp:${key}\0${input.withdrawn?.has(key) === true ? 'withdrawn' : 'offered'}\0${JSON.stringify(specs)}`,
+    );
   }
   const version = hash.digest('hex').slice(0, 16);
   const catalog = catalogOf(tools, disabled);
   // Policies are checked against a schema generated from this very catalog (turned-off tools too).
-  const model = cedarModelOf([...catalog.tools, ...catalog.disabled]);
+  // Every system is an action group, so a policy may name a system whose tools are not known yet.
+  const model = cedarModelOf(
+    [...catalog.tools, ...catalog.disabled],
+    config.systems.map((system) => system.key),
+  );
   const compiled = compilePolicies(policyFiles, model.schema, version);
   if (!compiled.ok) {
     return {

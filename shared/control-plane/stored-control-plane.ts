@@ -1,7 +1,7 @@
 // The control plane of the deployed functions: the configuration bundle is read from the table
 // at most once per refresh interval and cached by the function instance. Each successful read
 // counts as a sync; a broken bundle or an unreachable table keeps the last good configuration
-// until the allowed staleness runs out.
+// until the allowed staleness runs out. MCP servers' tools come in the bundle, as pushed.
 import type { Clock } from '../clock.js';
 import { formatProblem } from '../config/load.js';
 import type { Log } from '../log.js';
@@ -57,6 +57,8 @@ export class StoredControlPlane implements ControlPlane {
       file: bundle.config_file,
       environment: this.environment,
       files: { read: async (path) => files.get(path) },
+      // MCP servers' tools as config:push found them: nothing is discovered on the request path.
+      discovered: new Map(Object.entries(bundle.mcp_catalogs ?? {}).map(([key, catalog]) => [key, catalog.specs])),
     });
     if (outcome.ok) this.synced.accept(outcome.snapshot);
     else {

@@ -176,9 +176,9 @@ export interface CedarModel {
   readonly shapes: ReadonlyMap<string, RecordShape>;
 }
 
-export const cedarModelOf = (tools: readonly CatalogTool[]): CedarModel => {
+export const cedarModelOf = (tools: readonly CatalogTool[], systemKeys: readonly string[] = []): CedarModel => {
   const shapes = new Map(tools.map((tool) => [tool.name, recordOf(tool.inputSchema)]));
-  const groups = new Set<string>(['read', 'write', ...tools.map((tool) => tool.systemKey)]);
+  const groups = new Set<string>(['read', 'write', ...systemKeys, ...tools.map((tool) => tool.systemKey)]);
   return {
     shapes,
     schema: {

@@ -11,6 +11,7 @@ import { configTable } from '../../shared/adapters/dynamodb/tables.js';
 import type { ConfigBundle, ConfigBundleStore } from '../../shared/control-plane/bundle.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import { ManualClock } from '../support/clock.js';
+import { startEverythingServer } from '../support/mcp-servers.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { adminOnlyConfig, snapshotOf } from '../support/snapshots.js';
@@ -183,7 +184,7 @@ describe('npm run config:push', () => {
   afterAll(async () => {
     await awsConfig.remove();
   });
-  const push = (args: string[]) => {
+  const push = (args: string[], extra: Record<string, string> = {}) => {
     const {
       AWS_ACCESS_KEY_ID: _id,
       AWS_SECRET_ACCESS_KEY: _secret,
@@ -197,38 +198,65 @@ describe('npm run config:push', () => {
         AWS_CONFIG_FILE: join(awsConfig.path, 'aws-config'),
         AWS_SHARED_CREDENTIALS_FILE: join(awsConfig.path, 'no-credentials'),
         AWS_PROFILE: localAwsProfile,
+        ...extra,
       },
     });
   };
 
   it(
-    verifies('control.stored-configuration', 'pushes the demo configuration with its OpenAPI document, once'),
+    verifies(
+      ['control.stored-configuration', 'systems.mcp-config-tools'],
+      "pushes the demo configuration with its OpenAPI document and its MCP server's tools, once",
+    ),
     async () => {
       const { store, tableName } = await freshStore();
-      const first = await push(['--table', tableName, '--endpoint', dynamodb.endpoint, 'examples/gateway.config.yaml']);
-      expect(first.code, first.output).toBe(0);
-      expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(11 tools\)/);
-      const bundle = await store.fetch();
-      expect(bundle?.config_file).toBe('gateway.config.yaml');
-      expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
-      expect(bundle?.config_text).toContain('${env:DEMO_ERP_URL}');
+      const reference = await startEverythingServer();
+      try {
+        // Without the MCP server's address nothing is pushed: its tools would be missing.
+        const refused = await push(['--table', tableName, '--endpoint', dynamodb.endpoint]);
+        expect(refused.code).toBe(1);
+        expect(refused.output).toContain('reference: ${env:DEMO_MCP_URL} is not set here');
+        expect(await store.fetch()).toBeUndefined();
 
-      const again = await push(['--table', tableName, '--endpoint', dynamodb.endpoint]);
-      expect(again.code).toBe(0);
-      expect(again.output).toContain('is already deployed');
+        const withMcp = { DEMO_MCP_URL: reference.url };
+        const first = await push(
+          ['--table', tableName, '--endpoint', dynamodb.endpoint, 'examples/gateway.config.yaml'],
+          withMcp,
+        );
+        expect(first.code, first.output).toBe(0);
+        expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(17 tools\)/);
+        const bundle = await store.fetch();
+        expect(bundle?.config_file).toBe('gateway.config.yaml');
+        expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
+        expect(bundle?.config_text).toContain('${env:DEMO_ERP_URL}');
+        expect(bundle?.mcp_catalogs?.reference?.specs.map((spec) => spec.name)).toContain('get-sum');
 
-      // A function reading it resolves the reference from its own environment.
-      const plane = new StoredControlPlane(
-        store,
-        { DEMO_ERP_URL: 'http://erp.internal', DEMO_CALL_TOOL_URL: 'http://tools.internal' },
-        new ManualClock(),
-        log,
-      );
-      const state = await plane.current();
-      expect(state.kind === 'active' ? state.snapshot.config.systems[0] : null).toMatchObject({
-        base_url: 'http://erp.internal',
-      });
-      expect(state.kind === 'active' && state.snapshot.version).toBe(bundle?.version);
+        const again = await push(['--table', tableName, '--endpoint', dynamodb.endpoint], withMcp);
+        expect(again.code).toBe(0);
+        expect(again.output).toContain('is already deployed');
+
+        // A function reading it resolves the references from its own environment, and never discovers.
+        const plane = new StoredControlPlane(
+          store,
+          {
+            DEMO_ERP_URL: 'http://erp.internal',
+            DEMO_CALL_TOOL_URL: 'http://tools.internal',
+            DEMO_MCP_URL: 'http://mcp.internal/mcp',
+          },
+          new ManualClock(),
+          log,
+        );
+        const state = await plane.current();
+        expect(state.kind === 'active' ? state.snapshot.config.systems[0] : null).toMatchObject({
+          base_url: 'http://erp.internal',
+        });
+        expect(state.kind === 'active' && state.snapshot.version).toBe(bundle?.version);
+        expect(state.kind === 'active' && state.snapshot.catalog.tools.map((tool) => tool.name)).toContain(
+          'reference.get-sum',
+        );
+      } finally {
+        await reference.close();
+      }
     },
   );
 

@@ -50,7 +50,7 @@ const startRuntime = async (approvalTime: string): Promise<LocalRuntime> =>
       demoToolsPort: '0',
       config: await org.configWith({ approvalTime, name: `races-${approvalTime}.yaml` }),
     }),
-    { variables: { DEMO_ERP_URL: erp.url }, logLevel: 'ERROR' },
+    { variables: { DEMO_ERP_URL: erp.url, DEMO_MCP_URL: 'http://127.0.0.1:9/mcp' }, logLevel: 'ERROR' },
   );
 
 const connect = (runtime: LocalRuntime) => connectAgent(runtime.mcpUrl, demoTokens.procurement);

@@ -17,9 +17,17 @@ const demoTools = [
   'erp.shipments.track',
   'erp.vendors.get',
   'erp.vendors.grant_portal_access',
+  // The demo call-tool system's tools (npm start runs its proxy).
   'everything.echo',
   'everything.get-structured-content',
   'everything.get-sum',
+  // The demo MCP server's tools (npm start runs it).
+  'reference.echo',
+  'reference.get-annotated-message',
+  'reference.get-structured-content',
+  'reference.get-sum',
+  'reference.get-tiny-image',
+  'reference.toggle-simulated-logging',
 ];
 
 const connect = async (runtime: RuntimeProcess, token = demoTokens.procurement) => {

@@ -155,7 +155,7 @@ beforeAll(async () => {
       demoErp: false,
       config: await org.configWith({}),
     }),
-    { variables: { DEMO_ERP_URL: erp.url }, logLevel: 'ERROR' },
+    { variables: { DEMO_ERP_URL: erp.url, DEMO_MCP_URL: 'http://127.0.0.1:9/mcp' }, logLevel: 'ERROR' },
   );
   closers.push(() => runtime.stop());
   client = new Client({ name: 'console-oidc-e2e', version: '1.0.0' });

@@ -118,7 +118,7 @@ beforeAll(async () => {
       demoToolsPort: '0',
       config: projectPath('examples', 'gateway.config.yaml'),
     }),
-    { variables: { DEMO_ERP_URL: erp.url }, logLevel: 'ERROR' },
+    { variables: { DEMO_ERP_URL: erp.url, DEMO_MCP_URL: 'http://127.0.0.1:9/mcp' }, logLevel: 'ERROR' },
   );
   closers.push(() => runtime.stop());
   client = new Client({ name: 'customer-oidc-e2e', version: '1.0.0' });

@@ -62,6 +62,12 @@ describe('the demo policies over MCP', () => {
       'everything.echo',
       'everything.get-structured-content',
       'everything.get-sum',
+      'reference.echo',
+      'reference.get-annotated-message',
+      'reference.get-structured-content',
+      'reference.get-sum',
+      'reference.get-tiny-image',
+      'reference.toggle-simulated-logging',
     ]);
     expect(await toolNames(support)).toEqual([
       'get_execution_status',

@@ -19,6 +19,7 @@ import { formatProblem } from '../../shared/config/load.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import { unusedPort } from './approval-deps.js';
+import { demoAddresses } from './demo-environment.js';
 import { startTestStore, type TestStore } from './local-store.js';
 
 export const procurement: AgentIdentity = { id: 'procurement-agent', groups: ['procurement'], customerId: null };
@@ -38,8 +39,8 @@ export const startChannelBed = async (): Promise<ChannelBed> => {
   const testStore = await startTestStore();
   const erp = await startDemoErp({ host: '127.0.0.1', port: 0 });
   const loaded = await loadSnapshotFromFile(projectPath('examples', 'gateway.config.yaml'), {
+    ...demoAddresses,
     DEMO_ERP_URL: erp.url,
-    DEMO_CALL_TOOL_URL: 'http://127.0.0.1:2',
   });
   if (!loaded.ok) throw new Error(loaded.problems.map(formatProblem).join('\n'));
   const { snapshot } = loaded;

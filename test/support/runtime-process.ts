@@ -60,6 +60,8 @@ export const startRuntimeProcess = (
     '0',
     '--demo-tools-port',
     '0',
+    '--demo-mcp-port',
+    '0',
     '--grpc-port',
     '0',
     ...args,

@@ -49,6 +49,7 @@ describe('loadConfigText: the example file', () => {
       const result = loadConfigText(text, file, {
         DEMO_ERP_URL: 'http://127.0.0.1:9999/',
         DEMO_CALL_TOOL_URL: 'http://127.0.0.1:9998',
+        DEMO_MCP_URL: 'http://127.0.0.1:9998/mcp',
       });
       if (!result.ok) throw new Error(result.problems.map(formatProblem).join('\n'));
       const config = result.config;
@@ -104,6 +105,7 @@ describe('loadConfigText: the example file', () => {
     if (result.ok) return;
     expect(result.problems).toEqual([
       { file, path: 'systems[0].base_url', line: 12, message: 'the environment variable DEMO_ERP_URL is not set' },
+      { file, path: 'systems[1].url', line: 41, message: 'the environment variable DEMO_MCP_URL is not set' },
     ]);
   });
 });

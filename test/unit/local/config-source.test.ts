@@ -7,6 +7,7 @@ import { LocalConfigSource } from '../../../infra/local/config-source.js';
 import { projectPath } from '../../../infra/paths.js';
 import { anAgent } from '../../support/agents.js';
 import { ManualClock } from '../../support/clock.js';
+import { demoAddresses } from '../../support/demo-environment.js';
 import { verifies } from '../../support/requirements.js';
 import { temporaryFolder } from '../../support/runtime-process.js';
 import { adminOnlyConfig } from '../../support/snapshots.js';
@@ -88,12 +89,7 @@ describe('LocalConfigSource on the demo organization', () => {
   const demoAt = async () => {
     await cp(projectPath('examples'), join(folder.path, 'org'), { recursive: true });
     const config = join(folder.path, 'org', 'gateway.config.yaml');
-    const source = new LocalConfigSource(
-      config,
-      { DEMO_ERP_URL: 'http://127.0.0.1:9', DEMO_CALL_TOOL_URL: 'http://127.0.0.1:8' },
-      new ManualClock(),
-      log,
-    );
+    const source = new LocalConfigSource(config, demoAddresses, new ManualClock(), log);
     expect((await source.load()).ok).toBe(true);
     return { config, source, good: source.lastGood };
   };

@@ -8,6 +8,7 @@ import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
 import { type ConfigProblem, formatProblem } from '../../../shared/config/load.js';
 import { type GatewaySnapshot, loadSnapshot, type SnapshotLoad } from '../../../shared/control-plane/snapshot.js';
 import type { PolicyEngine } from '../../../shared/policy/engine.js';
+import { demoAddresses } from '../../support/demo-environment.js';
 import { snapshotOf } from '../../support/snapshots.js';
 
 /** Joins lines into a text whose line n is the n-th argument. */
@@ -143,7 +144,7 @@ export const loadDemo = async (): Promise<GatewaySnapshot> => {
   return snapshotOf(await readFile(new URL('gateway.config.yaml', examples), 'utf8'), {
     files,
     file: 'gateway.config.yaml',
-    environment: { DEMO_ERP_URL: 'http://127.0.0.1:1', DEMO_CALL_TOOL_URL: 'http://127.0.0.1:2' },
+    environment: demoAddresses,
   });
 };
 

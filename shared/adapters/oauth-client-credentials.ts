@@ -1,0 +1,84 @@
+// OAuth client credentials (RFC 6749 §4.4) for an MCP server: the token endpoint from the
+// configuration or found from the server's protected-resource metadata and its authorization
+// server's metadata; the client authenticates with HTTP Basic; the token is kept until shortly
+// before it expires, and dropped when the server refuses it.
+import { discoverOAuthServerInfo, type FetchLike } from '@modelcontextprotocol/client';
+import { z } from 'zod';
+import type { ResolvedMcpSystem } from '../config/load.js';
+
+const TokenAnswer = z.object({
+  access_token: z.string().min(1).max(16_384),
+  token_type: z.string().optional(),
+  expires_in: z.number().positive().optional(),
+});
+
+/** Answers that are read whole by the gateway itself (token and metadata documents). */
+export const maxDocumentBytes = 64 * 1024;
+/** A token is taken again this long before it says it expires. */
+const tokenMarginMs = 30_000;
+/** A token that does not say when it expires is used for this long. */
+const defaultTokenMs = 5 * 60_000;
+
+const isLoopback = (url: URL): boolean => ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+
+export class ClientCredentialsTokens {
+  private token: { readonly value: string; readonly until: number } | null = null;
+  private pending: Promise<string> | null = null;
+
+  constructor(
+    private readonly system: ResolvedMcpSystem,
+    private readonly credentials: Extract<ResolvedMcpSystem['credentials'], { type: 'oauth_client_credentials' }>,
+    private readonly plainFetch: FetchLike,
+  ) {}
+
+  get(): Promise<string> {
+    if (this.token !== null && Date.now() < this.token.until) return Promise.resolve(this.token.value);
+    this.pending ??= this.fetchToken().finally(() => {
+      this.pending = null;
+    });
+    return this.pending;
+  }
+
+  /** The server refused the token: the next call takes a new one. */
+  clear(): void {
+    this.token = null;
+  }
+
+  private async tokenEndpoint(): Promise<URL> {
+    if (this.credentials.token_url !== null) return new URL(this.credentials.token_url);
+    // Found from the server's protected-resource metadata and its authorization server's metadata.
+    const info = await discoverOAuthServerInfo(this.system.url, { fetchFn: this.plainFetch });
+    const endpoint = info.authorizationServerMetadata?.token_endpoint;
+    if (endpoint === undefined) throw new Error('the authorization server names no token endpoint');
+    const url = new URL(endpoint);
+    // The client secret goes only over TLS (or to this machine).
+    if (url.protocol !== 'https:' && !isLoopback(url)) throw new Error('the token endpoint is not https');
+    return url;
+  }
+
+  private async fetchToken(): Promise<string> {
+    const endpoint = await this.tokenEndpoint();
+    const form = new URLSearchParams({ grant_type: 'client_credentials', resource: this.system.url });
+    if (this.credentials.scope !== null) form.set('scope', this.credentials.scope);
+    const basic = Buffer.from(
+      `${encodeURIComponent(this.credentials.client_id)}:${encodeURIComponent(this.credentials.client_secret)}`,
+    ).toString('base64');
+    const response = await this.plainFetch(endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${basic}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: form.toString(),
+      signal: AbortSignal.timeout(this.system.timeout),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`the token endpoint answered ${response.status}`);
+    const parsed = TokenAnswer.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new Error('the token endpoint answered no access token');
+    const lifetime = parsed.data.expires_in === undefined ? defaultTokenMs : parsed.data.expires_in * 1000;
+    this.token = { value: parsed.data.access_token, until: Date.now() + Math.max(0, lifetime - tokenMarginMs) };
+    return parsed.data.access_token;
+  }
+}

@@ -1,0 +1,210 @@
+// The tools each MCP server offers, as last discovered: fetched at load and again every `refresh`
+// (sooner when the server's own hint says so), kept while the server is down for as long as the
+// configuration allows (`allowed_staleness`), then withdrawn: still known to the policies, offered
+// to nobody, until the server answers again. A catalog may be kept on disk so that a restart with
+// the server down still knows its tools.
+import { createHash } from 'node:crypto';
+import { type LeftOutTool, mcpToolSpecs } from '../catalog/mcp-tools.js';
+import type { ToolServerToolSpec } from '../catalog/tool-server-tools.js';
+import type { Clock } from '../clock.js';
+import type { ResolvedMcpSystem } from '../config/load.js';
+import type { Log } from '../log.js';
+import type { DiscoveredTools } from './snapshot.js';
+
+/** What a server listed (the adapter pages through tools/list). */
+export interface McpListing {
+  readonly tools: readonly unknown[];
+  /** The server's freshness hint for the list, in milliseconds (2026-07-28 `ttlMs`). */
+  readonly ttlMs: number | null;
+  /** Why the list was cut short, when it was. */
+  readonly truncated: string | null;
+}
+
+/** The port discovery goes through: one listing, or a throw whose message is the gateway's own words. */
+export interface McpToolSource {
+  listTools(system: ResolvedMcpSystem): Promise<McpListing>;
+}
+
+/** A system's catalog as discovered, and when. */
+export interface McpCatalog {
+  readonly url: string;
+  /** Milliseconds since the epoch. */
+  readonly fetchedAt: number;
+  readonly specs: readonly ToolServerToolSpec[];
+  readonly leftOut: readonly LeftOutTool[];
+}
+
+/** Where the last good catalogs are kept across restarts (the local data folder). */
+export interface McpCatalogStore {
+  read(systemKey: string): Promise<McpCatalog | undefined>;
+  write(systemKey: string, catalog: McpCatalog): Promise<void>;
+}
+
+/** What a snapshot is built from: the catalogs to take, and those withdrawn (declared, not offered). */
+export interface McpCatalogView {
+  readonly discovered: DiscoveredTools;
+  readonly withdrawn: ReadonlySet<string>;
+  /** Changes exactly when the view would build another snapshot. */
+  readonly signature: string;
+}
+
+/** The soonest a catalog is fetched again, whatever the server's hint. */
+export const minRefreshMs = 1_000;
+/** How soon a server that did not answer is asked again (at most its refresh). */
+export const retryMs = 10_000;
+
+interface Entry {
+  catalog: McpCatalog | null;
+  specsHash: string;
+  nextAt: number;
+  failing: boolean;
+  /** The server answered in this process (a catalog from the store alone has not). */
+  answered: boolean;
+  /** Why the last attempt failed (the gateway's words), or null. */
+  lastError: string | null;
+  /** Why the last list was cut short, or null. */
+  truncated: string | null;
+  loadedFromStore: boolean;
+  /** The server the entry is about (address, revision, credentials), hashed. */
+  identity: string;
+}
+
+const identityOf = (system: ResolvedMcpSystem): string =>
+  createHash('sha256')
+    .update(JSON.stringify([system.url, system.protocol, system.credentials]))
+    .digest('hex');
+
+const hashOf = (specs: readonly ToolServerToolSpec[]): string =>
+  createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
+
+export class McpCatalogs {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly source: McpToolSource,
+    private readonly store: McpCatalogStore | null,
+    private readonly clock: Clock,
+    private readonly log: Log,
+  ) {}
+
+  /** Fetches the catalogs that are due (every one on first sight, or all with `force`). */
+  async refresh(systems: readonly ResolvedMcpSystem[], force = false): Promise<void> {
+    await Promise.all(systems.map((system) => this.refreshOne(system, force)));
+  }
+
+  /** Whether a system's catalog is due to be fetched (or has never been). */
+  due(systems: readonly ResolvedMcpSystem[]): boolean {
+    const now = this.clock.now();
+    return systems.some((system) => {
+      const entry = this.entries.get(system.key);
+      return entry === undefined || entry.identity !== identityOf(system) || now >= entry.nextAt;
+    });
+  }
+
+  /** The catalogs as a snapshot takes them now. */
+  view(systems: readonly ResolvedMcpSystem[], allowedStalenessMs: number): McpCatalogView {
+    const now = this.clock.now();
+    const discovered = new Map<string, readonly ToolServerToolSpec[]>();
+    const withdrawn = new Set<string>();
+    const parts: string[] = [];
+    for (const system of systems) {
+      const entry = this.entries.get(system.key);
+      const catalog = entry?.catalog;
+      if (entry === undefined || catalog === null || catalog === undefined || catalog.url !== system.url) {
+        parts.push(`${system.key}:-`);
+        continue;
+      }
+      discovered.set(system.key, catalog.specs);
+      // A server is judged when it is asked: one that answered its last refresh is current, however
+      // long ago that was; one that did not is stale once its last answer is older than allowed.
+      const stale = (entry.failing || !entry.answered) && now - catalog.fetchedAt > allowedStalenessMs;
+      if (stale) withdrawn.add(system.key);
+      parts.push(`${system.key}:${entry.specsHash}:${stale ? 'withdrawn' : 'offered'}`);
+    }
+    return { discovered, withdrawn, signature: parts.join('\n') };
+  }
+
+  /** The last catalog of a system, for `config:check` and `config:push`. */
+  catalogOf(systemKey: string): McpCatalog | null {
+    return this.entries.get(systemKey)?.catalog ?? null;
+  }
+
+  /** How the last attempt to list a system's tools went: why it failed, or why its list was cut short. */
+  statusOf(systemKey: string): { readonly error: string | null; readonly truncated: string | null } {
+    const entry = this.entries.get(systemKey);
+    return { error: entry?.lastError ?? null, truncated: entry?.truncated ?? null };
+  }
+
+  private async refreshOne(system: ResolvedMcpSystem, force: boolean): Promise<void> {
+    let entry = this.entries.get(system.key);
+    // Another address, revision or credentials is another server: asked at once, its old list forgotten.
+    const identity = identityOf(system);
+    if (entry !== undefined && entry.identity !== identity) entry = undefined;
+    if (entry === undefined) {
+      entry = {
+        catalog: null,
+        specsHash: '',
+        nextAt: 0,
+        failing: false,
+        answered: false,
+        lastError: null,
+        truncated: null,
+        loadedFromStore: false,
+        identity,
+      };
+      this.entries.set(system.key, entry);
+    }
+    if (entry.catalog === null && !entry.loadedFromStore && this.store !== null) {
+      entry.loadedFromStore = true;
+      const stored = await this.store.read(system.key).catch(() => undefined);
+      if (stored !== undefined && stored.url === system.url) {
+        entry.catalog = stored;
+        entry.specsHash = hashOf(stored.specs);
+      }
+    }
+    const now = this.clock.now();
+    if (!force && now < entry.nextAt) return;
+    const refreshMs = Math.max(minRefreshMs, system.refresh);
+    try {
+      const listing = await this.source.listTools(system);
+      const { specs, leftOut } = mcpToolSpecs(system.key, listing.tools);
+      const catalog: McpCatalog = { url: system.url, fetchedAt: this.clock.now(), specs, leftOut };
+      const specsHash = hashOf(specs);
+      const changed = specsHash !== entry.specsHash;
+      // The first list is shown where the gateway starts; later ones are logged when they change.
+      const known = entry.catalog !== null && entry.answered;
+      if (entry.failing) this.log.info('MCP server answers again', { system: system.key, tools: specs.length });
+      else if (changed && known) this.log.info('MCP server tools changed', { system: system.key, tools: specs.length });
+      if (changed && leftOut.length > 0) {
+        this.log.warn('MCP server tools left out', {
+          system: system.key,
+          leftOut: leftOut.map((tool) => `${tool.name}: ${tool.reason}`),
+        });
+      }
+      if (listing.truncated !== null) {
+        this.log.warn('MCP server tool list cut short', { system: system.key, reason: listing.truncated });
+      }
+      entry.catalog = catalog;
+      entry.specsHash = specsHash;
+      entry.failing = false;
+      entry.answered = true;
+      entry.lastError = null;
+      entry.truncated = listing.truncated;
+      const hinted = listing.ttlMs !== null && listing.ttlMs > 0 ? Math.min(refreshMs, listing.ttlMs) : refreshMs;
+      entry.nextAt = this.clock.now() + Math.max(minRefreshMs, hinted);
+      // Kept with its time, so that a restart knows how fresh it is.
+      await this.store?.write(system.key, catalog).catch(() => undefined);
+    } catch (error) {
+      if (!entry.failing) {
+        this.log.warn('MCP server did not answer tools/list; keeping its last catalog within allowed_staleness', {
+          system: system.key,
+          reason: error instanceof Error ? error.message : 'unknown',
+          lastFetchedAt: entry.catalog === null ? null : new Date(entry.catalog.fetchedAt).toISOString(),
+        });
+      }
+      entry.failing = true;
+      entry.lastError = error instanceof Error ? error.message : 'unknown';
+      entry.nextAt = this.clock.now() + Math.min(refreshMs, retryMs);
+    }
+  }
+}

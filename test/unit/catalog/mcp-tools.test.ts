@@ -1,0 +1,104 @@
+// What an untrusted MCP server lists becomes tool specs: each tool read on its own, the ones the
+// gateway cannot take left out with a note in its own words.
+import { describe, expect, it } from 'vitest';
+import { mcpToolSpecs } from '../../../shared/catalog/mcp-tools.js';
+import { verifies } from '../../support/requirements.js';
+
+const object = { type: 'object', properties: { q: { type: 'string' } } };
+
+/** A schema nested `depth` levels deep through properties. */
+const deep = (depth: number): Record<string, unknown> => {
+  let schema: Record<string, unknown> = { type: 'string' };
+  for (let level = 0; level < depth; level += 1) schema = { type: 'object', properties: { next: schema } };
+  return schema;
+};
+
+describe('MCP tools as specs', () => {
+  it(
+    verifies('systems.mcp-discovery', 'reads access from readOnlyHint and keeps title, description and schemas'),
+    () => {
+      const { specs, leftOut } = mcpToolSpecs('docs', [
+        {
+          name: 'search',
+          title: 'Search',
+          description: 'Searches the docs.',
+          inputSchema: object,
+          outputSchema: { type: 'object', properties: { hits: { type: 'array' } } },
+          annotations: { readOnlyHint: true, idempotentHint: true },
+        },
+        { name: 'publish', inputSchema: object, annotations: { readOnlyHint: false, destructiveHint: false } },
+        { name: 'vague', inputSchema: object, annotations: { readOnlyHint: 'yes' } },
+        { name: 'titled', inputSchema: object, annotations: { title: 'From annotations' } },
+      ]);
+      expect(leftOut).toEqual([]);
+      expect(specs).toMatchObject([
+        {
+          name: 'search',
+          title: 'Search',
+          description: 'Searches the docs.',
+          access: 'read',
+          idempotentHint: true,
+          outputSchema: { type: 'object' },
+          configPath: ['url'],
+        },
+        { name: 'publish', access: null, destructiveHint: false },
+        // Only `true` says read: anything else is a write.
+        { name: 'vague', access: null },
+        { name: 'titled', title: 'From annotations' },
+      ]);
+    },
+  );
+
+  it(
+    verifies('systems.mcp-untrusted-tools', 'leaves out what it cannot take, each with why, and keeps the rest'),
+    () => {
+      const { specs, leftOut } = mcpToolSpecs('docs', [
+        { inputSchema: object },
+        'not a tool',
+        { name: 'n'.repeat(129), inputSchema: object },
+        { name: 'no-schema' },
+        { name: 'array-schema', inputSchema: [object] },
+        { name: 'huge', inputSchema: { type: 'object', description: 'x'.repeat(70_000) } },
+        { name: 'deep', inputSchema: deep(16) },
+        { name: 'uncompilable', inputSchema: { type: 'object', properties: { a: { type: 'nonsense' } } } },
+        { name: 'named', inputSchema: { type: 'object', $id: 'https://evil.example/schema' } },
+        { name: 'anchored', inputSchema: { type: 'object', $defs: { a: { $anchor: 'x' } } } },
+        { name: 'bad-output', inputSchema: object, outputSchema: { type: 'object', minimum: 'ten' } },
+        { name: 'ok', inputSchema: deep(15) },
+      ]);
+      expect(specs.map((spec) => spec.name)).toEqual(['ok']);
+      expect(leftOut).toEqual([
+        { name: '#1', reason: 'it has no name' },
+        { name: '#2', reason: 'it has no name' },
+        { name: JSON.stringify('n'.repeat(80)), reason: 'its name is longer than 128 characters' },
+        { name: '"no-schema"', reason: 'its input schema is not an object' },
+        { name: '"array-schema"', reason: 'its input schema is not an object' },
+        { name: '"huge"', reason: 'its input schema is larger than 64 KB' },
+        { name: '"deep"', reason: 'its input schema nests deeper than 32 levels' },
+        { name: '"uncompilable"', reason: 'its input schema cannot be compiled' },
+        { name: '"named"', reason: 'its input schema names schemas ($id or anchors)' },
+        { name: '"anchored"', reason: 'its input schema names schemas ($id or anchors)' },
+        { name: '"bad-output"', reason: 'its output schema cannot be compiled' },
+      ]);
+    },
+  );
+
+  it(
+    verifies('systems.mcp-untrusted-tools', 'clips long titles and descriptions, and reads thousands of tools'),
+    () => {
+      const tools = Array.from({ length: 5_000 }, (_, index) => ({
+        name: `tool.${index}\u202e`,
+        title: 't'.repeat(1_000),
+        description: 'd'.repeat(10_000),
+        inputSchema: object,
+      }));
+      const { specs, leftOut } = mcpToolSpecs('bulk', tools);
+      expect(leftOut).toEqual([]);
+      expect(specs).toHaveLength(5_000);
+      expect(specs[0]?.title).toHaveLength(200);
+      expect(specs[0]?.description).toHaveLength(4_096);
+      // The name is kept as the server spells it (it is what is called); the catalog normalizes the offered name.
+      expect(specs[0]?.name).toBe('tool.0\u202e');
+    },
+  );
+});
