@@ -201,7 +201,7 @@ describe('npm run config:check with MCP servers', () => {
         { cwd: projectPath(), env: { ...process.env, DEMO_ERP_URL: '', DEMO_MCP_URL: reference.url } },
       );
       expect(result.code, result.output).toBe(0);
-      expect(result.stdout).toContain('14 tools (erp: 8, reference: 6)');
+      expect(result.stdout).toContain('17 tools (erp: 8, everything: 3, reference: 6)');
       expect(result.stdout).toMatch(/ {2}reference: \d+ tools listed/);
       expect(result.stdout).toContain('    reference.get-sum  [read]');
       expect(result.stdout).toContain('    reference.toggle-simulated-logging  [write]');

@@ -105,7 +105,7 @@ describe('loadConfigText: the example file', () => {
     if (result.ok) return;
     expect(result.problems).toEqual([
       { file, path: 'systems[0].base_url', line: 12, message: 'the environment variable DEMO_ERP_URL is not set' },
-      { file, path: 'systems[1].url', line: 41, message: 'the environment variable DEMO_MCP_URL is not set' },
+      { file, path: 'systems[2].url', line: 92, message: 'the environment variable DEMO_MCP_URL is not set' },
     ]);
   });
 });
