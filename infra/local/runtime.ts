@@ -262,7 +262,7 @@ export const startLocalRuntime = async (
     // Links in notifications name the console; the front's port is known once it listens.
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
     const approvalsLogger = logger('approvals');
-    const toolServers = new ToolServers(undefined, mcpClient);
+    const toolServers = new ToolServers({ mcp: mcpClient });
     const services: ApprovalServices = {
       store,
       clock: systemClock,
