@@ -4,8 +4,8 @@
 // or denies it. Nothing of the token is logged.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { z } from 'zod';
-import { jwtAgentAuthenticator } from '../shared/adapters/jwt-agent-authenticator.js';
 import type { AgentIdentity } from '../shared/auth/agent.js';
+import { agentTokenAuthenticator } from './commons/agent-tokens.js';
 import { type AgentContext, agentContext } from './commons/channel-identity.js';
 import { processChannelAuthorizerEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
@@ -69,17 +69,7 @@ export const createChannelAuthorizer = (deps: ChannelAuthorizerDeps) => {
 export const handler = lazyHandler(() => {
   const environment = processChannelAuthorizerEnvironment();
   return createChannelAuthorizer({
-    authenticate: jwtAgentAuthenticator({
-      issuer: environment.AGENT_JWT_ISSUER,
-      audience: environment.AGENT_JWT_AUDIENCE,
-      requiredScopes: environment.AGENT_JWT_SCOPES,
-      claimNames: {
-        agent: environment.AGENT_CLAIM,
-        groups: environment.GROUPS_CLAIM,
-        customer: environment.CUSTOMER_CLAIM,
-      },
-      ...(environment.AGENT_JWKS_URI === undefined ? {} : { jwksUri: environment.AGENT_JWKS_URI }),
-    }),
+    authenticate: agentTokenAuthenticator(environment),
     logger: serviceLogger('call-tool-authorizer'),
   });
 });

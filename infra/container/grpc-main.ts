@@ -3,9 +3,10 @@
 // AWS adapters as the MCP function, agents' bearer JWTs verified in process as API Gateway's
 // authorizer verifies them, plain HTTP/2 on GRPC_PORT (the load balancer ends TLS), and a drain on
 // SIGTERM within the task's stop timeout.
+
+import { agentTokenAuthenticator } from '../../functions/commons/agent-tokens.js';
 import { agentServicesFor, serviceLogger } from '../../functions/commons/aws.js';
 import { processGrpcEnvironment } from '../../functions/commons/environment.js';
-import { jwtAgentAuthenticator } from '../../shared/adapters/jwt-agent-authenticator.js';
 import { systemClock } from '../../shared/clock.js';
 import { startGrpcGateway } from '../../shared/grpc/gateway.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
@@ -17,17 +18,7 @@ const gateway = await startGrpcGateway({
   host: '0.0.0.0',
   port: environment.GRPC_PORT,
   services: agentServicesFor(environment, logger),
-  authenticate: jwtAgentAuthenticator({
-    issuer: environment.AGENT_JWT_ISSUER,
-    audience: environment.AGENT_JWT_AUDIENCE,
-    requiredScopes: environment.AGENT_JWT_SCOPES,
-    claimNames: {
-      agent: environment.AGENT_CLAIM,
-      groups: environment.GROUPS_CLAIM,
-      customer: environment.CUSTOMER_CLAIM,
-    },
-    ...(environment.AGENT_JWKS_URI === undefined ? {} : { jwksUri: environment.AGENT_JWKS_URI }),
-  }),
+  authenticate: agentTokenAuthenticator(environment),
   // One gate per task: an agent's limits hold per task, as they hold per Lambda instance.
   requestGate: new RequestGate(systemClock),
   log: logger,

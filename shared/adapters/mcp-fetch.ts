@@ -1,43 +1,5 @@
-// The pieces of the gateway's own fetch for MCP servers: which request reached a socket (so a call
-// that never left is never reported as possibly sent), and answers read only up to their cap.
-import type { Dispatcher } from 'undici';
-
-/** Errors that mean nothing reached the server (no connection, or a request refused before sending). */
-export const beforeSending = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_INVALID_ARG',
-]);
-
-export const codeOf = (error: unknown, depth = 0): string | undefined => {
-  if (typeof error !== 'object' || error === null || depth > 8) return undefined;
-  if ('code' in error && typeof error.code === 'string' && /^[A-Z_]+$/.test(error.code)) return error.code;
-  if ('cause' in error) return codeOf(error.cause, depth + 1);
-  return undefined;
-};
-
-/** A dispatcher that notes when a request is handed to a connected socket. */
-export const tracking = (base: Dispatcher, onSocket: () => void): Dispatcher =>
-  base.compose((dispatch) => (options, handler) => {
-    const marked = new Proxy(handler, {
-      get(target, property, receiver) {
-        const value: unknown = Reflect.get(target, property, receiver);
-        if (typeof value !== 'function') return value;
-        if (property === 'onRequestStart' || property === 'onConnect') {
-          return (...args: unknown[]) => {
-            onSocket();
-            return Reflect.apply(value, target, args);
-          };
-        }
-        return value.bind(target);
-      },
-    });
-    return dispatch(options, marked);
-  });
+// The pieces of the gateway's own fetch for MCP servers: one exchange's record of what its
+// requests did (see socket-tracking.ts), and answers read only up to their cap.
 
 /** One exchange (a tools/call, or one discovery's pages): what its requests did, and its limits. */
 export interface Exchange {

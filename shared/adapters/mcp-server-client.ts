@@ -25,9 +25,10 @@ import { parseExactJson } from '../arguments/exact-json.js';
 import type { ResolvedMcpSystem } from '../config/load.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
-import { beforeSending, codeOf, countedBody, type Exchange, tracking } from './mcp-fetch.js';
+import { countedBody, type Exchange } from './mcp-fetch.js';
 import { ClientCredentialsTokens, maxDocumentBytes } from './oauth-client-credentials.js';
 import { Slots } from './slots.js';
+import { beforeSending, codeOf, tracking } from './socket-tracking.js';
 
 /** The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits. */
 const rawJson: unknown = Reflect.get(JSON, 'rawJSON');

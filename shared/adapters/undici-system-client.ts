@@ -4,46 +4,10 @@
 // is tracked, so a call that never left the gateway is never reported as possibly sent.
 import { Agent, type Dispatcher, request } from 'undici';
 import type { OutboundRequest, OutboundResult, SystemClient } from '../invoke/system-client.js';
-
-/** Errors that mean nothing reached the system (no connection, or a request refused before sending). */
-const beforeSending = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_INVALID_ARG',
-]);
+import { beforeSending, codeOf, tracking } from './socket-tracking.js';
 
 const httpMethods: readonly Dispatcher.HttpMethod[] = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const isHttpMethod = (method: string): method is Dispatcher.HttpMethod => httpMethods.some((known) => known === method);
-
-const codeOf = (error: unknown): string | undefined => {
-  if (typeof error !== 'object' || error === null) return undefined;
-  if ('code' in error && typeof error.code === 'string') return error.code;
-  if ('cause' in error) return codeOf(error.cause);
-  return undefined;
-};
-
-/** A dispatcher that notes when the request is handed to a connected socket. */
-const tracking = (base: Dispatcher, onSocket: () => void): Dispatcher =>
-  base.compose((dispatch) => (options, handler) => {
-    const marked = new Proxy(handler, {
-      get(target, property, receiver) {
-        const value: unknown = Reflect.get(target, property, receiver);
-        if (typeof value !== 'function') return value;
-        if (property === 'onRequestStart' || property === 'onConnect') {
-          return (...args: unknown[]) => {
-            onSocket();
-            return Reflect.apply(value, target, args);
-          };
-        }
-        return value.bind(target);
-      },
-    });
-    return dispatch(options, marked);
-  });
 
 const timedOut = Symbol('timed out');
 

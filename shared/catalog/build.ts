@@ -3,7 +3,7 @@
 //
 // Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
-import type { ResolvedOpenApiSystem } from '../config/load.js';
+import type { ResolvedOpenApiSystem, ResolvedSystem } from '../config/load.js';
 import { headerParameterRule } from '../invoke/headers.js';
 import { normalizeOperationId, toolName } from './naming.js';
 import type { OperationSpec, ParameterSpec } from './operations.js';
@@ -166,6 +166,32 @@ const adminInput = (operation: OperationSpec): InputShape | string => {
   };
 };
 
+/** The fields a system's configuration marks: secrets, identifiers, amounts. */
+export const markRulesOf = (
+  system: Pick<ResolvedSystem, 'sensitive_fields' | 'identifier_fields' | 'amount_fields'>,
+): MarkRules => ({
+  sensitive: new Set(system.sensitive_fields),
+  identifier: new Set(system.identifier_fields),
+  amount: new Set(system.amount_fields),
+});
+
+/** `disabled_tools` and `access` entries that name no tool of the system (`seen`: the names built). */
+export const unknownToolNames = (
+  system: Pick<ResolvedSystem, 'disabled_tools' | 'access'>,
+  systemPath: readonly PropertyKey[],
+  seen: ReadonlyMap<string, string>,
+): CatalogProblem[] => [
+  ...[...system.disabled_tools.entries()]
+    .filter(([, name]) => !seen.has(name))
+    .map(([index, name]) => ({
+      path: [...systemPath, 'disabled_tools', index],
+      message: `there is no tool named ${name}`,
+    })),
+  ...Object.keys(system.access)
+    .filter((name) => !seen.has(name))
+    .map((name) => ({ path: [...systemPath, 'access', name], message: `there is no tool named ${name}` })),
+];
+
 export const buildSystemTools = (
   system: ResolvedOpenApiSystem,
   systemIndex: number,
@@ -176,11 +202,7 @@ export const buildSystemTools = (
   const problems: CatalogProblem[] = [];
   const warnings: CatalogProblem[] = [];
   const systemPath = ['systems', systemIndex];
-  const rules: MarkRules = {
-    sensitive: new Set(system.sensitive_fields),
-    identifier: new Set(system.identifier_fields),
-    amount: new Set(system.amount_fields),
-  };
+  const rules = markRulesOf(system);
   const seen = new Map<string, string>();
   for (const operation of operations) {
     const named = toolName(system.key, operation.operationId, operation.method, operation.path);
@@ -260,14 +282,6 @@ export const buildSystemTools = (
       responseSchema,
     });
   }
-  for (const [index, name] of system.disabled_tools.entries()) {
-    if (!seen.has(name)) {
-      problems.push({ path: [...systemPath, 'disabled_tools', index], message: `there is no tool named ${name}` });
-    }
-  }
-  for (const name of Object.keys(system.access)) {
-    if (!seen.has(name))
-      problems.push({ path: [...systemPath, 'access', name], message: `there is no tool named ${name}` });
-  }
+  problems.push(...unknownToolNames(system, systemPath, seen));
   return { tools, disabled, problems, warnings };
 };

@@ -3,9 +3,9 @@
 // `<system key>.<tool name>` under the same schema rules as an HTTP system's operation: the input
 // is an object whose unknown fields are refused, with secrets, identifiers and amounts marked.
 import type { ResolvedToolServer } from '../config/load.js';
-import type { CatalogProblem, SystemTools } from './build.js';
+import { type CatalogProblem, markRulesOf, type SystemTools, unknownToolNames } from './build.js';
 import { normalizeOperationId } from './naming.js';
-import { applyMarks, hasReference, type MarkRules, toJsonSchema } from './schema-conversion.js';
+import { applyMarks, hasReference, toJsonSchema } from './schema-conversion.js';
 import { type Access, type CatalogTool, isJsonObject, type JsonObject } from './tool.js';
 
 /** One tool as its server (or the configuration) describes it. */
@@ -71,11 +71,7 @@ export const buildToolServerTools = (
   const problems: CatalogProblem[] = [];
   const warnings: CatalogProblem[] = [];
   const systemPath = ['systems', systemIndex];
-  const rules: MarkRules = {
-    sensitive: new Set(system.sensitive_fields),
-    identifier: new Set(system.identifier_fields),
-    amount: new Set(system.amount_fields),
-  };
+  const rules = markRulesOf(system);
   const unusable = (where: readonly PropertyKey[], message: string) =>
     (options.unusable === 'problem' ? problems : warnings).push({ path: where, message });
   const seen = new Map<string, string>();
@@ -121,13 +117,6 @@ export const buildToolServerTools = (
       responseSchema: outputSchema === null ? null : applyMarks(outputSchema, rules),
     });
   }
-  for (const [index, name] of system.disabled_tools.entries()) {
-    if (!seen.has(name)) {
-      unusable([...systemPath, 'disabled_tools', index], `there is no tool named ${name}`);
-    }
-  }
-  for (const name of Object.keys(system.access)) {
-    if (!seen.has(name)) unusable([...systemPath, 'access', name], `there is no tool named ${name}`);
-  }
+  for (const found of unknownToolNames(system, systemPath, seen)) unusable(found.path, found.message);
   return { tools, disabled, problems, warnings };
 };

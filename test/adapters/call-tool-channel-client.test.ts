@@ -12,6 +12,7 @@ import type { ResolvedCallToolSystem } from '../../shared/config/load.js';
 import type { ToolServerRequest } from '../../shared/invoke/tool-server.js';
 import { type CallToolProxy, startCallToolProxy, upstreamProse } from '../support/call-tool-proxy.js';
 import { verifies } from '../support/requirements.js';
+import { aCallToolSystem as aCallToolSystemOf } from '../support/systems.js';
 
 let proxy: CallToolProxy;
 beforeAll(async () => {
@@ -22,21 +23,15 @@ afterAll(async () => {
 });
 beforeEach(() => proxy.reset());
 
-const aCallToolSystem = (overrides: Partial<ResolvedCallToolSystem> = {}): ResolvedCallToolSystem => ({
-  kind: 'call-tool',
-  key: 'tools',
-  url: proxy.url,
-  tools: [{ name: 'echo', description: 'Echoes', input_schema: { type: 'object' }, access: 'read' }],
-  credentials: { type: 'none' },
-  timeout: 5_000,
-  max_response_size: 64 * 1024,
-  sensitive_fields: [],
-  identifier_fields: [],
-  amount_fields: [],
-  access: {},
-  disabled_tools: [],
-  ...overrides,
-});
+const aCallToolSystem = (overrides: Partial<ResolvedCallToolSystem> = {}): ResolvedCallToolSystem =>
+  aCallToolSystemOf({
+    key: 'tools',
+    url: proxy.url,
+    tools: [{ name: 'echo', description: 'Echoes', input_schema: { type: 'object' }, access: 'read' }],
+    timeout: 5_000,
+    max_response_size: 64 * 1024,
+    ...overrides,
+  });
 
 const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 

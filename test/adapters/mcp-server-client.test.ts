@@ -16,26 +16,12 @@ import {
   startFaultServer,
 } from '../support/mcp-servers.js';
 import { verifies } from '../support/requirements.js';
+import { anMcpSystem as anMcpSystemOf } from '../support/systems.js';
 
 const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
-const anMcpSystem = (url: string, overrides: Partial<ResolvedMcpSystem> = {}): ResolvedMcpSystem => ({
-  kind: 'mcp',
-  key: 'tools',
-  url,
-  credentials: { type: 'none' },
-  protocol: 'auto',
-  timeout: 10_000,
-  max_response_size: 1_048_576,
-  max_concurrency: 8,
-  refresh: 300_000,
-  sensitive_fields: [],
-  identifier_fields: [],
-  amount_fields: [],
-  access: {},
-  disabled_tools: [],
-  ...overrides,
-});
+const anMcpSystem = (url: string, overrides: Partial<ResolvedMcpSystem> = {}): ResolvedMcpSystem =>
+  anMcpSystemOf({ key: 'tools', url, ...overrides });
 
 let counter = 0;
 const aCall = (

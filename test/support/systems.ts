@@ -1,12 +1,9 @@
 // A resolved system, and catalog tools of it, for tests that build tools or calls by hand.
 import type { CatalogTool, FieldBinding, HttpTarget } from '../../shared/catalog/tool.js';
-import type { ResolvedOpenApiSystem } from '../../shared/config/load.js';
+import type { ResolvedCallToolSystem, ResolvedMcpSystem, ResolvedOpenApiSystem } from '../../shared/config/load.js';
 
-export const aSystem = (overrides: Partial<ResolvedOpenApiSystem> = {}): ResolvedOpenApiSystem => ({
-  kind: 'openapi',
-  key: 'erp',
-  base_url: 'https://erp.example.com',
-  operations: [],
+/** What every kind of system takes, at its defaults. */
+const systemDefaults = {
   credentials: { type: 'none' },
   timeout: 10_000,
   max_response_size: 1_048_576,
@@ -15,6 +12,51 @@ export const aSystem = (overrides: Partial<ResolvedOpenApiSystem> = {}): Resolve
   amount_fields: [],
   access: {},
   disabled_tools: [],
+} as const satisfies Partial<ResolvedOpenApiSystem>;
+
+export const aSystem = (overrides: Partial<ResolvedOpenApiSystem> = {}): ResolvedOpenApiSystem => ({
+  ...systemDefaults,
+  kind: 'openapi',
+  key: 'erp',
+  base_url: 'https://erp.example.com',
+  operations: [],
+  sensitive_fields: [],
+  identifier_fields: [],
+  amount_fields: [],
+  disabled_tools: [],
+  access: {},
+  ...overrides,
+});
+
+/** A resolved call-tool system (tools described in the file, reached through a proxy). */
+export const aCallToolSystem = (overrides: Partial<ResolvedCallToolSystem> = {}): ResolvedCallToolSystem => ({
+  ...systemDefaults,
+  kind: 'call-tool',
+  key: 'notes',
+  url: 'ws://127.0.0.1:9100',
+  tools: [],
+  sensitive_fields: [],
+  identifier_fields: [],
+  amount_fields: [],
+  disabled_tools: [],
+  access: {},
+  ...overrides,
+});
+
+/** A resolved MCP system, at its defaults. */
+export const anMcpSystem = (overrides: Partial<ResolvedMcpSystem> = {}): ResolvedMcpSystem => ({
+  ...systemDefaults,
+  kind: 'mcp',
+  key: 'docs',
+  url: 'https://docs.example.com/mcp',
+  protocol: 'auto',
+  max_concurrency: 8,
+  refresh: 300_000,
+  sensitive_fields: [],
+  identifier_fields: [],
+  amount_fields: [],
+  disabled_tools: [],
+  access: {},
   ...overrides,
 });
 

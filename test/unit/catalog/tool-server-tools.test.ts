@@ -1,42 +1,11 @@
 // The tools of call-tool and MCP systems: their names, schemas, marks, access and annotations.
 import { describe, expect, it } from 'vitest';
 import { buildToolServerTools, type ToolServerToolSpec } from '../../../shared/catalog/tool-server-tools.js';
-import type { ResolvedCallToolSystem, ResolvedMcpSystem } from '../../../shared/config/load.js';
 import { verifies } from '../../support/requirements.js';
+import { aCallToolSystem, anMcpSystem } from '../../support/systems.js';
 
-const mcpSystem = (overrides: Partial<ResolvedMcpSystem> = {}): ResolvedMcpSystem => ({
-  kind: 'mcp',
-  key: 'docs',
-  url: 'https://docs.example.com/mcp',
-  credentials: { type: 'none' },
-  protocol: 'auto',
-  max_concurrency: 8,
-  refresh: 300_000,
-  timeout: 10_000,
-  max_response_size: 1_048_576,
-  sensitive_fields: [],
-  identifier_fields: [],
-  amount_fields: [],
-  access: {},
-  disabled_tools: [],
-  ...overrides,
-});
-
-const channelSystem = (overrides: Partial<ResolvedCallToolSystem> = {}): ResolvedCallToolSystem => ({
-  kind: 'call-tool',
-  key: 'notes',
-  url: 'ws://127.0.0.1:9100',
-  tools: [],
-  credentials: { type: 'none' },
-  timeout: 10_000,
-  max_response_size: 1_048_576,
-  sensitive_fields: [],
-  identifier_fields: [],
-  amount_fields: [],
-  access: {},
-  disabled_tools: [],
-  ...overrides,
-});
+const mcpSystem = anMcpSystem;
+const channelSystem = aCallToolSystem;
 
 const spec = (overrides: Partial<ToolServerToolSpec> = {}): ToolServerToolSpec => ({
   name: 'searchDocs',

@@ -4,17 +4,7 @@ import { ToolServers } from '../../../shared/adapters/tool-servers.js';
 import type { ResolvedToolServer } from '../../../shared/config/load.js';
 import type { ToolServerAnswer, ToolServerRequest } from '../../../shared/invoke/tool-server.js';
 import { verifies } from '../../support/requirements.js';
-
-const common = {
-  credentials: { type: 'none' as const },
-  timeout: 1_000,
-  max_response_size: 1_024,
-  sensitive_fields: [],
-  identifier_fields: [],
-  amount_fields: [],
-  access: {},
-  disabled_tools: [],
-};
+import { aCallToolSystem, anMcpSystem } from '../../support/systems.js';
 
 const requestTo = (system: ResolvedToolServer): ToolServerRequest => ({
   system,
@@ -26,22 +16,12 @@ const requestTo = (system: ResolvedToolServer): ToolServerRequest => ({
   maxResponseBytes: 1_024,
 });
 
-const channelSystem: ResolvedToolServer = {
-  ...common,
-  kind: 'call-tool',
-  key: 'tools',
-  url: 'ws://127.0.0.1:1',
-  tools: [],
-};
-const mcpSystem: ResolvedToolServer = {
-  ...common,
-  kind: 'mcp',
-  key: 'docs',
+const channelSystem: ResolvedToolServer = aCallToolSystem({ key: 'tools', url: 'ws://127.0.0.1:1', timeout: 1_000 });
+const mcpSystem: ResolvedToolServer = anMcpSystem({
   url: 'http://127.0.0.1:1/mcp',
-  protocol: 'auto',
+  timeout: 1_000,
   max_concurrency: 1,
-  refresh: 60_000,
-};
+});
 
 const recording = (answer: ToolServerAnswer) => {
   const calls: string[] = [];
