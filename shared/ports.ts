@@ -6,8 +6,9 @@
 // | ------------------- | ------------------------------------------------------ | ------------------------- | ----------------------------- |
 // | ExecutionStore      | keep each call's record, by single-item conditional writes | DynamoDB              | DynamoDB (dynalite)           |
 // | ConfigBundleStore   | keep the pushed configuration bundle                   | DynamoDB                  | files, read directly          |
-// | ControlPlane        | what may be offered now (catalog, policy, settings)    | the stored bundle         | the configuration files       |
+// | ControlPlane        | what may be offered now (catalog, policy, settings)    | the stored bundle         | the files, and MCP servers asked |
 // | SystemClient        | send one HTTP request to a system, bounded             | undici                    | undici                        |
+// | ToolServerClient    | run one tool on an MCP server (call-tool proxy or MCP) | ws, the MCP client        | ws, the MCP client            |
 // | ApprovalRuns    | start a held call's approval run; hand it a decision   | Step Functions            | the same definition, run here |
 // | Notifier            | tell approvers a call waits                            | EventBridge, webhooks     | log, webhooks                 |
 // | Sealer              | encrypt secret arguments at rest                       | KMS data keys             | AES-256-GCM, local key        |
@@ -23,5 +24,6 @@ export type { ControlPlane } from './control-plane/control-plane.js';
 export type { ExecutionStore } from './executions/store.js';
 export type { IdSource } from './ids.js';
 export type { SystemClient } from './invoke/system-client.js';
+export type { ToolServerClient } from './invoke/tool-server.js';
 export type { Log } from './log.js';
 export type { Sealer } from './sealing.js';
