@@ -53,7 +53,13 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
       }),
     onError: (error) => deps.logger.warn('MCP request refused', { error: error.message }),
   });
-  const channelPost = createChannelPost({ services: deps.services, gate: requestGate, claimNames: deps.claimNames });
+  const channelPost = createChannelPost({
+    services: deps.services,
+    gate: requestGate,
+    claimNames: deps.claimNames,
+    allowedHostnames: deps.allowedHostnames,
+    allowedOrigins: deps.allowedOrigins,
+  });
   const handle: HttpHandler = async (event, _context, { signal }) => {
     if (event.rawPath === channelPostPath) return channelPost(event);
     const body = eventBody(event);

@@ -142,9 +142,11 @@ export const startLocalRuntime = async (
       variables = { ...variables, DEMO_ERP_URL: erp.url };
     }
     // The demo call-tool proxy likewise, through DEMO_CALL_TOOL_URL (its MCP server starts on first use).
+    // On loopback whatever --host says, like the other demo systems: its credential is published in the
+    // demo configuration, so only the gateway beside it may call its tools.
     let demoToolsUrl: string | null = null;
     if (options.demoTools) {
-      const proxy = await startDemoCallToolProxy({ host: options.host, port: options.demoToolsPort });
+      const proxy = await startDemoCallToolProxy({ port: options.demoToolsPort });
       cleanups.push(() => proxy.close());
       demoToolsUrl = proxy.url;
       variables = { ...variables, DEMO_CALL_TOOL_URL: proxy.url };

@@ -32,10 +32,16 @@ const listClaim = (value: unknown): string[] => {
 const textClaim = (value: unknown): string | null =>
   typeof value === 'string' && value.trim().length > 0 ? value.trim() : null;
 
-/** The agent named by the claims, or null when the agent claim is missing. */
+/**
+ * The agent named by the claims, or null when the agent claim is missing, or when the customer
+ * claim is there but is not text: read as no customer, an agent acting for one would act as an
+ * inside agent.
+ */
 export const agentFromClaims = (claims: Readonly<Record<string, unknown>>, names: ClaimNames): AgentIdentity | null => {
   const id = textClaim(claims[names.agent]);
   if (id === null) return null;
+  const customer = claims[names.customer];
+  if (customer !== undefined && customer !== null && typeof customer !== 'string') return null;
   return {
     id,
     groups: [...new Set(listClaim(claims[names.groups]))].sort(),

@@ -152,6 +152,21 @@ describe('the /tool/call-tool WebSocket authorizer', () => {
     },
   );
 
+  it(
+    verifies(
+      ['aws.call-tool-authorizer', 'auth.agent-from-claims'],
+      'denies a token whose customer claim is not text, rather than let its agent in as an inside agent',
+    ),
+    async () => {
+      const handler = stackAuthorizer();
+      for (const customer of [1042, ['customer-1042'], { id: 'customer-1042' }]) {
+        const result = await authorize(handler, { Authorization: `Bearer ${sign(claims({ customer_id: customer }))}` });
+        expect(result, JSON.stringify(customer)).toMatchObject(denied);
+        expect(result).not.toHaveProperty('context');
+      }
+    },
+  );
+
   it(verifies('aws.call-tool-authorizer', 'logs a refusal without anything of the token'), async () => {
     const info = vi.spyOn(logger, 'info');
     const token = sign(claims({ exp: now() - 60 }));

@@ -41,11 +41,13 @@ interface PostOptions {
   readonly claims?: Readonly<Record<string, string>> | null;
   readonly contentType?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** The MCP function to hand the event to. @default the one with no Host or Origin list */
+  readonly fn?: ReturnType<typeof createMcpFunction>;
 }
 
 const post = (
   body: string | Buffer,
-  { claims = procurementClaims, contentType = 'application/json', headers = {} }: PostOptions = {},
+  { claims = procurementClaims, contentType = 'application/json', headers = {}, fn = mcp }: PostOptions = {},
 ): Promise<HttpResult> => {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const text = typeof body === 'string' && contentType.startsWith('application/json');
@@ -83,7 +85,7 @@ const post = (
       ...(claims === null ? {} : { authorizer: { jwt: { claims, scopes: ['approval-gateway/invoke'] } } }),
     },
   };
-  return mcp(event, lambdaContext('mcp', 30_000));
+  return fn(event, lambdaContext('mcp', 30_000));
 };
 
 /** The frame of a binary answer, after checking that it is one. */
@@ -105,6 +107,34 @@ const order = (amount: string) =>
   });
 
 describe('POST /tool/call-tool on the MCP function', () => {
+  it(
+    verifies(
+      ['aws.call-tool-post', 'channel.identity'],
+      'refuses a Host outside ALLOWED_HOSTS and a browser Origin not in ALLOWED_ORIGINS with 403, as /mcp does',
+    ),
+    async () => {
+      const guarded = createMcpFunction({
+        services: bed.services,
+        logger: new Logger({ serviceName: 'call-tool-post-test', logLevel: 'SILENT' }),
+        claimNames: { agent: 'client_id', groups: 'groups', customer: 'customer_id' },
+        allowedHostnames: ['gateway.example.com'],
+        allowedOrigins: ['console.example.com'],
+        publicUrl: null,
+      });
+      const lookup = JSON.stringify({ name: 'erp.purchase_orders.get', arguments: { order_id: 'PO-1' } });
+      // The API's own execute-api address, where only the custom domain is allowed.
+      expect((await post(lookup, { fn: guarded })).statusCode).toBe(403);
+      const browser = { host: 'gateway.example.com', origin: 'https://elsewhere.example.net' };
+      expect((await post(lookup, { fn: guarded, headers: browser })).statusCode).toBe(403);
+      const allowed = await post(lookup, {
+        fn: guarded,
+        headers: { host: 'gateway.example.com', origin: 'https://console.example.com' },
+      });
+      expect(allowed.statusCode).toBe(200);
+      expect(frameOf(allowed).kind).toBe('result');
+    },
+  );
+
   it(verifies('aws.call-tool-post', 'answers 200 with the result frame as a base64 binary body'), async () => {
     const before = bed.erp.calls().length;
     const answer = await post(order('250'), {

@@ -2,6 +2,8 @@
 // banner names it, the agents see the everything.* tools policy gives them, a call runs through the
 // proxy and the MCP example server, a held one waits for operations, get-env is never offered, and
 // the gateway's own environment cannot be read through the demo.
+import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { demoCallToolToken } from '../../examples/call-tool-proxy/server.js';
@@ -136,6 +138,52 @@ describe('npm start --no-demo-tools', () => {
         expect(await call(procurement, 'everything.echo', { message: 'x' })).toMatchObject({
           status: 'failed',
           code: 'connection_failed',
+        });
+      } finally {
+        await procurement.close();
+      }
+    } finally {
+      await runtime.stop();
+    }
+  }, 120_000);
+});
+
+/** Whether a TCP connection to host:port is taken (true) or refused (false). */
+const reachable = (host: string, port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+describe('npm start --host 0.0.0.0', () => {
+  it(verifies(
+    'demo.loopback-only',
+    'keeps the demo proxy on 127.0.0.1 while the gateway listens on every interface',
+  ), async () => {
+    const runtime = await startRuntimeProcess(['--memory', '--host', '0.0.0.0']);
+    try {
+      const url = /Demo tools\s+(\S+)\/tool\/call-tool/.exec(runtime.output())?.[1] ?? '';
+      const port = Number(new URL(url).port);
+      expect(await reachable('127.0.0.1', port)).toBe(true);
+      // Another loopback address, and this machine's own addresses: the proxy answers on none of them.
+      const elsewhere = [
+        '127.0.0.2',
+        ...Object.values(networkInterfaces())
+          .flat()
+          .flatMap((address) =>
+            address !== undefined && !address.internal && address.family === 'IPv4' ? [address.address] : [],
+          ),
+      ];
+      for (const host of elsewhere) expect(await reachable(host, port), host).toBe(false);
+      // The gateway itself still runs the demo tools through it.
+      const procurement = await connectAgent(runtime.mcpUrl, demoTokens.procurement);
+      try {
+        expect(await call(procurement, 'everything.echo', { message: 'still here' })).toMatchObject({
+          status: 'succeeded',
         });
       } finally {
         await procurement.close();

@@ -23,4 +23,13 @@ describe('agentFromClaims', () => {
     expect(agentFromClaims({ sub: '   ' }, defaultClaimNames)).toBeNull();
     expect(agentFromClaims({ sub: 42 }, defaultClaimNames)).toBeNull();
   });
+
+  it(verifies('auth.agent-from-claims', 'finds no agent when the customer claim is there but is not text'), () => {
+    // Read as no customer, an agent acting for one would run as an inside agent (outside: false).
+    for (const customer of [1042, true, ['customer-1042'], { id: 'customer-1042' }]) {
+      expect(agentFromClaims({ sub: 'a', customer_id: customer }, defaultClaimNames), String(customer)).toBeNull();
+    }
+    expect(agentFromClaims({ sub: 'a', customer_id: null }, defaultClaimNames)?.customerId).toBeNull();
+    expect(agentFromClaims({ sub: 'a', customer_id: '' }, defaultClaimNames)?.customerId).toBeNull();
+  });
 });
