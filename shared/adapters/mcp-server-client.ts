@@ -376,6 +376,9 @@ export class McpServerClient implements ToolServerClient {
   private fetchFor(system: ResolvedMcpSystem, connection: Connection): FetchLike {
     const endpoint = new URL(system.url);
     return async (url, init) => {
+      // The stream a GET opens carries only what the server sends on its own, which the gateway never
+      // serves, with no end and no cap: the gateway answers it itself, as a server without one does.
+      if ((init?.method ?? 'GET') === 'GET') return new Response(null, { status: 405 });
       const target = new URL(url);
       const headers = new Headers(init?.headers);
       // Only the gateway sets these; the agent's token never reaches here (nothing passes it on).
@@ -418,10 +421,8 @@ export class McpServerClient implements ToolServerClient {
                 exchange.sent = true;
               }),
       });
-      // The stream a GET opens carries the server's own notifications, not answers: only answers are capped.
       // An exchange is capped by its own limit (a call's max_response_size, a discovery's byte budget).
-      const uncapped = exchange !== undefined || (init?.method ?? 'GET') === 'GET';
-      const cap = uncapped ? Number.POSITIVE_INFINITY : system.max_response_size;
+      const cap = exchange !== undefined ? Number.POSITIVE_INFINITY : system.max_response_size;
       return new Response(countedBody(response.body, exchange, cap), {
         status: response.status,
         statusText: response.statusText,

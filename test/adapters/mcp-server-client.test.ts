@@ -377,3 +377,25 @@ describe('listing an untrusted server', () => {
     }
   });
 });
+
+describe("a server's own messages", () => {
+  it(
+    verifies('systems.mcp-server-messages', 'opens no stream for what a server sends on its own, which has no cap'),
+    async () => {
+      const server = await startFaultServer();
+      const client = new McpServerClient();
+      try {
+        // A stream that never ends its event would be read, and held, without end.
+        server.endlessStream = true;
+        const system = anMcpSystem(server.url, { protocol: '2025-11-25' });
+        expect(await client.call(aCall(system, 'update', '{"value":"a"}'))).toMatchObject({ kind: 'result' });
+        expect((await client.listTools(system)).tools).toHaveLength(2);
+        expect(await client.call(aCall(system, 'update', '{"value":"b"}'))).toMatchObject({ kind: 'result' });
+        expect(server.streamsOpened).toBe(0);
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    },
+  );
+});
