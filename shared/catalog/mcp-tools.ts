@@ -1,8 +1,10 @@
 // What an MCP server lists becomes the specs of its tools. The server is not trusted: each tool is
 // read on its own, and one the gateway cannot take (no name, a schema that is not an object, too
 // large or too deep, or one the validator cannot compile) is left out with a note in the gateway's
-// own words, while the others are offered. Nothing here runs the server's text; it is only kept.
+// own words, while the others are offered. Nothing here runs the server's text; it is only kept:
+// its regular expressions are not kept at all, since the gateway would run them on agents' text.
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { mapSubschemas } from './schema-walk.js';
 import { isJsonObject, type JsonObject } from './tool.js';
 import type { ToolServerToolSpec } from './tool-server-tools.js';
 
@@ -72,6 +74,30 @@ const schemaProblem = (schema: unknown, which: string, ajv: Ajv2020): string | n
   return null;
 };
 
+/**
+ * The input schema without the server's `pattern`s: a pattern is a regular expression that could
+ * take the gateway's validator exponential time on one argument, stopping every call in the
+ * process. The server still checks its own patterns; the gateway checks the rest.
+ */
+const withoutPatterns = (schema: JsonObject): JsonObject => {
+  const { pattern: _pattern, ...rest } = mapSubschemas(schema, withoutPatterns);
+  return rest;
+};
+
+/** Whether a regular expression is left anywhere in a schema (where the walk does not reach). */
+const hasPattern = (value: unknown): boolean => {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item !== 'object' || item === null) continue;
+    if (isJsonObject(item) && (typeof item.pattern === 'string' || Object.hasOwn(item, 'patternProperties'))) {
+      return true;
+    }
+    stack.push(...(Array.isArray(item) ? item : Object.values(item)));
+  }
+  return false;
+};
+
 const clipped = (value: unknown, limit: number): string | undefined =>
   typeof value === 'string' && value.trim().length > 0 ? value.slice(0, limit) : undefined;
 
@@ -101,7 +127,11 @@ export const mcpToolSpecs = (systemKey: string, tools: readonly unknown[]): McpT
       leftOut.push({ name: shownName(name), reason: problem });
       continue;
     }
-    const inputSchema: JsonObject = isJsonObject(tool.inputSchema) ? tool.inputSchema : {};
+    const inputSchema = withoutPatterns(isJsonObject(tool.inputSchema) ? tool.inputSchema : {});
+    if (hasPattern(inputSchema)) {
+      leftOut.push({ name: shownName(name), reason: 'its input schema matches names or text by regular expression' });
+      continue;
+    }
     const annotations = isJsonObject(tool.annotations) ? tool.annotations : {};
     specs.push({
       name,

@@ -1,8 +1,12 @@
 // What an untrusted MCP server lists becomes tool specs: each tool read on its own, the ones the
 // gateway cannot take left out with a note in its own words.
 import { describe, expect, it } from 'vitest';
+import { canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
+import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { mcpToolSpecs } from '../../../shared/catalog/mcp-tools.js';
+import { buildToolServerTools } from '../../../shared/catalog/tool-server-tools.js';
 import { verifies } from '../../support/requirements.js';
+import { anMcpSystem } from '../../support/systems.js';
 
 const object = { type: 'object', properties: { q: { type: 'string' } } };
 
@@ -99,6 +103,52 @@ describe('MCP tools as specs', () => {
       expect(specs[0]?.description).toHaveLength(4_096);
       // The name is kept as the server spells it (it is what is called); the catalog normalizes the offered name.
       expect(specs[0]?.name).toBe('tool.0\u202e');
+    },
+  );
+
+  it(
+    verifies(
+      'systems.mcp-untrusted-tools',
+      "keeps none of a server's regular expressions, which would run on agents' text",
+    ),
+    () => {
+      // Nested quantifiers: backtracking on "aaa…a!" doubles with every "a".
+      const catastrophic = '^(a+)+$';
+      const { specs, leftOut } = mcpToolSpecs('docs', [
+        {
+          name: 'rename',
+          inputSchema: {
+            type: 'object',
+            properties: {
+              slug: { type: 'string', pattern: catastrophic },
+              tags: { type: 'array', items: { anyOf: [{ type: 'string', pattern: catastrophic }] } },
+              pattern: { type: 'string' },
+            },
+          },
+        },
+        {
+          name: 'by-key',
+          inputSchema: {
+            type: 'object',
+            properties: { map: { type: 'object', patternProperties: { [catastrophic]: {} } } },
+          },
+        },
+        { name: 'in-a-value', inputSchema: { type: 'object', const: { pattern: catastrophic } } },
+      ]);
+      expect(leftOut).toEqual([
+        { name: '"by-key"', reason: 'its input schema matches names or text by regular expression' },
+        { name: '"in-a-value"', reason: 'its input schema matches names or text by regular expression' },
+      ]);
+      expect(JSON.stringify(specs)).not.toContain(catastrophic);
+      expect(Object.keys(specs[0]?.inputSchema.properties ?? {})).toEqual(['slug', 'tags', 'pattern']);
+      const system = anMcpSystem({ key: 'docs' });
+      const tool = buildToolServerTools(system, 0, specs, { unusable: 'warning' }).tools[0];
+      if (tool === undefined) throw new Error('expected the tool to build');
+      // What would stop the process for hours is an ordinary string to the gateway now.
+      const text = JSON.stringify({ slug: `${'a'.repeat(64)}!`, tags: [`${'a'.repeat(64)}!`], pattern: 'x' });
+      const input = readArguments(text);
+      if (input === null) throw new Error('expected the arguments to read');
+      expect(canonicalizeArguments(tool, input)).toMatchObject({ ok: true });
     },
   );
 });
