@@ -4,6 +4,7 @@
 // own words, while the others are offered. Nothing here runs the server's text; it is only kept:
 // its regular expressions are not kept at all, since the gateway would run them on agents' text.
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { depthOf } from '../json-depth.js';
 import { mapSubschemas } from './schema-walk.js';
 import { isJsonObject, type JsonObject } from './tool.js';
 import type { ToolServerToolSpec } from './tool-server-tools.js';
@@ -27,22 +28,6 @@ export interface McpToolSpecs {
   readonly specs: readonly ToolServerToolSpec[];
   readonly leftOut: readonly LeftOutTool[];
 }
-
-/** How deep a JSON value nests, counting up to the limit only (a deeper value stops the walk). */
-const depthOf = (value: unknown, limit: number): number => {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const next = stack.pop();
-    if (next === undefined) break;
-    const [item, depth] = next;
-    if (typeof item !== 'object' || item === null) continue;
-    if (depth + 1 > deepest) deepest = depth + 1;
-    if (deepest > limit) return deepest;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-};
 
 /** Keywords that would name schemas across tools in the validator, which the gateway does not take. */
 const namingKeywords = ['$id', '$anchor', '$dynamicAnchor', '$dynamicRef'];

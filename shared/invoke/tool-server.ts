@@ -6,6 +6,7 @@ import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { isJsonObject } from '../catalog/tool.js';
 import type { ResolvedToolServer } from '../config/load.js';
 import { mcpErrorCode, type SystemCode, systemCode } from '../errors.js';
+import { depthOf, maxResultDepth } from '../json-depth.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
 import { type CallOutcome, systemErrorCode } from './call.js';
 
@@ -81,6 +82,10 @@ export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, 
     return { status: 'failed', code, result: null, httpStatus: null, refused: true };
   }
   const value = result.structuredContent ?? result.content ?? [];
+  // An answer nested beyond what the gateway reads is not read (its walks would overflow the stack).
+  if (depthOf(value, maxResultDepth) > maxResultDepth) {
+    return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: null };
+  }
   return {
     status: 'succeeded',
     code: null,

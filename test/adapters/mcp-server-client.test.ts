@@ -253,6 +253,28 @@ describe('a server whose faults the test sets', () => {
     },
   );
 
+  it(
+    verifies('systems.mcp-call-outcomes', 'an answer nested deeper than the gateway reads is unreadable, not a crash'),
+    async () => {
+      let deep: Record<string, unknown> = { api_key: 'sk-live-1' };
+      for (let level = 0; level < 4000; level += 1) deep = { next: deep };
+      const system = anMcpSystem(server.url);
+      server.behaviours.set('deep', { kind: 'result', result: { content: [], structuredContent: deep } });
+      const answer = await client.call(aCall(system, 'deep'));
+      expect(answer).toMatchObject({ kind: 'result' });
+      expect(outcomeOf(system, 'deep', 'write', answer)).toEqual({
+        status: 'unknown',
+        code: 'unreadable_response',
+        result: null,
+        httpStatus: null,
+      });
+      expect(outcomeOf(system, 'deep', 'read', answer)).toMatchObject({
+        status: 'failed',
+        code: 'unreadable_response',
+      });
+    },
+  );
+
   it(verifies('systems.mcp-call-outcomes', 'a JSON-RPC error fails as mcp_<code>, its text dropped'), async () => {
     const system = anMcpSystem(server.url);
     server.behaviours.set('update', { kind: 'rpc-error', code: -32602, message: 'secret=abc bad params' });
