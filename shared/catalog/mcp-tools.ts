@@ -5,6 +5,7 @@
 // its regular expressions are not kept at all, since the gateway would run them on agents' text.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { depthOf } from '../json-depth.js';
+import { escapeInvisible } from '../text/invisible.js';
 import { mapSubschemas } from './schema-walk.js';
 import { isJsonObject, type JsonObject } from './tool.js';
 import type { ToolServerToolSpec } from './tool-server-tools.js';
@@ -83,8 +84,15 @@ const hasPattern = (value: unknown): boolean => {
   return false;
 };
 
+/**
+ * A server's title or description as the gateway passes it on: clipped, and every character a
+ * person cannot see (bidi controls, zero-width and tag characters, terminal escapes) written as its
+ * escape, lines kept, so that no one is shown text the agent reads differently.
+ */
 const clipped = (value: unknown, limit: number): string | undefined =>
-  typeof value === 'string' && value.trim().length > 0 ? value.slice(0, limit) : undefined;
+  typeof value === 'string' && value.trim().length > 0
+    ? value.slice(0, limit).split('\n').map(escapeInvisible).join('\n')
+    : undefined;
 
 /** Shown in notes: at most 80 characters of the name, quoted (so odd characters stay visible). */
 const shownName = (name: string): string => JSON.stringify(name.slice(0, 80));
