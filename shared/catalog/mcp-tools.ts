@@ -47,9 +47,10 @@ const hasNamingKeyword = (value: unknown): boolean => {
 /** Why a schema cannot be taken, or null when it can. */
 const schemaProblem = (schema: unknown, which: string, ajv: Ajv2020): string | null => {
   if (!isJsonObject(schema)) return `its ${which} schema is not an object`;
+  // Depth first: writing out a schema nested thousands of levels deep would overflow the stack.
+  if (depthOf(schema, maxSchemaDepth) > maxSchemaDepth) return `its ${which} schema nests deeper than 32 levels`;
   const text = JSON.stringify(schema);
   if (Buffer.byteLength(text, 'utf8') > maxSchemaBytes) return `its ${which} schema is larger than 64 KB`;
-  if (depthOf(schema, maxSchemaDepth) > maxSchemaDepth) return `its ${which} schema nests deeper than 32 levels`;
   if (hasNamingKeyword(schema)) return `its ${which} schema names schemas ($id or anchors)`;
   const { $schema: _dialect, ...rest } = schema;
   try {

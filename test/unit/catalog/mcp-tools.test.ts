@@ -64,6 +64,8 @@ describe('MCP tools as specs', () => {
         { name: 'array-schema', inputSchema: [object] },
         { name: 'huge', inputSchema: { type: 'object', description: 'x'.repeat(70_000) } },
         { name: 'deep', inputSchema: deep(16) },
+        // Small as text, and deep enough to overflow the stack of any recursive walk.
+        { name: 'abyss', outputSchema: deep(200_000), inputSchema: object },
         { name: 'uncompilable', inputSchema: { type: 'object', properties: { a: { type: 'nonsense' } } } },
         { name: 'named', inputSchema: { type: 'object', $id: 'https://evil.example/schema' } },
         { name: 'anchored', inputSchema: { type: 'object', $defs: { a: { $anchor: 'x' } } } },
@@ -79,6 +81,7 @@ describe('MCP tools as specs', () => {
         { name: '"array-schema"', reason: 'its input schema is not an object' },
         { name: '"huge"', reason: 'its input schema is larger than 64 KB' },
         { name: '"deep"', reason: 'its input schema nests deeper than 32 levels' },
+        { name: '"abyss"', reason: 'its output schema nests deeper than 32 levels' },
         { name: '"uncompilable"', reason: 'its input schema cannot be compiled' },
         { name: '"named"', reason: 'its input schema names schemas ($id or anchors)' },
         { name: '"anchored"', reason: 'its input schema names schemas ($id or anchors)' },
