@@ -14,6 +14,11 @@ import type { ToolServerToolSpec } from './tool-server-tools.js';
 export const maxSchemaBytes = 64 * 1024;
 /** Deepest nesting of a schema's objects and arrays. */
 export const maxSchemaDepth = 32;
+/**
+ * Largest sum of the schemas (input and output, as JSON text) of the tools taken from one server:
+ * building a catalog, and checking policies against it, costs more than in proportion to it.
+ */
+export const maxCatalogSchemaBytes = 1024 * 1024;
 const maxNameLength = 128;
 const maxTitleLength = 200;
 const maxDescriptionLength = 4_096;
@@ -43,6 +48,12 @@ const hasNamingKeyword = (value: unknown): boolean => {
   }
   return false;
 };
+
+/** A schema's size as JSON text (0 for one that is left out for its shape or depth anyway). */
+const schemaBytes = (schema: unknown): number =>
+  isJsonObject(schema) && depthOf(schema, maxSchemaDepth) <= maxSchemaDepth
+    ? Buffer.byteLength(JSON.stringify(schema), 'utf8')
+    : 0;
 
 /** Why a schema cannot be taken, or null when it can. */
 const schemaProblem = (schema: unknown, which: string, ajv: Ajv2020): string | null => {
@@ -104,6 +115,7 @@ export const mcpToolSpecs = (systemKey: string, tools: readonly unknown[]): McpT
   const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
   const specs: ToolServerToolSpec[] = [];
   const leftOut: LeftOutTool[] = [];
+  let taken = 0;
   for (const [index, tool] of tools.entries()) {
     if (!isJsonObject(tool) || typeof tool.name !== 'string' || tool.name.length === 0) {
       leftOut.push({ name: `#${index + 1}`, reason: 'it has no name' });
@@ -112,6 +124,11 @@ export const mcpToolSpecs = (systemKey: string, tools: readonly unknown[]): McpT
     const name = tool.name;
     if (name.length > maxNameLength) {
       leftOut.push({ name: shownName(name), reason: 'its name is longer than 128 characters' });
+      continue;
+    }
+    const size = schemaBytes(tool.inputSchema) + schemaBytes(tool.outputSchema);
+    if (taken + size > maxCatalogSchemaBytes) {
+      leftOut.push({ name: shownName(name), reason: "the server's tools are larger than 1 MB in all" });
       continue;
     }
     const problem =
@@ -127,6 +144,7 @@ export const mcpToolSpecs = (systemKey: string, tools: readonly unknown[]): McpT
       continue;
     }
     const annotations = isJsonObject(tool.annotations) ? tool.annotations : {};
+    taken += size;
     specs.push({
       name,
       title: clipped(tool.title, maxTitleLength) ?? clipped(annotations.title, maxTitleLength),

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
-import { mcpToolSpecs } from '../../../shared/catalog/mcp-tools.js';
+import { maxCatalogSchemaBytes, mcpToolSpecs } from '../../../shared/catalog/mcp-tools.js';
 import { buildToolServerTools } from '../../../shared/catalog/tool-server-tools.js';
 import { verifies } from '../../support/requirements.js';
 import { anMcpSystem } from '../../support/systems.js';
@@ -176,6 +176,33 @@ describe('MCP tools as specs', () => {
       expect(
         [...description].every((c) => c === '\n' || c.codePointAt(0) === 0x20 || /[\p{L}\p{N}\p{P}\p{S}]/u.test(c)),
       ).toBe(true);
+    },
+  );
+
+  it(
+    verifies('systems.mcp-untrusted-tools', "takes at most 1 MB of a server's schemas in all, in the server's order"),
+    () => {
+      // Each under 64 KB, together far beyond what a catalog and its policies are built from quickly.
+      const big = (index: number) => ({
+        name: `big-${index}`,
+        inputSchema: { type: 'object', description: 'x'.repeat(30_000) },
+      });
+      const { specs, leftOut } = mcpToolSpecs('docs', [
+        ...Array.from({ length: 40 }, (_, index) => big(index)),
+        { name: 'small', inputSchema: object },
+      ]);
+      const sizes = specs.map((spec) => JSON.stringify(spec.inputSchema).length);
+      expect(sizes.reduce((sum, size) => sum + size, 0)).toBeLessThanOrEqual(maxCatalogSchemaBytes);
+      expect(specs.map((spec) => spec.name)).toEqual([
+        ...Array.from({ length: 34 }, (_, index) => `big-${index}`),
+        'small',
+      ]);
+      expect(leftOut).toEqual(
+        Array.from({ length: 6 }, (_, index) => ({
+          name: `"big-${34 + index}"`,
+          reason: "the server's tools are larger than 1 MB in all",
+        })),
+      );
     },
   );
 });
