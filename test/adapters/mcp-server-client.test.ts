@@ -254,6 +254,45 @@ describe('a server whose faults the test sets', () => {
   );
 
   it(
+    verifies(
+      'systems.mcp-call-outcomes',
+      'finds the secrets of JSON written as text content, and keeps other text as it is',
+    ),
+    async () => {
+      const system = anMcpSystem(server.url);
+      const record = { order: 'PO-1', api_key: 'sk-live-123', nested: [{ client_secret: 'cs-9' }] };
+      server.behaviours.set('lookup', {
+        kind: 'result',
+        result: {
+          content: [
+            { type: 'text', text: JSON.stringify(record, null, 2) },
+            { type: 'text', text: '{ not json, api_key: sk-live-123' },
+            { type: 'text', text: '{"order": "PO-2"}' },
+            { type: 'text', text: `${'['.repeat(100)}"sk-live-123"${']'.repeat(100)}` },
+          ],
+        },
+      });
+      const outcome = outcomeOf(system, 'lookup', 'read', await client.call(aCall(system, 'lookup')));
+      expect(outcome).toMatchObject({
+        status: 'succeeded',
+        result: [
+          {
+            type: 'text',
+            text: JSON.stringify({ order: 'PO-1', api_key: '[REDACTED]', nested: [{ client_secret: '[REDACTED]' }] }),
+          },
+          // Not JSON: the gateway cannot tell a secret in prose, and passes it on as it came.
+          { type: 'text', text: '{ not json, api_key: sk-live-123' },
+          { type: 'text', text: '{"order": "PO-2"}' },
+          // JSON nested deeper than the gateway reads is not passed on.
+          { type: 'text', text: '[REDACTED]' },
+        ],
+      });
+      expect(JSON.stringify(outcome.result)).not.toContain('cs-9');
+      server.behaviours.delete('lookup');
+    },
+  );
+
+  it(
     verifies('systems.mcp-call-outcomes', 'an answer nested deeper than the gateway reads is unreadable, not a crash'),
     async () => {
       let deep: Record<string, unknown> = { api_key: 'sk-live-1' };
