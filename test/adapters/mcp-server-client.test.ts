@@ -460,3 +460,27 @@ describe("a server's own messages", () => {
     },
   );
 });
+
+describe('one call timing out', () => {
+  it(verifies('systems.mcp-connection', 'leaves the other calls in progress on the connection to finish'), async () => {
+    const server = await startFaultServer();
+    const client = new McpServerClient();
+    try {
+      const system = anMcpSystem(server.url);
+      server.behaviours.set('gated', { kind: 'gate', result: { content: [{ type: 'text', text: 'done' }] } });
+      server.behaviours.set('slow', { kind: 'hang' });
+      const other = client.call(aCall(system, 'gated'));
+      await server.untilInFlight('gated', 1);
+      expect(await client.call(aCall(system, 'slow', '{}', { deadlineMs: 300 }))).toEqual({
+        kind: 'timeout',
+        sent: true,
+      });
+      server.openGate();
+      // A write in progress on the same connection is not made unknown by another call's timeout.
+      expect(await other).toMatchObject({ kind: 'result', result: { content: [{ type: 'text', text: 'done' }] } });
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
