@@ -91,6 +91,9 @@ const requestIdHeader = 'x-request-id';
 export class McpServerClient implements ToolServerClient {
   private readonly connections = new Map<string, Connection>();
   private readonly exchanges = new Map<string, Exchange>();
+  /** Requests in progress on each client; a client forgotten after a fault is closed when it has none. */
+  private readonly inProgress = new Map<Client, number>();
+  private readonly retired = new WeakSet<Client>();
   private readonly agent: Dispatcher;
 
   constructor(dispatcher?: Dispatcher) {
@@ -128,6 +131,7 @@ export class McpServerClient implements ToolServerClient {
           signal: controller.signal,
         };
         this.exchanges.set(exchangeId, exchange);
+        this.inProgress.set(client, (this.inProgress.get(client) ?? 0) + 1);
         try {
           const result = await client.request(
             { method: 'tools/call', params: { name: request.name, arguments: args } },
@@ -146,6 +150,7 @@ export class McpServerClient implements ToolServerClient {
           return answer;
         } finally {
           this.exchanges.delete(exchangeId);
+          this.finished(client);
         }
       } finally {
         connection.slots.release();
@@ -345,14 +350,34 @@ export class McpServerClient implements ToolServerClient {
     return client;
   }
 
-  /** Forgets a connection after a fault: the next call opens a new one (nothing is sent again). */
+  /**
+   * Forgets a connection after a fault: the next call opens a new one (nothing is sent again). The
+   * calls still in progress on it finish on it (another call's fault says nothing of theirs); it is
+   * closed when the last one has.
+   */
   private drop(connection: Connection, error: unknown): void {
     if (error instanceof UnauthorizedError || (error instanceof SdkHttpError && error.status === 401)) {
       connection.tokens?.clear();
     }
     const opening = connection.opening;
     connection.opening = null;
-    void opening?.then((client) => client.close()).catch(() => undefined);
+    void opening
+      ?.then((client) => {
+        this.retired.add(client);
+        return (this.inProgress.get(client) ?? 0) === 0 ? client.close() : undefined;
+      })
+      .catch(() => undefined);
+  }
+
+  /** A call on the client is over: a forgotten client is closed after its last call. */
+  private finished(client: Client): void {
+    const left = (this.inProgress.get(client) ?? 1) - 1;
+    if (left > 0) {
+      this.inProgress.set(client, left);
+      return;
+    }
+    this.inProgress.delete(client);
+    if (this.retired.has(client)) void client.close().catch(() => undefined);
   }
 
   /** A fetch that adds nothing: for OAuth metadata and tokens (no redirects, answers capped). */
@@ -376,6 +401,9 @@ export class McpServerClient implements ToolServerClient {
   private fetchFor(system: ResolvedMcpSystem, connection: Connection): FetchLike {
     const endpoint = new URL(system.url);
     return async (url, init) => {
+      // The stream a GET opens carries only what the server sends on its own, which the gateway never
+      // serves, with no end and no cap: the gateway answers it itself, as a server without one does.
+      if ((init?.method ?? 'GET') === 'GET') return new Response(null, { status: 405 });
       const target = new URL(url);
       const headers = new Headers(init?.headers);
       // Only the gateway sets these; the agent's token never reaches here (nothing passes it on).
@@ -418,10 +446,8 @@ export class McpServerClient implements ToolServerClient {
                 exchange.sent = true;
               }),
       });
-      // The stream a GET opens carries the server's own notifications, not answers: only answers are capped.
       // An exchange is capped by its own limit (a call's max_response_size, a discovery's byte budget).
-      const uncapped = exchange !== undefined || (init?.method ?? 'GET') === 'GET';
-      const cap = uncapped ? Number.POSITIVE_INFINITY : system.max_response_size;
+      const cap = exchange !== undefined ? Number.POSITIVE_INFINITY : system.max_response_size;
       return new Response(countedBody(response.body, exchange, cap), {
         status: response.status,
         statusText: response.statusText,

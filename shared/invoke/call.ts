@@ -6,6 +6,7 @@ import { exactJsonText } from '../arguments/exact-json.js';
 import type { CatalogTool, HttpTarget, JsonObject } from '../catalog/tool.js';
 import type { ResolvedOpenApiSystem } from '../config/load.js';
 import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '../errors.js';
+import { depthOf, maxResultDepth } from '../json-depth.js';
 import { pointerValue } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
@@ -135,7 +136,10 @@ export const classify = (
   if (status < 200 || status >= 500)
     return { status: uncertain, code: httpStatusCode(status), result: null, httpStatus: status };
   const parsed = parseJson(result.body);
-  if (!parsed.ok) return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: status };
+  // An answer nested beyond what the gateway reads is not read (its walks would overflow the stack).
+  if (!parsed.ok || depthOf(parsed.value, maxResultDepth) > maxResultDepth) {
+    return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: status };
+  }
   return {
     status: 'succeeded',
     code: null,

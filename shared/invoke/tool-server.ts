@@ -6,7 +6,8 @@ import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { isJsonObject } from '../catalog/tool.js';
 import type { ResolvedToolServer } from '../config/load.js';
 import { mcpErrorCode, type SystemCode, systemCode } from '../errors.js';
-import { redactSecrets, type SecretRules } from '../secrets.js';
+import { depthOf, maxResultDepth } from '../json-depth.js';
+import { redactedValue, redactSecrets, type SecretRules } from '../secrets.js';
 import { type CallOutcome, systemErrorCode } from './call.js';
 
 export interface ToolServerRequest {
@@ -55,6 +56,26 @@ const isCallToolResult = (value: unknown): value is JsonObject =>
   (value.structuredContent === undefined || isJsonObject(value.structuredContent)) &&
   (value.isError === undefined || typeof value.isError === 'boolean');
 
+/**
+ * A text block that holds a JSON object or array (how many servers answer) is read as JSON, so its
+ * secrets are found as in any answer (by name, or by the tool's output schema); a text that is not
+ * JSON, or holds no secret, is kept as it came.
+ */
+const redactedText = (block: unknown, schema: JsonObject | null, rules: SecretRules): unknown => {
+  if (!isJsonObject(block) || block.type !== 'text' || typeof block.text !== 'string') return block;
+  const text = block.text.trim();
+  if (!text.startsWith('{') && !text.startsWith('[')) return block;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return block;
+  }
+  if (depthOf(parsed, maxResultDepth) > maxResultDepth) return { ...block, text: redactedValue };
+  const redacted = redactSecrets(parsed, schema, rules);
+  return JSON.stringify(redacted) === JSON.stringify(parsed) ? block : { ...block, text: JSON.stringify(redacted) };
+};
+
 export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, rules: SecretRules): CallOutcome => {
   // A read can simply be tried again; a write that may have happened must not be.
   const uncertain = tool.access === 'write' ? 'unknown' : 'failed';
@@ -80,7 +101,13 @@ export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, 
     const code = toolErrorCode(result) ?? 'tool_error';
     return { status: 'failed', code, result: null, httpStatus: null, refused: true };
   }
-  const value = result.structuredContent ?? result.content ?? [];
+  const content = Array.isArray(result.content) ? result.content : [];
+  const value =
+    result.structuredContent ?? content.map((block: unknown) => redactedText(block, tool.responseSchema, rules));
+  // An answer nested beyond what the gateway reads is not read (its walks would overflow the stack).
+  if (depthOf(value, maxResultDepth) > maxResultDepth) {
+    return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: null };
+  }
   return {
     status: 'succeeded',
     code: null,

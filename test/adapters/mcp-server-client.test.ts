@@ -253,6 +253,67 @@ describe('a server whose faults the test sets', () => {
     },
   );
 
+  it(
+    verifies(
+      'systems.mcp-call-outcomes',
+      'finds the secrets of JSON written as text content, and keeps other text as it is',
+    ),
+    async () => {
+      const system = anMcpSystem(server.url);
+      const record = { order: 'PO-1', api_key: 'sk-live-123', nested: [{ client_secret: 'cs-9' }] };
+      server.behaviours.set('lookup', {
+        kind: 'result',
+        result: {
+          content: [
+            { type: 'text', text: JSON.stringify(record, null, 2) },
+            { type: 'text', text: '{ not json, api_key: sk-live-123' },
+            { type: 'text', text: '{"order": "PO-2"}' },
+            { type: 'text', text: `${'['.repeat(100)}"sk-live-123"${']'.repeat(100)}` },
+          ],
+        },
+      });
+      const outcome = outcomeOf(system, 'lookup', 'read', await client.call(aCall(system, 'lookup')));
+      expect(outcome).toMatchObject({
+        status: 'succeeded',
+        result: [
+          {
+            type: 'text',
+            text: JSON.stringify({ order: 'PO-1', api_key: '[REDACTED]', nested: [{ client_secret: '[REDACTED]' }] }),
+          },
+          // Not JSON: the gateway cannot tell a secret in prose, and passes it on as it came.
+          { type: 'text', text: '{ not json, api_key: sk-live-123' },
+          { type: 'text', text: '{"order": "PO-2"}' },
+          // JSON nested deeper than the gateway reads is not passed on.
+          { type: 'text', text: '[REDACTED]' },
+        ],
+      });
+      expect(JSON.stringify(outcome.result)).not.toContain('cs-9');
+      server.behaviours.delete('lookup');
+    },
+  );
+
+  it(
+    verifies('systems.mcp-call-outcomes', 'an answer nested deeper than the gateway reads is unreadable, not a crash'),
+    async () => {
+      let deep: Record<string, unknown> = { api_key: 'sk-live-1' };
+      for (let level = 0; level < 4000; level += 1) deep = { next: deep };
+      const system = anMcpSystem(server.url);
+      server.behaviours.set('deep', { kind: 'result', result: { content: [], structuredContent: deep } });
+      const answer = await client.call(aCall(system, 'deep'));
+      expect(answer).toMatchObject({ kind: 'result' });
+      expect(outcomeOf(system, 'deep', 'write', answer)).toEqual({
+        status: 'unknown',
+        code: 'unreadable_response',
+        result: null,
+        httpStatus: null,
+      });
+      expect(outcomeOf(system, 'deep', 'read', answer)).toMatchObject({
+        status: 'failed',
+        code: 'unreadable_response',
+      });
+    },
+  );
+
   it(verifies('systems.mcp-call-outcomes', 'a JSON-RPC error fails as mcp_<code>, its text dropped'), async () => {
     const system = anMcpSystem(server.url);
     server.behaviours.set('update', { kind: 'rpc-error', code: -32602, message: 'secret=abc bad params' });
@@ -371,6 +432,52 @@ describe('listing an untrusted server', () => {
       await expect(client.listTools(system, { maxBytes: 4 * 1024 })).rejects.toThrow(
         'the tool list is larger than the size cap',
       );
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
+
+describe("a server's own messages", () => {
+  it(
+    verifies('systems.mcp-server-messages', 'opens no stream for what a server sends on its own, which has no cap'),
+    async () => {
+      const server = await startFaultServer();
+      const client = new McpServerClient();
+      try {
+        // A stream that never ends its event would be read, and held, without end.
+        server.endlessStream = true;
+        const system = anMcpSystem(server.url, { protocol: '2025-11-25' });
+        expect(await client.call(aCall(system, 'update', '{"value":"a"}'))).toMatchObject({ kind: 'result' });
+        expect((await client.listTools(system)).tools).toHaveLength(2);
+        expect(await client.call(aCall(system, 'update', '{"value":"b"}'))).toMatchObject({ kind: 'result' });
+        expect(server.streamsOpened).toBe(0);
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    },
+  );
+});
+
+describe('one call timing out', () => {
+  it(verifies('systems.mcp-connection', 'leaves the other calls in progress on the connection to finish'), async () => {
+    const server = await startFaultServer();
+    const client = new McpServerClient();
+    try {
+      const system = anMcpSystem(server.url);
+      server.behaviours.set('gated', { kind: 'gate', result: { content: [{ type: 'text', text: 'done' }] } });
+      server.behaviours.set('slow', { kind: 'hang' });
+      const other = client.call(aCall(system, 'gated'));
+      await server.untilInFlight('gated', 1);
+      expect(await client.call(aCall(system, 'slow', '{}', { deadlineMs: 300 }))).toEqual({
+        kind: 'timeout',
+        sent: true,
+      });
+      server.openGate();
+      // A write in progress on the same connection is not made unknown by another call's timeout.
+      expect(await other).toMatchObject({ kind: 'result', result: { content: [{ type: 'text', text: 'done' }] } });
     } finally {
       await client.close();
       await server.close();

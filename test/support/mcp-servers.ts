@@ -41,6 +41,13 @@ export interface FaultServer {
   tools: unknown[];
   /** Tools per tools/list page (the rest behind a cursor). */
   pageSize: number;
+  /**
+   * A GET on the endpoint opens a stream of the server's own messages that never ends an event
+   * (up to 64 MB, then it stops), instead of being refused as the stateless server refuses it.
+   */
+  endlessStream: boolean;
+  /** How many GET streams were asked of the endpoint. */
+  readonly streamsOpened: number;
   /** Requests to the token endpoint: their Authorization header and form. */
   readonly tokenRequests: { authorization: string | undefined; form: Record<string, string> }[];
   /** How each tool (by name) answers; a tool without one echoes its arguments as text. */
@@ -82,6 +89,8 @@ export const startFaultServer = async (options: { readonly port?: number } = {})
   const watchers: { tool: string; count: number; resolve: () => void }[] = [];
   const state = {
     pageSize: 1_000,
+    endlessStream: false,
+    streamsOpened: 0,
     tools: [
       {
         name: 'lookup',
@@ -182,6 +191,21 @@ export const startFaultServer = async (options: { readonly port?: number } = {})
       outgoing.writeHead(404).end();
       return;
     }
+    if (incoming.method === 'GET' && incoming.url === '/mcp') state.streamsOpened += 1;
+    if (incoming.method === 'GET' && incoming.url === '/mcp' && state.endlessStream) {
+      outgoing.writeHead(200, { 'content-type': 'text/event-stream' });
+      outgoing.write('data: ');
+      const chunk = Buffer.alloc(1024 * 1024, 'a');
+      for (let sent = 0; sent < 64 && !outgoing.destroyed; sent += 1) {
+        if (outgoing.write(chunk)) continue;
+        await new Promise((resolve) => {
+          outgoing.once('drain', resolve);
+          outgoing.once('close', resolve);
+        });
+      }
+      outgoing.end();
+      return;
+    }
     requests.push({ headers: { ...incoming.headers }, body });
     const headers = new Headers();
     for (const [name, value] of Object.entries(incoming.headers)) {
@@ -224,6 +248,15 @@ export const startFaultServer = async (options: { readonly port?: number } = {})
     },
     set pageSize(value) {
       state.pageSize = value;
+    },
+    get endlessStream() {
+      return state.endlessStream;
+    },
+    set endlessStream(value) {
+      state.endlessStream = value;
+    },
+    get streamsOpened() {
+      return state.streamsOpened;
     },
     tokenRequests,
     behaviours,

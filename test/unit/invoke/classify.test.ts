@@ -105,6 +105,22 @@ describe('a successful answer', () => {
     });
     expect(JSON.stringify(outcome)).not.toContain('portal');
   });
+
+  it.each(tools)(
+    verifies('invoke.outcomes', 'a 2xx nested deeper than 64 levels is unreadable: %s'),
+    (access, tool) => {
+      const nested = (depth: number) => `${'{"next":'.repeat(depth)}{"api_key":"sk-live-1"}${'}'.repeat(depth)}`;
+      // A small answer nested 100 000 deep would overflow the stack of every walk over it.
+      const outcome = outcomeOf(response(200, nested(100_000)), tool);
+      expect(outcome).toEqual({
+        status: access === 'write' ? 'unknown' : 'failed',
+        code: 'unreadable_response',
+        result: null,
+        httpStatus: 200,
+      });
+      expect(outcomeOf(response(200, nested(63)), tool)).toMatchObject({ status: 'succeeded' });
+    },
+  );
 });
 
 describe('an answer that is not a success', () => {
