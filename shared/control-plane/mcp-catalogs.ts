@@ -48,8 +48,13 @@ export interface McpCatalogView {
   readonly signature: string;
 }
 
-/** The soonest a catalog is fetched again, whatever the server's hint. */
+/** The soonest a catalog is fetched again, whatever the configuration says. */
 export const minRefreshMs = 1_000;
+/**
+ * The soonest a server's own hint (`ttlMs`) brings the next fetch: each changed list rebuilds the
+ * catalog and checks the policies again, so a server must not be able to keep the gateway busy.
+ */
+export const minHintedRefreshMs = 30_000;
 /** How soon a server that did not answer is asked again (at most its refresh). */
 export const retryMs = 10_000;
 
@@ -190,8 +195,11 @@ export class McpCatalogs {
       entry.answered = true;
       entry.lastError = null;
       entry.truncated = listing.truncated;
-      const hinted = listing.ttlMs !== null && listing.ttlMs > 0 ? Math.min(refreshMs, listing.ttlMs) : refreshMs;
-      entry.nextAt = this.clock.now() + Math.max(minRefreshMs, hinted);
+      const hinted =
+        listing.ttlMs !== null && listing.ttlMs > 0
+          ? Math.min(refreshMs, Math.max(minHintedRefreshMs, listing.ttlMs))
+          : refreshMs;
+      entry.nextAt = this.clock.now() + hinted;
       // Kept with its time, so that a restart knows how fresh it is.
       await this.store?.write(system.key, catalog).catch(() => undefined);
     } catch (error) {

@@ -139,22 +139,33 @@ describe('MCP catalogs over time', () => {
     },
   );
 
-  it(verifies('systems.mcp-staleness', "refreshes every refresh, sooner on the server's ttlMs"), async () => {
-    const clock = new ManualClock();
-    const source = fakeSource();
-    const catalogs = new McpCatalogs(source, null, clock, quietLog);
-    await snapshotWith(catalogs, byGroup);
-    clock.advance(59_000);
-    await snapshotWith(catalogs, byGroup);
-    expect(source.asked).toBe(1);
-    clock.advance(1_000);
-    source.ttlMs = 5_000;
-    await snapshotWith(catalogs, byGroup);
-    expect(source.asked).toBe(2);
-    clock.advance(5_000);
-    await snapshotWith(catalogs, byGroup);
-    expect(source.asked).toBe(3);
-  });
+  it(
+    verifies('systems.mcp-staleness', "refreshes every refresh, sooner on the server's ttlMs but never within 30 s"),
+    async () => {
+      const clock = new ManualClock();
+      const source = fakeSource();
+      const catalogs = new McpCatalogs(source, null, clock, quietLog);
+      await snapshotWith(catalogs, byGroup);
+      clock.advance(59_000);
+      await snapshotWith(catalogs, byGroup);
+      expect(source.asked).toBe(1);
+      clock.advance(1_000);
+      source.ttlMs = 5_000;
+      await snapshotWith(catalogs, byGroup);
+      expect(source.asked).toBe(2);
+      // A hint of 5 s brings the next fetch to 30 s, not 5.
+      clock.advance(29_000);
+      await snapshotWith(catalogs, byGroup);
+      expect(source.asked).toBe(2);
+      clock.advance(1_000);
+      await snapshotWith(catalogs, byGroup);
+      expect(source.asked).toBe(3);
+      source.ttlMs = 40_000;
+      clock.advance(40_000);
+      await snapshotWith(catalogs, byGroup);
+      expect(source.asked).toBe(4);
+    },
+  );
 
   it(
     verifies('systems.mcp-staleness', 'a restart with the server down knows its tools from the kept catalog'),
