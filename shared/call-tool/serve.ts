@@ -31,8 +31,8 @@ export const channelParamsWaitMs = 10_000;
 
 export interface ChannelCall {
   readonly agent: AgentIdentity;
-  /** The params document's text, as it arrived. */
-  readonly text: string;
+  /** The params as the front received them: a WebSocket message's bytes (text or binary), a POST body. */
+  readonly bytes: Uint8Array;
   /** The caller's W3C traceparent, when its connection carried one. */
   readonly traceparent: string | null;
 }
@@ -107,7 +107,7 @@ export const postedParamsRefusal = (contentType: string | null | undefined): Uin
 export const answerChannelBytes = (
   services: CallToolDeps,
   options: ChannelOptions,
-  call: Omit<ChannelCall, 'text'> & { readonly bytes: Uint8Array },
+  call: ChannelCall,
 ): Promise<ChannelAnswer> => {
   if (call.bytes.length > maxChannelParamsBytes) {
     return Promise.resolve({
@@ -120,15 +120,8 @@ export const answerChannelBytes = (
   if (text === null) {
     return Promise.resolve({ frame: unreadableParamsFrame(), tool: null, outcome: { error: jsonRpcCodes.parseError } });
   }
-  return answerChannelCall(services, options, { agent: call.agent, text, traceparent: call.traceparent });
+  return answerChannelCall(services, options, call, text);
 };
-
-/** Runs one call sent on the channel and answers its one frame. Never throws. */
-export const serveChannelCall = async (
-  services: CallToolDeps,
-  options: ChannelOptions,
-  call: ChannelCall,
-): Promise<Uint8Array> => (await answerChannelCall(services, options, call)).frame;
 
 const errorAnswer = (tool: string | null, code: number, message: string): ChannelAnswer => ({
   frame: channelErrorFrame(code, message),
@@ -142,15 +135,13 @@ const resultAnswer = (tool: string | null, result: ResultObject): ChannelAnswer 
   outcome: { status: result.status, code: result.code },
 });
 
-/** serveChannelCall, also saying what the call was and how it ended (for the front's log line). Never throws. */
-export const answerChannelCall = async (
+/** Runs one call whose params text is within the cap, saying what it was and how it ended. Never throws. */
+const answerChannelCall = async (
   services: CallToolDeps,
   options: ChannelOptions,
   call: ChannelCall,
+  text: string,
 ): Promise<ChannelAnswer> => {
-  if (Buffer.byteLength(call.text, 'utf8') > maxChannelParamsBytes) {
-    return { frame: paramsTooLargeFrame(), tool: null, outcome: { error: jsonRpcCodes.invalidRequest } };
-  }
   let admission: Admission | null = null;
   let tool: string | null = null;
   try {
@@ -158,7 +149,7 @@ export const answerChannelCall = async (
     // flood of unreadable params costs a gate check each. A refusal is the result object.
     admission = options.gate?.admit(call.agent.id, await limitsNow(services.controlPlane, call.agent)) ?? null;
     if (admission?.kind === 'refused') return resultAnswer(null, resultObject(admission.refusal));
-    const read = readToolCallParams(call.text);
+    const read = readToolCallParams(text);
     if (read === null) return errorAnswer(null, jsonRpcCodes.parseError, 'Parse error: the params are not JSON.');
     const { params, toolArguments } = read;
     if (!isJsonObject(params) || typeof params.name !== 'string') {

@@ -5,11 +5,10 @@ import { describe, expect, it } from 'vitest';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { decodeFrame, type Frame } from '../../shared/call-tool/frame.js';
 import {
-  answerChannelCall,
+  answerChannelBytes,
   channelParamsText,
   maxChannelParamsBytes,
   paramsMissingFrame,
-  serveChannelCall,
 } from '../../shared/call-tool/serve.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
@@ -26,11 +25,13 @@ const serve = async (
   options: { agent?: AgentIdentity; gate?: RequestGate | null; deps?: UseCaseBed['deps'] } = {},
 ): Promise<Frame> =>
   decodeFrame(
-    await serveChannelCall(
-      options.deps ?? bed.deps,
-      { gate: options.gate ?? null },
-      { agent: options.agent ?? procurementAgent, text, traceparent: null },
-    ),
+    (
+      await answerChannelBytes(
+        options.deps ?? bed.deps,
+        { gate: options.gate ?? null },
+        { agent: options.agent ?? procurementAgent, bytes: Buffer.from(text, 'utf8'), traceparent: null },
+      )
+    ).frame,
   );
 
 const errorOf = (frame: Frame) => {
@@ -255,10 +256,10 @@ describe('limits and faults', () => {
         },
       }),
     };
-    const answer = await answerChannelCall(
+    const answer = await answerChannelBytes(
       deps,
       { gate: null },
-      { agent: procurementAgent, text: params(tools.list, {}), traceparent: null },
+      { agent: procurementAgent, bytes: Buffer.from(params(tools.list, {}), 'utf8'), traceparent: null },
     );
     const error = errorOf(decodeFrame(answer.frame));
     expect(error.code).toBe(-32603);
@@ -270,7 +271,11 @@ describe('limits and faults', () => {
   it(verifies('channel.robust', 'says which tool a call named and how it ended, for the log line'), async () => {
     const bed = await useCaseBed();
     const run = (text: string) =>
-      answerChannelCall(bed.deps, { gate: null }, { agent: procurementAgent, text, traceparent: null });
+      answerChannelBytes(
+        bed.deps,
+        { gate: null },
+        { agent: procurementAgent, bytes: Buffer.from(text, 'utf8'), traceparent: null },
+      );
     expect(await run(params(tools.list, {}))).toMatchObject({
       tool: tools.list,
       outcome: { status: 'succeeded', code: null },
