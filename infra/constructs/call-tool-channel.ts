@@ -11,6 +11,7 @@ import { Grant, type IGrantable, PolicyDocument, PolicyStatement, Role, ServiceP
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
+import { stageThrottling } from './stage-throttling.js';
 
 export const channelStageName = 'live';
 
@@ -47,14 +48,7 @@ export class CallToolChannel extends Construct {
 
   constructor(scope: Construct, id: string, props: CallToolChannelProps) {
     super(scope, id);
-    const rateLimit = props.rateLimitPerSecond ?? 200;
-    const burstLimit = props.burstLimit ?? 400;
-    if (!Number.isFinite(rateLimit) || rateLimit <= 0) {
-      throw new Error(`CallToolChannel: rateLimitPerSecond must be a number above 0 (got ${rateLimit}).`);
-    }
-    if (!Number.isInteger(burstLimit) || burstLimit < 1) {
-      throw new Error(`CallToolChannel: burstLimit must be a whole number of at least 1 (got ${burstLimit}).`);
-    }
+    const { rateLimit, burstLimit } = stageThrottling('CallToolChannel', props);
     const authorizer = new WebSocketLambdaAuthorizer('AgentTokens', props.authorizerFunction, {
       identitySource: ['route.request.header.Authorization'],
     });

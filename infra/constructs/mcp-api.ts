@@ -17,6 +17,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { stageThrottling } from './stage-throttling.js';
 
 export interface McpApiProps {
   readonly mcpFunction: IFunction;
@@ -46,14 +47,7 @@ export class McpApi extends Construct {
 
   constructor(scope: Construct, id: string, props: McpApiProps) {
     super(scope, id);
-    const rateLimit = props.rateLimitPerSecond ?? 200;
-    const burstLimit = props.burstLimit ?? 400;
-    if (!Number.isFinite(rateLimit) || rateLimit <= 0) {
-      throw new Error(`McpApi: rateLimitPerSecond must be a number above 0 (got ${rateLimit}).`);
-    }
-    if (!Number.isInteger(burstLimit) || burstLimit < 1) {
-      throw new Error(`McpApi: burstLimit must be a whole number of at least 1 (got ${burstLimit}).`);
-    }
+    const { rateLimit, burstLimit } = stageThrottling('McpApi', props);
     this.api = new HttpApi(this, 'Api', {
       description: 'Approval Gateway: MCP endpoint for agents and the approver console',
       createDefaultStage: false,
