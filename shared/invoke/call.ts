@@ -107,38 +107,50 @@ const parseJson = (body: Buffer): { ok: true; value: unknown } | { ok: false } =
   }
 };
 
+/**
+ * An answer that did not come or cannot be used. Once the call was sent, a write may have happened,
+ * so it is unknown (never sent again); a read can simply be tried again, and so can a call never sent.
+ */
+export const lostAnswer = (
+  tool: Pick<CatalogTool, 'access'>,
+  code: ResultCode | SystemCode,
+  sent: boolean,
+  httpStatus: number | null = null,
+): CallOutcome => ({
+  status: sent && tool.access === 'write' ? 'unknown' : 'failed',
+  code,
+  result: null,
+  httpStatus,
+});
+
 export const classify = (
   result: OutboundResult,
   tool: CatalogTool,
   system: ResolvedOpenApiSystem,
   rules: SecretRules,
 ): CallOutcome => {
-  // A read can simply be tried again; a write that may have happened must not be.
-  const uncertain = tool.access === 'write' ? 'unknown' : 'failed';
   switch (result.kind) {
     case 'timeout':
-      return { status: result.sent ? uncertain : 'failed', code: 'timeout', result: null, httpStatus: null };
+      return lostAnswer(tool, 'timeout', result.sent);
     case 'connection_failed':
-      return { status: result.sent ? uncertain : 'failed', code: 'connection_failed', result: null, httpStatus: null };
+      return lostAnswer(tool, 'connection_failed', result.sent);
     case 'too_large':
-      return { status: uncertain, code: 'response_too_large', result: null, httpStatus: result.status };
+      return lostAnswer(tool, 'response_too_large', true, result.status);
     case 'response':
       break;
   }
   const { status } = result;
-  if (status >= 300 && status < 400)
-    return { status: uncertain, code: 'redirect_refused', result: null, httpStatus: status };
+  if (status >= 300 && status < 400) return lostAnswer(tool, 'redirect_refused', true, status);
   if (status >= 400 && status < 500) {
     const parsed = parseJson(result.body);
     const code = (parsed.ok ? systemErrorCode(parsed.value, system.error_code_field) : null) ?? httpStatusCode(status);
     return { status: 'failed', code, result: null, httpStatus: status };
   }
-  if (status < 200 || status >= 500)
-    return { status: uncertain, code: httpStatusCode(status), result: null, httpStatus: status };
+  if (status < 200 || status >= 500) return lostAnswer(tool, httpStatusCode(status), true, status);
   const parsed = parseJson(result.body);
   // An answer nested beyond what the gateway reads is not read (its walks would overflow the stack).
   if (!parsed.ok || depthOf(parsed.value, maxResultDepth) > maxResultDepth) {
-    return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: status };
+    return lostAnswer(tool, 'unreadable_response', true, status);
   }
   return {
     status: 'succeeded',

@@ -8,7 +8,7 @@ import type { ResolvedToolServer } from '../config/load.js';
 import { mcpErrorCode, type SystemCode, systemCode } from '../errors.js';
 import { depthOf, maxResultDepth } from '../json-depth.js';
 import { redactedValue, redactSecrets, type SecretRules } from '../secrets.js';
-import { type CallOutcome, systemErrorCode } from './call.js';
+import { type CallOutcome, lostAnswer, systemErrorCode } from './call.js';
 
 export interface ToolServerRequest {
   readonly system: ResolvedToolServer;
@@ -77,17 +77,15 @@ const redactedText = (block: unknown, schema: JsonObject | null, rules: SecretRu
 };
 
 export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, rules: SecretRules): CallOutcome => {
-  // A read can simply be tried again; a write that may have happened must not be.
-  const uncertain = tool.access === 'write' ? 'unknown' : 'failed';
   switch (answer.kind) {
     case 'timeout':
-      return { status: answer.sent ? uncertain : 'failed', code: 'timeout', result: null, httpStatus: null };
+      return lostAnswer(tool, 'timeout', answer.sent);
     case 'connection_failed':
-      return { status: answer.sent ? uncertain : 'failed', code: 'connection_failed', result: null, httpStatus: null };
+      return lostAnswer(tool, 'connection_failed', answer.sent);
     case 'too_large':
-      return { status: uncertain, code: 'response_too_large', result: null, httpStatus: null };
+      return lostAnswer(tool, 'response_too_large', true);
     case 'unreadable':
-      return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: null };
+      return lostAnswer(tool, 'unreadable_response', true);
     case 'error':
       // The server refused the call (no such tool, wrong arguments, its own reason): nothing ran.
       return { status: 'failed', code: mcpErrorCode(answer.code), result: null, httpStatus: null, refused: true };
@@ -95,8 +93,7 @@ export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, 
       break;
   }
   const result = answer.result;
-  if (!isCallToolResult(result))
-    return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: null };
+  if (!isCallToolResult(result)) return lostAnswer(tool, 'unreadable_response', true);
   if (result.isError === true) {
     const code = toolErrorCode(result) ?? 'tool_error';
     return { status: 'failed', code, result: null, httpStatus: null, refused: true };
@@ -106,7 +103,7 @@ export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, 
     result.structuredContent ?? content.map((block: unknown) => redactedText(block, tool.responseSchema, rules));
   // An answer nested beyond what the gateway reads is not read (its walks would overflow the stack).
   if (depthOf(value, maxResultDepth) > maxResultDepth) {
-    return { status: uncertain, code: 'unreadable_response', result: null, httpStatus: null };
+    return lostAnswer(tool, 'unreadable_response', true);
   }
   return {
     status: 'succeeded',
