@@ -7,7 +7,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../../shared/clock.js';
-import { formatProblem, loadConfigText, type ResolvedMcpSystem } from '../../shared/config/load.js';
+import { formatProblem, type ResolvedMcpSystem } from '../../shared/config/load.js';
 import {
   type ControlPlane,
   type ControlPlaneState,
@@ -182,19 +182,27 @@ export class LocalConfigSource implements ControlPlane {
       const message = text === undefined ? 'the file cannot be read' : 'the file is empty';
       outcome = { ok: false, problems: [{ file: this.path, path: '', line: null, message }] };
     } else {
-      // The MCP systems are known from the file itself; their catalogs are fetched before the
-      // snapshot is built, so that policies are checked against the tools they name.
-      const parsed = loadConfigText(text, this.path, this.environment);
-      this.mcpSystems = parsed.ok ? parsed.config.systems.filter((system) => system.kind === 'mcp') : [];
-      this.allowedStalenessMs = parsed.ok ? parsed.config.settings.allowed_staleness : 0;
-      await this.mcp?.refresh(this.mcpSystems);
-      const view = this.mcp?.view(this.mcpSystems, this.allowedStalenessMs);
-      this.catalogSignature = view?.signature ?? '';
+      this.mcpSystems = [];
+      this.catalogSignature = '';
+      const mcp = this.mcp;
       outcome = await loadSnapshot({
         text,
         file: this.path,
         environment: this.environment,
-        ...(view === undefined ? {} : { discovered: view.discovered, withdrawn: view.withdrawn }),
+        // The MCP systems are known once the file is read; their catalogs are fetched before the
+        // snapshot is built, so that policies are checked against the tools they name.
+        ...(mcp === null
+          ? {}
+          : {
+              discover: async (config) => {
+                this.mcpSystems = config.systems.filter((system) => system.kind === 'mcp');
+                this.allowedStalenessMs = config.settings.allowed_staleness;
+                await mcp.refresh(this.mcpSystems);
+                const view = mcp.view(this.mcpSystems, this.allowedStalenessMs);
+                this.catalogSignature = view.signature;
+                return view;
+              },
+            }),
         files: {
           read: async (relativePath) => {
             const content = await readText(join(this.folder, relativePath));

@@ -65,6 +65,12 @@ const channelToolSpecs = (system: ResolvedCallToolSystem): ToolServerToolSpec[] 
 /** The tools each MCP system's server last listed, by system key (absent: not discovered yet). */
 export type DiscoveredTools = ReadonlyMap<string, readonly ToolServerToolSpec[]>;
 
+/** What discovery found: each server's tools, and the systems whose catalog is too old to offer. */
+export interface McpDiscovered {
+  readonly discovered?: DiscoveredTools | undefined;
+  readonly withdrawn?: ReadonlySet<string> | undefined;
+}
+
 export const loadSnapshot = async (input: {
   text: string;
   file: string;
@@ -75,10 +81,19 @@ export const loadSnapshot = async (input: {
   discovered?: DiscoveredTools;
   /** MCP systems whose catalog is too old to offer: their tools are declared to policies, offered to nobody. */
   withdrawn?: ReadonlySet<string>;
+  /**
+   * Discovers what MCP systems' servers offer once the configuration is read (in place of
+   * `discovered` and `withdrawn`), so a caller that asks the servers need not read the file twice.
+   */
+  discover?: (config: ResolvedConfig) => Promise<McpDiscovered>;
 }): Promise<SnapshotLoad> => {
   const loaded = loadConfigText(input.text, input.file, input.environment, input.options);
   if (!loaded.ok) return loaded;
   const { config, lineAt } = loaded;
+  const { discovered, withdrawn } =
+    input.discover === undefined
+      ? { discovered: input.discovered, withdrawn: input.withdrawn }
+      : await input.discover(config);
   const problems: ConfigProblem[] = [];
   const warnings: ConfigProblem[] = [];
   const problem = (path: readonly PropertyKey[], message: string): ConfigProblem => ({
@@ -125,7 +140,7 @@ export const loadSnapshot = async (input: {
     else if (system.kind === 'call-tool') {
       built = buildToolServerTools(system, index, channelToolSpecs(system), { unusable: 'problem' });
     } else {
-      const specs = input.discovered?.get(system.key);
+      const specs = discovered?.get(system.key);
       if (specs === undefined) {
         warnings.push(
           problem(
@@ -136,7 +151,7 @@ export const loadSnapshot = async (input: {
         continue;
       }
       built = buildToolServerTools(system, index, specs, { unusable: 'warning' });
-      if (input.withdrawn?.has(system.key) === true) {
+      if (withdrawn?.has(system.key) === true) {
         warnings.push(
           problem(
             ['systems', index, 'url'],
@@ -170,10 +185,8 @@ export const loadSnapshot = async (input: {
     hash.update(`\0${path}\0${text}`);
   }
   // What the MCP servers offer is part of the configuration's content.
-  for (const [key, specs] of [...(input.discovered ?? [])].sort(([left], [right]) => left.localeCompare(right))) {
-    hash.update(
-      `\0mcp:${key}\0${input.withdrawn?.has(key) === true ? 'withdrawn' : 'offered'}\0${JSON.stringify(specs)}`,
-    );
+  for (const [key, specs] of [...(discovered ?? [])].sort(([left], [right]) => left.localeCompare(right))) {
+    hash.update(`\0mcp:${key}\0${withdrawn?.has(key) === true ? 'withdrawn' : 'offered'}\0${JSON.stringify(specs)}`);
   }
   const version = hash.digest('hex').slice(0, 16);
   const catalog = catalogOf(tools, disabled);
