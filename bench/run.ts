@@ -28,7 +28,7 @@ const expected: Record<SectionKey, readonly { what: string; target: string }[]> 
   'held-reply': [{ what: 'reply to a held call (pending_approval), p50', target: '≤ 5 ms' }],
   decision: [{ what: 'decision click → downstream call sent, local', target: '≤ 200 ms' }],
   bundles: [
-    { what: 'Lambda bundle per function (minified, without the wasm)', target: '≤ 650 KB' },
+    { what: 'Lambda bundle per function, code loaded at cold start', target: '≤ 650 KB' },
     { what: '  import in a fresh process', target: '≤ 100 ms' },
   ],
   'held-cost': [{ what: 'Step Functions transitions per held call (approve / reject / expire)', target: '≤ 5' }],

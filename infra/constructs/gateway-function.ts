@@ -1,15 +1,52 @@
-// The one factory for the gateway's Lambda functions: Node 24 on arm64, bundled by the local
-// esbuild (no Docker), ESM, Powertools settings, active tracing and a log group with retention.
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+// The one factory for the gateway's Lambda functions: Node 24 on arm64, bundled on this machine
+// by the project's own bundler (infra/bundling: no Docker), Powertools settings, active tracing
+// and a log group with retention.
+import { execFileSync } from 'node:child_process';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  Architecture,
+  Code,
+  Function as LambdaFunction,
+  LoggingFormat,
+  Runtime,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { projectPath } from '../paths.js';
 
-/** Cedar's WebAssembly, loaded by its Node build from the bundle's own folder. */
-const cedarWasm = projectPath('node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm_bg.wasm');
+/**
+ * The function's code: `functions/<entry>` bundled by infra/bundling in a child process (CDK asks
+ * for bundles synchronously), hashed by its output. There is no container fallback: bundling
+ * needs only this project's own dependencies.
+ */
+const bundledCode = (entry: string, cedar: boolean): Code =>
+  Code.fromAsset(projectPath('functions'), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:24'),
+      // CDK reuses a bundle for assets whose options are alike: what is bundled must be in them.
+      environment: { GATEWAY_FUNCTION: entry, GATEWAY_CEDAR: String(cedar) },
+      local: {
+        tryBundle(outputDir) {
+          execFileSync(
+            process.execPath,
+            [
+              '--import',
+              'tsx',
+              projectPath('infra', 'bundling', 'cli.ts'),
+              entry.replace(/\.ts$/, ''),
+              outputDir,
+              ...(cedar ? ['--cedar'] : []),
+            ],
+            { cwd: projectPath(), stdio: ['ignore', 'ignore', 'inherit'] },
+          );
+          return true;
+        },
+      },
+    },
+  });
 
 export interface GatewayFunctionProps {
   /** Handler module under `functions/`, e.g. `mcp.ts`. */
@@ -27,7 +64,7 @@ export interface GatewayFunctionProps {
 }
 
 export class GatewayFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
 
   constructor(scope: Construct, id: string, props: GatewayFunctionProps) {
@@ -40,10 +77,10 @@ export class GatewayFunction extends Construct {
     const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     this.role = role;
     logGroup.grantWrite(role);
-    this.function = new NodejsFunction(this, 'Function', {
+    this.function = new LambdaFunction(this, 'Function', {
       role,
-      entry: projectPath('functions', props.entry),
-      handler: 'handler',
+      code: bundledCode(props.entry, props.cedar ?? false),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
@@ -52,37 +89,11 @@ export class GatewayFunction extends Construct {
       tracing: Tracing.ACTIVE,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
-      projectRoot: projectPath(),
-      depsLockFilePath: projectPath('package-lock.json'),
       environment: {
         POWERTOOLS_SERVICE_NAME: id.toLowerCase(),
         POWERTOOLS_LOG_LEVEL: 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        mainFields: ['module', 'main'],
-        // CommonJS dependencies call require() and read files next to themselves (Cedar's wasm):
-        // an ESM bundle needs require and __dirname defined, and the wasm copied beside it.
-        banner: [
-          "import { createRequire as __gatewayCreateRequire } from 'node:module';",
-          "import { fileURLToPath as __gatewayFileUrl } from 'node:url';",
-          "import { dirname as __gatewayDirname } from 'node:path';",
-          'const require = __gatewayCreateRequire(import.meta.url);',
-          'const __dirname = __gatewayDirname(__gatewayFileUrl(import.meta.url));',
-        ].join(' '),
-        externalModules: ['@aws-sdk/*'],
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (_input: string, output: string) =>
-            props.cedar ? [`cp "${cedarWasm}" "${output}/cedar_wasm_bg.wasm"`] : [],
-        },
       },
     });
     Validations.of(role).acknowledge({

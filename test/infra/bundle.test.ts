@@ -36,6 +36,8 @@ type Invoke = (event: unknown) => Promise<unknown>;
 let out: string;
 /** The bundled functions' asset folders, copied inside the project, by function. */
 const assets = new Map<string, string>();
+/** The S3 key of each function's code asset, by function. */
+const assetKeys = new Map<string, string>();
 
 beforeAll(async () => {
   out = await mkdtemp(join(projectPath(), '.bundle-test-'));
@@ -59,6 +61,7 @@ beforeAll(async () => {
   for (const [name, fn] of Object.entries(functions)) {
     const code = resourceProperties(template, logicalIdOf(fn.function)).Code;
     const key = isObject(code) ? String(code.S3Key) : '';
+    assetKeys.set(name, key);
     const folder = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
     const files = await readdir(folder);
     // The metadata function, the console and the channel's authorizer ship without Cedar: they must not need it.
@@ -124,6 +127,11 @@ const httpEvent = (method: string, path: string, body?: string) => ({
 });
 
 describe('the bundled functions', () => {
+  it(verifies('aws.stack-shape', 'gives every function its own bundle (CDK does not reuse one bundle for all)'), () => {
+    expect(assetKeys.size).toBe(7);
+    expect(new Set(assetKeys.values()).size).toBe(assetKeys.size);
+  });
+
   it(
     verifies(
       'aws.stack-shape',

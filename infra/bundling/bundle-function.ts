@@ -1,0 +1,137 @@
+// The one way a gateway function is bundled for Lambda, used by the stack (GatewayFunction), the
+// bundle tests and the bench alike: esbuild, ESM for Node 24, minified, external source maps
+// without sources, @aws-sdk/* left to the Lambda runtime, and code split so modules a function
+// loads only on some calls (an MCP server's client, the call-tool channel's WebSocket) stay out of
+// its cold start. Two replacements keep dead weight out of every bundle: zod's table of locales
+// (English only) and the MCP SDK's Node shims (no second copy of ajv). Cedar's wasm is copied
+// beside the code of the functions that decide, and only those.
+import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { build, type Metafile, type Plugin } from 'esbuild';
+import { projectPath } from '../paths.js';
+
+/** Cedar's WebAssembly, read by its Node build from the folder of the code that loads it. */
+export const cedarWasm = projectPath('node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm_bg.wasm');
+const cedarWasmName = 'cedar_wasm_bg.wasm';
+
+/** CommonJS dependencies call require() and read files next to themselves: an ESM bundle needs both defined. */
+const banner = [
+  "import { createRequire as __gatewayCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __gatewayFileUrl } from 'node:url';",
+  "import { dirname as __gatewayDirname } from 'node:path';",
+  'const require = __gatewayCreateRequire(import.meta.url);',
+  'const __dirname = __gatewayDirname(__gatewayFileUrl(import.meta.url));',
+].join(' ');
+
+const here = (file: string): string => projectPath('infra', 'bundling', file);
+
+/** Modules replaced in every bundle: what imports them, what it asks for, and what it gets instead. */
+const replacements: readonly { readonly importer: RegExp; readonly request: RegExp; readonly with: string }[] = [
+  { importer: /node_modules\/zod\/v4\//, request: /(^|\/)locales\/index\.js$/, with: here('zod-locales.ts') },
+  { importer: /./, request: /^@modelcontextprotocol\/server\/_shims$/, with: here('mcp-server-shims.ts') },
+  { importer: /./, request: /^@modelcontextprotocol\/client\/_shims$/, with: here('mcp-client-shims.ts') },
+];
+
+const replacing: Plugin = {
+  name: 'gateway-replacements',
+  setup(plugin) {
+    for (const replacement of replacements) {
+      plugin.onResolve({ filter: replacement.request }, (args) =>
+        replacement.importer.test(args.importer.replaceAll('\\', '/')) ? { path: replacement.with } : undefined,
+      );
+    }
+  },
+};
+
+export interface FunctionBundle {
+  /** The folder Lambda is given: index.mjs, its chunks, their source maps, and Cedar's wasm if it decides. */
+  readonly folder: string;
+  /** The handler module's file. */
+  readonly entry: string;
+  readonly metafile: Metafile;
+  /** Bytes of code loaded when the function starts: the entry and every chunk it imports statically. */
+  readonly coldStartBytes: number;
+  /** Bytes of all code shipped (chunks loaded on demand too), without source maps and the wasm. */
+  readonly shippedBytes: number;
+  readonly withCedar: boolean;
+}
+
+/** The output files the entry loads before its handler runs (static imports, followed through chunks). */
+export const coldStartFiles = (metafile: Metafile, entry: string): string[] => {
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const imported of metafile.outputs[file]?.imports ?? []) {
+      if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
+    }
+  };
+  visit(entry);
+  return [...seen];
+};
+
+/**
+ * Bundles `functions/<name>.ts` into `folder` (emptied first). `cedar` says whether the function
+ * decides: its wasm is then shipped, and a bundle that loads Cedar without it (or the reverse) is
+ * refused, so the stack cannot ship a function that would fail on its first decision.
+ */
+export const bundleFunction = async (
+  name: string,
+  folder: string,
+  options: { cedar: boolean },
+): Promise<FunctionBundle> => {
+  await rm(folder, { recursive: true, force: true });
+  await mkdir(folder, { recursive: true });
+  const result = await build({
+    absWorkingDir: projectPath(),
+    entryPoints: { index: projectPath('functions', `${name}.ts`) },
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    outdir: folder,
+    outExtension: { '.js': '.mjs' },
+    // Chunks beside the entry: a CommonJS dependency finds files next to it through __dirname.
+    chunkNames: 'chunk-[hash]',
+    minify: true,
+    sourcemap: 'external',
+    sourcesContent: false,
+    external: ['@aws-sdk/*'],
+    mainFields: ['module', 'main'],
+    banner: { js: banner },
+    plugins: [replacing],
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.mjs'));
+  const entry = outputs.find((file) => result.metafile.outputs[file]?.entryPoint !== undefined);
+  if (entry === undefined) throw new Error(`bundling ${name}: esbuild produced no entry module`);
+  let loadsCedar = false;
+  for (const file of await readdir(folder)) {
+    if (file.endsWith('.mjs') && (await readFile(join(folder, file), 'utf8')).includes(cedarWasmName))
+      loadsCedar = true;
+  }
+  if (loadsCedar !== options.cedar) {
+    throw new Error(
+      options.cedar
+        ? `bundling ${name}: it is declared to decide but does not load Cedar`
+        : `bundling ${name}: it loads Cedar, but is not declared to decide (its wasm would be missing)`,
+    );
+  }
+  if (options.cedar) await copyFile(cedarWasm, join(folder, cedarWasmName));
+  const bytesOf = async (files: readonly string[]): Promise<number> =>
+    (await Promise.all(files.map(async (file) => (await stat(projectPath(file))).size))).reduce((a, b) => a + b, 0);
+  return {
+    folder,
+    entry: projectPath(entry),
+    metafile: result.metafile,
+    coldStartBytes: await bytesOf(coldStartFiles(result.metafile, entry)),
+    shippedBytes: await bytesOf(outputs),
+    withCedar: options.cedar,
+  };
+};
+
+/** Writes a bundle's esbuild metafile (what each module weighs), for inspection with esbuild's analyzer. */
+export const writeMetafile = (bundle: FunctionBundle, file: string): Promise<void> =>
+  writeFile(file, JSON.stringify(bundle.metafile));
