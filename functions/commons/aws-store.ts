@@ -3,10 +3,12 @@
 // decisions to their approval runs, bundles no system client, configuration loader or policy engine.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
-import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
+import {
+  defaultStepFunctionsClient,
+  StepFunctionsApprovalRuns,
+} from '../../shared/adapters/step-functions-approval-runs.js';
 import type { ApprovalRuns } from '../../shared/approvals/approval-runs.js';
 import { systemClock } from '../../shared/clock.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
@@ -26,7 +28,7 @@ export const executionStoreFor = (environment: FunctionEnvironment): ExecutionSt
 
 let approvalRuns: ApprovalRuns | undefined;
 export const approvalRunsFor = (environment: ApprovalEnvironment): ApprovalRuns => {
-  approvalRuns ??= new StepFunctionsApprovalRuns(new SFNClient({}), environment.STATE_MACHINE_ARN);
+  approvalRuns ??= new StepFunctionsApprovalRuns(defaultStepFunctionsClient, environment.STATE_MACHINE_ARN);
   return approvalRuns;
 };
 

@@ -1,10 +1,8 @@
 // AWS clients for the deployed functions, built once per container from the parsed environment.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
-import { EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
-import { KmsSealer } from '../../shared/adapters/kms-sealer.js';
+import { defaultEventBridgeClient, EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
+import { defaultKmsClient, KmsSealer } from '../../shared/adapters/kms-sealer.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
@@ -35,7 +33,7 @@ export const controlPlaneFor = (environment: FunctionEnvironment, logger: Logger
 
 let sealer: Sealer | undefined;
 export const sealerFor = (environment: FunctionEnvironment): Sealer => {
-  sealer ??= new KmsSealer(new KMSClient({}), environment.DATA_KEY_ID);
+  sealer ??= new KmsSealer(defaultKmsClient, environment.DATA_KEY_ID);
   return sealer;
 };
 
@@ -72,7 +70,7 @@ const notifierFor = (environment: ApprovalEnvironment, controlPlane: ControlPlan
       new ConfiguredWebhooks(controlPlane, logger),
       ...(environment.EVENT_BUS_NAME === undefined
         ? []
-        : [new EventBridgeNotifier(new EventBridgeClient({}), environment.EVENT_BUS_NAME)]),
+        : [new EventBridgeNotifier(defaultEventBridgeClient, environment.EVENT_BUS_NAME)]),
     ],
     logger,
   );

@@ -1,16 +1,23 @@
 // Held-call notices as EventBridge events on the gateway's bus, for whatever the organization
-// routes them to (mail, chat, tickets).
-import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+// routes them to (mail, chat, tickets). The SDK's module is loaded on the first notice.
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { HeldCallNotice, Notifier } from '../approvals/notifier.js';
+import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
+
+const eventBridge = onFirstUse(() => import('@aws-sdk/client-eventbridge'));
+
+/** The default client, in the function's own region, made on first use. */
+export const defaultEventBridgeClient = onFirstUse(async () => new (await eventBridge()).EventBridgeClient({}));
 
 export class EventBridgeNotifier implements Notifier {
   constructor(
-    private readonly client: EventBridgeClient,
+    private readonly client: ClientSource<EventBridgeClient>,
     private readonly busName: string,
   ) {}
 
   async heldCall(notice: HeldCallNotice): Promise<void> {
-    const { FailedEntryCount } = await this.client.send(
+    const [client, { PutEventsCommand }] = await Promise.all([clientOf(this.client), eventBridge()]);
+    const { FailedEntryCount } = await client.send(
       new PutEventsCommand({
         Entries: [
           {

@@ -1,9 +1,16 @@
 // Envelope encryption with KMS: a data key from GenerateDataKey encrypts the text locally
 // (AES-256-GCM); the data key travels encrypted beside it and is opened with Decrypt. A data key
 // is reused for a few minutes, so a busy function does not call KMS for every execution.
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
 import type { Sealer } from '../sealing.js';
 import { openWithKey, Sealed, sealWithKey } from './aes-sealer.js';
+import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
+
+/** KMS's SDK module, loaded on the first seal or open (a call without secrets never needs it). */
+const kms = onFirstUse(() => import('@aws-sdk/client-kms'));
+
+/** The default client, in the function's own region, made on first use. */
+export const defaultKmsClient = onFirstUse(async () => new (await kms()).KMSClient({}));
 
 const reuseMs = 5 * 60_000;
 
@@ -12,14 +19,15 @@ export class KmsSealer implements Sealer {
   private readonly opened = new Map<string, Buffer>();
 
   constructor(
-    private readonly client: KMSClient,
+    private readonly client: ClientSource<KMSClient>,
     private readonly keyId: string,
     private readonly now: () => number = Date.now,
   ) {}
 
   private async dataKey() {
     if (this.current !== null && this.current.until > this.now()) return this.current;
-    const { Plaintext, CiphertextBlob } = await this.client.send(
+    const [client, { GenerateDataKeyCommand }] = await Promise.all([clientOf(this.client), kms()]);
+    const { Plaintext, CiphertextBlob } = await client.send(
       new GenerateDataKeyCommand({
         KeyId: this.keyId,
         KeySpec: 'AES_256',
@@ -45,7 +53,8 @@ export class KmsSealer implements Sealer {
     if (parsed.edk === undefined) throw new Error('The sealed value carries no data key.');
     let key = this.opened.get(parsed.edk);
     if (key === undefined) {
-      const { Plaintext } = await this.client.send(
+      const [client, { DecryptCommand }] = await Promise.all([clientOf(this.client), kms()]);
+      const { Plaintext } = await client.send(
         new DecryptCommand({
           CiphertextBlob: Buffer.from(parsed.edk, 'base64'),
           KeyId: this.keyId,
