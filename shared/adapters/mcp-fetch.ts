@@ -46,9 +46,11 @@ const streamOf = (response: IncomingMessage): ReadableStream<Uint8Array> => {
   const chunks = response[Symbol.asyncIterator]();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next: IteratorResult<unknown> = await chunks.next();
-      if (next.done) controller.close();
-      else if (next.value instanceof Uint8Array) controller.enqueue(next.value);
+      for (;;) {
+        const next: IteratorResult<unknown> = await chunks.next();
+        if (next.done) return controller.close();
+        if (next.value instanceof Uint8Array) return controller.enqueue(next.value);
+      }
     },
     cancel() {
       response.destroy();
@@ -69,6 +71,7 @@ export const httpFetch = (agents: Agents, url: URL, init: HttpFetchInit, onSent?
       reject(signal.reason);
       return;
     }
+    const body = bodyBytes(init.body);
     const request = openRequest(
       url,
       { method: init.method, headers: Object.fromEntries(init.headers.entries()) },
@@ -87,17 +90,19 @@ export const httpFetch = (agents: Agents, url: URL, init: HttpFetchInit, onSent?
     request.once('response', (received) => {
       response = received;
       const status = received.statusCode ?? 0;
-      const body = bodiless.has(status) ? null : streamOf(received);
-      if (body === null) received.resume();
+      const answer = bodiless.has(status) ? null : streamOf(received);
+      if (answer === null) received.resume();
       try {
-        resolve(new Response(body, { status, statusText: received.statusMessage ?? '', headers: headersOf(received) }));
+        resolve(
+          new Response(answer, { status, statusText: received.statusMessage ?? '', headers: headersOf(received) }),
+        );
       } catch (error) {
         // A status a Response cannot hold (beyond 599): nothing the gateway could read.
         request.destroy();
         reject(error);
       }
     });
-    endRequest(request, bodyBytes(init.body));
+    endRequest(request, body);
   });
 
 /** The part of a response body the counting reads. */
