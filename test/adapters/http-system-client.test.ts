@@ -11,8 +11,8 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer, Agent as HttpsAgent } from 'node:https';
+import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -402,6 +402,7 @@ describe('the node:http system client', () => {
       slowNetwork.http.destroy();
       slowNetwork.https.destroy();
     });
+
     it(verifies('invoke.outbound', 'the one deadline also covers connecting'), async () => {
       const { result, elapsedMs } = await timed(
         outbound('/echo', { method: 'POST', body: '{}', deadlineMs: 300 }),
@@ -417,5 +418,81 @@ describe('the node:http system client', () => {
       expect(result).toEqual({ kind: 'timeout', sent: false });
       expect(seen.length).toBe(before);
     });
+  });
+
+  describe('over TLS', () => {
+    // TLS with a pre-shared key: a real handshake without a certificate to make or to keep.
+    const psk = Buffer.alloc(32, 7);
+    const tlsOptions = { ciphers: 'PSK-AES128-GCM-SHA256', minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' } as const;
+    const tlsServer = createTlsServer({ ...tlsOptions, pskCallback: () => psk }, handle);
+    // Takes connections and never says a word: a TLS handshake with it never finishes.
+    const mute = createTcpServer((socket: Socket) => {
+      socket.on('error', () => {});
+      setTimeout(() => socket.destroy(), serverSafetyMs).unref();
+    });
+    const agents = {
+      http: new HttpAgent(),
+      https: new HttpsAgent({
+        ...tlsOptions,
+        keepAlive: true,
+        pskCallback: () => ({ psk, identity: 'gateway' }),
+        checkServerIdentity: () => undefined,
+      }),
+    };
+    const tlsClient = new HttpSystemClient(agents);
+    let tlsBase: string;
+    let muteBase: string;
+
+    beforeAll(async () => {
+      await Promise.all([
+        new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', () => resolve())),
+        new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', () => resolve())),
+      ]);
+      tlsBase = `https://127.0.0.1:${portOf(tlsServer)}`;
+      const muteAddress = mute.address();
+      if (muteAddress === null || typeof muteAddress === 'string') throw new Error('The server has no TCP address.');
+      muteBase = `https://127.0.0.1:${muteAddress.port}`;
+    });
+
+    afterAll(async () => {
+      agents.https.destroy();
+      tlsServer.closeAllConnections();
+      await Promise.all([
+        new Promise<void>((resolve) => tlsServer.close(() => resolve())),
+        new Promise<void>((resolve) => mute.close(() => resolve())),
+      ]);
+    });
+
+    it(
+      verifies('invoke.outcomes', 'a call over TLS is sent once the handshake is done, and times out as sent'),
+      async () => {
+        const echoed = await timed(
+          outbound('/echo', { url: `${tlsBase}/echo`, method: 'POST', body: '{"a":1}' }),
+          tlsClient,
+        );
+        expect(echoed.result).toMatchObject({ kind: 'response', status: 200 });
+        // A new pool: the request waits for its own handshake.
+        const freshPool = new HttpsAgent(agents.https.options);
+        const fresh = new HttpSystemClient({ http: agents.http, https: freshPool });
+        const { result } = await timed(
+          outbound('/silent', { url: `${tlsBase}/silent`, method: 'POST', body: '{}', deadlineMs: 250 }),
+          fresh,
+        );
+        freshPool.destroy();
+        expect(result).toEqual({ kind: 'timeout', sent: true });
+      },
+    );
+
+    it(
+      verifies('invoke.outcomes', 'a deadline passed during the TLS handshake is a timeout with nothing sent'),
+      async () => {
+        const { result } = await timed(
+          outbound('/echo', { url: `${muteBase}/echo`, method: 'POST', body: '{}', deadlineMs: 300 }),
+          tlsClient,
+        );
+        // Connected, but nothing of the request could have been read by anyone.
+        expect(result).toEqual({ kind: 'timeout', sent: false });
+      },
+    );
   });
 });
