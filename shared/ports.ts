@@ -7,7 +7,7 @@
 // | ExecutionStore      | keep each call's record, by single-item conditional writes | DynamoDB              | DynamoDB (dynalite)           |
 // | ConfigBundleStore   | keep the pushed configuration bundle                   | DynamoDB                  | files, read directly          |
 // | ControlPlane        | what may be offered now (catalog, policy, settings)    | the stored bundle         | the files, and MCP servers asked |
-// | SystemClient        | send one HTTP request to a system, bounded             | undici                    | undici                        |
+// | SystemClient        | send one HTTP request to a system, bounded             | node:http(s), kept alive  | node:http(s), kept alive      |
 // | ToolServerClient    | run one tool on an MCP server (call-tool proxy or MCP) | ws, the MCP client        | ws, the MCP client            |
 // | ApprovalRuns    | start a held call's approval run; hand it a decision   | Step Functions            | the same definition, run here |
 // | Notifier            | tell approvers a call waits                            | EventBridge, webhooks     | log, webhooks                 |

@@ -111,8 +111,18 @@ const infrastructurePackages = new Set([
 ]);
 /** gRPC is the gRPC front's (a driving adapter, like shared/mcp/ for the MCP SDK) and infra's only. */
 const grpcPackages = new Set(['@grpc/grpc-js', '@grpc/proto-loader']);
+/** HTTP client libraries: the benchmark's load generator may use one, the functions never (node:http is theirs). */
+const httpClientPackages = new Set(['undici']);
 const infrastructure = (name: string): boolean =>
   infrastructurePackages.has(name) || (name.startsWith('@aws-sdk/') && infrastructurePackages.has('@aws-sdk'));
+
+/** Imports of an HTTP client library by the code the functions run (shared, functions). */
+const httpClientImports = (): string[] =>
+  [...files.values()]
+    .filter((file) => /^(shared|functions)\//.test(shown(file.path)))
+    .flatMap((file) =>
+      file.packages.filter((name) => httpClientPackages.has(name)).map((name) => `${shown(file.path)} imports ${name}`),
+    );
 
 describe('the shape of the code', () => {
   it(verifies('code.acyclic-imports', 'has no import cycle'), () => {
@@ -160,6 +170,20 @@ describe('the shape of the code', () => {
       expect(crossings).toEqual([]);
     },
   );
+
+  it(verifies('code.request-path-node-http', 'has the code the functions run send HTTP with node:http only'), () => {
+    expect(httpClientImports()).toEqual([]);
+  });
+
+  it(verifies('code.request-path-node-http', 'finds such an import when there is one (the check itself works)'), () => {
+    const planted = projectPath('shared/adapters/planted-client.ts');
+    files.set(planted, { path: planted, lines: [], local: [], packages: ['undici'] });
+    try {
+      expect(httpClientImports()).toEqual(['shared/adapters/planted-client.ts imports undici']);
+    } finally {
+      files.delete(planted);
+    }
+  });
 
   it(verifies('code.long-files-explained', 'has every source file over 300 lines say why in its header'), () => {
     const others = otherFolders.flatMap((folder) => sourceFiles(projectPath(folder)));

@@ -2,9 +2,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
 import { defaultEventBridgeClient, EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
+import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { defaultKmsClient, KmsSealer } from '../../shared/adapters/kms-sealer.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
-import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { systemClock } from '../../shared/clock.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
@@ -40,7 +40,7 @@ export const sealerFor = (environment: FunctionEnvironment): Sealer => {
 let systems: SystemClient | undefined;
 /** One client (and connection pool) per container, made by the functions that send calls only. */
 export const systemClient = (): SystemClient => {
-  systems ??= new UndiciSystemClient();
+  systems ??= new HttpSystemClient();
   return systems;
 };
 

@@ -19,10 +19,10 @@ import { createResourceMetadataFunction } from '../../functions/resource-metadat
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
-import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { agentFromClaims, defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
@@ -270,7 +270,7 @@ export const startLocalRuntime = async (
       clock: systemClock,
       controlPlane,
       sealer: new AesSealer(dataKey),
-      systems: new UndiciSystemClient(),
+      systems: new HttpSystemClient(),
       toolServers,
       log: logger('calls'),
       approvalRuns: new StepFunctionsApprovalRuns(sfnClient, stepFunctions.stateMachineArn),

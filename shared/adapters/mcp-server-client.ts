@@ -19,16 +19,15 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
-import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import { z } from 'zod';
 import { parseExactJson } from '../arguments/exact-json.js';
 import type { ResolvedMcpSystem } from '../config/load.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
-import { countedBody, type Exchange } from './mcp-fetch.js';
+import { countedBody, type Exchange, httpFetch } from './mcp-fetch.js';
 import { ClientCredentialsTokens, maxDocumentBytes } from './oauth-client-credentials.js';
 import { Slots } from './slots.js';
-import { beforeSending, codeOf, tracking } from './socket-tracking.js';
+import { type Agents, beforeSending, codeOf, keepAliveAgents } from './socket-tracking.js';
 
 /** The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits. */
 const rawJson: unknown = Reflect.get(JSON, 'rawJSON');
@@ -94,11 +93,8 @@ export class McpServerClient implements ToolServerClient {
   /** Requests in progress on each client; a client forgotten after a fault is closed when it has none. */
   private readonly inProgress = new Map<Client, number>();
   private readonly retired = new WeakSet<Client>();
-  private readonly agent: Dispatcher;
 
-  constructor(dispatcher?: Dispatcher) {
-    this.agent = dispatcher ?? new Agent();
-  }
+  constructor(private readonly agents: Agents = keepAliveAgents()) {}
 
   async call(request: ToolServerRequest): Promise<ToolServerAnswer> {
     const system = request.system;
@@ -382,13 +378,11 @@ export class McpServerClient implements ToolServerClient {
 
   /** A fetch that adds nothing: for OAuth metadata and tokens (no redirects, answers capped). */
   private readonly plainFetch: FetchLike = async (url, init) => {
-    const response = await undiciFetch(url, {
+    const response = await httpFetch(this.agents, new URL(url), {
       method: init?.method ?? 'GET',
-      headers: Object.fromEntries(new Headers(init?.headers).entries()),
-      body: typeof init?.body === 'string' ? init.body : undefined,
-      redirect: 'manual',
+      headers: new Headers(init?.headers),
+      body: init?.body,
       signal: init?.signal ?? AbortSignal.timeout(30_000),
-      dispatcher: this.agent,
     });
     return new Response(countedBody(response.body, undefined, maxDocumentBytes), {
       status: response.status,
@@ -433,19 +427,19 @@ export class McpServerClient implements ToolServerClient {
       }
       const exchange = this.exchanges.get(headers.get(requestIdHeader) ?? '');
       const signals = [init?.signal, exchange?.signal].filter((signal) => signal !== undefined && signal !== null);
-      const response = await undiciFetch(target, {
-        method: init?.method ?? 'GET',
-        headers: Object.fromEntries(headers.entries()),
-        body: typeof init?.body === 'string' ? init.body : undefined,
-        redirect: 'manual',
-        signal: signals.length > 0 ? AbortSignal.any(signals) : undefined,
-        dispatcher:
-          exchange === undefined
-            ? this.agent
-            : tracking(this.agent, () => {
-                exchange.sent = true;
-              }),
-      });
+      const response = await httpFetch(
+        this.agents,
+        target,
+        {
+          method: init?.method ?? 'GET',
+          headers,
+          body: init?.body,
+          signal: signals.length > 0 ? AbortSignal.any(signals) : undefined,
+        },
+        () => {
+          if (exchange !== undefined) exchange.sent = true;
+        },
+      );
       // An exchange is capped by its own limit (a call's max_response_size, a discovery's byte budget).
       const cap = exchange !== undefined ? Number.POSITIVE_INFINITY : system.max_response_size;
       return new Response(countedBody(response.body, exchange, cap), {

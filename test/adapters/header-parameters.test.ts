@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
+import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { canonicalizeArguments } from '../../shared/arguments/canonicalize.js';
 import { readArguments } from '../../shared/arguments/strict-json.js';
 import { buildSystemTools } from '../../shared/catalog/build.js';
@@ -148,7 +148,7 @@ describe('header parameters, from the document to the wire', () => {
         traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       });
       received.length = 0;
-      const result = await new UndiciSystemClient().send(outbound);
+      const result = await new HttpSystemClient().send(outbound);
       expect(result).toMatchObject({ kind: 'response', status: 200 });
       expect(received).toHaveLength(1);
       const lines = headerLines(received[0]?.rawHeaders ?? []);
@@ -223,7 +223,7 @@ describe('header parameters, from the document to the wire', () => {
     const args = canonical(tool, '{"X-Attempt":2,"X-Dry-Run":true}');
     if (!args.ok) throw new Error(JSON.stringify(args.errors));
     received.length = 0;
-    await new UndiciSystemClient().send(
+    await new HttpSystemClient().send(
       buildRequest(httpTargetOf(tool), system(), args.arguments.value, {
         executionId: '0199d2a4-5c1e-7b3a-9f10-2c8e4b7a1d56',
         traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
@@ -259,7 +259,7 @@ describe('header parameters, from the document to the wire', () => {
       });
       expect(Object.values(outbound.headers)).not.toContain('agent-value');
       received.length = 0;
-      expect(await new UndiciSystemClient().send(outbound)).toMatchObject({ kind: 'response', status: 200 });
+      expect(await new HttpSystemClient().send(outbound)).toMatchObject({ kind: 'response', status: 200 });
       const raw = received[0]?.rawHeaders ?? [];
       expect(raw).not.toContain('agent-value');
       expect(headerLines(raw).get('host')).toEqual([baseUrl.slice('http://'.length)]);

@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
-import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
 import { maxInputErrors } from '../../shared/arguments/canonicalize.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
@@ -136,7 +136,7 @@ const endpointWith = (snapshot: GatewaySnapshot, store = testStore.store): McpEn
   const services: McpServices = {
     store,
     clock,
-    systems: new UndiciSystemClient(),
+    systems: new HttpSystemClient(),
     toolServers: new ToolServers(),
     log,
     ids: uuidV7Ids,

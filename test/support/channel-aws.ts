@@ -11,7 +11,7 @@ import { projectPath } from '../../infra/paths.js';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { ApiGatewayConnections } from '../../shared/adapters/api-gateway-connections.js';
 import { DynamoDbConnectionClaims } from '../../shared/adapters/dynamodb/connection-claims.js';
-import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
+import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import type { ApprovalRunStart } from '../../shared/approvals/approval-runs.js';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
@@ -51,7 +51,7 @@ export const startChannelBed = async (): Promise<ChannelBed> => {
     clock: systemClock,
     controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
     sealer: new AesSealer(Buffer.alloc(32, 7)),
-    systems: new UndiciSystemClient(),
+    systems: new HttpSystemClient(),
     toolServers: { call: unusedPort('the tool-server client') },
     log: { info: () => undefined, warn: () => undefined },
     approvalRuns: {

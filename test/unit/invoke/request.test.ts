@@ -80,7 +80,7 @@ describe('building the outbound request', () => {
   ])(verifies('invoke.outbound', 'sends a path parameter of "%s" as one segment'), (value, encoded) => {
     const request = buildRequest(httpTargetOf(cancelTool), prefixed, { id: value }, context);
     expect(request.url).toBe(`https://erp.example.com/api/orders/${encoded}/cancel`);
-    // As undici will parse it (WHATWG URL): still the operation's path.
+    // As the HTTP client will parse it (WHATWG URL): still the operation's path.
     expect(new URL(request.url).pathname).toBe(`/api/orders/${encoded}/cancel`);
   });
 

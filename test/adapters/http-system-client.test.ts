@@ -1,13 +1,22 @@
-// The undici adapter against a real HTTP server on 127.0.0.1: no redirect followed, one total
-// deadline, the answer read only up to the size cap, and whether a failed call may have been sent.
+// The node:http adapter against a real HTTP server on 127.0.0.1: no redirect followed, one total
+// deadline, the answer read only up to the size cap, whether a failed call may have been sent, and
+// which kept-alive connections are taken again.
 //
 // Long: each way a server can misbehave is its own small server here.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  type ClientRequestArgs,
+  createServer,
+  Agent as HttpAgent,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createTlsServer, Agent as HttpsAgent } from 'node:https';
+import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector } from 'undici';
+import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UndiciSystemClient } from '../../shared/adapters/undici-system-client.js';
+import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { buildRequest } from '../../shared/invoke/call.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import { verifies } from '../support/requirements.js';
@@ -18,6 +27,8 @@ interface Seen {
   readonly url: string;
   readonly headers: IncomingMessage['headers'];
   readonly body: string;
+  /** The client's end of the connection it came on. */
+  readonly remotePort: number | undefined;
 }
 
 /** Every request the server received, by path. */
@@ -103,7 +114,7 @@ const handle = (req: IncomingMessage, res: ServerResponse): void => {
   req.on('end', () => {
     const url = req.url ?? '';
     const body = Buffer.concat(chunks).toString('utf8');
-    seen.push({ method: req.method ?? '', url, headers: req.headers, body });
+    seen.push({ method: req.method ?? '', url, headers: req.headers, body, remotePort: req.socket.remotePort });
     socketClosed.set(url, new Promise((resolve) => req.socket.once('close', () => resolve(performance.now()))));
     const exact = exactRoute.exec(url);
     if (exact !== null) {
@@ -123,7 +134,7 @@ const handle = (req: IncomingMessage, res: ServerResponse): void => {
 
 let server: Server;
 let base: string;
-const client = new UndiciSystemClient();
+const client = new HttpSystemClient();
 
 const portOf = (listening: Server): number => {
   const address = listening.address();
@@ -163,7 +174,7 @@ const outbound = (path: string, overrides: Partial<OutboundRequest> = {}): Outbo
 /** Sends and measures how long the adapter took. */
 const timed = async (
   request: OutboundRequest,
-  through: UndiciSystemClient = client,
+  through: HttpSystemClient = client,
 ): Promise<{ result: OutboundResult; elapsedMs: number; endedAt: number }> => {
   const started = performance.now();
   const result = await through.send(request);
@@ -178,7 +189,7 @@ const clientClosed = async (path: string): Promise<void> => {
   await closed;
 };
 
-describe('the undici system client', () => {
+describe('the node:http system client', () => {
   it(
     verifies('invoke.outbound', 'sends the request as built and returns the status, content type and body'),
     async () => {
@@ -340,21 +351,56 @@ describe('the undici system client', () => {
     },
   );
 
+  describe('over kept-alive connections', () => {
+    const portOf = (path: string): number | undefined => seen.findLast((request) => request.url === path)?.remotePort;
+
+    it(
+      verifies('invoke.outcomes', 'a call on a connection kept from the call before is sent, and times out as sent'),
+      async () => {
+        const pooled = new HttpSystemClient();
+        expect((await timed(outbound('/echo', { method: 'POST', body: '{}' }), pooled)).result.kind).toBe('response');
+        // The second request leaves at once on the connected socket: no 'connect' happens for it.
+        const { result } = await timed(outbound('/silent', { method: 'POST', body: '{}', deadlineMs: 250 }), pooled);
+        expect(portOf('/silent')).toBe(portOf('/echo'));
+        expect(result).toEqual({ kind: 'timeout', sent: true });
+      },
+    );
+
+    it(verifies('invoke.outbound', 'never takes again a connection dropped at the size cap'), async () => {
+      const pooled = new HttpSystemClient();
+      const { result } = await timed(outbound('/exact/65537/200', { maxResponseBytes: 65_536 }), pooled);
+      expect(result).toEqual({ kind: 'too_large', status: 200 });
+      // Time enough for a connection whose answer were read to its end to be back in the pool.
+      await Promise.race([clientClosed('/exact/65537/200'), new Promise((resolve) => setTimeout(resolve, 200))]);
+      expect((await timed(outbound('/echo', { method: 'POST', body: '{}' }), pooled)).result.kind).toBe('response');
+      expect(portOf('/echo')).not.toBe(portOf('/exact/65537/200'));
+      await clientClosed('/exact/65537/200');
+    });
+  });
+
   describe('when connecting is slow', () => {
     // A network that never completes a connection until the tests are over: a call returns only
     // if the deadline also covers connecting.
-    const realConnector = buildConnector({});
     const pending: (() => void)[] = [];
-    const slowNetwork = new Agent({
-      connect: (options, callback) => {
-        pending.push(() => realConnector(options, callback));
-      },
-    });
-    const slowClient = new UndiciSystemClient(slowNetwork);
+    class SlowAgent extends HttpAgent {
+      override createConnection(
+        options: ClientRequestArgs,
+        callback?: (err: Error | null, stream: Duplex) => void,
+      ): undefined {
+        pending.push(() => {
+          const socket = super.createConnection(options);
+          if (socket) callback?.(null, socket);
+        });
+        return undefined;
+      }
+    }
+    const slowNetwork = { http: new SlowAgent(), https: new HttpsAgent() };
+    const slowClient = new HttpSystemClient(slowNetwork);
 
-    afterAll(async () => {
+    afterAll(() => {
       for (const connect of pending.splice(0)) connect();
-      await slowNetwork.close();
+      slowNetwork.http.destroy();
+      slowNetwork.https.destroy();
     });
 
     it(verifies('invoke.outbound', 'the one deadline also covers connecting'), async () => {
@@ -372,5 +418,81 @@ describe('the undici system client', () => {
       expect(result).toEqual({ kind: 'timeout', sent: false });
       expect(seen.length).toBe(before);
     });
+  });
+
+  describe('over TLS', () => {
+    // TLS with a pre-shared key: a real handshake without a certificate to make or to keep.
+    const psk = Buffer.alloc(32, 7);
+    const tlsOptions = { ciphers: 'PSK-AES128-GCM-SHA256', minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' } as const;
+    const tlsServer = createTlsServer({ ...tlsOptions, pskCallback: () => psk }, handle);
+    // Takes connections and never says a word: a TLS handshake with it never finishes.
+    const mute = createTcpServer((socket: Socket) => {
+      socket.on('error', () => {});
+      setTimeout(() => socket.destroy(), serverSafetyMs).unref();
+    });
+    const agents = {
+      http: new HttpAgent(),
+      https: new HttpsAgent({
+        ...tlsOptions,
+        keepAlive: true,
+        pskCallback: () => ({ psk, identity: 'gateway' }),
+        checkServerIdentity: () => undefined,
+      }),
+    };
+    const tlsClient = new HttpSystemClient(agents);
+    let tlsBase: string;
+    let muteBase: string;
+
+    beforeAll(async () => {
+      await Promise.all([
+        new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', () => resolve())),
+        new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', () => resolve())),
+      ]);
+      tlsBase = `https://127.0.0.1:${portOf(tlsServer)}`;
+      const muteAddress = mute.address();
+      if (muteAddress === null || typeof muteAddress === 'string') throw new Error('The server has no TCP address.');
+      muteBase = `https://127.0.0.1:${muteAddress.port}`;
+    });
+
+    afterAll(async () => {
+      agents.https.destroy();
+      tlsServer.closeAllConnections();
+      await Promise.all([
+        new Promise<void>((resolve) => tlsServer.close(() => resolve())),
+        new Promise<void>((resolve) => mute.close(() => resolve())),
+      ]);
+    });
+
+    it(
+      verifies('invoke.outcomes', 'a call over TLS is sent once the handshake is done, and times out as sent'),
+      async () => {
+        const echoed = await timed(
+          outbound('/echo', { url: `${tlsBase}/echo`, method: 'POST', body: '{"a":1}' }),
+          tlsClient,
+        );
+        expect(echoed.result).toMatchObject({ kind: 'response', status: 200 });
+        // A new pool: the request waits for its own handshake.
+        const freshPool = new HttpsAgent(agents.https.options);
+        const fresh = new HttpSystemClient({ http: agents.http, https: freshPool });
+        const { result } = await timed(
+          outbound('/silent', { url: `${tlsBase}/silent`, method: 'POST', body: '{}', deadlineMs: 250 }),
+          fresh,
+        );
+        freshPool.destroy();
+        expect(result).toEqual({ kind: 'timeout', sent: true });
+      },
+    );
+
+    it(
+      verifies('invoke.outcomes', 'a deadline passed during the TLS handshake is a timeout with nothing sent'),
+      async () => {
+        const { result } = await timed(
+          outbound('/echo', { url: `${muteBase}/echo`, method: 'POST', body: '{}', deadlineMs: 300 }),
+          tlsClient,
+        );
+        // Connected, but nothing of the request could have been read by anyone.
+        expect(result).toEqual({ kind: 'timeout', sent: false });
+      },
+    );
   });
 });
