@@ -11,7 +11,7 @@ import { loadSnapshotFromFile } from '../infra/local/config-files.js';
 import { documentClient } from '../infra/local/dynamodb.js';
 import { discoverMcpTools } from '../infra/local/mcp-discovery.js';
 import { DynamoDbConfigStore } from '../shared/adapters/dynamodb/config-store.js';
-import { formatProblem } from '../shared/config/load.js';
+import { formatProblem } from '../shared/config/resolved.js';
 import { BundledMcpCatalog } from '../shared/control-plane/bundle.js';
 
 const usage = `Usage: npm run config:push -- --table <name> [file] [--region <region>] [--endpoint <url>]

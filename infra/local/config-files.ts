@@ -2,7 +2,7 @@
 // names, relative to its folder. Used by the local runtime's tools (check, push).
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { LoadOptions } from '../../shared/config/load.js';
+import type { LoadOptions } from '../../shared/config/resolve.js';
 import { type DiscoveredTools, loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
 
 const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);

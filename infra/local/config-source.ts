@@ -7,7 +7,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../../shared/clock.js';
-import { formatProblem, type ResolvedMcpSystem } from '../../shared/config/load.js';
+import { formatProblem, type ResolvedMcpSystem } from '../../shared/config/resolved.js';
 import {
   type ControlPlane,
   type ControlPlaneState,

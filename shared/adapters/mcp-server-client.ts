@@ -22,7 +22,7 @@ import {
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import { z } from 'zod';
 import { parseExactJson } from '../arguments/exact-json.js';
-import type { ResolvedMcpSystem } from '../config/load.js';
+import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
 import { countedBody, type Exchange } from './mcp-fetch.js';

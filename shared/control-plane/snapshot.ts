@@ -8,14 +8,10 @@ import { loadOpenApiDocument } from '../catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../catalog/operations.js';
 import { type Catalog, type CatalogTool, catalogOf } from '../catalog/tool.js';
 import { buildToolServerTools, type ToolServerToolSpec } from '../catalog/tool-server-tools.js';
-import type { ResolvedCallToolSystem, ResolvedOpenApiSystem } from '../config/load.js';
-import {
-  type ConfigProblem,
-  formatPath,
-  type LoadOptions,
-  loadConfigText,
-  type ResolvedConfig,
-} from '../config/load.js';
+import { loadConfigText } from '../config/load.js';
+import type { LoadOptions } from '../config/resolve.js';
+import type { ResolvedCallToolSystem, ResolvedOpenApiSystem } from '../config/resolved.js';
+import { type ConfigProblem, formatPath, type ResolvedConfig } from '../config/resolved.js';
 import { cedarModelOf } from '../policy/cedar-schema.js';
 import { PolicyEngine } from '../policy/engine.js';
 import { compilePolicies, type PolicyFile, splitPolicies } from '../policy/policy-set.js';

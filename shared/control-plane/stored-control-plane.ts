@@ -3,7 +3,7 @@
 // counts as a sync; a broken bundle or an unreachable table keeps the last good configuration
 // until the allowed staleness runs out. MCP servers' tools come in the bundle, as pushed.
 import type { Clock } from '../clock.js';
-import { formatProblem } from '../config/load.js';
+import { formatProblem } from '../config/resolved.js';
 import type { Log } from '../log.js';
 import type { ConfigBundleStore } from './bundle.js';
 import { type ControlPlane, type ControlPlaneState, SyncedConfiguration } from './control-plane.js';

@@ -12,7 +12,7 @@ import { buildSystemTools } from '../../shared/catalog/build.js';
 import { loadOpenApiDocument } from '../../shared/catalog/openapi-document.js';
 import { operationsFromOpenApi } from '../../shared/catalog/operations.js';
 import type { CatalogTool, FieldBinding } from '../../shared/catalog/tool.js';
-import type { ResolvedOpenApiSystem } from '../../shared/config/load.js';
+import type { ResolvedOpenApiSystem } from '../../shared/config/resolved.js';
 import { buildRequest } from '../../shared/invoke/call.js';
 import { verifies } from '../support/requirements.js';
 import { aSystem, httpTargetOf } from '../support/systems.js';

@@ -1,6 +1,6 @@
 // Configuration snapshots for tests, built by the real loader from small configuration texts.
 
-import { formatProblem } from '../../shared/config/load.js';
+import { formatProblem } from '../../shared/config/resolved.js';
 import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
 import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 

@@ -9,7 +9,7 @@ import type { Approver } from '../../shared/approvals/approver.js';
 import type { HeldCallNotice } from '../../shared/approvals/notifier.js';
 import { readArguments, type StrictArguments } from '../../shared/arguments/strict-json.js';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
-import { formatProblem } from '../../shared/config/load.js';
+import { formatProblem } from '../../shared/config/resolved.js';
 import type { ControlPlaneState } from '../../shared/control-plane/control-plane.js';
 import { type GatewaySnapshot, loadSnapshot } from '../../shared/control-plane/snapshot.js';
 import type { Execution } from '../../shared/executions/execution.js';

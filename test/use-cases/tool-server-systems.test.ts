@@ -2,7 +2,7 @@
 // what is recorded before and after, and a held call approved and sent once.
 import { describe, expect, it } from 'vitest';
 import { readArguments } from '../../shared/arguments/strict-json.js';
-import { formatProblem } from '../../shared/config/load.js';
+import { formatProblem } from '../../shared/config/resolved.js';
 import { type GatewaySnapshot, loadSnapshot } from '../../shared/control-plane/snapshot.js';
 import type { ToolServerAnswer, ToolServerRequest } from '../../shared/invoke/tool-server.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';

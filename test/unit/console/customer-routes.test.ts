@@ -12,7 +12,7 @@ import { contentSecurityPolicy } from '../../../functions/console/security-heade
 import { createConsoleFunction } from '../../../infra/local/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
-import type { ResolvedPerson } from '../../../shared/config/load.js';
+import type { ResolvedPerson } from '../../../shared/config/resolved.js';
 import { encodeSession, HmacSessionSigner, newSession } from '../../../shared/console/session.js';
 import type { GatewaySnapshot } from '../../../shared/control-plane/snapshot.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';

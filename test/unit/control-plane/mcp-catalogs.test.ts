@@ -2,7 +2,7 @@
 // hint), kept within allowed_staleness while a server is down, then withdrawn from agents but still
 // known to the policies; a server down at start offers nothing until it answers.
 import { describe, expect, it } from 'vitest';
-import { formatProblem, type ResolvedMcpSystem } from '../../../shared/config/load.js';
+import { formatProblem, type ResolvedMcpSystem } from '../../../shared/config/resolved.js';
 import {
   type McpCatalog,
   McpCatalogs,

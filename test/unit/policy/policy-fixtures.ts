@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
-import { type ConfigProblem, formatProblem } from '../../../shared/config/load.js';
+import { type ConfigProblem, formatProblem } from '../../../shared/config/resolved.js';
 import { type GatewaySnapshot, loadSnapshot, type SnapshotLoad } from '../../../shared/control-plane/snapshot.js';
 import type { PolicyEngine } from '../../../shared/policy/engine.js';
 import { demoAddresses } from '../../support/demo-environment.js';
