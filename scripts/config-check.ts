@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { loadSnapshotFromFile } from '../infra/local/config-files.js';
 import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
 import { formatProblem } from '../shared/config/resolved.js';
-import type { GatewaySnapshot } from '../shared/control-plane/snapshot.js';
+import type { GatewaySnapshot } from '../shared/control-plane/gateway-snapshot.js';
 
 const usage = `Usage: npm run config:check -- [file] [--strict-env] [--list-tools] [--offline]
 

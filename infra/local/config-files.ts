@@ -3,7 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { LoadOptions } from '../../shared/config/resolve.js';
-import { type DiscoveredTools, loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
+import type { SnapshotLoad } from '../../shared/control-plane/gateway-snapshot.js';
+import { type DiscoveredTools, loadSnapshot } from '../../shared/control-plane/snapshot.js';
 
 const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
 

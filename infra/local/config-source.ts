@@ -13,8 +13,9 @@ import {
   type ControlPlaneState,
   SyncedConfiguration,
 } from '../../shared/control-plane/control-plane.js';
+import type { SnapshotLoad } from '../../shared/control-plane/gateway-snapshot.js';
 import type { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
-import { loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
+import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 import type { Log } from '../../shared/log.js';
 
 const fingerprintOf = (texts: readonly [string, string | undefined][]): string => {

@@ -11,7 +11,8 @@ import { readArguments, type StrictArguments } from '../../shared/arguments/stri
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { formatProblem } from '../../shared/config/resolved.js';
 import type { ControlPlaneState } from '../../shared/control-plane/control-plane.js';
-import { type GatewaySnapshot, loadSnapshot } from '../../shared/control-plane/snapshot.js';
+import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
+import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 import type { Execution } from '../../shared/executions/execution.js';
 import type { IdSource } from '../../shared/ids.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
