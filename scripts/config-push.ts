@@ -14,7 +14,8 @@ import { documentClient } from '../infra/local/dynamodb.js';
 import { discoverMcpTools } from '../infra/local/mcp-discovery.js';
 import { DynamoDbConfigStore } from '../shared/adapters/dynamodb/config-store.js';
 import { formatProblem } from '../shared/config/resolved.js';
-import { BundledMcpCatalog, encodeCompiledSnapshot } from '../shared/control-plane/bundle.js';
+import { BundledMcpCatalog } from '../shared/control-plane/bundle.js';
+import { bundleOf } from '../shared/control-plane/compile-snapshot.js';
 
 const usage = `Usage: npm run config:push -- --table <name> [file] [--region <region>] [--endpoint <url>]
 
@@ -80,23 +81,16 @@ const run = async (): Promise<number> => {
   });
   const store = new DynamoDbConfigStore(documentClient(client), values.table);
   const current = await store.fetch();
-  const { snapshot, compiled } = outcome;
+  const { snapshot } = outcome;
   const result = await store.push(
-    {
-      version: snapshot.version,
-      config_file: basename(file),
-      config_text: snapshot.source,
-      files: Object.fromEntries(snapshot.files),
-      pushed_at: new Date().toISOString(),
-      ...(discovery.catalogs.size > 0
-        ? {
-            mcp_catalogs: Object.fromEntries(
-              [...discovery.catalogs].map(([key, catalog]) => [key, BundledMcpCatalog.parse(catalog)]),
-            ),
-          }
-        : {}),
-      compiled: encodeCompiledSnapshot(compiled),
-    },
+    bundleOf({
+      compilation: outcome,
+      configFile: basename(file),
+      mcpCatalogs: Object.fromEntries(
+        [...discovery.catalogs].map(([key, catalog]) => [key, BundledMcpCatalog.parse(catalog)]),
+      ),
+      pushedAt: new Date(),
+    }),
     current?.version ?? null,
   );
   client.destroy();

@@ -27,6 +27,7 @@ export const BundledMcpCatalog = z.object({
   specs: z.array(BundledToolSpec),
   leftOut: z.array(z.object({ name: z.string(), reason: z.string() })),
 });
+export type BundledMcpCatalog = z.infer<typeof BundledMcpCatalog>;
 
 /** A JSON object kept as it was read (a schema's keys, whatever they are, are not copied). */
 const JsonObjectValue = z.custom<JsonObject>(isJsonObject, 'expected a JSON object');

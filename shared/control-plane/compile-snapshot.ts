@@ -8,7 +8,14 @@ import { instantiateValidator } from '../arguments/standalone-validators.js';
 import { type CatalogTool, isJsonObject, type ToolWithValidator } from '../catalog/tool.js';
 import { referencePaths } from '../config/resolve.js';
 import { type ConfigProblem, formatPath } from '../config/resolved.js';
-import { type CompiledSnapshot, type CompiledTool, compiledSnapshotFormat } from './bundle.js';
+import {
+  type BundledMcpCatalog,
+  type CompiledSnapshot,
+  type CompiledTool,
+  type ConfigBundle,
+  compiledSnapshotFormat,
+  encodeCompiledSnapshot,
+} from './bundle.js';
 import { assembleSnapshot, type GatewaySnapshot } from './gateway-snapshot.js';
 import { type ReadSnapshot, readSnapshot, type SnapshotInput } from './snapshot.js';
 
@@ -91,5 +98,25 @@ export const compileSnapshot = async (input: SnapshotInput): Promise<SnapshotCom
       policies: read.policies.map((policy) => ({ path: policy.path, text: policy.text })),
       warnings: read.warnings.map((warning) => ({ ...warning })),
     },
+  };
+};
+
+/** The bundle config:push writes: the raw files people read, and the compiled snapshot the functions load. */
+export const bundleOf = (input: {
+  readonly compilation: Extract<SnapshotCompilation, { ok: true }>;
+  /** The configuration file's name, for messages. */
+  readonly configFile: string;
+  readonly mcpCatalogs: Readonly<Record<string, BundledMcpCatalog>>;
+  readonly pushedAt: Date;
+}): ConfigBundle => {
+  const { snapshot, compiled } = input.compilation;
+  return {
+    version: snapshot.version,
+    config_file: input.configFile,
+    config_text: snapshot.source,
+    files: Object.fromEntries(snapshot.files),
+    pushed_at: input.pushedAt.toISOString(),
+    ...(Object.keys(input.mcpCatalogs).length > 0 ? { mcp_catalogs: { ...input.mcpCatalogs } } : {}),
+    compiled: encodeCompiledSnapshot(compiled),
   };
 };
