@@ -92,7 +92,9 @@ export const CompiledSnapshot = z.object({
 });
 export type CompiledSnapshot = z.infer<typeof CompiledSnapshot>;
 
-export const encodeCompiledSnapshot = (compiled: CompiledSnapshot) => gzipSync(JSON.stringify(compiled));
+/** The compiled snapshot as the table stores it: gzip of its JSON, as the plain bytes the table gives back. */
+export const encodeCompiledSnapshot = (compiled: CompiledSnapshot) =>
+  new Uint8Array(gzipSync(JSON.stringify(compiled)));
 
 export type CompiledSnapshotRead = { ok: true; compiled: CompiledSnapshot } | { ok: false; reason: string };
 
