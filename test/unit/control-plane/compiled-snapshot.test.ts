@@ -257,4 +257,26 @@ describe('the compiled snapshot', () => {
       });
     },
   );
+
+  it(
+    verifies('perf.ahead-of-time-validators', "is not pushed when a tool's schema cannot be compiled, naming the tool"),
+    async () => {
+      const text = [
+        'systems:',
+        '  - key: crm',
+        '    base_url: http://crm.test',
+        '    operations:',
+        '      - id: notes.find',
+        '        method: GET',
+        '        path: /notes',
+        '        description: Finds notes.',
+        '        input_schema: { type: object, properties: { q: { type: string, pattern: "(" } } }',
+        'policies: []',
+        '',
+      ].join('\n');
+      await expect(compiledBundleOf(text)).rejects.toThrow(
+        /test\.yaml:2: systems\[0\]: the input schema of crm\.notes\.find cannot be compiled \(Invalid regular expression/,
+      );
+    },
+  );
 });
