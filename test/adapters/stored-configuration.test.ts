@@ -1,6 +1,9 @@
 // The AWS side of the control plane against the local store: config:push writes the bundle with a
 // conditional write; a function instance caches it, refreshes it, and applies the staleness rule.
 // The function loads the snapshot config:push compiled, and refuses a bundle without one.
+//
+// Long: the table's whole life (conditional pushes, refreshes, staleness, refused bundles) and the
+// real config:push run against one local store that every test shares.
 import { join } from 'node:path';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
