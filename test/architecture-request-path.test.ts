@@ -1,9 +1,9 @@
 // What the deployed functions load, checked from their import statements: from each function entry
-// (functions/*.ts, and the gRPC service's container) the static import graph (relative imports followed, dynamic import() included,
-// type-only imports left out as the compiler erases them) reaches no parser of configuration files
-// and no JSON Schema compiler. Those run in config:push and in the local runtime only; the
-// functions load the snapshot config:push compiled, and instantiate its generated validators with
-// ajv's runtime helpers and ajv-formats' formats.
+// (functions/*.ts, and the gRPC service's container) the static import graph (relative imports
+// followed, dynamic import() included, type-only imports left out as the compiler erases them)
+// reaches no parser of configuration files and no JSON Schema compiler. Those run in config:push
+// and in the local runtime only; the functions load the snapshot config:push compiled, and
+// instantiate its generated validators with ajv's runtime helpers and ajv-formats' formats.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import ts from 'typescript';
