@@ -208,7 +208,7 @@ export const readSnapshot = async (input: SnapshotInput): Promise<SnapshotRead> 
   };
 };
 
-/** The tools with their validators, compiled on each one's first call. */
+/** A tool with its validator, compiled on its first call. */
 const withCompiledValidator = (tool: CatalogTool): ToolWithValidator => ({
   ...tool,
   validate: compileValidator(tool.inputSchema),

@@ -191,6 +191,17 @@ describe('the configuration bundle in the table', () => {
       expect(warnings.at(-1)).toBe(
         'the pushed configuration was pushed by an older config:push, without the compiled snapshot the functions load; run `npm run config:push` again; keeping the last good one',
       );
+      // Pushing again writes the same version, compiled, and the functions take it.
+      const again = await bundleOf(adminOnlyConfig({ extraTool: true }));
+      expect(again.version).toBe(older.version);
+      expect(await store.push(again, older.version)).toEqual({ kind: 'pushed' });
+      expect(await store.push(again, older.version)).toEqual({ kind: 'unchanged' });
+      clock.advance(1_000);
+      const taken = await plane.current();
+      expect(taken.kind === 'active' && taken.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
+        'crm.notes.add',
+        'crm.notes.list',
+      ]);
     },
   );
 
