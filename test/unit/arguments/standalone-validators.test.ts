@@ -46,6 +46,7 @@ const everyKeyword: JsonObject = {
       properties: { number: { type: 'string' }, cvc: { type: 'string' } },
       dependentRequired: { number: ['cvc'] },
       if: { required: ['number'] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a promise
       then: { properties: { cvc: { maxLength: 4 } } },
       else: { properties: { cvc: false } },
     },
