@@ -3,10 +3,10 @@
 // servers are asked for their tools (with this environment's addresses and credentials), so that
 // policies are checked against what they offer; --list-tools shows what each one offers.
 import { parseArgs } from 'node:util';
-import { loadSnapshotFromFile } from '../infra/local/config-files.js';
+import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
-import { formatProblem } from '../shared/config/load.js';
-import type { GatewaySnapshot } from '../shared/control-plane/snapshot.js';
+import { formatProblem } from '../shared/config/resolved.js';
+import type { GatewaySnapshot } from '../shared/control-plane/gateway-snapshot.js';
 
 const usage = `Usage: npm run config:check -- [file] [--strict-env] [--list-tools] [--offline]
 
@@ -71,7 +71,8 @@ const run = async (): Promise<number> => {
   const file = parsed.positionals[0] ?? 'examples/gateway.config.yaml';
   const unset: string[] = [];
   const discovery = parsed.values.offline === true ? null : await discoverMcpTools(file, process.env);
-  const outcome = await loadSnapshotFromFile(
+  // Compiled as config:push compiles it, so that a configuration that checks also pushes.
+  const outcome = await compileSnapshotFromFile(
     file,
     process.env,
     {

@@ -3,16 +3,19 @@
 // before, so two pushes at once cannot silently overwrite each other. MCP servers are asked for their
 // tools here, with this environment's addresses and credentials, and their catalogs go into the
 // bundle: the functions never discover on the request path. Push again to take a server's changes.
+// The bundle carries the snapshot compiled (the catalog, the policies, each tool's validator as
+// generated code): the functions load it and parse nothing.
 
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { loadSnapshotFromFile } from '../infra/local/config-files.js';
+import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { documentClient } from '../infra/local/dynamodb.js';
 import { discoverMcpTools } from '../infra/local/mcp-discovery.js';
 import { DynamoDbConfigStore } from '../shared/adapters/dynamodb/config-store.js';
-import { formatProblem } from '../shared/config/load.js';
+import { formatProblem } from '../shared/config/resolved.js';
 import { BundledMcpCatalog } from '../shared/control-plane/bundle.js';
+import { bundleOf } from '../shared/control-plane/compile-snapshot.js';
 
 const usage = `Usage: npm run config:push -- --table <name> [file] [--region <region>] [--endpoint <url>]
 
@@ -60,7 +63,7 @@ const run = async (): Promise<number> => {
   }
   const discovered = new Map([...discovery.catalogs].map(([key, catalog]) => [key, catalog.specs]));
   // References stay references: they are resolved where the gateway runs.
-  const outcome = await loadSnapshotFromFile(file, {}, { unsetVariables: 'placeholder' }, discovered);
+  const outcome = await compileSnapshotFromFile(file, {}, { unsetVariables: 'placeholder' }, discovered);
   if (!outcome.ok) {
     process.stderr.write(`${file} is not valid, nothing was pushed:\n`);
     for (const problem of outcome.problems) process.stderr.write(`  ${formatProblem(problem)}\n`);
@@ -80,20 +83,14 @@ const run = async (): Promise<number> => {
   const current = await store.fetch();
   const { snapshot } = outcome;
   const result = await store.push(
-    {
-      version: snapshot.version,
-      config_file: basename(file),
-      config_text: snapshot.source,
-      files: Object.fromEntries(snapshot.files),
-      pushed_at: new Date().toISOString(),
-      ...(discovery.catalogs.size > 0
-        ? {
-            mcp_catalogs: Object.fromEntries(
-              [...discovery.catalogs].map(([key, catalog]) => [key, BundledMcpCatalog.parse(catalog)]),
-            ),
-          }
-        : {}),
-    },
+    bundleOf({
+      compilation: outcome,
+      configFile: basename(file),
+      mcpCatalogs: Object.fromEntries(
+        [...discovery.catalogs].map(([key, catalog]) => [key, BundledMcpCatalog.parse(catalog)]),
+      ),
+      pushedAt: new Date(),
+    }),
     current?.version ?? null,
   );
   client.destroy();

@@ -4,7 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type AuthInfo, OAuthError, OAuthErrorCode, verifyBearerToken } from '@modelcontextprotocol/server';
 import type { ClaimNames } from '../../shared/auth/agent.js';
-import type { ResolvedAgent } from '../../shared/config/load.js';
+import type { ResolvedAgent } from '../../shared/config/resolved.js';
 
 export type JwtClaims = Record<string, string>;
 

@@ -7,14 +7,15 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../../shared/clock.js';
-import { formatProblem, type ResolvedMcpSystem } from '../../shared/config/load.js';
+import { formatProblem, type ResolvedMcpSystem } from '../../shared/config/resolved.js';
 import {
   type ControlPlane,
   type ControlPlaneState,
   SyncedConfiguration,
 } from '../../shared/control-plane/control-plane.js';
+import type { SnapshotLoad } from '../../shared/control-plane/gateway-snapshot.js';
 import type { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
-import { loadSnapshot, type SnapshotLoad } from '../../shared/control-plane/snapshot.js';
+import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 import type { Log } from '../../shared/log.js';
 
 const fingerprintOf = (texts: readonly [string, string | undefined][]): string => {

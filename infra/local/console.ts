@@ -10,7 +10,7 @@ import type { SessionRequest } from '../../functions/console/request.js';
 import { notAllowed } from '../../functions/console/router.js';
 import { type SignInStrategy, safeNext, signedIn } from '../../functions/console/sign-in.js';
 import type { Clock } from '../../shared/clock.js';
-import type { ResolvedPerson } from '../../shared/config/load.js';
+import type { ResolvedPerson } from '../../shared/config/resolved.js';
 import { customerMessagePage, customerSignInPage } from '../../shared/console/customer-pages.js';
 import { checkPassword } from '../../shared/console/identity.js';
 import { consolePaths, signInPage, timeLeft } from '../../shared/console/pages.js';

@@ -4,7 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
 import { systemClock } from '../../shared/clock.js';
-import { loadConfigText, type ResolvedMcpSystem } from '../../shared/config/load.js';
+import { loadConfigText } from '../../shared/config/load.js';
+import type { ResolvedMcpSystem } from '../../shared/config/resolved.js';
 import { type McpCatalog, McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
 
 export interface McpDiscovery {

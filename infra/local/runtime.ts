@@ -26,7 +26,7 @@ import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { agentFromClaims, defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
-import { formatProblem, type ResolvedConfig } from '../../shared/config/load.js';
+import { formatProblem, type ResolvedConfig } from '../../shared/config/resolved.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import { HmacSessionSigner } from '../../shared/console/session.js';
 import { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';

@@ -4,7 +4,7 @@
 // retried, and the socket is dropped on every path once the answer (or its absence) is known.
 import WebSocket, { type RawData } from 'ws';
 import { decodeFrame, FrameDecodeError } from '../call-tool/frame.js';
-import type { ResolvedCallToolSystem } from '../config/load.js';
+import type { ResolvedCallToolSystem } from '../config/resolved.js';
 import { credentialHeaders } from '../invoke/credentials.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 

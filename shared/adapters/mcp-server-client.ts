@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { parseExactJson } from '../arguments/exact-json.js';
-import type { ResolvedMcpSystem } from '../config/load.js';
+import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
 import { countedBody, type Exchange, httpFetch } from './mcp-fetch.js';

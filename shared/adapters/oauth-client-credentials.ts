@@ -4,7 +4,7 @@
 // before it expires, and dropped when the server refuses it.
 import { discoverOAuthServerInfo, type FetchLike } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import type { ResolvedMcpSystem } from '../config/load.js';
+import type { ResolvedMcpSystem } from '../config/resolved.js';
 
 const TokenAnswer = z.object({
   access_token: z.string().min(1).max(16_384),

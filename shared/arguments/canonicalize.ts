@@ -5,7 +5,15 @@
 // Long: the canonical form is one walk over the schema and the value; its steps (text, amounts,
 // identifiers, path values, validation) share that walk.
 import { inPlace, memberSchemas } from '../catalog/schema-walk.js';
-import { type CatalogTool, fieldBindings, isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
+import {
+  type ArgumentsValidator,
+  type CatalogTool,
+  fieldBindings,
+  isJsonObject,
+  type JsonObject,
+  marks,
+  type ToolWithValidator,
+} from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
 import { headerValueMessage, printableHeaderValue } from '../invoke/headers.js';
 import { headerText, unsafePathValue } from '../invoke/parameter-values.js';
@@ -17,7 +25,6 @@ import { canonicalJsonText, lenientJsonText } from './exact-json.js';
 import { argumentsHash } from './hash.js';
 import type { ArgumentIssue, StrictArguments } from './strict-json.js';
 import { canonicalText, identifierProblem } from './text-rules.js';
-import { validatorFor } from './validation.js';
 
 /** Largest canonical arguments accepted, in UTF-8 bytes. */
 export const maxArgumentBytes = 64 * 1024;
@@ -172,11 +179,15 @@ const canonicalValue = (value: unknown, schema: JsonObject | undefined, pointer:
  * to it as a double of the same sign and size (so type checks hold), and its numeric limits are
  * checked exactly, on its digits, instead.
  */
-const validate = (schema: JsonObject, canonical: JsonObject, exact: readonly ExactInteger[]): InputError[] => {
+const validate = (
+  validator: ArgumentsValidator,
+  canonical: JsonObject,
+  exact: readonly ExactInteger[],
+): InputError[] => {
   for (const item of exact) setOwn(item.container, item.key, Number(item.value));
   let found: InputError[];
   try {
-    found = validatorFor(schema)(canonical);
+    found = validator(canonical);
   } finally {
     for (const item of exact) setOwn(item.container, item.key, item.value);
   }
@@ -226,7 +237,7 @@ const dedupe = (errors: InputError[]): InputError[] => {
 const issueError = (issue: ArgumentIssue): InputError => error(issue.path, issue.code);
 
 export const canonicalizeArguments = (
-  tool: Pick<CatalogTool, 'inputSchema'> & Partial<Pick<CatalogTool, 'target'>>,
+  tool: Pick<ToolWithValidator, 'inputSchema' | 'validate'> & Partial<Pick<CatalogTool, 'target'>>,
   input: StrictArguments,
 ): Canonicalization => {
   const schema = tool.inputSchema;
@@ -280,7 +291,8 @@ export const canonicalizeArguments = (
     return false;
   };
   // Past the value cap the arguments were not all read, so the validator has nothing to say.
-  if (!tooMany) problems.push(...validate(schema, canonical, walk.exact).filter((found) => !underUnread(found.path)));
+  if (!tooMany)
+    problems.push(...validate(tool.validate, canonical, walk.exact).filter((found) => !underUnread(found.path)));
   if (problems.length > 0) {
     // Values already refused (lone surrogates, non-finite numbers) have no canonical text; the
     // size is still reported, measured on the plain serialization.

@@ -1,27 +1,14 @@
 // Schema validation of canonical arguments with a real JSON Schema validator (ajv, draft
-// 2020-12, no coercion, every error), its findings turned into the gateway's input errors.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+// 2020-12, no coercion, every error): the schema the validator is compiled from, and its findings
+// turned into the gateway's input errors. The validator itself is compiled at load by the local
+// runtime (compile-validator.ts) or instantiated from the code config:push generated ahead of
+// time (standalone-validators.ts): both read their findings here, so both answer alike.
+import type { ErrorObject } from 'ajv';
 import { mapSubschemas } from '../catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
 import { jsonPointer } from '../json-pointer.js';
 import type { InputError } from '../result.js';
-
-const addFormats = addFormatsModule.default ?? addFormatsModule;
-
-const ajv = new Ajv2020({
-  allErrors: true,
-  strict: false,
-  coerceTypes: false,
-  useDefaults: false,
-  removeAdditional: false,
-  validateFormats: true,
-});
-addFormats(ajv);
-// The gateway's own formats are checked by canonicalization, not by the validator.
-ajv.addFormat('decimal', true);
-ajv.addFormat('identifier', true);
 
 /** Checked on the canonical decimal by canonicalization (amountProblem), not by the validator. */
 const numericKeywords = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'enum', 'const'];
@@ -124,15 +111,6 @@ const toInputError = (error: ErrorObject): InputError => {
   return { path, code, message: detail(error, code) };
 };
 
-const compiled = new WeakMap<JsonObject, ValidateFunction>();
-
-/** The validator for a tool's input schema, compiled once per schema object. */
-export const validatorFor = (schema: JsonObject): ((value: unknown) => InputError[]) => {
-  let validate = compiled.get(schema);
-  if (validate === undefined) {
-    validate = ajv.compile(validationSchema(schema));
-    compiled.set(schema, validate);
-  }
-  const check = validate;
-  return (value) => (check(value) ? [] : (check.errors ?? []).map(toInputError));
-};
+/** What an ajv validation function found: nothing when it passed, else each error as an input error. */
+export const inputErrorsOf = (valid: unknown, errors: readonly ErrorObject[] | null | undefined): InputError[] =>
+  valid ? [] : (errors ?? []).map(toInputError);

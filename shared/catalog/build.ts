@@ -3,7 +3,7 @@
 //
 // Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
-import type { ResolvedOpenApiSystem, ResolvedSystem } from '../config/load.js';
+import type { ResolvedOpenApiSystem, ResolvedSystem } from '../config/resolved.js';
 import { headerParameterRule } from '../invoke/headers.js';
 import { normalizeOperationId, toolName } from './naming.js';
 import type { OperationSpec, ParameterSpec } from './operations.js';

@@ -2,7 +2,7 @@
 // configuration) or a remote MCP server (its tools discovered from `tools/list`). Each becomes
 // `<system key>.<tool name>` under the same schema rules as an HTTP system's operation: the input
 // is an object whose unknown fields are refused, with secrets, identifiers and amounts marked.
-import type { ResolvedToolServer } from '../config/load.js';
+import type { ResolvedToolServer } from '../config/resolved.js';
 import { type CatalogProblem, markRulesOf, type SystemTools, unknownToolNames } from './build.js';
 import { normalizeOperationId } from './naming.js';
 import { applyMarks, hasReference, toJsonSchema } from './schema-conversion.js';

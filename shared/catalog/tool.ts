@@ -1,5 +1,6 @@
 // A catalog tool: one tool of one system, as agents see it (name, schema, annotations) and as the
 // gateway calls it (an HTTP operation's method, path and field bindings, or a tool server's name).
+import type { InputError } from '../result.js';
 
 export type JsonObject = { [key: string]: unknown };
 
@@ -69,18 +70,29 @@ export interface CatalogTool {
   readonly responseSchema: JsonObject | null;
 }
 
+/** Checks canonical arguments against a tool's input schema: every problem found, none when valid. */
+export type ArgumentsValidator = (value: unknown) => InputError[];
+
+/** A catalog tool with the validator of its arguments, as a configuration snapshot holds it. */
+export interface ToolWithValidator extends CatalogTool {
+  readonly validate: ArgumentsValidator;
+}
+
 export interface Catalog {
   /** Every enabled tool, sorted by name. */
-  readonly tools: readonly CatalogTool[];
-  readonly byName: ReadonlyMap<string, CatalogTool>;
+  readonly tools: readonly ToolWithValidator[];
+  readonly byName: ReadonlyMap<string, ToolWithValidator>;
   /** Turned-off tools: policies may name them, nobody is offered them. */
-  readonly disabled: readonly CatalogTool[];
+  readonly disabled: readonly ToolWithValidator[];
 }
 
 const byToolName = (left: CatalogTool, right: CatalogTool) =>
   left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 
-export const catalogOf = (tools: readonly CatalogTool[], disabled: readonly CatalogTool[] = []): Catalog => {
+export const catalogOf = (
+  tools: readonly ToolWithValidator[],
+  disabled: readonly ToolWithValidator[] = [],
+): Catalog => {
   const sorted = [...tools].sort(byToolName);
   return {
     tools: sorted,

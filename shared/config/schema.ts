@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';
 
-const secretReference = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
+/** A secret reference as the file writes it: `${env:NAME}`. */
+export const secretReference = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 /** A secret: `${env:NAME}` (resolved when the file is loaded) or, for demos, the literal value. */
 export const Secret = z

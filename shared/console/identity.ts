@@ -2,7 +2,7 @@
 // local runtime imports it (in AWS approvers sign in through OpenID Connect), so it never ships.
 import { createHash } from 'node:crypto';
 import type { Approver } from '../approvals/approver.js';
-import type { ResolvedPerson } from '../config/load.js';
+import type { ResolvedPerson } from '../config/resolved.js';
 import { safeEqual } from './session.js';
 
 /** The result of a sign-in attempt with a password. */

@@ -2,7 +2,7 @@
 // broken or unreachable, but only for the allowed staleness: past it, or when the configuration
 // turns the gateway off, agents see only get_execution_status (fail closed).
 import type { Clock } from '../clock.js';
-import type { GatewaySnapshot } from './snapshot.js';
+import type { GatewaySnapshot } from './gateway-snapshot.js';
 
 export type ControlPlaneState =
   | { readonly kind: 'active'; readonly snapshot: GatewaySnapshot }

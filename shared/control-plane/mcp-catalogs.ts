@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { type LeftOutTool, mcpToolSpecs } from '../catalog/mcp-tools.js';
 import type { ToolServerToolSpec } from '../catalog/tool-server-tools.js';
 import type { Clock } from '../clock.js';
-import type { ResolvedMcpSystem } from '../config/load.js';
+import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { Log } from '../log.js';
 import type { DiscoveredTools } from './snapshot.js';
 

@@ -1,46 +1,32 @@
-// A configuration snapshot: the validated configuration with its tool catalog, built from the
-// configuration text and the files it names (OpenAPI documents, policies). The same code builds
-// it from local files and from the bundle pushed to the table in AWS.
+// Reading a configuration snapshot from the configuration text and the files it names (OpenAPI
+// documents, policies), as the local runtime does and as config:push does before compiling it.
+// The deployed functions never read files: they load what config:push compiled.
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
+import { compileValidator } from '../arguments/compile-validator.js';
 import { buildSystemTools, type SystemTools } from '../catalog/build.js';
 import { loadOpenApiDocument } from '../catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../catalog/operations.js';
-import { type Catalog, type CatalogTool, catalogOf } from '../catalog/tool.js';
+import type { CatalogTool, ToolWithValidator } from '../catalog/tool.js';
 import { buildToolServerTools, type ToolServerToolSpec } from '../catalog/tool-server-tools.js';
-import type { ResolvedCallToolSystem, ResolvedOpenApiSystem } from '../config/load.js';
+import { loadConfigText } from '../config/load.js';
+import type { LoadOptions } from '../config/resolve.js';
 import {
   type ConfigProblem,
   formatPath,
-  type LoadOptions,
-  loadConfigText,
+  type ResolvedCallToolSystem,
   type ResolvedConfig,
-} from '../config/load.js';
-import { cedarModelOf } from '../policy/cedar-schema.js';
-import { PolicyEngine } from '../policy/engine.js';
-import { compilePolicies, type PolicyFile, splitPolicies } from '../policy/policy-set.js';
+  type ResolvedOpenApiSystem,
+} from '../config/resolved.js';
+import { type PolicyFile, splitPolicies } from '../policy/policy-set.js';
+import { assembleSnapshot, type SnapshotLoad, type SnapshotParts } from './gateway-snapshot.js';
+
+export type { GatewaySnapshot } from './gateway-snapshot.js';
 
 /** Reads a file the configuration names, by its path relative to the configuration file. */
 export interface ConfigFiles {
   read(relativePath: string): Promise<string | undefined>;
 }
-
-export interface GatewaySnapshot {
-  /** Content hash of the configuration and every file it names. */
-  readonly version: string;
-  readonly config: ResolvedConfig;
-  readonly catalog: Catalog;
-  /** The organization's policies, compiled against this catalog. */
-  readonly policy: PolicyEngine;
-  /** Problems that left something out but did not invalidate the configuration. */
-  readonly warnings: readonly ConfigProblem[];
-  /** The configuration text itself. */
-  readonly source: string;
-  /** Every file read, with its text: what `config:push` bundles. */
-  readonly files: ReadonlyMap<string, string>;
-}
-
-export type SnapshotLoad = { ok: true; snapshot: GatewaySnapshot } | { ok: false; problems: ConfigProblem[] };
 
 /** Paths the configuration names are relative to it and may not leave its folder tree. */
 const normalizeConfigPath = (relativePath: string): string | null => {
@@ -71,7 +57,7 @@ export interface McpDiscovered {
   readonly withdrawn?: ReadonlySet<string> | undefined;
 }
 
-export const loadSnapshot = async (input: {
+export interface SnapshotInput {
   text: string;
   file: string;
   environment: Readonly<Record<string, string | undefined>>;
@@ -86,10 +72,25 @@ export const loadSnapshot = async (input: {
    * `discovered` and `withdrawn`), so a caller that asks the servers need not read the file twice.
    */
   discover?: (config: ResolvedConfig) => Promise<McpDiscovered>;
-}): Promise<SnapshotLoad> => {
+}
+
+/** What the files make, before validators and policies: the catalog's tools as data. */
+export interface ReadSnapshot extends Omit<SnapshotParts, 'tools' | 'disabled'> {
+  readonly tools: readonly CatalogTool[];
+  readonly disabled: readonly CatalogTool[];
+  /** The configuration file's content as data, references as written. */
+  readonly data: unknown;
+  /** The line of a path in the configuration file (null when absent). */
+  readonly lineAt: (path: readonly PropertyKey[]) => number | null;
+}
+
+export type SnapshotRead = { ok: true; read: ReadSnapshot } | { ok: false; problems: ConfigProblem[] };
+
+/** Reads the configuration and every file it names, and builds the catalog's tools. */
+export const readSnapshot = async (input: SnapshotInput): Promise<SnapshotRead> => {
   const loaded = loadConfigText(input.text, input.file, input.environment, input.options);
   if (!loaded.ok) return loaded;
-  const { config, lineAt } = loaded;
+  const { config, lineAt, data } = loaded;
   const { discovered, withdrawn } =
     input.discover === undefined
       ? { discovered: input.discovered, withdrawn: input.withdrawn }
@@ -189,35 +190,38 @@ export const loadSnapshot = async (input: {
     hash.update(`\0mcp:${key}\0${withdrawn?.has(key) === true ? 'withdrawn' : 'offered'}\0${JSON.stringify(specs)}`);
   }
   const version = hash.digest('hex').slice(0, 16);
-  const catalog = catalogOf(tools, disabled);
-  // Policies are checked against a schema generated from this very catalog (turned-off tools too).
-  // Every system is an action group, so a policy may name a system whose tools are not known yet.
-  const model = cedarModelOf(
-    [...catalog.tools, ...catalog.disabled],
-    config.systems.map((system) => system.key),
-  );
-  const compiled = compilePolicies(policyFiles, model.schema, version);
-  if (!compiled.ok) {
-    return {
-      ok: false,
-      problems: compiled.problems.map((found) => ({
-        file: posix.join(posix.dirname(input.file.replaceAll('\\', '/')), found.file),
-        path: 'policies',
-        line: found.line,
-        message: found.message,
-      })),
-    };
-  }
   return {
     ok: true,
-    snapshot: {
+    read: {
       version,
+      file: input.file,
       config,
-      catalog,
-      policy: new PolicyEngine(compiled.policies, model),
+      tools,
+      disabled,
+      policies: policyFiles,
       warnings,
       source: input.text,
       files: read,
+      data,
+      lineAt,
     },
   };
+};
+
+/** A tool with its validator, compiled on its first call. */
+const withCompiledValidator = (tool: CatalogTool): ToolWithValidator => ({
+  ...tool,
+  validate: compileValidator(tool.inputSchema),
+});
+
+/** The snapshot as the local runtime loads it: files read, validators compiled as they are used. */
+export const loadSnapshot = async (input: SnapshotInput): Promise<SnapshotLoad> => {
+  const outcome = await readSnapshot(input);
+  if (!outcome.ok) return outcome;
+  const { read } = outcome;
+  return assembleSnapshot({
+    ...read,
+    tools: read.tools.map(withCompiledValidator),
+    disabled: read.disabled.map(withCompiledValidator),
+  });
 };

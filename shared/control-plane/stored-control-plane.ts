@@ -1,13 +1,14 @@
 // The control plane of the deployed functions: the configuration bundle is read from the table
 // at most once per refresh interval and cached by the function instance. Each successful read
 // counts as a sync; a broken bundle or an unreachable table keeps the last good configuration
-// until the allowed staleness runs out. MCP servers' tools come in the bundle, as pushed.
+// until the allowed staleness runs out. The snapshot is the one config:push compiled (MCP
+// servers' tools included, as pushed): nothing is parsed, compiled or discovered here.
 import type { Clock } from '../clock.js';
-import { formatProblem } from '../config/load.js';
+import { formatProblem } from '../config/resolved.js';
 import type { Log } from '../log.js';
 import type { ConfigBundleStore } from './bundle.js';
+import { loadCompiledSnapshot, pushAgain } from './compiled-snapshot.js';
 import { type ControlPlane, type ControlPlaneState, SyncedConfiguration } from './control-plane.js';
-import { loadSnapshot } from './snapshot.js';
 
 export class StoredControlPlane implements ControlPlane {
   private readonly synced: SyncedConfiguration;
@@ -51,15 +52,15 @@ export class StoredControlPlane implements ControlPlane {
       this.synced.confirm();
       return;
     }
-    const files = new Map(Object.entries(bundle.files));
-    const outcome = await loadSnapshot({
-      text: bundle.config_text,
-      file: bundle.config_file,
-      environment: this.environment,
-      files: { read: async (path) => files.get(path) },
-      // MCP servers' tools as config:push found them: nothing is discovered on the request path.
-      discovered: new Map(Object.entries(bundle.mcp_catalogs ?? {}).map(([key, catalog]) => [key, catalog.specs])),
-    });
+    const { compiled } = bundle;
+    if (compiled === undefined) {
+      this.log.warn(
+        `the pushed configuration was pushed by an older config:push, without the compiled snapshot the functions load; ${pushAgain}; keeping the last good one`,
+        { version: bundle.version },
+      );
+      return;
+    }
+    const outcome = loadCompiledSnapshot({ ...bundle, compiled }, this.environment);
     if (outcome.ok) this.synced.accept(outcome.snapshot);
     else {
       this.log.warn('the pushed configuration is not valid here; keeping the last good one', {

@@ -4,7 +4,7 @@
 // only its error code, when it is a short machine token, or http_<status>.
 import { exactJsonText } from '../arguments/exact-json.js';
 import type { CatalogTool, HttpTarget, JsonObject } from '../catalog/tool.js';
-import type { ResolvedOpenApiSystem } from '../config/load.js';
+import type { ResolvedOpenApiSystem } from '../config/resolved.js';
 import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '../errors.js';
 import { depthOf, maxResultDepth } from '../json-depth.js';
 import { pointerValue } from '../json-pointer.js';

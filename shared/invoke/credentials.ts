@@ -1,6 +1,6 @@
 // How a system's configured credential is presented: as request headers the gateway sets itself
 // (on an HTTP request, or on a WebSocket upgrade). Never anything the agent sent.
-import type { ResolvedCredentials } from '../config/load.js';
+import type { ResolvedCredentials } from '../config/resolved.js';
 
 /** The headers (lowercase names) that carry the credential; none for `type: none`. */
 export const credentialHeaders = (credentials: ResolvedCredentials): Record<string, string> => {

@@ -4,7 +4,7 @@
 // when it is a short machine token, a JSON-RPC error only as `mcp_<code>`.
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { isJsonObject } from '../catalog/tool.js';
-import type { ResolvedToolServer } from '../config/load.js';
+import type { ResolvedToolServer } from '../config/resolved.js';
 import { mcpErrorCode, type SystemCode, systemCode } from '../errors.js';
 import { depthOf, maxResultDepth } from '../json-depth.js';
 import { redactedValue, redactSecrets, type SecretRules } from '../secrets.js';

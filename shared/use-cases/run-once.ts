@@ -17,7 +17,7 @@ import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';
-import type { ResolvedSystem } from '../config/load.js';
+import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { outcomeMessage, resultCodes } from '../errors.js';
 import type { Execution } from '../executions/execution.js';

@@ -11,11 +11,12 @@ import { readArguments } from '../../shared/arguments/strict-json.js';
 import { buildSystemTools } from '../../shared/catalog/build.js';
 import { loadOpenApiDocument } from '../../shared/catalog/openapi-document.js';
 import { operationsFromOpenApi } from '../../shared/catalog/operations.js';
-import type { CatalogTool, FieldBinding } from '../../shared/catalog/tool.js';
-import type { ResolvedOpenApiSystem } from '../../shared/config/load.js';
+import type { CatalogTool, FieldBinding, ToolWithValidator } from '../../shared/catalog/tool.js';
+import type { ResolvedOpenApiSystem } from '../../shared/config/resolved.js';
 import { buildRequest } from '../../shared/invoke/call.js';
 import { verifies } from '../support/requirements.js';
 import { aSystem, httpTargetOf } from '../support/systems.js';
+import { withValidator } from '../support/validators.js';
 
 interface Received {
   readonly rawHeaders: readonly string[];
@@ -92,17 +93,17 @@ const system = (): ResolvedOpenApiSystem =>
     credentials: { type: 'api_key', header: 'api_key', value: 'system-key-1' },
   });
 
-const notesTool = async (): Promise<CatalogTool> => {
+const notesTool = async (): Promise<ToolWithValidator> => {
   const loaded = await loadOpenApiDocument(document);
   if (!loaded.ok) throw new Error(loaded.messages.join('\n'));
   const built = buildSystemTools(system(), 0, operationsFromOpenApi(loaded.document));
   expect(built.problems).toEqual([]);
   const [tool] = built.tools;
   if (tool === undefined) throw new Error('expected the notes tool');
-  return tool;
+  return withValidator(tool);
 };
 
-const canonical = (tool: CatalogTool, json: string) => {
+const canonical = (tool: ToolWithValidator, json: string) => {
   const read = readArguments(json, []);
   if (read === null) throw new Error(`not JSON: ${json}`);
   return canonicalizeArguments(tool, read);
@@ -220,7 +221,7 @@ describe('header parameters, from the document to the wire', () => {
     if (!loaded.ok) throw new Error(loaded.messages.join('\n'));
     const [tool] = buildSystemTools(system(), 0, operationsFromOpenApi(loaded.document)).tools;
     if (tool === undefined) throw new Error('expected the ping tool');
-    const args = canonical(tool, '{"X-Attempt":2,"X-Dry-Run":true}');
+    const args = canonical(withValidator(tool), '{"X-Attempt":2,"X-Dry-Run":true}');
     if (!args.ok) throw new Error(JSON.stringify(args.errors));
     received.length = 0;
     await new HttpSystemClient().send(

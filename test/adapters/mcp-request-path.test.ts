@@ -13,7 +13,7 @@ import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { maxInputErrors } from '../../shared/arguments/canonicalize.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
-import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
+import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
 import type { Execution } from '../../shared/executions/execution.js';
 import type { CreateResult } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';

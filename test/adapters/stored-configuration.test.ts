@@ -1,9 +1,14 @@
 // The AWS side of the control plane against the local store: config:push writes the bundle with a
 // conditional write; a function instance caches it, refreshes it, and applies the staleness rule.
+// The function loads the snapshot config:push compiled, and refuses a bundle without one.
+//
+// Long: the table's whole life (conditional pushes, refreshes, staleness, refused bundles) and the
+// real config:push run against one local store that every test shares.
 import { join } from 'node:path';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localAwsProfile, writeLocalAwsConfig } from '../../infra/local/aws-config-file.js';
+import { loadSnapshotFromFile } from '../../infra/local/config-files.js';
 import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
@@ -11,10 +16,11 @@ import { configTable } from '../../shared/adapters/dynamodb/tables.js';
 import type { ConfigBundle, ConfigBundleStore } from '../../shared/control-plane/bundle.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import { ManualClock } from '../support/clock.js';
+import { type CompiledBundle, compiledBundleOf, expectSameAnswers, withCompiled } from '../support/compiled-bundles.js';
 import { startEverythingServer } from '../support/mcp-servers.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
-import { adminOnlyConfig, snapshotOf } from '../support/snapshots.js';
+import { adminOnlyConfig } from '../support/snapshots.js';
 import { runProcess } from '../support/spawn.js';
 
 let dynamodb: LocalDynamoDb;
@@ -26,13 +32,7 @@ const freshStore = async (): Promise<{ store: DynamoDbConfigStore; tableName: st
   return { store: new DynamoDbConfigStore(dynamodb.documents, tableName), tableName };
 };
 
-const bundleOf = async (text: string): Promise<ConfigBundle> => ({
-  version: (await snapshotOf(text)).version,
-  config_file: 'test.yaml',
-  config_text: text,
-  files: {},
-  pushed_at: new Date().toISOString(),
-});
+const bundleOf = (text: string): Promise<CompiledBundle> => compiledBundleOf(text);
 
 /** The real store, counting how often functions read it. */
 class CountingStore implements ConfigBundleStore {
@@ -50,7 +50,15 @@ class CountingStore implements ConfigBundleStore {
 }
 
 const warnings: string[] = [];
-const log = { info: () => undefined, warn: (message: string) => void warnings.push(message) };
+/** What each warning said besides its message (the version, the problems). */
+const warningFields: unknown[] = [];
+const log = {
+  info: () => undefined,
+  warn: (message: string, fields?: unknown) => {
+    warnings.push(message);
+    warningFields.push(fields);
+  },
+};
 
 beforeAll(async () => {
   dynamodb = await startLocalDynamoDb({ dataPath: null });
@@ -144,14 +152,84 @@ describe('the configuration bundle in the table', () => {
       const good = await bundleOf(adminOnlyConfig());
       await store.push(good, null);
       expect((await plane.current()).kind).toBe('active');
-      await store.push(
-        { ...good, version: 'broken-1', config_text: 'settings: { approval_time: soon }' },
-        good.version,
-      );
+      // What the functions read is the compiled snapshot: its configuration data is checked again there.
+      const broken = withCompiled(good, (compiled) => ({
+        ...compiled,
+        version: 'broken-1',
+        config: { ...compiled.config, settings: { approval_time: 'soon' } },
+      }));
+      await store.push({ ...broken, version: 'broken-1' }, good.version);
       clock.advance(1_000);
       const state = await plane.current();
       expect(state.kind === 'active' && state.snapshot.version).toBe(good.version);
       expect(warnings.at(-1)).toContain('not valid here');
+    },
+  );
+
+  it(
+    verifies(
+      ['perf.compiled-snapshot', 'control.stored-configuration'],
+      'refuses a bundle pushed by an older config:push, saying to push again, and keeps the last good one',
+    ),
+    async () => {
+      const { store } = await freshStore();
+      const clock = new ManualClock();
+      const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
+      const good = await bundleOf(adminOnlyConfig());
+      await store.push(good, null);
+      expect((await plane.current()).kind).toBe('active');
+      // An older config:push wrote the raw files only, which the functions no longer parse.
+      const { compiled: _compiled, ...older } = await bundleOf(adminOnlyConfig({ extraTool: true }));
+      await store.push(older, good.version);
+      expect((await store.fetch())?.compiled).toBeUndefined();
+      clock.advance(1_000);
+      const state = await plane.current();
+      expect(state.kind === 'active' && state.snapshot.version).toBe(good.version);
+      expect(state.kind === 'active' && state.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
+        'crm.notes.add',
+      ]);
+      expect(warnings.at(-1)).toBe(
+        'the pushed configuration was pushed by an older config:push, without the compiled snapshot the functions load; run `npm run config:push` again; keeping the last good one',
+      );
+      // Pushing again writes the same version, compiled, and the functions take it.
+      const again = await bundleOf(adminOnlyConfig({ extraTool: true }));
+      expect(again.version).toBe(older.version);
+      expect(await store.push(again, older.version)).toEqual({ kind: 'pushed' });
+      expect(await store.push(again, older.version)).toEqual({ kind: 'unchanged' });
+      clock.advance(1_000);
+      const taken = await plane.current();
+      expect(taken.kind === 'active' && taken.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
+        'crm.notes.add',
+        'crm.notes.list',
+      ]);
+    },
+  );
+
+  it(
+    verifies(
+      ['perf.ahead-of-time-validators', 'control.stored-configuration'],
+      'refuses a bundle whose validator code asks for an unknown module, and keeps the last good one',
+    ),
+    async () => {
+      const { store } = await freshStore();
+      const clock = new ManualClock();
+      const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
+      const good = await bundleOf(adminOnlyConfig());
+      await store.push(good, null);
+      expect((await plane.current()).kind).toBe('active');
+      const next = await bundleOf(adminOnlyConfig({ extraTool: true }));
+      const tampered = withCompiled(next, (compiled) => ({
+        ...compiled,
+        tools: compiled.tools.map((tool) => ({ ...tool, validator: `require("fs"); ${tool.validator}` })),
+      }));
+      await store.push(tampered, good.version);
+      clock.advance(1_000);
+      const state = await plane.current();
+      expect(state.kind === 'active' && state.snapshot.version).toBe(good.version);
+      expect(warnings.at(-1)).toContain('not valid here');
+      expect(JSON.stringify(warningFields.at(-1))).toContain(
+        'the validator of crm.notes.add is refused: its code asks for the module \\"fs\\"',
+      );
     },
   );
 
@@ -205,8 +283,8 @@ describe('npm run config:push', () => {
 
   it(
     verifies(
-      ['control.stored-configuration', 'systems.mcp-config-tools'],
-      "pushes the demo configuration with its OpenAPI document and its MCP server's tools, once",
+      ['control.stored-configuration', 'systems.mcp-config-tools', 'perf.compiled-snapshot'],
+      "pushes the demo configuration with its OpenAPI document and its MCP server's tools, once, compiled",
     ),
     async () => {
       const { store, tableName } = await freshStore();
@@ -254,6 +332,21 @@ describe('npm run config:push', () => {
         expect(state.kind === 'active' && state.snapshot.catalog.tools.map((tool) => tool.name)).toContain(
           'reference.get-sum',
         );
+        // It answers as the local runtime reading the same files with the same MCP catalog.
+        const local = await loadSnapshotFromFile(
+          projectPath('examples', 'gateway.config.yaml'),
+          {
+            DEMO_ERP_URL: 'http://erp.internal',
+            DEMO_CALL_TOOL_URL: 'http://tools.internal',
+            DEMO_MCP_URL: 'http://mcp.internal/mcp',
+          },
+          {},
+          new Map(Object.entries(bundle?.mcp_catalogs ?? {}).map(([key, catalog]) => [key, catalog.specs])),
+        );
+        if (!local.ok || state.kind !== 'active') throw new Error('expected both snapshots to load');
+        const compared = expectSameAnswers(state.snapshot, local.snapshot);
+        expect(compared.codes.size).toBeGreaterThan(5);
+        expect(compared.decisions.size).toBeGreaterThan(3);
       } finally {
         await reference.close();
       }

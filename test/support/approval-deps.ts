@@ -2,7 +2,7 @@
 // stub that fails loudly if the code under test reaches it.
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import type { Clock } from '../../shared/clock.js';
-import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
+import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';

@@ -15,7 +15,7 @@ import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import type { ApprovalRunStart } from '../../shared/approvals/approval-runs.js';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
-import { formatProblem } from '../../shared/config/load.js';
+import { formatProblem } from '../../shared/config/resolved.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import { unusedPort } from './approval-deps.js';

@@ -1,7 +1,7 @@
 // Configuration snapshots for tests, built by the real loader from small configuration texts.
 
-import { formatProblem } from '../../shared/config/load.js';
-import type { GatewaySnapshot } from '../../shared/control-plane/snapshot.js';
+import { formatProblem } from '../../shared/config/resolved.js';
+import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
 import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 
 export const adminOnlyConfig = (options: { enabled?: boolean; staleness?: string; extraTool?: boolean } = {}) =>

@@ -1,6 +1,6 @@
 // A resolved system, and catalog tools of it, for tests that build tools or calls by hand.
 import type { CatalogTool, FieldBinding, HttpTarget } from '../../shared/catalog/tool.js';
-import type { ResolvedCallToolSystem, ResolvedMcpSystem, ResolvedOpenApiSystem } from '../../shared/config/load.js';
+import type { ResolvedCallToolSystem, ResolvedMcpSystem, ResolvedOpenApiSystem } from '../../shared/config/resolved.js';
 
 /** What every kind of system takes, at its defaults. */
 const systemDefaults = {

@@ -2,8 +2,9 @@
 // what is recorded before and after, and a held call approved and sent once.
 import { describe, expect, it } from 'vitest';
 import { readArguments } from '../../shared/arguments/strict-json.js';
-import { formatProblem } from '../../shared/config/load.js';
-import { type GatewaySnapshot, loadSnapshot } from '../../shared/control-plane/snapshot.js';
+import { formatProblem } from '../../shared/config/resolved.js';
+import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
+import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 import type { ToolServerAnswer, ToolServerRequest } from '../../shared/invoke/tool-server.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';

@@ -1,7 +1,13 @@
 // The configuration bundle in DynamoDB: one item, replaced with a conditional write so two pushes
-// cannot silently overwrite each other.
+// cannot silently overwrite each other. The same version is pushed again when the deployed bundle
+// lacks a compiled snapshot the functions can read (pushed by an older config:push).
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ConfigBundle, type ConfigBundleStore, type PushResult } from '../../control-plane/bundle.js';
+import {
+  ConfigBundle,
+  type ConfigBundleStore,
+  decodeCompiledSnapshot,
+  type PushResult,
+} from '../../control-plane/bundle.js';
 
 const itemName = 'current';
 
@@ -22,7 +28,13 @@ export class DynamoDbConfigStore implements ConfigBundleStore {
 
   async push(bundle: ConfigBundle, expectedVersion: string | null): Promise<PushResult> {
     const current = await this.fetch();
-    if (current?.version === bundle.version) return { kind: 'unchanged' };
+    if (
+      current?.version === bundle.version &&
+      current.compiled !== undefined &&
+      decodeCompiledSnapshot(current.compiled).ok
+    ) {
+      return { kind: 'unchanged' };
+    }
     try {
       await this.client.send(
         new PutCommand({

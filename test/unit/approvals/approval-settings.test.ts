@@ -1,7 +1,8 @@
 // The approval settings of an environment's configuration: the approval time's bounds and the
 // webhooks held calls are announced to.
 import { describe, expect, it } from 'vitest';
-import { formatProblem, loadConfigText } from '../../../shared/config/load.js';
+import { loadConfigText } from '../../../shared/config/load.js';
+import { formatProblem } from '../../../shared/config/resolved.js';
 import { approvalTimeoutSeconds } from '../../../shared/use-cases/approval-time.js';
 import { verifies } from '../../support/requirements.js';
 

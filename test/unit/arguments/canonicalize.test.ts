@@ -17,6 +17,7 @@ import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../../../shared/errors.js';
 import type { InputError } from '../../../shared/result.js';
 import { verifies } from '../../support/requirements.js';
+import { withValidator } from '../../support/validators.js';
 import { canonicalize, purchaseOrder } from './fixtures.js';
 
 /** erp.purchase_orders.create as the catalog builds it from examples/erp/openapi.yaml. */
@@ -367,7 +368,11 @@ describe(verifies('args.every-problem', 'a purchase order refused with every pro
 
   it(verifies('args.every-problem', 'reads absent arguments as an empty object'), () => {
     expect(
-      canonicalizeArguments({ inputSchema: purchaseOrder }, { value: undefined, numbers: new Map(), issues: [] }),
+      canonicalizeArguments(withValidator({ inputSchema: purchaseOrder }), {
+        value: undefined,
+        numbers: new Map(),
+        issues: [],
+      }),
     ).toEqual(
       refused(
         problem('/amount', 'missing_field'),
@@ -376,7 +381,11 @@ describe(verifies('args.every-problem', 'a purchase order refused with every pro
       ),
     );
     expectCanonical(
-      canonicalizeArguments({ inputSchema: { type: 'object' } }, { value: undefined, numbers: new Map(), issues: [] }),
+      canonicalizeArguments(withValidator({ inputSchema: { type: 'object' } }), {
+        value: undefined,
+        numbers: new Map(),
+        issues: [],
+      }),
       {},
       '{}',
     );
@@ -945,7 +954,7 @@ describe(verifies('args.json-hazards', 'arguments that arrive already parsed'), 
   it(verifies('args.json-hazards', 'canonicalizes parsed arguments like read ones'), () => {
     const parsed: unknown = JSON.parse('{"vendor_id":" V-100 ","amount":"۱۵۰۰٫۰","currency":"EUR"}');
     expectCanonical(
-      canonicalizeArguments({ inputSchema: purchaseOrder }, readParsedArguments(parsed)),
+      canonicalizeArguments(withValidator({ inputSchema: purchaseOrder }), readParsedArguments(parsed)),
       { vendor_id: 'V-100', amount: '1500', currency: 'EUR' },
       '{"amount":"1500","currency":"EUR","vendor_id":"V-100"}',
     );
@@ -958,7 +967,7 @@ describe(verifies('args.json-hazards', 'arguments that arrive already parsed'), 
     verifies('args.json-hazards', 'refuses a parsed amount beyond 2^53 instead of accepting its rounded value'),
     () => {
       const parsed: unknown = JSON.parse('{"vendor_id":"V-100","amount":12345678901234567890,"currency":"EUR"}');
-      expect(canonicalizeArguments({ inputSchema: purchaseOrder }, readParsedArguments(parsed))).toEqual(
+      expect(canonicalizeArguments(withValidator({ inputSchema: purchaseOrder }), readParsedArguments(parsed))).toEqual(
         refused(problem('/amount', 'unsafe_integer')),
       );
     },

@@ -3,6 +3,7 @@
 import { type Canonicalization, canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
+import { withValidator } from '../../support/validators.js';
 
 export const purchaseOrder: JsonObject = {
   type: 'object',
@@ -38,5 +39,5 @@ export const purchaseOrder: JsonObject = {
 export const canonicalize = (schema: JsonObject, text: string): Canonicalization => {
   const input = readArguments(text, []);
   if (input === null) throw new Error(`not JSON: ${text.slice(0, 80)}`);
-  return canonicalizeArguments({ inputSchema: schema }, input);
+  return canonicalizeArguments(withValidator({ inputSchema: schema }), input);
 };

@@ -18,6 +18,7 @@ import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { inputErrorCodes } from '../../../shared/errors.js';
 import { setOwn } from '../../../shared/objects.js';
 import { verifies } from '../../support/requirements.js';
+import { withValidator } from '../../support/validators.js';
 import { canonicalize, purchaseOrder } from './fixtures.js';
 
 /** erp.purchase_orders.create as the catalog builds it from examples/erp/openapi.yaml. */
@@ -336,7 +337,7 @@ const isSorted = (paths: readonly string[]) =>
 /** What every answer must look like, whatever the input. */
 const checkAnswer = (input: StrictArguments) => {
   for (const schema of schemas) {
-    const result = canonicalizeArguments({ inputSchema: schema }, input);
+    const result = canonicalizeArguments(withValidator({ inputSchema: schema }), input);
     if (result.ok) {
       expect(bytes(result.arguments.json)).toBeLessThanOrEqual(maxArgumentBytes);
       expect(result.arguments.hash).toBe(sha256(result.arguments.json));

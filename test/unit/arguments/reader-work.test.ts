@@ -3,6 +3,7 @@
 // one), so the cost grows with the size of the input and not with its depth times its size.
 import { describe, expect, it, vi } from 'vitest';
 import { verifies } from '../../support/requirements.js';
+import { withValidator } from '../../support/validators.js';
 
 const pointers = vi.hoisted(() => ({ built: 0 }));
 vi.mock('../../../shared/json-pointer.js', async (importOriginal) => {
@@ -34,7 +35,7 @@ describe(verifies('args.linear-reader', 'the work one call costs'), () => {
       const read = readArguments(text);
       expect(read?.issues).toEqual([]);
       const result = canonicalizeArguments(
-        { inputSchema: { type: 'object' } },
+        withValidator({ inputSchema: { type: 'object' } }),
         read ?? { value: {}, numbers: new Map(), issues: [] },
       );
       expect(result.ok).toBe(true);

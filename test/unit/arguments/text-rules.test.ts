@@ -10,6 +10,7 @@ import { canonicalText, identifierProblem } from '../../../shared/arguments/text
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../../../shared/errors.js';
 import { verifies } from '../../support/requirements.js';
+import { withValidator } from '../../support/validators.js';
 
 describe(verifies('args.text-normalization', 'canonicalText: NFC and trimmed, never NFKC'), () => {
   const cases: readonly (readonly [input: string, expected: string])[] = [
@@ -356,7 +357,7 @@ describe(verifies('args.every-problem', 'the reference example: input_errors wit
   const canonicalize = (text: string) => {
     const input = readArguments(text, []);
     if (input === null) throw new Error('not JSON');
-    return canonicalizeArguments({ inputSchema: schema }, input);
+    return canonicalizeArguments(withValidator({ inputSchema: schema }), input);
   };
 
   it(verifies('args.amount-canonical', 'answers invalid_decimal at /max_total with the reference message'), () => {

@@ -7,7 +7,7 @@ import { buildSystemTools, type SystemTools } from '../../../shared/catalog/buil
 import { loadOpenApiDocument } from '../../../shared/catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../../../shared/catalog/operations.js';
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
-import type { ResolvedOpenApiSystem } from '../../../shared/config/load.js';
+import type { ResolvedOpenApiSystem } from '../../../shared/config/resolved.js';
 import type { AdminOperation } from '../../../shared/config/schema.js';
 import { verifies } from '../../support/requirements.js';
 import { aSystem, httpTargetOf } from '../../support/systems.js';

@@ -7,6 +7,7 @@ import { maxCatalogSchemaBytes, mcpToolSpecs } from '../../../shared/catalog/mcp
 import { buildToolServerTools } from '../../../shared/catalog/tool-server-tools.js';
 import { verifies } from '../../support/requirements.js';
 import { anMcpSystem } from '../../support/systems.js';
+import { withValidator } from '../../support/validators.js';
 
 const object = { type: 'object', properties: { q: { type: 'string' } } };
 
@@ -151,7 +152,7 @@ describe('MCP tools as specs', () => {
       const text = JSON.stringify({ slug: `${'a'.repeat(64)}!`, tags: [`${'a'.repeat(64)}!`], pattern: 'x' });
       const input = readArguments(text);
       if (input === null) throw new Error('expected the arguments to read');
-      expect(canonicalizeArguments(tool, input)).toMatchObject({ ok: true });
+      expect(canonicalizeArguments(withValidator(tool), input)).toMatchObject({ ok: true });
     },
   );
 

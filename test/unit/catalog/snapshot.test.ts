@@ -4,9 +4,10 @@
 // line.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import type { ConfigProblem } from '../../../shared/config/load.js';
-import { formatProblem } from '../../../shared/config/load.js';
-import { type ConfigFiles, type GatewaySnapshot, loadSnapshot } from '../../../shared/control-plane/snapshot.js';
+import type { ConfigProblem } from '../../../shared/config/resolved.js';
+import { formatProblem } from '../../../shared/config/resolved.js';
+import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
+import { type ConfigFiles, loadSnapshot } from '../../../shared/control-plane/snapshot.js';
 import { demoAddresses } from '../../support/demo-environment.js';
 import { verifies } from '../../support/requirements.js';
 

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ConfigProblem, formatProblem, loadConfigText, type ResolvedConfig } from '../../../shared/config/load.js';
+import { loadConfigText } from '../../../shared/config/load.js';
+import { type ConfigProblem, formatProblem, type ResolvedConfig } from '../../../shared/config/resolved.js';
 import { verifies } from '../../support/requirements.js';
 
 const file = 'gateway.config.yaml';

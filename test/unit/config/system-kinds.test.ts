@@ -1,6 +1,7 @@
 // The three kinds of system in the configuration file: what each takes, and the addresses allowed.
 import { describe, expect, it } from 'vitest';
-import { type ConfigProblem, formatProblem, loadConfigText, type ResolvedConfig } from '../../../shared/config/load.js';
+import { loadConfigText } from '../../../shared/config/load.js';
+import { type ConfigProblem, formatProblem, type ResolvedConfig } from '../../../shared/config/resolved.js';
 import { verifies } from '../../support/requirements.js';
 
 const file = 'gateway.config.yaml';

@@ -12,9 +12,9 @@ import { contentSecurityPolicy } from '../../../functions/console/security-heade
 import { createConsoleFunction } from '../../../infra/local/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
-import type { ResolvedPerson } from '../../../shared/config/load.js';
+import type { ResolvedPerson } from '../../../shared/config/resolved.js';
 import { encodeSession, HmacSessionSigner, newSession } from '../../../shared/console/session.js';
-import type { GatewaySnapshot } from '../../../shared/control-plane/snapshot.js';
+import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { anAgent } from '../../support/agents.js';
 import { approvalDepsFor, holdingDepsFor, unusedPort } from '../../support/approval-deps.js';

@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleFunction } from '../../../infra/local/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
-import type { ResolvedPerson } from '../../../shared/config/load.js';
+import type { ResolvedPerson } from '../../../shared/config/resolved.js';
 import { HmacSessionSigner } from '../../../shared/console/session.js';
 import { SignInThrottle, signInLimits } from '../../../shared/console/throttle.js';
 import { approvalDepsFor } from '../../support/approval-deps.js';

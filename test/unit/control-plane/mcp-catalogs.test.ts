@@ -2,14 +2,15 @@
 // hint), kept within allowed_staleness while a server is down, then withdrawn from agents but still
 // known to the policies; a server down at start offers nothing until it answers.
 import { describe, expect, it } from 'vitest';
-import { formatProblem, type ResolvedMcpSystem } from '../../../shared/config/load.js';
+import { formatProblem, type ResolvedMcpSystem } from '../../../shared/config/resolved.js';
+import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import {
   type McpCatalog,
   McpCatalogs,
   type McpListing,
   type McpToolSource,
 } from '../../../shared/control-plane/mcp-catalogs.js';
-import { type GatewaySnapshot, loadSnapshot } from '../../../shared/control-plane/snapshot.js';
+import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
 import { ManualClock } from '../../support/clock.js';
 import { verifies } from '../../support/requirements.js';
 

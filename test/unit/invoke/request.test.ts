@@ -4,7 +4,7 @@
 // Long: one case per kind of parameter (path, query, header, body) and its wire form.
 import { describe, expect, it } from 'vitest';
 import type { FieldBinding, JsonObject } from '../../../shared/catalog/tool.js';
-import type { ResolvedCredentials } from '../../../shared/config/load.js';
+import type { ResolvedCredentials } from '../../../shared/config/resolved.js';
 import { buildRequest, type CallContext } from '../../../shared/invoke/call.js';
 import { continueTrace } from '../../../shared/invoke/trace.js';
 import { verifies } from '../../support/requirements.js';

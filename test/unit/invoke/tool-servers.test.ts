@@ -1,7 +1,7 @@
 // Which client runs a tool server's call, and when each client is loaded and closed.
 import { describe, expect, it } from 'vitest';
 import { ToolServers } from '../../../shared/adapters/tool-servers.js';
-import type { ResolvedToolServer } from '../../../shared/config/load.js';
+import type { ResolvedToolServer } from '../../../shared/config/resolved.js';
 import type { ToolServerAnswer, ToolServerRequest } from '../../../shared/invoke/tool-server.js';
 import { verifies } from '../../support/requirements.js';
 import { aCallToolSystem, anMcpSystem } from '../../support/systems.js';

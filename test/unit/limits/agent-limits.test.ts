@@ -1,6 +1,7 @@
 // Which limits apply to an agent, and how the configuration refuses bad ones.
 import { describe, expect, it } from 'vitest';
-import { formatProblem, loadConfigText } from '../../../shared/config/load.js';
+import { loadConfigText } from '../../../shared/config/load.js';
+import { formatProblem } from '../../../shared/config/resolved.js';
 import { Limits } from '../../../shared/config/schema.js';
 import { limitsFor } from '../../../shared/limits/agent-limits.js';
 import { verifies } from '../../support/requirements.js';

@@ -5,7 +5,7 @@
 // cases.
 import { describe, expect, it } from 'vitest';
 import type { CatalogTool } from '../../../shared/catalog/tool.js';
-import type { GatewaySnapshot } from '../../../shared/control-plane/snapshot.js';
+import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import { cedarModelOf, cedarTypeOf, recordOf } from '../../../shared/policy/cedar-schema.js';
 import { cedarDecimalText, toCedarRecord } from '../../../shared/policy/cedar-values.js';
 import type { PolicyDecision } from '../../../shared/policy/engine.js';

@@ -4,9 +4,10 @@
 import { readFile } from 'node:fs/promises';
 import { canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
-import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
-import { type ConfigProblem, formatProblem } from '../../../shared/config/load.js';
-import { type GatewaySnapshot, loadSnapshot, type SnapshotLoad } from '../../../shared/control-plane/snapshot.js';
+import type { JsonObject, ToolWithValidator } from '../../../shared/catalog/tool.js';
+import { type ConfigProblem, formatProblem } from '../../../shared/config/resolved.js';
+import type { GatewaySnapshot, SnapshotLoad } from '../../../shared/control-plane/gateway-snapshot.js';
+import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
 import type { PolicyEngine } from '../../../shared/policy/engine.js';
 import { demoAddresses } from '../../support/demo-environment.js';
 import { snapshotOf } from '../../support/snapshots.js';
@@ -117,7 +118,7 @@ export const refusedShop = async (
 };
 
 /** A tool of the snapshot, turned off or not. */
-export const toolNamed = (snapshot: GatewaySnapshot, name: string): CatalogTool => {
+export const toolNamed = (snapshot: GatewaySnapshot, name: string): ToolWithValidator => {
   const tool =
     snapshot.catalog.byName.get(name) ?? snapshot.catalog.disabled.find((candidate) => candidate.name === name);
   if (tool === undefined) throw new Error(`no tool ${name}`);
@@ -125,7 +126,7 @@ export const toolNamed = (snapshot: GatewaySnapshot, name: string): CatalogTool 
 };
 
 /** The canonical form of arguments given as JSON text, as the gateway computes it before deciding. */
-export const canonical = (tool: CatalogTool, json: string): JsonObject => {
+export const canonical = (tool: ToolWithValidator, json: string): JsonObject => {
   const read = readArguments(json, []);
   if (read === null) throw new Error(`not JSON: ${json}`);
   const result = canonicalizeArguments(tool, read);

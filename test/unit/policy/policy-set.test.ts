@@ -4,7 +4,7 @@
 //
 // Long: one case per way a policy file can be refused, each with its file, line and message.
 import { describe, expect, it } from 'vitest';
-import type { ConfigProblem } from '../../../shared/config/load.js';
+import type { ConfigProblem } from '../../../shared/config/resolved.js';
 import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
 import { anAgent } from '../../support/agents.js';
 import { verifies } from '../../support/requirements.js';

@@ -1,0 +1,72 @@
+// A configuration snapshot: the validated configuration with its tool catalog and compiled
+// policies. The local runtime assembles it from the files it reads (snapshot.ts), the deployed
+// functions from the snapshot config:push compiled (compiled-snapshot.ts); the last step, the
+// policies compiled against a Cedar model generated from the catalog, is this one for both.
+import { posix } from 'node:path';
+import { type Catalog, catalogOf, type ToolWithValidator } from '../catalog/tool.js';
+import type { ConfigProblem, ResolvedConfig } from '../config/resolved.js';
+import { cedarModelOf } from '../policy/cedar-schema.js';
+import { PolicyEngine } from '../policy/engine.js';
+import { compilePolicies, type PolicyFile } from '../policy/policy-set.js';
+
+export interface GatewaySnapshot {
+  /** Content hash of the configuration and every file it names. */
+  readonly version: string;
+  readonly config: ResolvedConfig;
+  readonly catalog: Catalog;
+  /** The organization's policies, compiled against this catalog. */
+  readonly policy: PolicyEngine;
+  /** Problems that left something out but did not invalidate the configuration. */
+  readonly warnings: readonly ConfigProblem[];
+  /** The configuration text itself. */
+  readonly source: string;
+  /** Every file read, with its text: what `config:push` bundles. */
+  readonly files: ReadonlyMap<string, string>;
+}
+
+export type SnapshotLoad = { ok: true; snapshot: GatewaySnapshot } | { ok: false; problems: ConfigProblem[] };
+
+/** What a snapshot is made of, before its policies are compiled. */
+export interface SnapshotParts extends Omit<GatewaySnapshot, 'catalog' | 'policy'> {
+  /** The configuration file's path, for messages. */
+  readonly file: string;
+  readonly tools: readonly ToolWithValidator[];
+  readonly disabled: readonly ToolWithValidator[];
+  /** The policy files, in the configuration's order. */
+  readonly policies: readonly PolicyFile[];
+}
+
+export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
+  const { config, version } = parts;
+  const catalog = catalogOf(parts.tools, parts.disabled);
+  // Policies are checked against a schema generated from this very catalog (turned-off tools too).
+  // Every system is an action group, so a policy may name a system whose tools are not known yet.
+  const model = cedarModelOf(
+    [...catalog.tools, ...catalog.disabled],
+    config.systems.map((system) => system.key),
+  );
+  const compiled = compilePolicies(parts.policies, model.schema, version);
+  if (!compiled.ok) {
+    return {
+      ok: false,
+      problems: compiled.problems.map((found) => ({
+        file: posix.join(posix.dirname(parts.file.replaceAll('\\', '/')), found.file),
+        path: 'policies',
+        line: found.line,
+        message: found.message,
+      })),
+    };
+  }
+  return {
+    ok: true,
+    snapshot: {
+      version,
+      config,
+      catalog,
+      policy: new PolicyEngine(compiled.policies, model),
+      warnings: parts.warnings,
+      source: parts.source,
+      files: parts.files,
+    },
+  };
+};
