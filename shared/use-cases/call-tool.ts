@@ -26,8 +26,7 @@ import { takePendingPlace } from '../limits/pending-quota.js';
 import type { PolicyDecision } from '../policy/engine.js';
 import type { ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
-import { secretPointers } from '../secret-pointers.js';
-import { redactSecrets, secretRulesOf } from '../secrets.js';
+import { redactWithPointers, secretRulesOf } from '../secrets.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import { type RunOnceDeps, runDirect } from './run-once.js';
 
@@ -144,9 +143,10 @@ export const callTool = async (
   const rules = secretRulesOf(system);
   const decision = snapshot.policy.decide(agent, tool, canonical.arguments.value);
   const trace = continueTrace(request.traceparent);
+  const redaction = redactWithPointers(canonical.arguments.value, tool.inputSchema, rules);
   const base = {
-    arguments_json: canonicalJsonText(redactSecrets(canonical.arguments.value, tool.inputSchema, rules)),
-    secret_pointers: secretPointers(canonical.arguments.value, tool.inputSchema, rules),
+    arguments_json: canonicalJsonText(redaction.redacted),
+    secret_pointers: redaction.pointers,
     arguments_hash: canonical.arguments.hash,
     decision: decisionRecord(decision, snapshot),
     trace_id: trace.traceId,
