@@ -1,15 +1,21 @@
 // API Gateway HTTP API (payload 2.0) events turned into web-standard Requests and Responses back
 // into results, so handlers can use fetch-shaped libraries such as the MCP SDK's entry.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { z } from 'zod';
 import type { HttpResult } from './middleware.js';
 
-const Claims = z.record(z.string(), z.unknown()).default({});
-/** The claims the HTTP API's JWT authorizer verified; none when it passed none. */
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The claims the HTTP API's JWT authorizer verified; none when it passed none. The edge builds this
+ * part of the event (API Gateway, or the local front), so its shape is checked here without a
+ * schema; each claim's value is checked where it is read (agentFromClaims).
+ */
 export const jwtClaimsOf = (event: APIGatewayProxyEventV2): Record<string, unknown> => {
   const context: unknown = event.requestContext;
-  const parsed = z.object({ authorizer: z.object({ jwt: z.object({ claims: Claims }) }) }).safeParse(context);
-  return parsed.success ? parsed.data.authorizer.jwt.claims : {};
+  if (!isRecord(context) || !isRecord(context.authorizer) || !isRecord(context.authorizer.jwt)) return {};
+  const { claims } = context.authorizer.jwt;
+  return isRecord(claims) ? claims : {};
 };
 
 /** The event's body as bytes (API Gateway base64-encodes bodies it does not treat as text). */
