@@ -5,6 +5,7 @@
 // holds the gateway, its store and the ERP only. With --profile, the main thread is profiled over the
 // measured window alone (not start-up, not warm-up) and the top self-time functions and module
 // groups are printed; without it, `node --cpu-prof` (NODE_OPTIONS) records the whole process.
+// --held: calls the policy holds, one connection at a time (at most 800, each open until decided).
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
@@ -116,8 +117,12 @@ const main = async (): Promise<void> => {
       ...toolCall(amount),
       expect: values.held ? '"status":"pending_approval"' : '"status":"succeeded"',
     };
-    // Warm-up: JIT, caches, connections; untimed and unprofiled.
-    await load.run({ kind: 'throughput', target, connections, durationMs: Math.min(3000, durationMs) });
+    // Warm-up: JIT, caches, connections; untimed and unprofiled. Held calls stay open until decided,
+    // and the agent may have 1000 waiting: they are rejected after the warm-up and bounded after it.
+    if (values.held) {
+      await load.run({ kind: 'latency', target, warmup: 0, count: 200 });
+      await rejectOpenCalls({ runtime });
+    } else await load.run({ kind: 'throughput', target, connections, durationMs: Math.min(3000, durationMs) });
     erp.reset();
 
     const session = values.profile === undefined ? null : new Session();
@@ -127,9 +132,14 @@ const main = async (): Promise<void> => {
       await session.post('Profiler.setSamplingInterval', { interval: 200 });
       await session.post('Profiler.start');
     }
+    // Held calls: latency mode, one connection, at most 800 calls (each stays open until decided).
+    const latencyCount = Math.max(
+      1,
+      Math.min(values.held ? 800 : Number.POSITIVE_INFINITY, Math.round(durationMs / 4)),
+    );
     const result =
-      connections === 1
-        ? await load.run({ kind: 'latency', target, warmup: 0, count: Math.max(1, Math.round(durationMs / 4)) })
+      connections === 1 || values.held
+        ? await load.run({ kind: 'latency', target, warmup: 0, count: latencyCount })
         : await load.run({ kind: 'throughput', target, connections, durationMs });
     if (session !== null && values.profile !== undefined) {
       const { profile } = await session.post('Profiler.stop');
@@ -141,7 +151,7 @@ const main = async (): Promise<void> => {
     const completed = result.samples.length - result.failures;
     const elapsedMs = result.kind === 'throughput' ? result.elapsedMs : result.samples.reduce((a, b) => a + b, 0);
     process.stdout.write(
-      `${target.name}, ${connections} connection(s): ${completed} calls, ${perSecond((completed / elapsedMs) * 1000)}, ` +
+      `${target.name}, ${result.kind === 'latency' ? 1 : connections} connection(s): ${completed} calls, ${perSecond((completed / elapsedMs) * 1000)}, ` +
         `p50 ${ms(median(result.samples))}, p99 ${ms(quantile(result.samples, 0.99))}, ${result.failures} bad answers\n`,
     );
     if (result.firstFailure !== null) process.stdout.write(`first bad answer: ${result.firstFailure}\n`);
