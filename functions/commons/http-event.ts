@@ -24,6 +24,27 @@ export const eventBody = (event: APIGatewayProxyEventV2): Buffer | undefined => 
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
 };
 
+/** The size of the event's body in bytes (a text body's without copying it). */
+export const eventBodyBytes = (event: APIGatewayProxyEventV2): number => {
+  if (event.body === undefined || event.body === null) return 0;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').length : Buffer.byteLength(event.body, 'utf8');
+};
+
+/** UTF-8 as fetch's body reading decodes it; the byte order mark is dropped below, once. */
+const bytesAsText = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * The event's body as text, read exactly as a web Request's body would be (UTF-8, a leading byte
+ * order mark dropped, what is not UTF-8 replaced by U+FFFD), without building the request's stream.
+ */
+export const eventBodyText = (event: APIGatewayProxyEventV2): string => {
+  if (event.body === undefined || event.body === null) return '';
+  const text = event.isBase64Encoded
+    ? bytesAsText.decode(Buffer.from(event.body, 'base64'))
+    : event.body.toWellFormed();
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+};
+
 /** The public origin the request came in on, as the client used it. */
 export const requestOrigin = (event: APIGatewayProxyEventV2): string => {
   const forwarded = event.headers['x-forwarded-proto'];
