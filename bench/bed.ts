@@ -25,13 +25,13 @@ const agentToken = 'demo-procurement-token';
 export const approver = { id: 'finance-approver', password: 'demo-finance-password' } as const;
 const toolName = 'erp.purchase_orders.create';
 /** Below 1000 the demo policy runs a purchase order at once; from 1000 up finance approves first. */
-const directAmount = '250';
+export const directAmount = '250';
 export const heldAmount = '1500';
 
 const minimalTable = 'bench-minimal-executions';
 
 /** A stateless 2026-07-28 tools/call: the per-request envelope in _meta and the headers it requires. */
-const toolCall = (amount: string): { body: string; headers: Record<string, string> } => ({
+export const toolCall = (amount: string): { body: string; headers: Record<string, string> } => ({
   body: JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -74,7 +74,7 @@ const resultOf = (text: string): ResultObject => {
   return ResultObject.parse(structured);
 };
 
-const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
+export const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
   startLocalRuntime(
     LocalOptions.parse({ port: '0', grpcPort: '0', demoToolsPort: '0', memory: true, demoErp: false, config }),
     {
@@ -88,7 +88,7 @@ const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
  * The demo organization with its one agent's limits (settings.limits) raised out of the way: the
  * bench measures the gateway's own cost at full speed, not the limits.
  */
-const unlimitedDemo = async (): Promise<{ config: string; remove: () => Promise<void> }> => {
+export const unlimitedDemo = async (): Promise<{ config: string; remove: () => Promise<void> }> => {
   const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-org-'));
   const remove = () => rm(folder, { recursive: true, force: true });
   try {

@@ -43,7 +43,7 @@ export const heldReply = async (bed: Bed, plan: Plan): Promise<Row[]> => {
  * Rejects every call still waiting for a decision. An approval run waits out its approval time (a day
  * here) on a live timer, and stopping the local runtime does not end that wait: decided, it ends.
  */
-const rejectOpenCalls = async (bed: Bed): Promise<number> => {
+export const rejectOpenCalls = async (bed: Pick<Bed, 'runtime'>): Promise<number> => {
   const deciding = { id: approver.id, name: null, groups: ['finance'] };
   let rejected = 0;
   // Decided calls leave the index of open calls, so the first page is read until it is empty.

@@ -10,12 +10,21 @@ import {
   createMcpEndpoint,
   type McpEndpoint,
   maxRequestBodyBytes,
+  readsJsonBody,
 } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
 import { agentServicesFor, serviceLogger } from './commons/aws.js';
 import { channelPostPath, createChannelPost } from './commons/channel-post.js';
 import { processApprovalEnvironment } from './commons/environment.js';
-import { eventBody, fromWebResponse, jwtClaimsOf, requestOrigin, toWebRequest } from './commons/http-event.js';
+import {
+  eventBody,
+  eventBodyBytes,
+  eventBodyText,
+  fromWebResponse,
+  jwtClaimsOf,
+  requestOrigin,
+  toWebRequest,
+} from './commons/http-event.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
 
@@ -62,15 +71,18 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
   });
   const handle: HttpHandler = async (event, _context, { signal }) => {
     if (event.rawPath === channelPostPath) return channelPost(event);
-    const body = eventBody(event);
-    if (body !== undefined && body.length > maxRequestBodyBytes) return fromWebResponse(bodyTooLargeResponse());
+    if (eventBodyBytes(event) > maxRequestBodyBytes) return fromWebResponse(bodyTooLargeResponse());
     const agent = agentFromClaims(jwtClaimsOf(event), deps.claimNames);
     if (agent === null) {
       const tokenPresented = event.headers.authorization !== undefined;
       return fromWebResponse(unauthorizedResponse(deps.publicUrl ?? requestOrigin(event), tokenPresented));
     }
     deps.logger.appendKeys({ agent_id: agent.id });
-    return fromWebResponse(await endpoint.handle(toWebRequest(event, body, signal), agent));
+    // A POST of JSON goes over as its text, the request without a body: nothing reads the text twice.
+    const response = readsJsonBody(event.requestContext.http.method, event.headers['content-type'])
+      ? await endpoint.handle(toWebRequest(event, undefined, signal), agent, eventBodyText(event))
+      : await endpoint.handle(toWebRequest(event, eventBody(event), signal), agent);
+    return fromWebResponse(response);
   };
   return withGatewayMiddleware(handle, { logger: deps.logger, render: renderJsonRpcError });
 };

@@ -6,5 +6,15 @@
  * defining the property never does, so every key an agent or a schema sends stays data.
  */
 export const setOwn = (target: object, key: string | number, value: unknown): void => {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  // Every other key of a plain object's prototype is a writable data property, which an assignment
+  // shadows with an own one: the same outcome, far cheaper on the per-call paths.
+  if (key === '__proto__' || !isPlainTarget(target)) {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else (target as Record<string | number, unknown>)[key] = value;
+};
+
+/** An extensible object whose prototype is Object's or none (not an array, whose length is special). */
+const isPlainTarget = (target: object): boolean => {
+  const prototype: unknown = Object.getPrototypeOf(target);
+  return (prototype === Object.prototype || prototype === null) && Object.isExtensible(target);
 };

@@ -4,39 +4,14 @@ import { exactJsonText, parseExactJson } from './arguments/exact-json.js';
 import { isJsonObject, type JsonObject } from './catalog/tool.js';
 import type { Execution } from './executions/execution.js';
 import { jsonPointer } from './json-pointer.js';
-import { setOwn } from './objects.js';
-import { redactedValue, redactSecrets, type SecretRules } from './secrets.js';
-
-/** The value with every string that reads "[REDACTED]" swapped for one that does not. */
-const withoutLookalikes = (value: unknown): unknown => {
-  if (value === redactedValue) return '';
-  if (Array.isArray(value)) return value.map(withoutLookalikes);
-  if (isJsonObject(value)) {
-    const out: JsonObject = {};
-    for (const [key, child] of Object.entries(value)) {
-      setOwn(out, key, withoutLookalikes(child));
-    }
-    return out;
-  }
-  return value;
-};
-
-const collect = (value: unknown, path: readonly (string | number)[], into: string[]): void => {
-  if (value === redactedValue) into.push(jsonPointer(path));
-  else if (Array.isArray(value)) for (const [index, item] of value.entries()) collect(item, [...path, index], into);
-  else if (isJsonObject(value)) for (const [key, child] of Object.entries(value)) collect(child, [...path, key], into);
-};
+import { redactedValue, redactWithPointers, type SecretRules } from './secrets.js';
 
 /**
  * The JSON Pointers of the values `redactSecrets` hides in these arguments (a secret that is null
- * hides nothing). Which fields are secret depends on the schema and the names, never on the value,
- * so redacting a copy without look-alikes finds exactly the redactions.
+ * hides nothing); found in the redaction's own walk (secrets.ts).
  */
-export const secretPointers = (value: unknown, schema: JsonObject | null, rules: SecretRules): string[] => {
-  const pointers: string[] = [];
-  collect(redactSecrets(withoutLookalikes(value), schema, rules), [], pointers);
-  return pointers;
-};
+export const secretPointers = (value: unknown, schema: JsonObject | null, rules: SecretRules): string[] =>
+  redactWithPointers(value, schema, rules).pointers;
 
 /** Whether the value shown at a pointer of a call's arguments is a hidden secret. */
 export type HiddenSecret = (pointer: string, value: unknown) => boolean;

@@ -5,6 +5,7 @@
 // `boarding_pass` are not.
 import { anyApplies, memberSchemas } from './catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
+import { jsonPointer } from './json-pointer.js';
 import { setOwn } from './objects.js';
 
 export const redactedValue = '[REDACTED]';
@@ -62,21 +63,37 @@ export interface SecretRules {
 /** Whether a schema marks its value secret: x-sensitive, or format: password. */
 const marksSecret = (schema: JsonObject): boolean => schema[marks.sensitive] === true || schema.format === 'password';
 
+/** Where the walk is, and the pointers of the values it hid so far (when asked for). */
+interface Hidden {
+  readonly path: (string | number)[];
+  readonly pointers: string[];
+}
+
 const redactUnder = (
   value: unknown,
   schemas: readonly JsonObject[],
   rules: SecretRules,
   name: string | undefined,
+  hidden: Hidden | null,
 ): unknown => {
   if (anyApplies(schemas, marksSecret) || (name !== undefined && (rules.names.has(name) || isSecretName(name)))) {
-    return value === null ? null : redactedValue;
+    if (value === null) return null;
+    hidden?.pointers.push(jsonPointer(hidden.path));
+    return redactedValue;
   }
   if (Array.isArray(value))
-    return value.map((item, index) => redactUnder(item, memberSchemas(schemas, index), rules, name));
+    return value.map((item, index) => {
+      hidden?.path.push(index);
+      const redacted = redactUnder(item, memberSchemas(schemas, index), rules, name, hidden);
+      hidden?.path.pop();
+      return redacted;
+    });
   if (isJsonObject(value)) {
     const out: JsonObject = {};
     for (const [key, child] of Object.entries(value)) {
-      setOwn(out, key, redactUnder(child, memberSchemas(schemas, key), rules, key));
+      hidden?.path.push(key);
+      setOwn(out, key, redactUnder(child, memberSchemas(schemas, key), rules, key, hidden));
+      hidden?.path.pop();
     }
     return out;
   }
@@ -90,7 +107,22 @@ const redactUnder = (
  * configuration's list and by name everywhere.
  */
 export const redactSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules, name?: string): unknown =>
-  redactUnder(value, schema === null ? [] : [schema], rules, name);
+  redactUnder(value, schema === null ? [] : [schema], rules, name, null);
+
+/**
+ * The redacted copy (as redactSecrets) and, from the same walk, the JSON Pointers of the values it
+ * hid: a secret that is null hides nothing; one that already reads "[REDACTED]" is hidden all the
+ * same. A held call keeps both (secret-pointers.ts).
+ */
+export const redactWithPointers = (
+  value: unknown,
+  schema: JsonObject | null,
+  rules: SecretRules,
+): { readonly redacted: unknown; readonly pointers: string[] } => {
+  const hidden: Hidden = { path: [], pointers: [] };
+  const redacted = redactUnder(value, schema === null ? [] : [schema], rules, undefined, hidden);
+  return { redacted, pointers: hidden.pointers };
+};
 
 /** Whether any value in the arguments is secret (so they must be kept encrypted). */
 export const holdsSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules): boolean =>

@@ -1,21 +1,48 @@
 // API Gateway HTTP API (payload 2.0) events turned into web-standard Requests and Responses back
 // into results, so handlers can use fetch-shaped libraries such as the MCP SDK's entry.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { z } from 'zod';
 import type { HttpResult } from './middleware.js';
 
-const Claims = z.record(z.string(), z.unknown()).default({});
-/** The claims the HTTP API's JWT authorizer verified; none when it passed none. */
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The claims the HTTP API's JWT authorizer verified; none when it passed none. The edge builds this
+ * part of the event (API Gateway, or the local front), so its shape is checked here without a
+ * schema; each claim's value is checked where it is read (agentFromClaims).
+ */
 export const jwtClaimsOf = (event: APIGatewayProxyEventV2): Record<string, unknown> => {
   const context: unknown = event.requestContext;
-  const parsed = z.object({ authorizer: z.object({ jwt: z.object({ claims: Claims }) }) }).safeParse(context);
-  return parsed.success ? parsed.data.authorizer.jwt.claims : {};
+  if (!isRecord(context) || !isRecord(context.authorizer) || !isRecord(context.authorizer.jwt)) return {};
+  const { claims } = context.authorizer.jwt;
+  return isRecord(claims) ? claims : {};
 };
 
 /** The event's body as bytes (API Gateway base64-encodes bodies it does not treat as text). */
 export const eventBody = (event: APIGatewayProxyEventV2): Buffer | undefined => {
   if (event.body === undefined || event.body === null) return undefined;
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+};
+
+/** The size of the event's body in bytes (a text body's without copying it). */
+export const eventBodyBytes = (event: APIGatewayProxyEventV2): number => {
+  if (event.body === undefined || event.body === null) return 0;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').length : Buffer.byteLength(event.body, 'utf8');
+};
+
+/** UTF-8 as fetch's body reading decodes it; the byte order mark is dropped below, once. */
+const bytesAsText = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * The event's body as text, read exactly as a web Request's body would be (UTF-8, a leading byte
+ * order mark dropped, what is not UTF-8 replaced by U+FFFD), without building the request's stream.
+ */
+export const eventBodyText = (event: APIGatewayProxyEventV2): string => {
+  if (event.body === undefined || event.body === null) return '';
+  const text = event.isBase64Encoded
+    ? bytesAsText.decode(Buffer.from(event.body, 'base64'))
+    : event.body.toWellFormed();
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 };
 
 /** The public origin the request came in on, as the client used it. */

@@ -95,6 +95,9 @@ class TaskFailure extends Error {
   }
 }
 
+/** A task's parameters as the ASL's lambda:invoke tasks write them. */
+const LambdaTaskInput = z.object({ FunctionName: z.string(), Payload: z.unknown() });
+
 const executionName = z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, 'names are 1 to 80 letters, digits, - or _');
 const StartExecution = z.object({
   stateMachineArn: z.string(),
@@ -169,9 +172,7 @@ export const startLocalStepFunctions = async (options: LocalStepFunctionsOptions
           return [
             name,
             async (input: JsonValue): Promise<JsonValue> => {
-              const { FunctionName, Payload } = z
-                .object({ FunctionName: z.string(), Payload: z.unknown() })
-                .parse(input);
+              const { FunctionName, Payload } = LambdaTaskInput.parse(input);
               const fn = options.functions.get(FunctionName);
               if (fn === undefined)
                 throw new TaskFailure('Lambda.ResourceNotFoundException', `No function ${FunctionName}.`);

@@ -4,20 +4,12 @@
 // agent is found at its limit, so the count repairs itself without a separate recovery pass.
 import type { Clock } from '../clock.js';
 import type { ExecutionKey, ExecutionStore } from '../executions/store.js';
+import { mayStillBeRecorded } from '../ids.js';
 
-/**
- * A place whose execution was never recorded is taken back only once its id (a UUIDv7, so it
- * carries its creation time) is this old: before that, the call may still be being recorded.
- */
-export const unrecordedGraceMs = 60_000;
+/** A place whose execution was never recorded is taken back once its id is this old (ids.ts). */
+export { unrecordedGraceMs } from '../ids.js';
 
 const readsAtOnce = 25;
-
-/** Milliseconds since the epoch a UUIDv7 was minted at; null for ids of other versions. */
-const mintedAt = (id: string): number | null => {
-  const hex = id.replaceAll('-', '');
-  return hex.length === 32 && hex[12] === '7' ? Number.parseInt(hex.slice(0, 12), 16) : null;
-};
 
 /** The holders among `holders` that no longer wait for a decision. */
 const goneHolders = async (
@@ -28,10 +20,8 @@ const goneHolders = async (
   const now = deps.clock.now();
   const isGone = async (executionId: string): Promise<boolean> => {
     const execution = await deps.store.getOwned({ execution_id: executionId, agent_id: agentId });
-    if (execution === undefined) {
-      const minted = mintedAt(executionId);
-      return minted === null || now - minted >= unrecordedGraceMs;
-    }
+    // A place whose execution was never recorded comes back once the record can no longer land.
+    if (execution === undefined) return !mayStillBeRecorded(executionId, now);
     // A call past its approval time can only end expired (a decision needs time left).
     const overdue = execution.expires_at !== null && Date.parse(execution.expires_at) <= now;
     return execution.status !== 'pending_approval' || overdue;

@@ -36,7 +36,12 @@ export interface McpEndpointOptions {
 }
 
 export interface McpEndpoint {
-  handle(request: Request, agent: AgentIdentity): Promise<Response>;
+  /**
+   * Serves one request of a known agent. `bodyText`: the body, already read as text by the edge;
+   * the request then comes without one. Only for a POST of JSON (readsJsonBody), the one kind of
+   * request whose body the endpoint reads itself.
+   */
+  handle(request: Request, agent: AgentIdentity, bodyText?: string): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -62,18 +67,31 @@ type ReadBody =
   | { readonly kind: 'read'; readonly parsedBody: unknown; readonly toolArguments: StrictArguments | null }
   | { readonly kind: 'answered'; readonly response: Response };
 
+/** Whether the endpoint reads this request's body itself, as JSON text: a POST of JSON. */
+export const readsJsonBody = (method: string, contentType: string | null | undefined): boolean =>
+  method.toUpperCase() === 'POST' && isJsonContentType(contentType ?? null);
+
+/** The body's text: as given (the edge read it), or read from the request, within the cap. */
+const bodyTextOf = async (request: Request, given: string | undefined): Promise<string | null> => {
+  if (given !== undefined) return Buffer.byteLength(given, 'utf8') > maxRequestBodyBytes ? null : given;
+  const body = await readRequestBody(request, maxRequestBodyBytes);
+  return body.tooLarge ? null : body.text;
+};
+
 /**
  * Reads a POST's JSON body once, strictly: the SDK gets the message already parsed (it does not
  * read the text again), a tools/call gets its arguments as the strict reader saw them. Anything
  * else (other methods, other media types) goes to the SDK untouched, which answers it.
  */
-const readBody = async (request: Request): Promise<ReadBody> => {
-  if (request.method.toUpperCase() !== 'POST' || !isJsonContentType(request.headers.get('content-type'))) {
+const readBody = async (request: Request, given: string | undefined): Promise<ReadBody> => {
+  if (!readsJsonBody(request.method, request.headers.get('content-type'))) {
+    // The SDK reads (and answers) any other request from the request's own body.
+    if (given !== undefined) throw new Error('Only a POST of JSON comes with its body already read.');
     return { kind: 'read', parsedBody: undefined, toolArguments: null };
   }
-  const body = await readRequestBody(request, maxRequestBodyBytes);
-  if (body.tooLarge) return { kind: 'answered', response: bodyTooLargeResponse() };
-  const read = readMessage(body.text);
+  const text = await bodyTextOf(request, given);
+  if (text === null) return { kind: 'answered', response: bodyTooLargeResponse() };
+  const read = readMessage(text);
   if (read === null) {
     return {
       kind: 'answered',
@@ -146,7 +164,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
   const allowedOrigins = [...options.allowedOrigins];
 
   return {
-    async handle(request, agent) {
+    async handle(request, agent, bodyText) {
       const refused =
         (allowedHostnames === null ? undefined : hostHeaderValidationResponse(request, allowedHostnames)) ??
         originValidationResponse(request, allowedOrigins);
@@ -159,7 +177,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
       try {
         // The body is read once, here (see readBody): a tool call's arguments come from the
         // request's own text, where duplicate keys, huge integers and lone surrogates are visible.
-        const body = await readBody(request);
+        const body = await readBody(request, bodyText);
         if (body.kind === 'answered') return body.response;
         const { parsedBody, toolArguments } = body;
         // A refused tools/call is answered with a result object the agent reads (denied, the limit

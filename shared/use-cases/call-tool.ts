@@ -26,8 +26,7 @@ import { takePendingPlace } from '../limits/pending-quota.js';
 import type { PolicyDecision } from '../policy/engine.js';
 import type { ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
-import { secretPointers } from '../secret-pointers.js';
-import { redactSecrets, secretRulesOf } from '../secrets.js';
+import { redactWithPointers, secretRulesOf } from '../secrets.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import { type RunOnceDeps, runDirect } from './run-once.js';
 
@@ -144,9 +143,10 @@ export const callTool = async (
   const rules = secretRulesOf(system);
   const decision = snapshot.policy.decide(agent, tool, canonical.arguments.value);
   const trace = continueTrace(request.traceparent);
+  const redaction = redactWithPointers(canonical.arguments.value, tool.inputSchema, rules);
   const base = {
-    arguments_json: canonicalJsonText(redactSecrets(canonical.arguments.value, tool.inputSchema, rules)),
-    secret_pointers: secretPointers(canonical.arguments.value, tool.inputSchema, rules),
+    arguments_json: canonicalJsonText(redaction.redacted),
+    secret_pointers: redaction.pointers,
     arguments_hash: canonical.arguments.hash,
     decision: decisionRecord(decision, snapshot),
     trace_id: trace.traceId,
@@ -218,8 +218,11 @@ export const callTool = async (
 };
 
 /**
- * Holds a call for a decision: the record first (so nothing is lost if the approval run cannot start;
- * recovery starts it), then the approval run that waits out the approval time.
+ * Holds a call for a decision: its place among the agent's waiting calls first, then its record and
+ * its approval run together, so the reply waits on the network once. Every order is safe: a run
+ * that comes before its record retries its first step until the record lands, and ends untouched
+ * if it never does (RecordNotYetWritten); a record whose run did not start is started by recovery;
+ * a place whose record never came is given back once the record can no longer land (ids.ts).
  */
 const holdCall = async (
   deps: CallToolDeps,
@@ -245,17 +248,20 @@ const holdCall = async (
     // The customer's page, while their step is open: the link the agent shows them.
     approval_url: execution.decision?.step?.customer === true ? deps.customerUrl(execution.execution_id) : null,
   };
-  await deps.store.create(held);
-  try {
-    await deps.approvalRuns.start({
+  const [recorded, started] = await Promise.allSettled([
+    deps.store.create(held),
+    deps.approvalRuns.start({
       execution_id: held.execution_id,
       agent_id: held.agent_id,
       timeout_seconds: approvalTimeoutSeconds(held, deps.clock.now()),
-    });
-  } catch (error) {
+    }),
+  ]);
+  // Not recorded: a fault, answered as one (a started run finds no record and ends).
+  if (recorded.status === 'rejected') throw recorded.reason;
+  if (started.status === 'rejected') {
     deps.log.warn('the approval run did not start; recovery will start it', {
       execution_id: held.execution_id,
-      error: error instanceof Error ? error.message : String(error),
+      error: started.reason instanceof Error ? started.reason.message : String(started.reason),
     });
   }
   return toResultObject(held);

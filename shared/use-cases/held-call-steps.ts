@@ -8,6 +8,7 @@ import { summarize } from '../approvals/notifier.js';
 import { isoAt } from '../clock.js';
 import type { Execution } from '../executions/execution.js';
 import type { ExecutionKey } from '../executions/store.js';
+import { mayStillBeRecorded } from '../ids.js';
 import { hiddenSecretsOf } from '../secret-pointers.js';
 import { expirePending, runOutcome } from './held-calls.js';
 import { type ApprovedRunDeps, runApproved } from './run-once.js';
@@ -19,6 +20,18 @@ export interface HeldCallStepsDeps extends ApprovedRunDeps {
   readonly consoleUrl: (executionId: string) => string;
 }
 
+/**
+ * A held call's record is written while its approval run starts (call-tool.ts), so the run's first
+ * step may come before the record: while the record may still land (ids.ts), the step fails with
+ * this error, which the state machine retries (approval.asl.json), rather than end the run.
+ */
+export class RecordNotYetWritten extends Error {
+  constructor(executionId: string) {
+    super(`The execution ${executionId} is not recorded yet.`);
+    this.name = 'RecordNotYetWritten';
+  }
+}
+
 export interface RegisterRequest extends ExecutionKey {
   readonly task_token: string;
 }
@@ -26,7 +39,8 @@ export interface RegisterRequest extends ExecutionKey {
 /**
  * The approval run waits on a task token: record it (while the call is still pending) and notify
  * the approvers once. When the call was decided before the run listened (a decision during a
- * restart, or a lost signal), the decision is handed over at once.
+ * restart, or a lost signal), the decision is handed over at once. A run whose record is not written
+ * yet is retried (RecordNotYetWritten); one whose record never came is closed.
  */
 export const registerApproval = async (
   deps: HeldCallStepsDeps,
@@ -39,6 +53,8 @@ export const registerApproval = async (
   }
   const current = registered.current;
   if (current === undefined) {
+    if (mayStillBeRecorded(request.execution_id, deps.clock.now())) throw new RecordNotYetWritten(request.execution_id);
+    // A record that never came (its write failed): the run ends, and nothing else is touched.
     deps.log.warn('an approval run registered for an execution that does not exist', {
       execution_id: request.execution_id,
     });

@@ -16,6 +16,7 @@ import { localAwsClientConfig } from '../../infra/local/dynamodb.js';
 import { type LocalStepFunctions, startLocalStepFunctions } from '../../infra/local/step-functions.js';
 import { approvalDefinition, approvalDefinitionPath } from '../../infra/state-machine/definition.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
+import { RecordNotYetWritten } from '../../shared/use-cases/held-call-steps.js';
 import { eventually } from '../support/approval-org.js';
 import { signedAwsCall, unsignedAwsCall } from '../support/aws-requests.js';
 import { verifies } from '../support/requirements.js';
@@ -250,6 +251,39 @@ describe('the approval run on the local endpoint', () => {
       const failed = await finished('named-once');
       expect(failed).toMatchObject({ status: 'FAILED', error: 'Gateway.Refused' });
       expect(sfn.statesEntered('named-once')).toEqual(['AwaitDecision']);
+    },
+  );
+
+  it(
+    verifies(
+      'perf.held-reply-concurrent',
+      'a register step that finds no record yet (RecordNotYetWritten) is retried by the ASL, then waits as usual',
+    ),
+    async () => {
+      const name = 'record-on-its-way';
+      let attempts = 0;
+      onRegister = async (invocation) => {
+        if (invocation.execution_id !== name) return;
+        attempts += 1;
+        if (attempts === 1) throw new RecordNotYetWritten(name);
+      };
+      await start(name);
+      await eventually(
+        async () => attempts,
+        (count) => count >= 2,
+        5_000,
+      );
+      const again = invocations.filter((invocation) => invocation.execution_id === name);
+      expect(again.map((invocation) => invocation.action)).toEqual(['register', 'register']);
+      expect((await describeExecution(name)).status).toBe('RUNNING');
+      await client.send(
+        new SendTaskSuccessCommand({
+          taskToken: again[1]?.task_token ?? '',
+          output: JSON.stringify({ outcome: 'rejected' }),
+        }),
+      );
+      expect((await finished(name)).status).toBe('SUCCEEDED');
+      expect(sfn.statesEntered(name)).toEqual(['AwaitDecision', 'Decided', 'Closed']);
     },
   );
 

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Client } from '@modelcontextprotocol/client';
+import { v7 } from 'uuid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
@@ -14,9 +15,10 @@ import { LocalOptions } from '../../infra/local/options.js';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.js';
 import type { Approver } from '../../shared/approvals/approver.js';
 import type { Execution } from '../../shared/executions/execution.js';
-import { uuidV7Ids } from '../../shared/ids.js';
+import { unrecordedGraceMs, uuidV7Ids } from '../../shared/ids.js';
 import { ResultObject } from '../../shared/result.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
+import { RecordNotYetWritten } from '../../shared/use-cases/held-call-steps.js';
 import { type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
 import { type ApprovalOrg, approvalOrg, eventually } from '../support/approval-org.js';
 import { ManualClock } from '../support/clock.js';
@@ -344,10 +346,21 @@ describe('the held-call steps function', () => {
       await expect(invoke({ action: 'expire', execution_id: missing, agent_id: 'a' })).resolves.toEqual({
         status: 'missing',
       });
-      await expect(
-        invoke({ action: 'register', execution_id: missing, agent_id: 'a', task_token: 'token', timeout_seconds: 5 }),
-      ).resolves.toEqual({ status: 'missing' });
+      // A register step retries while the record may still land (the record and the run start
+      // together), and ends the run once it can no longer.
+      const register = (executionId: string) =>
+        invoke({
+          action: 'register',
+          execution_id: executionId,
+          agent_id: 'a',
+          task_token: 'token',
+          timeout_seconds: 5,
+        });
+      await expect(register(missing)).rejects.toThrow(RecordNotYetWritten);
+      const longMissing = v7({ msecs: Date.now() - unrecordedGraceMs - 1_000 });
+      await expect(register(longMissing)).resolves.toEqual({ status: 'missing' });
       expect(await runtime.store.get(missing)).toBeUndefined();
+      expect(await runtime.store.get(longMissing)).toBeUndefined();
     },
   );
 });

@@ -4,6 +4,7 @@
 // Long: each step, and each way an approved call can fail to be sent, is its own case.
 import { describe, expect, it } from 'vitest';
 import type { Execution } from '../../shared/executions/execution.js';
+import { unrecordedGraceMs } from '../../shared/ids.js';
 import { decide, viewHeldCall } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';
@@ -61,6 +62,8 @@ describe('registering the approval run', () => {
     async () => {
       const bed = await useCaseBed();
       const missing = { execution_id: bed.deps.ids.next(), agent_id: procurementAgent.id, task_token: 't-x' };
+      // Once its record can no longer land (before that, the step is retried: held-call-ordering.test.ts).
+      bed.clock.advance(unrecordedGraceMs);
       expect(await registerApproval(bed.deps, missing)).toEqual({ status: 'missing' });
       expect(bed.signals).toEqual([{ token: 't-x', outcome: 'closed' }]);
       expect(await bed.store.get(missing.execution_id)).toBeUndefined();

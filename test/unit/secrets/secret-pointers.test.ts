@@ -1,7 +1,11 @@
 // Where redaction hid a value: kept with a held call so a hidden secret is told from a value that
 // only reads "[REDACTED]".
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isJsonObject, type JsonObject } from '../../../shared/catalog/tool.js';
+import { jsonPointer } from '../../../shared/json-pointer.js';
 import { hiddenSecretsOf, secretPointers, shownArgumentsJson } from '../../../shared/secret-pointers.js';
+import { redactedValue, redactSecrets, redactWithPointers, type SecretRules } from '../../../shared/secrets.js';
 import { verifies } from '../../support/requirements.js';
 
 const noRules = { names: new Set<string>() };
@@ -81,4 +85,54 @@ describe('secret pointers', () => {
     const json = '{"id":9007199254740993,"tags":[-12345678901234567890]}';
     expect(shownArgumentsJson(json, () => false)).toBe(json);
   });
+});
+
+/**
+ * The pointers as first defined, in two walks: redact a copy in which nothing reads "[REDACTED]",
+ * then collect where "[REDACTED]" appears. The one walk must find exactly these.
+ */
+const twoWalkPointers = (value: unknown, schema: JsonObject, rules: SecretRules): string[] => {
+  const withoutLookalikes = (item: unknown): unknown => {
+    if (item === redactedValue) return '';
+    if (Array.isArray(item)) return item.map(withoutLookalikes);
+    if (isJsonObject(item)) return Object.fromEntries(Object.entries(item).map(([k, v]) => [k, withoutLookalikes(v)]));
+    return item;
+  };
+  const pointers: string[] = [];
+  const collect = (item: unknown, path: (string | number)[]): void => {
+    if (item === redactedValue) pointers.push(jsonPointer(path));
+    else if (Array.isArray(item)) for (const [index, child] of item.entries()) collect(child, [...path, index]);
+    else if (isJsonObject(item)) for (const [key, child] of Object.entries(item)) collect(child, [...path, key]);
+  };
+  collect(redactSecrets(withoutLookalikes(value), schema, rules), []);
+  return pointers;
+};
+
+describe('redaction and its pointers in one walk', () => {
+  const keys = ['note', 'pin_code', 'portal', 'login', 'word', 'tags', 'api_key', 'client_secret', 'a/b'];
+  const { value } = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.constantFrom<unknown>('[REDACTED]', 'x', '', null, 0, 1.5, true),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom(...keys), tie('value'), { maxKeys: 4 }),
+    ),
+  }));
+  it(
+    verifies(
+      'console.redacted-distinct',
+      'gives the copy redactSecrets gives and the pointers of the two-walk reading',
+    ),
+    () => {
+      fc.assert(
+        fc.property(fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 5 }), fc.boolean(), (args, listed) => {
+          const rules = { names: new Set(listed ? ['login'] : []) };
+          const once = redactWithPointers(args, schema, rules);
+          expect(once.redacted).toEqual(redactSecrets(args, schema, rules));
+          expect(once.pointers).toEqual(twoWalkPointers(args, schema, rules));
+        }),
+        { numRuns: 500 },
+      );
+    },
+  );
 });
