@@ -114,7 +114,7 @@ const bundleOne = async (root: string, name: LambdaFunction): Promise<Bundle> =>
   return { name, file, bytes: (await stat(file)).size, withCedar, largest: largestParts(result.metafile) };
 };
 
-const bundleFunctions = async (): Promise<BundleWorkspace> => {
+export const bundleFunctions = async (): Promise<BundleWorkspace> => {
   const root = await mkdtemp(join(tmpdir(), 'gateway-bench-bundles-'));
   try {
     await symlink(projectPath('node_modules'), join(root, 'node_modules'), 'dir');
