@@ -7,10 +7,11 @@
 // endpoint points at a closed port, so a call that needed KMS, Step Functions or EventBridge
 // would fail rather than be answered by a stand-in.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { type DemoErp, startDemoErp } from '../examples/erp/server.js';
 import { startReferenceMcpServer } from '../examples/reference-mcp/server.js';
 import { localAwsProfile, writeLocalAwsConfig } from '../infra/local/aws-config-file.js';
@@ -89,37 +90,12 @@ const write = (id: number) =>
     description: 'Printer paper',
   });
 
-/**
- * The child: imports the bundle, then answers the first read, a second read, and warm reads and
- * writes, each timed by itself; a call that is not a 200 with status "succeeded" stops it.
- */
-const probeModule = (): string =>
-  [
-    'const started = performance.now();',
-    "const { handler } = await import('./index.mjs');",
-    'const importMs = performance.now() - started;',
-    'let request = 0;',
-    "const context = () => ({ getRemainingTimeInMillis: () => 10_000, functionName: 'mcp', awsRequestId: `bench-${++request}` });",
-    'const timed = async (event) => {',
-    '  const at = performance.now();',
-    '  const answer = await handler(event, context());',
-    '  const took = performance.now() - at;',
-    `  if (answer?.statusCode !== 200 || !String(answer.body).includes('"status":"succeeded"')) {`,
-    "    process.stderr.write(`a call was not answered: ${JSON.stringify(answer).slice(0, 600)}\\n`);",
-    '    process.exit(2);',
-    '  }',
-    '  return took;',
-    '};',
-    `const events = ${JSON.stringify({ reads: Array.from({ length: warmCalls + 2 }, (_, index) => read(index + 1)), writes: Array.from({ length: warmCalls }, (_, index) => write(100 + index)) })};`,
-    'const firstMs = await timed(events.reads[0]);',
-    'const secondMs = await timed(events.reads[1]);',
-    'const readsMs = [];',
-    'for (const event of events.reads.slice(2)) readsMs.push(await timed(event));',
-    'const writesMs = [];',
-    'for (const event of events.writes) writesMs.push(await timed(event));',
-    `process.stdout.write('\\n${marker}' + JSON.stringify({ importMs, firstMs, secondMs, readsMs, writesMs }) + '\\n');`,
-    'process.exit(0);',
-  ].join('\n');
+/** The probe's events: the first and second reads, then warm reads and writes. */
+const probeEvents = () => ({
+  marker,
+  reads: Array.from({ length: warmCalls + 2 }, (_, index) => read(index + 1)),
+  writes: Array.from({ length: warmCalls }, (_, index) => write(100 + index)),
+});
 
 interface ProbeResult {
   readonly importMs: number;
@@ -131,10 +107,10 @@ interface ProbeResult {
   readonly wallMs: number;
 }
 
-const runChild = (probe: string, env: NodeJS.ProcessEnv): Promise<ProbeResult> =>
+const runChild = (probe: string, events: string, env: NodeJS.ProcessEnv): Promise<ProbeResult> =>
   new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [probe], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [probe, events], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     let answeredAt = Number.NaN;
@@ -258,11 +234,13 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
     const mcp = workspace.bundles.find((bundle) => bundle.name === 'mcp');
     if (mcp === undefined) throw new Error('no mcp bundle');
     const probe = join(dirname(mcp.file), 'first-call-probe.mjs');
-    await writeFile(probe, probeModule());
+    await copyFile(fileURLToPath(new URL('./first-call-probe.mjs', import.meta.url)), probe);
+    const events = join(folder, 'events.json');
+    await writeFile(events, JSON.stringify(probeEvents()));
     const env = functionEnvironment(store, erp);
     const runs: ProbeResult[] = [];
     for (let run = 0; run < plan.firstCallRuns; run += 1) {
-      runs.push(await runChild(probe, env));
+      runs.push(await runChild(probe, events, env));
       erp.reset();
     }
     const of = (pick: (run: ProbeResult) => number) => median(runs.map(pick));
@@ -276,10 +254,22 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
       ['import of the bundle', ms(importMs, 0)],
       ['first tools/call (configuration, Cedar, the read)', ms(firstMs, 0)],
       ['import + first call', ms(coldMs, 0)],
-      ['second tools/call (the same read)', ms(of((run) => run.secondMs), 1)],
+      [
+        'second tools/call (the same read)',
+        ms(
+          of((run) => run.secondMs),
+          1,
+        ),
+      ],
       [`warm direct read (${warmCalls} per process)`, ms(readMs, 1)],
       [`warm direct write (${warmCalls} per process)`, ms(writeMs, 1)],
-      ['process spawn → first answer (wall)', ms(of((run) => run.wallMs), 0)],
+      [
+        'process spawn → first answer (wall)',
+        ms(
+          of((run) => run.wallMs),
+          0,
+        ),
+      ],
     ]);
     line(
       `${plan.firstCallRuns} fresh node processes with the function's environment (NODE_OPTIONS=--enable-source-maps); ` +
