@@ -18,6 +18,7 @@ import { localAwsProfile, writeLocalAwsConfig } from '../infra/local/aws-config-
 import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from '../infra/local/dynamodb.js';
 import { projectPath } from '../infra/paths.js';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
+import { portOf } from './bed.js';
 import { bundleFunctions } from './bundles.js';
 import type { Measured } from './measured.js';
 import type { Plan } from './plan.js';
@@ -91,11 +92,20 @@ const write = (id: number) =>
   });
 
 /** The probe's events: the first and second reads, then warm reads and writes. */
-const probeEvents = () => ({
+const probeEvents = (storePort: number, systemPort: number) => ({
   marker,
+  storePort,
+  systemPort,
   reads: Array.from({ length: warmCalls + 2 }, (_, index) => read(index + 1)),
   writes: Array.from({ length: warmCalls }, (_, index) => write(100 + index)),
 });
+
+/** A request the first call sent, when it started (ms from the call's start). */
+interface Sent {
+  readonly ms: number;
+  readonly to: string;
+  readonly what: string;
+}
 
 interface ProbeResult {
   readonly importMs: number;
@@ -103,6 +113,7 @@ interface ProbeResult {
   readonly secondMs: number;
   readonly readsMs: number[];
   readonly writesMs: number[];
+  readonly sent: Sent[];
   /** From spawning the process to its answer line. */
   readonly wallMs: number;
 }
@@ -236,7 +247,7 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
     const probe = join(dirname(mcp.file), 'first-call-probe.mjs');
     await copyFile(fileURLToPath(new URL('./first-call-probe.mjs', import.meta.url)), probe);
     const events = join(folder, 'events.json');
-    await writeFile(events, JSON.stringify(probeEvents()));
+    await writeFile(events, JSON.stringify(probeEvents(portOf(store.endpoint), erp.port)));
     const env = functionEnvironment(store, erp);
     const runs: ProbeResult[] = [];
     for (let run = 0; run < plan.firstCallRuns; run += 1) {
@@ -271,6 +282,18 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
         ),
       ],
     ]);
+    // The first call split at the requests it sent: until the configuration is read, from there
+    // to the system call (parsing it, building Cedar, deciding), and the system call to the answer.
+    const sentAt = (run: ProbeResult, pick: (sent: Sent) => boolean) => run.sent.find(pick)?.ms ?? Number.NaN;
+    const configRead = of((run) => sentAt(run, (sent) => sent.to === 'store'));
+    const systemCall = of((run) => sentAt(run, (sent) => sent.to === 'system'));
+    line(
+      `the first call by what it sent: first store request (the configuration) at ${ms(configRead, 0)}, ` +
+        `the system call at ${ms(systemCall, 0)}, answered at ${ms(firstMs, 0)}`,
+    );
+    line(
+      `its requests (first run): ${runs[0]?.sent.map((sent) => `${sent.to} ${sent.what} @${sent.ms.toFixed(0)}`).join(', ') ?? ''}`,
+    );
     line(
       `${plan.firstCallRuns} fresh node processes with the function's environment (NODE_OPTIONS=--enable-source-maps); ` +
         'erp.shipments.track for procurement-agent, a direct read',
