@@ -166,8 +166,8 @@ export const awsCosts = async (measured: Measured): Promise<CostTable> => {
     ['total', ...calls.map((call) => dollars(totalPerMillion(call.lines)))],
   ]);
   line(
-    'store units: writes and reads counted on the wire × the record size (a WRU per KB, twice for the by-agent index; ' +
-      'an RRU per 4 KB); KMS: the console session check (no sealing: the demo arguments hold no secret, and a data ' +
+    'store units: writes and reads counted on the wire × the record size (a WRU per KB, twice for the by-agent index, ' +
+      'the open-calls index not counted; an RRU per 4 KB); KMS: the console session check (no sealing: the demo arguments hold no secret, and a data ' +
       'key serves an instance five minutes); EventBridge: the held-call notice; not counted: the configuration read ' +
       '(once per instance per refresh), the approver signing in, the agent fetching a held outcome later, logs',
   );

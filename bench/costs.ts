@@ -61,8 +61,9 @@ export const gbSeconds = (invocation: Invocation): number =>
 /**
  * Write request units per call, from the writes counted and the record's size: a unit per KB
  * written, rounded up per write, and once more for the by-agent index, which projects every
- * attribute of every record. (The sparse index of open calls, written while a call waits, and
- * the smaller pending-calls item a held call reserves are counted at the record's size too.)
+ * attribute of every record. Not counted: the sparse index of open calls, which also projects
+ * everything and is written while a call is open (a held call's writes until its outcome, a
+ * direct call's first write): up to one more copy of those writes.
  */
 export const writeUnits = (store: StoreUse): number => store.writes * Math.ceil(store.itemBytes / 1024) * 2;
 
