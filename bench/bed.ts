@@ -31,14 +31,17 @@ export const heldAmount = '1500';
 const minimalTable = 'bench-minimal-executions';
 
 /** A stateless 2026-07-28 tools/call: the per-request envelope in _meta and the headers it requires. */
-export const toolCall = (amount: string): { body: string; headers: Record<string, string> } => ({
+const toolCallOf = (
+  name: string,
+  args: Record<string, unknown>,
+): { body: string; headers: Record<string, string> } => ({
   body: JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
     method: 'tools/call',
     params: {
-      name: toolName,
-      arguments: { vendor_id: 'V-100', amount, currency: 'EUR', description: 'Printer paper' },
+      name,
+      arguments: args,
       _meta: {
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientCapabilities': {},
@@ -51,9 +54,15 @@ export const toolCall = (amount: string): { body: string; headers: Record<string
     authorization: `Bearer ${agentToken}`,
     'mcp-protocol-version': '2026-07-28',
     'mcp-method': 'tools/call',
-    'mcp-name': toolName,
+    'mcp-name': name,
   },
 });
+
+export const toolCall = (amount: string) =>
+  toolCallOf(toolName, { vendor_id: 'V-100', amount, currency: 'EUR', description: 'Printer paper' });
+
+/** A direct read: procurement and support track shipments at once. */
+const readCall = () => toolCallOf('erp.shipments.track', { tracking_number: '1Z999AA10123456784' });
 
 const target = (name: string, description: string, origin: string, amount: string, expect: string): Target => ({
   name,
@@ -106,6 +115,10 @@ export const unlimitedDemo = async (): Promise<{ config: string; remove: () => P
   }
 };
 
+/** The bed's direct call (a purchase order of 250, run at once) to another gateway at this origin. */
+export const directCallTarget = (name: string, description: string, origin: string): Target =>
+  target(name, description, origin, directAmount, '"status":"succeeded"');
+
 export const portOf = (url: string): number => Number(new URL(url).port);
 
 /** Polls `read` until `done` holds (bounded); answers the last value read. */
@@ -135,6 +148,8 @@ export interface Bed {
     readonly sdk: Target;
     readonly bare: Target;
     readonly held: Target;
+    /** A direct read (erp.shipments.track) on the bed's runtime. */
+    readonly read: Target;
   };
   /** One tools/call to a gateway (the bed's runtime unless told), untimed: its result object. */
   call(amount: string, baseUrl?: string): Promise<ResultObject>;
@@ -236,6 +251,14 @@ export const startBed = async (): Promise<Bed> => {
           heldAmount,
           '"status":"pending_approval"',
         ),
+        read: {
+          name: 'gateway (read)',
+          description: 'the local runtime: a direct read, erp.shipments.track',
+          origin: runtime.baseUrl,
+          path: '/mcp',
+          ...readCall(),
+          expect: succeeded,
+        },
       },
       call,
       startExpiringRuntime: async () => {

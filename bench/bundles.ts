@@ -109,7 +109,7 @@ const bundleOne = async (root: string, name: LambdaFunction): Promise<Bundle> =>
   };
 };
 
-const bundleFunctions = async (): Promise<BundleWorkspace> => {
+export const bundleFunctions = async (): Promise<BundleWorkspace> => {
   const root = await mkdtemp(join(tmpdir(), 'gateway-bench-bundles-'));
   try {
     await symlink(projectPath('node_modules'), join(root, 'node_modules'), 'dir');

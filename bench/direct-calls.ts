@@ -3,6 +3,7 @@
 // and the store requests one call makes.
 import type { Bed } from './bed.js';
 import type { Target } from './load.js';
+import type { Measured, StoreUse } from './measured.js';
 import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
 import { median, ms, perSecond, quantile, ratio, signedMs } from './stats.js';
@@ -180,7 +181,7 @@ export const throughput = async (bed: Bed, plan: Plan): Promise<Row[]> => {
   ];
 };
 
-export const storeRequests = async (bed: Bed, plan: Plan): Promise<Row[]> => {
+export const storeRequests = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
   heading('DynamoDB requests per direct call (counted on the wire at the store)');
   const perCall = async (target: Target) => {
     bed.watch.resetStore();
@@ -192,16 +193,36 @@ export const storeRequests = async (bed: Bed, plan: Plan): Promise<Row[]> => {
     const operations = [...bed.watch.storeOperations()]
       .map(([operation, count]) => `${operation} ${count / plan.storeCountCalls}`)
       .join(', ');
-    return { writes: bed.watch.storeWrites() / plan.storeCountCalls, operations };
+    return {
+      writes: bed.watch.storeWrites() / plan.storeCountCalls,
+      reads: bed.watch.storeReads() / plan.storeCountCalls,
+      operations,
+    };
+  };
+  /** The size of the record the last call left (its JSON): what a write request unit is counted on. */
+  const lastRecordBytes = async () => {
+    const { items } = await bed.runtime.store.listByAgent('procurement-agent', { limit: 1 });
+    return items[0] === undefined ? Number.NaN : Buffer.byteLength(JSON.stringify(items[0]));
   };
   const gateway = await perCall(bed.targets.gateway);
+  const writeBytes = await lastRecordBytes();
+  const read = await perCall(bed.targets.read);
+  const readBytes = await lastRecordBytes();
   const minimal = await perCall(bed.targets.minimal);
   table([
-    ['target', 'writes/call', 'requests/call by operation'],
-    [bed.targets.gateway.name, String(gateway.writes), gateway.operations],
-    [bed.targets.minimal.name, String(minimal.writes), minimal.operations],
+    ['target', 'writes/call', 'reads/call', 'record', 'requests/call by operation'],
+    [bed.targets.gateway.name, String(gateway.writes), String(gateway.reads), `${writeBytes} B`, gateway.operations],
+    [bed.targets.read.name, String(read.writes), String(read.reads), `${readBytes} B`, read.operations],
+    [bed.targets.minimal.name, String(minimal.writes), String(minimal.reads), '', minimal.operations],
   ]);
-  line(`${plan.storeCountCalls} direct calls each, one after another`);
+  line(`${plan.storeCountCalls} direct calls each, one after another; record: the call's item as JSON`);
+  const use = (counted: { writes: number; reads: number }, itemBytes: number): StoreUse => ({
+    writes: counted.writes,
+    reads: counted.reads,
+    itemBytes,
+  });
+  measured.store.directWrite = use(gateway, writeBytes);
+  measured.store.directRead = use(read, readBytes);
   return [
     {
       what: 'DynamoDB writes per direct call',

@@ -7,6 +7,7 @@ import { decide } from '../shared/use-cases/approver-decisions.js';
 import { signedIn } from '../test/support/console.js';
 import { approver, type Bed, heldAmount, portOf, waitFor } from './bed.js';
 import { latencyRounds } from './direct-calls.js';
+import type { Measured } from './measured.js';
 import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
 import { median, ms } from './stats.js';
@@ -14,7 +15,7 @@ import { WireWatch } from './wire-watch.js';
 
 const sleep = (delayMs: number) => new Promise((resolve) => setTimeout(resolve, delayMs));
 
-export const heldReply = async (bed: Bed, plan: Plan): Promise<Row[]> => {
+export const heldReply = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
   heading('Reply to a held call (pending_approval), latency mode');
   line(
     `${plan.heldRounds} rounds × ${plan.heldCount} calls (after ${plan.heldWarmup} untimed); ` +
@@ -29,6 +30,7 @@ export const heldReply = async (bed: Bed, plan: Plan): Promise<Row[]> => {
     '(the reply waits for the record and the approval run start; the approval run registers on the same event loop)',
   );
   line(`rejected the ${await rejectOpenCalls(bed)} calls left waiting, so their approval runs end`);
+  measured.handlerMs.hold = figures.p50;
   return [
     {
       what: 'reply to a held call (pending_approval), p50',
@@ -75,15 +77,29 @@ const statesWhenDone = (runtime: LocalRuntime, executionId: string) =>
     5_000,
   );
 
-const outcomeOf = (runtime: LocalRuntime, executionId: string) =>
+/**
+ * The bench's own reads of the store while it waits (one Query per look), so the store reads a
+ * held call costs can be counted without them.
+ */
+interface BenchReads {
+  count: number;
+}
+
+/** Reads the call's record for the bench, counting the read. */
+const look = (runtime: LocalRuntime, executionId: string, reads?: BenchReads) => {
+  if (reads !== undefined) reads.count += 1;
+  return runtime.store.get(executionId);
+};
+
+const outcomeOf = (runtime: LocalRuntime, executionId: string, reads?: BenchReads) =>
   waitFor(
-    () => runtime.store.get(executionId),
+    () => look(runtime, executionId, reads),
     (execution) => execution !== undefined && !['pending_approval', 'approved'].includes(execution.status),
     10_000,
   );
 
 /** Holds a call and waits until its approval run has registered, so the call page can be decided. */
-const holdRegistered = async (bed: Bed, runtime: LocalRuntime = bed.runtime) => {
+const holdRegistered = async (bed: Bed, runtime: LocalRuntime = bed.runtime, reads?: BenchReads) => {
   const held = await bed.call(heldAmount, runtime.baseUrl);
   if (held.status !== 'pending_approval' || held.execution_id === null) {
     throw new Error(`a call for 1500 ended ${held.status}, not pending_approval`);
@@ -91,7 +107,7 @@ const holdRegistered = async (bed: Bed, runtime: LocalRuntime = bed.runtime) => 
   const executionId = held.execution_id;
   const heldAt = performance.now();
   await waitFor(
-    () => runtime.store.get(executionId),
+    () => look(runtime, executionId, reads),
     (execution) => typeof execution?.task_token === 'string',
     10_000,
   );
@@ -105,7 +121,7 @@ const spread = (label: string, values: readonly number[]) => [
   ms(Math.max(...values)),
 ];
 
-export const decisionToSend = async (bed: Bed, plan: Plan): Promise<Row[]> => {
+export const decisionToSend = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
   heading('Decision click → downstream call sent (console approve → the demo ERP receives the call)');
   const session = await signedIn(bed.runtime.baseUrl, approver.id, approver.password);
   const clickToSent: number[] = [];
@@ -138,6 +154,8 @@ export const decisionToSend = async (bed: Bed, plan: Plan): Promise<Row[]> => {
   ]);
   line(`${plan.decisionTrials} approvals by ${approver.id}, one after another`);
   const sentMedian = median(clickToSent);
+  measured.handlerMs.register = median(registered);
+  measured.handlerMs.decide = median(clickToAnswer);
   return [
     {
       what: 'decision click → downstream call sent, local',
@@ -151,23 +169,34 @@ export const decisionToSend = async (bed: Bed, plan: Plan): Promise<Row[]> => {
 interface HeldCallCost {
   readonly states: readonly string[];
   readonly writes: number;
+  readonly reads: number;
+  /** The call's record at the end (its JSON), bytes. */
+  readonly itemBytes: number;
 }
 
-export const heldCallCosts = async (bed: Bed, plan: Plan): Promise<Row[]> => {
+const recordBytes = (execution: unknown): number => Buffer.byteLength(JSON.stringify(execution));
+
+export const heldCallCosts = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
   heading('AWS cost of one held call: Step Functions state transitions and DynamoDB writes, per outcome');
   const session = await signedIn(bed.runtime.baseUrl, approver.id, approver.password);
   /** One held call decided at the console, from the hold to the end of its approval run. */
   const decided = async (outcome: 'approve' | 'reject', ends: string): Promise<HeldCallCost> => {
     bed.watch.resetStore();
-    const { executionId } = await holdRegistered(bed);
+    const reads: BenchReads = { count: 0 };
+    const { executionId } = await holdRegistered(bed, bed.runtime, reads);
     const { status } = await session.decide(executionId, await session.decisionForm(executionId), outcome);
     if (status !== 303) throw new Error(`the ${outcome} POST answered ${status}`);
-    const final = await outcomeOf(bed.runtime, executionId);
+    const final = await outcomeOf(bed.runtime, executionId, reads);
     if (final?.status !== ends) throw new Error(`a call decided ${outcome} ended ${final?.status}`);
     const states = await statesWhenDone(bed.runtime, executionId);
     await sleep(20);
     bed.erp.reset();
-    return { states, writes: bed.watch.storeWrites() };
+    return {
+      states,
+      writes: bed.watch.storeWrites(),
+      reads: bed.watch.storeReads() - reads.count,
+      itemBytes: recordBytes(final),
+    };
   };
   const approved: HeldCallCost[] = [];
   const rejected: HeldCallCost[] = [];
@@ -180,12 +209,18 @@ export const heldCallCosts = async (bed: Bed, plan: Plan): Promise<Row[]> => {
   const expired: HeldCallCost[] = [];
   const watch = new WireWatch(portOf(expiring.runtime.dynamodbEndpoint), null);
   try {
-    const { executionId } = await holdRegistered(bed, expiring.runtime);
-    const outcome = await outcomeOf(expiring.runtime, executionId);
+    const reads: BenchReads = { count: 0 };
+    const { executionId } = await holdRegistered(bed, expiring.runtime, reads);
+    const outcome = await outcomeOf(expiring.runtime, executionId, reads);
     if (outcome?.status !== 'expired') throw new Error(`an undecided call ended ${outcome?.status}`);
     const states = await statesWhenDone(expiring.runtime, executionId);
     await sleep(20);
-    expired.push({ states, writes: watch.storeWrites() });
+    expired.push({
+      states,
+      writes: watch.storeWrites(),
+      reads: watch.storeReads() - reads.count,
+      itemBytes: recordBytes(outcome),
+    });
   } finally {
     watch.close();
     await expiring.stop();
@@ -199,17 +234,34 @@ export const heldCallCosts = async (bed: Bed, plan: Plan): Promise<Row[]> => {
     costs.length === 0 ? Number.NaN : Math.max(...costs.map(of));
   const transitions = outcomes.map(([, costs]) => worst(costs, (cost) => cost.states.length));
   const writes = outcomes.map(([, costs]) => worst(costs, (cost) => cost.writes));
+  const reads = outcomes.map(([, costs]) => worst(costs, (cost) => cost.reads));
+  const itemBytes = outcomes.map(([, costs]) => worst(costs, (cost) => cost.itemBytes));
   table([
-    ['outcome', 'transitions', 'states entered', 'DynamoDB writes', 'calls'],
+    ['outcome', 'transitions', 'states entered', 'DynamoDB writes', 'reads', 'record', 'calls'],
     ...outcomes.map(([name, costs], index) => [
       name,
       String(transitions[index]),
       costs[0]?.states.join(' → ') ?? 'n/a',
       String(writes[index]),
+      String(reads[index]),
+      `${itemBytes[index]} B`,
       String(costs.length),
     ]),
   ]);
   line('worst case over the calls; writes over the whole life: hold, token and notice, decision, claim, outcome');
+  line(
+    "reads: the gateway's own (the console's, the approval run's), without the bench's looks at the record; " +
+      "record: the call's item at the end, as JSON",
+  );
+  const use = (index: number) => ({
+    writes: writes[index] ?? Number.NaN,
+    reads: reads[index] ?? Number.NaN,
+    itemBytes: itemBytes[index] ?? Number.NaN,
+  });
+  measured.store.heldApproved = use(0);
+  measured.store.heldExpired = use(2);
+  measured.transitions.approved = transitions[0];
+  measured.transitions.expired = transitions[2];
   return [
     {
       what: 'Step Functions transitions per held call (approve / reject / expire)',

@@ -1,5 +1,5 @@
-// How much the benchmark does: the full run (about two minutes) and --quick (a smoke check of
-// every section in about fifteen seconds, with too few samples to judge by).
+// How much the benchmark does: the full run (about fifteen minutes, ten of them the memory load)
+// and --quick (a smoke check of every section in about a minute, with too few samples to judge by).
 
 export interface Plan {
   readonly name: 'full' | 'quick';
@@ -25,6 +25,16 @@ export interface Plan {
   /** Fresh processes per bundle for the import time, and whether to time them without source maps too. */
   readonly importRuns: number;
   readonly importWithoutSourceMaps: boolean;
+  /** Fresh processes whose first tools/call to the bundled MCP function is timed. */
+  readonly firstCallRuns: number;
+  /** Steady load of direct calls on the local runtime in its own process, for its resident memory. */
+  readonly memoryLoadMs: number;
+  /** The first part of that load, after which memory counts as warmed up. */
+  readonly memoryWarmupMs: number;
+  /** How often the process's resident memory is read during the load. */
+  readonly memorySampleMs: number;
+  /** Calls in flight at once during that load. */
+  readonly memoryConnections: number;
   /** The run is stopped (exit code 1) if it has not ended by then. */
   readonly watchdogMs: number;
 }
@@ -47,7 +57,13 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     outcomeTrials: 3,
     importRuns: 7,
     importWithoutSourceMaps: true,
-    watchdogMs: 480_000,
+    firstCallRuns: 5,
+    memoryLoadMs: 600_000,
+    memoryWarmupMs: 60_000,
+    memorySampleMs: 5_000,
+    memoryConnections: 4,
+    // The ten-minute memory load and everything else, with room for a slow machine.
+    watchdogMs: 1_320_000,
   },
   quick: {
     name: 'quick',
@@ -66,6 +82,11 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     outcomeTrials: 1,
     importRuns: 1,
     importWithoutSourceMaps: false,
-    watchdogMs: 120_000,
+    firstCallRuns: 1,
+    memoryLoadMs: 20_000,
+    memoryWarmupMs: 4_000,
+    memorySampleMs: 2_000,
+    memoryConnections: 4,
+    watchdogMs: 240_000,
   },
 };

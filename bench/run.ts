@@ -2,20 +2,38 @@
 // side in one run, on loopback. Latency figures come from interleaved rounds against reference
 // servers in this same process (a busy machine slows them all alike), as medians of round medians
 // with pooled p99; throughput from rotated rounds at fixed concurrency; the rest from the
-// approval run's own record, the store's wire and fresh processes. Each section prints as it ends,
-// then a summary row per figure with its target. It reports and does not judge: missed targets
-// still end with exit code 0; 1 means a section could not be measured at all.
+// approval run's own record, the store's wire, fresh processes (the bundles' import, the MCP
+// function's first call), the local runtime in a process of its own under steady load (its
+// resident memory), and the synthesized stack priced with this run's figures (the AWS cost table,
+// also printed as Markdown at the end). Each section prints as it ends, then a summary row per
+// figure with its target. It reports and does not judge: missed targets still end with exit code
+// 0; 1 means a section could not be measured at all.
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { awsCosts } from './aws-costs.js';
 import { type Bed, startBed } from './bed.js';
 import { lambdaBundles } from './bundles.js';
 import { ownCost, storeRequests, throughput } from './direct-calls.js';
+import { firstCall } from './first-call.js';
 import { decisionToSend, heldCallCosts, heldReply } from './held-calls.js';
+import { nothingMeasured } from './measured.js';
+import { memoryUnderLoad } from './memory-load.js';
 import { plans } from './plan.js';
-import { line, type Row, summary } from './report.js';
+import { heading, line, type Row, summary } from './report.js';
 
 /** The summary's order: the rows of QUALITY.md's Performance table. */
-const summaryOrder = ['own-cost', 'throughput', 'held-reply', 'decision', 'bundles', 'held-cost', 'store'] as const;
+const summaryOrder = [
+  'own-cost',
+  'throughput',
+  'held-reply',
+  'decision',
+  'bundles',
+  'first-call',
+  'memory',
+  'held-cost',
+  'store',
+  'aws-cost',
+] as const;
 type SectionKey = (typeof summaryOrder)[number];
 
 /** What a section's summary rows say when it could not run. */
@@ -31,8 +49,23 @@ const expected: Record<SectionKey, readonly { what: string; target: string }[]> 
     { what: 'Lambda bundle per function, code loaded at cold start', target: '≤ 650 KB' },
     { what: '  import in a fresh process', target: '≤ 100 ms' },
   ],
+  'first-call': [
+    {
+      what: 'MCP function: first tools/call in a fresh process (import, configuration, Cedar, the call)',
+      target: '≤ 250 ms',
+    },
+  ],
+  memory: [
+    {
+      what: 'resident memory of the local runtime under steady load',
+      target: 'flat (growth per 10 000 calls ≤ 1 MB after warm-up)',
+    },
+  ],
   'held-cost': [{ what: 'Step Functions transitions per held call (approve / reject / expire)', target: '≤ 5' }],
   store: [{ what: 'DynamoDB writes per direct call', target: '≤ 2' }],
+  'aws-cost': [
+    { what: 'AWS cost per million calls (direct read / write, held approved / expired)', target: 'reported' },
+  ],
 };
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -51,6 +84,8 @@ const main = async (): Promise<number> => {
   const started = performance.now();
   process.stdout.write(`Approval Gateway benchmark, ${plan.name} run, loopback only\n`);
   const rows = new Map<SectionKey, readonly Row[]>();
+  // What the sections measure for the cost section at the end.
+  const measured = nothingMeasured();
   let complete = true;
   const measure = async (key: SectionKey, section: () => Promise<Row[]>): Promise<void> => {
     const sectionStarted = performance.now();
@@ -71,10 +106,10 @@ const main = async (): Promise<number> => {
     const ready = bed;
     await measure('own-cost', () => ownCost(ready, plan));
     await measure('throughput', () => throughput(ready, plan));
-    await measure('store', () => storeRequests(ready, plan));
-    await measure('held-reply', () => heldReply(ready, plan));
-    await measure('decision', () => decisionToSend(ready, plan));
-    await measure('held-cost', () => heldCallCosts(ready, plan));
+    await measure('store', () => storeRequests(ready, plan, measured));
+    await measure('held-reply', () => heldReply(ready, plan, measured));
+    await measure('decision', () => decisionToSend(ready, plan, measured));
+    await measure('held-cost', () => heldCallCosts(ready, plan, measured));
   } catch (error) {
     complete = false;
     line(`!! the bench bed did not start: ${errorText(error)}`);
@@ -83,6 +118,15 @@ const main = async (): Promise<number> => {
   }
   // Bundles last, with every server stopped: the fresh processes compete with nothing of ours.
   await measure('bundles', () => lambdaBundles(plan));
+  await measure('first-call', () => firstCall(plan, measured));
+  // The gateway under steady load runs in a process of its own, with nothing else of ours running.
+  await measure('memory', () => memoryUnderLoad(plan));
+  let costMarkdown: string | undefined;
+  await measure('aws-cost', async () => {
+    const costs = await awsCosts(measured);
+    costMarkdown = costs.markdown;
+    return costs.rows;
+  });
 
   summary(
     summaryOrder.flatMap(
@@ -91,6 +135,10 @@ const main = async (): Promise<number> => {
         expected[key].map((row) => ({ what: row.what, measured: '-', target: row.target, mark: 'not measured' })),
     ),
   );
+  if (costMarkdown !== undefined) {
+    heading(`AWS cost per million calls, as Markdown (for the README)`);
+    process.stdout.write(`\n${costMarkdown}\n`);
+  }
   process.stdout.write(`\nWall time ${seconds(started)}.\n`);
   return complete ? 0 : 1;
 };

@@ -31,3 +31,20 @@ export const perSecond = (value: number): string => (Number.isFinite(value) ? `$
 export const ratio = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a');
 
 export const kilobytes = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
+
+/** The slope of the least-squares line through the points (y per unit of x); NaN for fewer than two distinct x. */
+export const leastSquaresSlope = (points: readonly { readonly x: number; readonly y: number }[]): number => {
+  if (points.length < 2) return Number.NaN;
+  const meanX = points.reduce((sum, point) => sum + point.x, 0) / points.length;
+  const meanY = points.reduce((sum, point) => sum + point.y, 0) / points.length;
+  let covariance = 0;
+  let variance = 0;
+  for (const point of points) {
+    covariance += (point.x - meanX) * (point.y - meanY);
+    variance += (point.x - meanX) ** 2;
+  }
+  return variance === 0 ? Number.NaN : covariance / variance;
+};
+
+export const megabytes = (bytes: number, digits = 1): string =>
+  Number.isFinite(bytes) ? `${(bytes / 1024 / 1024).toFixed(digits)} MB` : 'n/a';

@@ -17,6 +17,9 @@ const writeOperations: ReadonlySet<string> = new Set([
   'TransactWriteItems',
 ]);
 
+/** DynamoDB operations that read (what DynamoDB bills as read requests). */
+const readOperations: ReadonlySet<string> = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
+
 export class WireWatch {
   private readonly storeCounts = new Map<string, number>();
   private readonly arrivals = new Map<string, (at: number) => void>();
@@ -57,6 +60,12 @@ export class WireWatch {
     let writes = 0;
     for (const [operation, count] of this.storeCounts) if (writeOperations.has(operation)) writes += count;
     return writes;
+  }
+
+  storeReads(): number {
+    let reads = 0;
+    for (const [operation, count] of this.storeCounts) if (readOperations.has(operation)) reads += count;
+    return reads;
   }
 
   resetStore(): void {
