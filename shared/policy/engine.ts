@@ -115,6 +115,11 @@ export class PolicyEngine {
     private readonly model: CedarModel,
   ) {}
 
+  /** Every policy, in its files' order. */
+  get policies(): readonly PolicyInfo[] {
+    return [...this.compiled.policies.values()];
+  }
+
   private info(ids: readonly string[]): PolicyInfo[] {
     return ids.flatMap((id) => this.compiled.policies.get(id) ?? []);
   }
