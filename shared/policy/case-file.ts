@@ -4,6 +4,7 @@
 // human step, the determining policies).
 import { isMap, isNode, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { isJsonObject } from '../catalog/tool.js';
 
 /** What a call gets, as the cases name it: run now, hold for people, or refused. */
 export const Verdict = z.enum(['run', 'hold', 'deny']);
@@ -82,11 +83,22 @@ const placeOf = (path: readonly PropertyKey[], data: unknown): string => {
   return `case ${index + 1}${name}${rest.length > 0 ? `, ${rest.map(String).join('.')}` : ''}: `;
 };
 
+/** The value at a path of the data read, or undefined when it is not there. */
+const valueAt = (data: unknown, path: readonly PropertyKey[]): unknown => {
+  let value = data;
+  for (const key of path) {
+    if (Array.isArray(value) && typeof key === 'number') value = value[key];
+    else if (isJsonObject(value) && typeof key === 'string' && Object.hasOwn(value, key)) value = value[key];
+    else return undefined;
+  }
+  return value;
+};
+
 const messageOf = (issue: z.core.$ZodIssue, data: unknown): string => {
   if (issue.path.length === 0) return 'a case file is a list of cases (- name: …, agent: …, tool: …, expect: …)';
   if (issue.code === 'unrecognized_keys')
     return `${placeOf(issue.path, data)}unknown field ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${placeOf(issue.path, data)}missing`;
+  if (issue.code !== 'custom' && valueAt(data, issue.path) === undefined) return `${placeOf(issue.path, data)}missing`;
   return `${placeOf(issue.path, data)}${issue.message}`;
 };
 
