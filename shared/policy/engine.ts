@@ -17,7 +17,7 @@ import { setOwn } from '../objects.js';
 import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
 import type { CompiledPolicies, PolicyInfo } from './policy-set.js';
-import { alwaysHolds, mayApply } from './residuals.js';
+import { type ToolReach, toolReach } from './reach.js';
 import { witnessArguments } from './witness.js';
 
 export interface HumanStep {
@@ -47,14 +47,6 @@ export type Listing =
       readonly outcomes: readonly PolicyDecision[] | null;
     }
   | { readonly listed: false; readonly reason: HiddenReason; readonly determining: readonly PolicyInfo[] };
-
-/** The policies that may apply to a tool for some agent and some arguments. */
-export interface ToolReach {
-  readonly permits: readonly PolicyInfo[];
-  readonly forbids: readonly PolicyInfo[];
-  /** Forbids that hold for every agent and every arguments. */
-  readonly alwaysForbidden: readonly PolicyInfo[];
-}
 
 export type PolicyDecision =
   | { readonly kind: 'allow'; readonly step: HumanStep | null; readonly determining: readonly PolicyInfo[] }
@@ -276,37 +268,6 @@ export class PolicyEngine {
    * and some arguments: a tool no permit reaches is hidden from every agent.
    */
   reach(tool: CatalogTool): ToolReach {
-    const answer = cedar.isAuthorizedPartial({
-      principal: null,
-      action: { type: 'Action', id: tool.name },
-      resource: { type: entityTypes.system, id: tool.systemKey },
-      context: { arguments: { __extn: { fn: 'unknown', arg: 'arguments' } } },
-      entities: [],
-      policies: { staticPolicies: this.compiled.texts },
-      schema: this.model.schema,
-      validateRequest: false,
-    });
-    // Not analysable: every policy may apply, so nothing is reported unreachable.
-    const every = [...this.compiled.policies.values()];
-    if (answer.type === 'failure') {
-      return {
-        permits: every.filter((policy) => policy.effect === 'permit'),
-        forbids: every.filter((policy) => policy.effect === 'forbid'),
-        alwaysForbidden: [],
-      };
-    }
-    const { residuals } = answer.response;
-    const applying = every.filter((policy) => {
-      const residual = residuals[policy.id];
-      return residual === undefined || mayApply(residual);
-    });
-    return {
-      permits: applying.filter((policy) => policy.effect === 'permit'),
-      forbids: applying.filter((policy) => policy.effect === 'forbid'),
-      alwaysForbidden: applying.filter((policy) => {
-        const residual = residuals[policy.id];
-        return policy.effect === 'forbid' && residual !== undefined && alwaysHolds(residual);
-      }),
-    };
+    return toolReach(tool, this.compiled, this.model);
   }
 }
