@@ -254,10 +254,13 @@ export class PolicyEngine {
     const seen = new Set<string>();
     for (const args of candidates) {
       const decision = this.evaluate(agent, tool, args);
+      if (!everyOutcome) {
+        if (decision.kind === 'allow') return { listed: true, outcomes: [decision] };
+        continue;
+      }
       const key = JSON.stringify(decision);
       if (!seen.has(key)) outcomes.push(decision);
       seen.add(key);
-      if (!everyOutcome && decision.kind === 'allow') return { listed: true, outcomes: [decision] };
     }
     if (outcomes.some((decision) => decision.kind === 'allow')) return { listed: true, outcomes };
     return { listed: false, reason: 'no_arguments', determining: this.inFileOrder(response.nontrivialResiduals) };

@@ -3,7 +3,7 @@
 // can never disagree).
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { GatewaySnapshot } from '../../../shared/control-plane/snapshot.js';
+import { type GatewaySnapshot, loadSnapshot } from '../../../shared/control-plane/snapshot.js';
 import {
   type AgentExplanation,
   type ExplainContext,
@@ -159,4 +159,47 @@ describe('which tools an agent sees', () => {
     });
     expect(explainOneTool(contextOf(snapshot), procurement, 'erp.nothing')).toEqual({ kind: 'unknown' });
   });
+
+  it(
+    verifies('ops.policy-explain', "says an MCP server's tools are withdrawn, and reads the discovered ones by policy"),
+    async () => {
+      const read = (path: string) => readFile(new URL(path, examples), 'utf8');
+      const specs = ['echo', 'add'].map((name) => ({
+        name,
+        inputSchema: { type: 'object' },
+        access: name === 'echo' ? ('read' as const) : null,
+        configPath: [],
+        source: 'tools/list of reference',
+      }));
+      const files: Record<string, string> = {
+        'erp/openapi.yaml': await read('erp/openapi.yaml'),
+        'policies/demo.cedar': await read('policies/demo.cedar'),
+      };
+      const load = async (withdrawn: ReadonlySet<string>) => {
+        const outcome = await loadSnapshot({
+          text: await read('gateway.config.yaml'),
+          file: 'examples/gateway.config.yaml',
+          environment: demoAddresses,
+          files: { read: async (path) => files[path] },
+          discovered: new Map([['reference', specs]]),
+          withdrawn,
+        });
+        if (!outcome.ok) throw new Error(JSON.stringify(outcome.problems));
+        return { ...contextOf(outcome.snapshot), undiscovered: new Map() };
+      };
+      const offered = explainAgent(await load(new Set()), procurement);
+      expect(toolIn(offered, 'reference.echo').summary).toBe(
+        'runs at once, by reference-reads (examples/policies/demo.cedar:66)',
+      );
+      expect(toolIn(offered, 'reference.add').summary).toBe(
+        'staff approval by operations, by reference-writes (examples/policies/demo.cedar:71)',
+      );
+      const withdrawn = explainAgent(await load(new Set(['reference'])), procurement);
+      expect(toolIn(withdrawn, 'reference.echo')).toMatchObject({
+        visible: false,
+        hidden: 'withdrawn',
+        summary: 'withdrawn: the MCP server of reference has not answered tools/list within allowed_staleness',
+      });
+    },
+  );
 });
