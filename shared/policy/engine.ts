@@ -17,6 +17,7 @@ import { setOwn } from '../objects.js';
 import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
 import type { CompiledPolicies, PolicyInfo } from './policy-set.js';
+import { type ToolReach, toolReach } from './reach.js';
 import { witnessArguments } from './witness.js';
 
 export interface HumanStep {
@@ -27,6 +28,25 @@ export interface HumanStep {
 }
 
 export type DenyReason = 'no_permit' | 'forbidden' | 'not_representable' | 'evaluation_error';
+
+/**
+ * Why a tool is not listed for an agent: no permit applies to it (whatever its arguments), a
+ * forbid always holds, no arguments could satisfy the conditions, or the policies cannot be
+ * evaluated for it.
+ */
+export type HiddenReason = 'no_permit' | 'forbidden' | 'no_arguments' | 'evaluation_error';
+
+/** Whether (and why) a tool is listed for an agent: the rule tools/list follows. */
+export type Listing =
+  | {
+      readonly listed: true;
+      /**
+       * The distinct decisions some arguments get (the first one only, unless every outcome was
+       * asked for); null when the conditions cannot be enumerated (the tool is listed then).
+       */
+      readonly outcomes: readonly PolicyDecision[] | null;
+    }
+  | { readonly listed: false; readonly reason: HiddenReason; readonly determining: readonly PolicyInfo[] };
 
 export type PolicyDecision =
   | { readonly kind: 'allow'; readonly step: HumanStep | null; readonly determining: readonly PolicyInfo[] }
@@ -49,6 +69,9 @@ const rank = (policy: PolicyInfo): [number, number, string] => [
   policy.approvers ?? '',
 ];
 
+/** A policy's place in the files (Cedar's ids are policy0, policy1, … in file order). */
+const policyIndex = (policy: PolicyInfo): number => Number(policy.id.slice('policy'.length));
+
 const compare = (left: PolicyInfo, right: PolicyInfo): number => {
   const [a, b] = [rank(left), rank(right)];
   for (let index = 0; index < a.length; index++) {
@@ -56,7 +79,7 @@ const compare = (left: PolicyInfo, right: PolicyInfo): number => {
     const y = b[index] ?? 0;
     if (x !== y) return x < y ? -1 : 1;
   }
-  return Number(left.id.slice('policy'.length)) - Number(right.id.slice('policy'.length));
+  return policyIndex(left) - policyIndex(right);
 };
 
 /** Whether a canonical value is, or holds, an integer beyond 2^53 (a bigint). */
@@ -84,8 +107,18 @@ export class PolicyEngine {
     private readonly model: CedarModel,
   ) {}
 
+  /** Every policy, in its files' order. */
+  get policies(): readonly PolicyInfo[] {
+    return [...this.compiled.policies.values()];
+  }
+
   private info(ids: readonly string[]): PolicyInfo[] {
     return ids.flatMap((id) => this.compiled.policies.get(id) ?? []);
+  }
+
+  /** The policies, in their files' order. */
+  private inFileOrder(ids: readonly string[]): PolicyInfo[] {
+    return this.info(ids).sort((left, right) => policyIndex(left) - policyIndex(right));
   }
 
   private shapeOf(tool: CatalogTool): RecordShape {
@@ -185,12 +218,16 @@ export class PolicyEngine {
     }
     const cached = forAgent.get(tool.name);
     if (cached !== undefined) return cached;
-    const listed = this.computeListed(agent, tool);
+    const listed = this.listing(agent, tool, false).listed;
     forAgent.set(tool.name, listed);
     return listed;
   }
 
-  private computeListed(agent: AgentIdentity, tool: CatalogTool): boolean {
+  /**
+   * Whether a tool is listed for an agent, and why not (the rule of isListed, which this is):
+   * with `everyOutcome`, each distinct decision some arguments get, for explaining a tool.
+   */
+  listing(agent: AgentIdentity, tool: CatalogTool, everyOutcome = true): Listing {
     const answer = cedar.isAuthorizedPartial({
       principal: agentUid(agent),
       action: { type: 'Action', id: tool.name },
@@ -201,13 +238,39 @@ export class PolicyEngine {
       schema: this.model.schema,
       validateRequest: false,
     });
-    if (answer.type === 'failure') return false;
+    if (answer.type === 'failure') return { listed: false, reason: 'evaluation_error', determining: [] };
     const { response } = answer;
-    if (response.decision === 'deny') return false;
+    if (response.decision === 'deny') {
+      const forbids = this.inFileOrder(response.satisfied).filter((policy) => policy.effect === 'forbid');
+      return forbids.length > 0
+        ? { listed: false, reason: 'forbidden', determining: forbids }
+        : { listed: false, reason: 'no_permit', determining: [] };
+    }
     const residuals: PolicyJson[] = response.nontrivialResiduals.flatMap((id) => response.residuals[id] ?? []);
     const candidates = witnessArguments(residuals, this.shapeOf(tool));
     // Residuals the analysis cannot decide: listed, since some arguments may well be permitted.
-    if (candidates === null) return true;
-    return candidates.some((args) => this.evaluate(agent, tool, args).kind === 'allow');
+    if (candidates === null) return { listed: true, outcomes: null };
+    const outcomes: PolicyDecision[] = [];
+    const seen = new Set<string>();
+    for (const args of candidates) {
+      const decision = this.evaluate(agent, tool, args);
+      if (!everyOutcome) {
+        if (decision.kind === 'allow') return { listed: true, outcomes: [decision] };
+        continue;
+      }
+      const key = JSON.stringify(decision);
+      if (!seen.has(key)) outcomes.push(decision);
+      seen.add(key);
+    }
+    if (outcomes.some((decision) => decision.kind === 'allow')) return { listed: true, outcomes };
+    return { listed: false, reason: 'no_arguments', determining: this.inFileOrder(response.nontrivialResiduals) };
+  }
+
+  /**
+   * The policies that may apply to a tool for some agent (whoever it is, whatever its groups)
+   * and some arguments: a tool no permit reaches is hidden from every agent.
+   */
+  reach(tool: CatalogTool): ToolReach {
+    return toolReach(tool, this.compiled, this.model);
   }
 }

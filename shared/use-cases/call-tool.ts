@@ -10,7 +10,7 @@ import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { isoAt } from '../clock.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
-import type { GatewaySnapshot } from '../control-plane/snapshot.js';
+import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
 import { refusal, resultCodes, statusMessages } from '../errors.js';
 import {
   type DecisionRecord,

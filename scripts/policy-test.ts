@@ -1,0 +1,93 @@
+// `npm run policy:test -- <cases.yaml>`: rehearses each case of a file against the configuration's
+// policies, as tools/call would decide it (arguments read, canonicalized and validated, then the
+// policy's decision), sending and storing nothing. Prints each case's decision, human step and
+// policies (and the argument errors of refused arguments). Exit 0 when every expectation holds,
+// 1 when one does not, 2 for a case file, configuration or options that are not valid.
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { loadToolSnapshot } from '../infra/local/tool-snapshot.js';
+import { readCaseFile } from '../shared/policy/case-file.js';
+import { type CaseResult, rehearseCase } from '../shared/use-cases/rehearse-case.js';
+
+const usage = `Usage: npm run policy:test -- <cases.yaml> [--config <file>] [--offline] [--json]
+
+  cases.yaml       a list of cases: { name, agent, tool, arguments,
+                   expect: { decision: run|hold|deny, approval?, reason?, policies? } }
+  --config <file>  the configuration (default examples/gateway.config.yaml)
+  --offline        do not ask MCP servers for their tools (their tools stay unknown)
+  --json           machine-readable output
+`;
+
+const options = {
+  config: { type: 'string' },
+  offline: { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+
+const caseLines = (file: string, result: CaseResult): string[] => {
+  const lines = [`${result.failures.length === 0 ? 'ok  ' : 'FAIL'}  ${result.name}  (${file}:${result.line})`];
+  const { got } = result;
+  if (got !== null) {
+    const policies = got.policies.map((policy) => `${policy.name} (${policy.at})`).join(', ');
+    lines.push(
+      `      ${result.agent} → ${result.tool}: ${got.decision}, ${got.words}${policies ? `; by ${policies}` : ''}`,
+    );
+    for (const error of got.input_errors ?? [])
+      lines.push(`      argument error ${error.path || '/'}: ${error.code}: ${error.message}`);
+  }
+  for (const failure of result.failures) lines.push(`      ${failure}`);
+  return lines;
+};
+
+const run = async (): Promise<number> => {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: process.argv.slice(2), options, allowPositionals: true });
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const [casesFile] = positionals;
+  if (casesFile === undefined || positionals.length > 1) {
+    process.stderr.write(`name one case file\n\n${usage}`);
+    return 2;
+  }
+  const text = await readFile(casesFile, 'utf8').catch(() => undefined);
+  if (text === undefined) {
+    process.stderr.write(`${casesFile}: the file cannot be read\n`);
+    return 2;
+  }
+  const cases = readCaseFile(text);
+  if (!cases.ok) {
+    process.stderr.write(`${casesFile} is not a valid case file:\n`);
+    for (const problem of cases.problems)
+      process.stderr.write(`  ${casesFile}:${problem.line ?? 1}: ${problem.message}\n`);
+    return 2;
+  }
+  const file = values.config ?? 'examples/gateway.config.yaml';
+  const loaded = await loadToolSnapshot(file, process.env, values.offline === true);
+  if (!loaded.ok) {
+    process.stderr.write(`${loaded.message}\n`);
+    return 2;
+  }
+  const context = { snapshot: loaded.snapshot, configFile: file, undiscovered: loaded.undiscovered };
+  const results = cases.cases.map((testCase) => rehearseCase(context, testCase));
+  const failed = results.filter((result) => result.failures.length > 0);
+  if (values.json === true) {
+    process.stdout.write(`${JSON.stringify({ file: casesFile, config: file, results }, null, 2)}\n`);
+  } else {
+    for (const result of results) process.stdout.write(`${caseLines(casesFile, result).join('\n')}\n`);
+    process.stdout.write(
+      `${results.length - failed.length} of ${results.length} cases pass${failed.length > 0 ? `; failing: ${failed.map((result) => `${result.name} (${casesFile}:${result.line})`).join(', ')}` : ''}\n`,
+    );
+  }
+  return failed.length > 0 ? 1 : 0;
+};
+
+process.exitCode = await run();
