@@ -5,34 +5,9 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { DecisionKind, GatewayMetrics } from '../metrics.js';
 import type { ExecutionStatus } from '../result.js';
+import { dimensionNames, metricNames, metricsNamespace, metricsService } from './emf-names.js';
 
-/** The CloudWatch namespace of the gateway's metrics. */
-export const metricsNamespace = 'ApprovalGateway';
-/** The one `service` dimension every metric carries (Powertools adds it; the same in every function). */
-export const metricsService = 'approval-gateway';
-
-/** Metric names, as the stack's alarms and dashboard read them. */
-export const metricNames = {
-  calls: 'Calls',
-  decisions: 'Decisions',
-  unknownOutcomes: 'UnknownOutcomes',
-  expiries: 'Expiries',
-  heldToDecided: 'HeldToDecided',
-  decidedToSent: 'DecidedToSent',
-  sentToSettled: 'SentToSettled',
-  configurationAge: 'ConfigurationAge',
-  configurationStaleness: 'ConfigurationStaleness',
-  notificationFailures: 'NotificationFailures',
-} as const;
-
-/** Dimension names beyond `service`. */
-export const dimensionNames = {
-  tool: 'Tool',
-  agentGroup: 'AgentGroup',
-  outcome: 'Outcome',
-  decision: 'Decision',
-  policy: 'Policy',
-} as const;
+export { dimensionNames, metricNames, metricsNamespace, metricsService } from './emf-names.js';
 
 type Dimensions = Readonly<Record<string, string>>;
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
