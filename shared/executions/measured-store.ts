@@ -71,7 +71,9 @@ export class MeasuredExecutionStore implements ExecutionStore {
     const result = await this.inner.transition(key, change);
     if (result.kind !== 'applied') return result;
     const execution = result.execution;
-    if (change.from === 'pending_approval' && (change.to === 'approved' || change.to === 'rejected')) {
+    // Decided by a person (staff or the customer); an agent withdrawing its own call decides nothing.
+    const decided = change.to === 'approved' || (change.to === 'rejected' && execution.code !== 'withdrawn');
+    if (change.from === 'pending_approval' && decided) {
       this.metrics.heldDecided(elapsed(execution.created_at, change.at) ?? 0);
     }
     if (terminalStatuses.has(change.to)) {

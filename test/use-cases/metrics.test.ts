@@ -9,6 +9,7 @@ import { sampleConfigurationAge } from '../../shared/metrics.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { executeApproved, expireApproval } from '../../shared/use-cases/held-call-steps.js';
+import { withdrawCall } from '../../shared/use-cases/tasks.js';
 import { type MetricPoint, parseEmfLine, parseEmfLines, sumOf, valuesOf } from '../support/emf.js';
 import { verifies } from '../support/requirements.js';
 import {
@@ -155,6 +156,20 @@ describe('metrics of a held call', () => {
     const recorded = points();
     expect(sumOf(recorded, 'Expiries')).toBe(1);
     expect(sumOf(recorded, 'Calls', { Tool: tools.create, ...procurement, Outcome: 'expired' })).toBe(1);
+    expect(valuesOf(recorded, 'HeldToDecided')).toEqual([]);
+  });
+});
+
+describe('metrics of a withdrawn call', () => {
+  it(verifies('ops.metrics', 'a call its agent withdraws counts as rejected, with no decision time'), async () => {
+    const { measured, points } = await measuredBed();
+    const held = await holdLargeOrder(measured);
+    points();
+    measured.clock.advance(60_000);
+    expect((await withdrawCall(measured.deps, procurementAgent, held.execution_id)).kind).toBe('withdrawn');
+
+    const recorded = points();
+    expect(sumOf(recorded, 'Calls', { Tool: tools.create, ...procurement, Outcome: 'rejected' })).toBe(1);
     expect(valuesOf(recorded, 'HeldToDecided')).toEqual([]);
   });
 });
