@@ -284,6 +284,7 @@ export class Operations extends Construct {
           new GraphWidget({
             title: 'Configuration age (% of allowed staleness; 100 = stale)',
             left: [gatewayMetric(metricNames.configurationStaleness, Stats.MAXIMUM, 'Configuration staleness')],
+            right: [gatewayMetric(metricNames.configurationAge, Stats.MAXIMUM, 'Configuration age (s)')],
             leftAnnotations: [
               { value: 50, label: 'alarm' },
               { value: 100, label: 'stale' },

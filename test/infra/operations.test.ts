@@ -243,7 +243,7 @@ describe('the dashboard', () => {
     const dashboards = [...resourcesOf(plain.template, 'AWS::CloudWatch::Dashboard').values()];
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(propertiesOf(dashboards[0]).DashboardBody);
-    for (const name of Object.values(metricNames).filter((name) => name !== metricNames.configurationAge)) {
+    for (const name of Object.values(metricNames)) {
       expect(body).toContain(name);
     }
     // Per-call dimensions are found by search (tools and groups come from the configuration).
