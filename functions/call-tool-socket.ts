@@ -19,6 +19,7 @@ import { documentClient } from './commons/aws-store.js';
 import { agentFromContext } from './commons/channel-identity.js';
 import { processChannelSocketEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
+import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 import { maxSocketFrameBytes, messageBytes, tooLargeToSend } from './commons/socket-message.js';
 
@@ -29,6 +30,8 @@ export interface ChannelSocketDeps {
   readonly claims: ConnectionClaims;
   /** Per-agent rate and concurrency, per instance as on /mcp. */
   readonly gate: RequestGate | null;
+  /** Flushed after every message. @default none */
+  readonly metrics?: InvocationMetrics | null;
 }
 
 const SocketEvent = z.object({
@@ -68,15 +71,18 @@ export const createChannelSocketFunction = (deps: ChannelSocketDeps) => {
     }
     return { statusCode: 200 };
   };
-  return withTaskMiddleware(handle, { logger: deps.logger });
+  return withTaskMiddleware(handle, { logger: deps.logger, metrics: deps.metrics ?? null });
 };
 
 /** The Lambda entry point: composed from the environment on first use. */
 export const handler = lazyHandler(() => {
   const environment = processChannelSocketEnvironment();
   const logger = serviceLogger('call-tool-socket');
+  const metrics = functionMetrics();
+  const services = agentServicesFor(environment, logger, metrics);
   return createChannelSocketFunction({
-    services: agentServicesFor(environment, logger),
+    services,
+    metrics: invocationMetrics(metrics, services),
     logger,
     connections: new ApiGatewayConnections(
       new ApiGatewayManagementApiClient({ endpoint: environment.CONNECTIONS_URL }),

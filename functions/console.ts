@@ -11,6 +11,7 @@ import { decisionServicesFor } from './commons/aws-store.js';
 import { customerOidcSettings, processConsoleEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { serviceLogger } from './commons/logger.js';
+import { functionMetrics, invocationMetrics } from './commons/metrics.js';
 import { type ConsoleDeps, createConsole } from './console/app.js';
 import { customerOidcSignIn } from './console/customer-oidc-sign-in.js';
 import { oidcSignIn } from './console/oidc-sign-in.js';
@@ -42,8 +43,10 @@ export const handler = lazyHandler(() => {
   const environment = processConsoleEnvironment();
   const logger = serviceLogger('console');
   const customers = customerOidcSettings(environment);
+  const metrics = functionMetrics();
   return createConsoleFunction({
-    services: decisionServicesFor(environment, logger),
+    services: decisionServicesFor(environment, logger, metrics),
+    metrics: invocationMetrics(metrics),
     signer: new KmsSessionSigner(new KMSClient({}), environment.SESSION_KEY_ID),
     signIn: {
       kind: 'oidc',

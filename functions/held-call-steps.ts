@@ -11,6 +11,7 @@ import {
 import { heldCallStepsServicesFor, serviceLogger } from './commons/aws.js';
 import { processApprovalEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
+import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 
 const key = { execution_id: z.uuid(), agent_id: z.string().min(1) };
@@ -36,6 +37,8 @@ export interface HeldCallStepResult {
 export interface HeldCallStepsFunctionDeps {
   readonly services: HeldCallStepsDeps;
   readonly logger: Logger;
+  /** Flushed after every step. @default none */
+  readonly metrics?: InvocationMetrics | null;
 }
 
 export const createHeldCallStepsFunction = (deps: HeldCallStepsFunctionDeps) => {
@@ -57,13 +60,12 @@ export const createHeldCallStepsFunction = (deps: HeldCallStepsFunctionDeps) => 
         return { status: (await expireApproval(deps.services, taskKey))?.status ?? 'missing' };
     }
   };
-  return withTaskMiddleware(handle, { logger: deps.logger });
+  return withTaskMiddleware(handle, { logger: deps.logger, metrics: deps.metrics ?? null });
 };
 
 export const handler = lazyHandler(() => {
   const logger = serviceLogger('held-call-steps');
-  return createHeldCallStepsFunction({
-    services: heldCallStepsServicesFor(processApprovalEnvironment(), logger),
-    logger,
-  });
+  const metrics = functionMetrics();
+  const services = heldCallStepsServicesFor(processApprovalEnvironment(), logger, metrics);
+  return createHeldCallStepsFunction({ services, logger, metrics: invocationMetrics(metrics, services) });
 });

@@ -26,6 +26,7 @@ import {
   toWebRequest,
 } from './commons/http-event.js';
 import { lazyHandler } from './commons/lazy-handler.js';
+import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
 
 export interface McpFunctionDeps {
@@ -38,6 +39,8 @@ export interface McpFunctionDeps {
   readonly publicUrl: string | null;
   /** The per-agent gate, when another front in the process shares it. @default a gate of this function's own */
   readonly requestGate?: RequestGate;
+  /** Flushed after every request. @default none */
+  readonly metrics?: InvocationMetrics | null;
 }
 
 const renderJsonRpcError = (statusCode: number, message: string): HttpResult => ({
@@ -84,15 +87,22 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
       : await endpoint.handle(toWebRequest(event, eventBody(event), signal), agent);
     return fromWebResponse(response);
   };
-  return withGatewayMiddleware(handle, { logger: deps.logger, render: renderJsonRpcError });
+  return withGatewayMiddleware(handle, {
+    logger: deps.logger,
+    render: renderJsonRpcError,
+    metrics: deps.metrics ?? null,
+  });
 };
 
 /** The Lambda entry point: composed from the environment on first use. */
 export const handler = lazyHandler(() => {
   const environment = processApprovalEnvironment();
   const logger = serviceLogger('mcp');
+  const metrics = functionMetrics();
+  const services = agentServicesFor(environment, logger, metrics);
   return createMcpFunction({
-    services: agentServicesFor(environment, logger),
+    services,
+    metrics: invocationMetrics(metrics, services),
     logger,
     claimNames: {
       agent: environment.AGENT_CLAIM,

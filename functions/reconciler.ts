@@ -8,11 +8,14 @@ import { type RecoveryDeps, type RecoveryReport, recoverOpenExecutions } from '.
 import { recoveryServicesFor, serviceLogger } from './commons/aws.js';
 import { processApprovalEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
+import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 
 export interface ReconcilerFunctionDeps {
   readonly services: RecoveryDeps;
   readonly logger: Logger;
+  /** Flushed after every pass. @default none */
+  readonly metrics?: InvocationMetrics | null;
 }
 
 export const createReconcilerFunction = (deps: ReconcilerFunctionDeps) => {
@@ -27,13 +30,12 @@ export const createReconcilerFunction = (deps: ReconcilerFunctionDeps) => {
     deps.logger.info('reconciled open calls', { ...report });
     return report;
   };
-  return withTaskMiddleware(handle, { logger: deps.logger });
+  return withTaskMiddleware(handle, { logger: deps.logger, metrics: deps.metrics ?? null });
 };
 
 export const handler = lazyHandler(() => {
   const logger = serviceLogger('reconciler');
-  return createReconcilerFunction({
-    services: recoveryServicesFor(processApprovalEnvironment(), logger),
-    logger,
-  });
+  const metrics = functionMetrics();
+  const services = recoveryServicesFor(processApprovalEnvironment(), logger, metrics);
+  return createReconcilerFunction({ services, logger, metrics: invocationMetrics(metrics, services) });
 });

@@ -9,6 +9,8 @@
 //   [-c grpc=true -c grpcCertificateArn=<ACM certificate ARN> [-c grpcDomainName=grpc.example.com]
 //     [-c grpcMinTasks=1] [-c grpcMaxTasks=4]]  (the gRPC transport on Fargate; needs a region)
 //   [-c apiGatewayLoggingRole=false]  (the account already sets API Gateway's CloudWatch role)
+//   [-c alarmEmails=ops@example.com,oncall@example.com]  (alarm notices by email)
+//   [-c approverEmails=finance@example.com]  (every held-call notice by email)
 // Without agentIssuer the stack creates a Cognito user pool whose app clients are the agents;
 // without approverIssuer, a Cognito user pool of approvers (approverGroups are created in it);
 // without customerIssuer, a Cognito user pool of customers (custom:customer_id names each).
@@ -52,10 +54,21 @@ const wholeNumber = (name: string): number | undefined => {
   if (!/^\d+$/.test(value)) throw new Error(`${name} must be a whole number (got "${value}").`);
   return Number(value);
 };
+/** A list of email addresses, each checked for its form (SNS refuses a malformed one only at deploy). */
+const emails = (name: string): string[] => {
+  const addresses = list(context(name));
+  const malformed = addresses.filter((address) => !/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(address));
+  if (malformed.length > 0) {
+    throw new Error(`${name} must be email addresses separated by commas (got "${malformed.join('", "')}").`);
+  }
+  return addresses;
+};
 const grpcMinTasks = wholeNumber('grpcMinTasks');
 const grpcMaxTasks = wholeNumber('grpcMaxTasks');
 new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
   setApiGatewayLoggingRole: context('apiGatewayLoggingRole') !== 'false',
+  alarmEmails: emails('alarmEmails'),
+  approverEmails: emails('approverEmails'),
   // The gRPC load balancer's access logs need a concrete region; the HTTP-only stack stays agnostic.
   ...(grpc ? { env: { region: process.env.CDK_DEFAULT_REGION } } : {}),
   ...(issuer === undefined

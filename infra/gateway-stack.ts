@@ -16,10 +16,12 @@ import { ApproverConsole, type ConsoleSignIn, type CustomerPagesSignIn } from '.
 import { ApproverIdentity } from './constructs/approver-identity.js';
 import { CallToolChannel } from './constructs/call-tool-channel.js';
 import { CustomerIdentity } from './constructs/customer-identity.js';
+import { EmailNotices } from './constructs/email-notices.js';
 import { GatewayFunction } from './constructs/gateway-function.js';
 import { GatewayTable } from './constructs/gateway-table.js';
 import { GrpcService, type GrpcServiceSettings } from './constructs/grpc-service.js';
 import { McpApi } from './constructs/mcp-api.js';
+import { Operations } from './constructs/operations.js';
 
 /** The sparse index of calls still waiting, which the reconciler and the console list. */
 const indexName = (name: 'open-by-deadline' | 'by-agent'): string => {
@@ -93,6 +95,10 @@ export interface GatewayStackProps extends StackProps {
    * WebSocket API's access logs need (one per account and region). @default true
    */
   readonly setApiGatewayLoggingRole?: boolean;
+  /** Addresses the operators' alarm notices are emailed to. @default none: subscribe to the AlarmTopic output */
+  readonly alarmEmails?: readonly string[];
+  /** Addresses every held-call notice is emailed to. @default none: no email (the bus and webhooks only) */
+  readonly approverEmails?: readonly string[];
 }
 
 export class GatewayStack extends Stack {
@@ -384,6 +390,43 @@ export class GatewayStack extends Stack {
       new CfnOutput(this, 'GrpcLoadBalancerDns', {
         value: grpc.loadBalancer.loadBalancerDnsName,
         description: "The gRPC load balancer's DNS name (the target of the certificate name's CNAME or alias)",
+      });
+    }
+
+    // ---- running it: alarms, their topic and the dashboard; held-call notices by email when asked
+    const operations = new Operations(this, 'Operations', {
+      functions: {
+        Mcp: mcp.function,
+        ResourceMetadata: metadata.function,
+        HeldCallSteps: steps.function,
+        Reconciler: reconciler.function,
+        Console: approver.function,
+        CallToolAuthorizer: channelAuthorizer.function,
+        CallToolSocket: channelSocket.function,
+      },
+      stateMachine: approvals.stateMachine,
+      steps: { function: steps.function, timeoutSeconds: approvals.runTimeoutSeconds },
+      reconciler: {
+        function: reconciler.function,
+        schedule: approvals.schedule,
+        everyMinutes: approvals.reconcileEveryMinutes,
+      },
+      tables: { Executions: store.table, Config: configuration.table },
+      alarmEmails: props.alarmEmails ?? [],
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: operations.alarmTopic.topicArn,
+      description: 'SNS topic of alarm notices (subscribe here, or deploy with -c alarmEmails=...)',
+    });
+    new CfnOutput(this, 'DashboardName', {
+      value: operations.dashboard.dashboardName,
+      description: 'CloudWatch dashboard of the gateway',
+    });
+    if ((props.approverEmails ?? []).length > 0) {
+      const email = new EmailNotices(this, 'EmailNotices', { bus: notices, emails: props.approverEmails ?? [] });
+      new CfnOutput(this, 'NoticeTopicArn', {
+        value: email.topic.topicArn,
+        description: 'SNS topic emailing held-call notices to the approverEmails addresses',
       });
     }
   }

@@ -108,6 +108,9 @@ const infrastructurePackages = new Set([
   '@grpc/proto-loader',
   // The MCP client speaks to the MCP servers behind the gateway: a driven adapter's business.
   '@modelcontextprotocol/client',
+  // Metrics and logs are ports (shared/metrics.ts, shared/log.ts); Powertools implements them.
+  '@aws-lambda-powertools/metrics',
+  '@aws-lambda-powertools/logger',
 ]);
 /** gRPC is the gRPC front's (a driving adapter, like shared/mcp/ for the MCP SDK) and infra's only. */
 const grpcPackages = new Set(['@grpc/grpc-js', '@grpc/proto-loader']);
@@ -184,6 +187,21 @@ describe('the shape of the code', () => {
       files.delete(planted);
     }
   });
+
+  it(
+    verifies(
+      'code.domain-imports-no-adapter',
+      'records metrics through a port: Powertools Metrics is an adapter package',
+    ),
+    () => {
+      expect(infrastructure('@aws-lambda-powertools/metrics')).toBe(true);
+      expect(files.get(projectPath('shared/metrics.ts'))?.packages).toEqual([]);
+      expect(files.get(projectPath('shared/executions/measured-store.ts'))?.packages).toEqual([]);
+      expect(files.get(projectPath('shared/adapters/emf-metrics.ts'))?.packages).toContain(
+        '@aws-lambda-powertools/metrics',
+      );
+    },
+  );
 
   it(verifies('code.long-files-explained', 'has every source file over 300 lines say why in its header'), () => {
     const others = otherFolders.flatMap((folder) => sourceFiles(projectPath(folder)));

@@ -11,7 +11,9 @@ import {
 } from '../../shared/adapters/step-functions-approval-runs.js';
 import type { ApprovalRuns } from '../../shared/approvals/approval-runs.js';
 import { systemClock } from '../../shared/clock.js';
+import { measuredStore } from '../../shared/executions/measured-store.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
+import type { GatewayMetrics } from '../../shared/metrics.js';
 import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
 import type { ApprovalEnvironment, FunctionEnvironment } from './environment.js';
 
@@ -23,8 +25,11 @@ export const documentClient = (): DynamoDBDocumentClient => {
   return documents;
 };
 
-export const executionStoreFor = (environment: FunctionEnvironment): ExecutionStore =>
-  new DynamoDbExecutionStore(documentClient(), environment.EXECUTIONS_TABLE);
+/** The executions table; measured (every decision and outcome counted at its write) when metrics are given. */
+export const executionStoreFor = (
+  environment: FunctionEnvironment,
+  metrics: GatewayMetrics | null = null,
+): ExecutionStore => measuredStore(new DynamoDbExecutionStore(documentClient(), environment.EXECUTIONS_TABLE), metrics);
 
 let approvalRuns: ApprovalRuns | undefined;
 export const approvalRunsFor = (environment: ApprovalEnvironment): ApprovalRuns => {
@@ -33,8 +38,12 @@ export const approvalRunsFor = (environment: ApprovalEnvironment): ApprovalRuns 
 };
 
 /** What approvers' decisions need (functions/console.ts): the store, and the approval runs to tell. */
-export const decisionServicesFor = (environment: ApprovalEnvironment, logger: Logger): DecisionDeps => ({
-  store: executionStoreFor(environment),
+export const decisionServicesFor = (
+  environment: ApprovalEnvironment,
+  logger: Logger,
+  metrics: GatewayMetrics | null = null,
+): DecisionDeps => ({
+  store: executionStoreFor(environment, metrics),
   clock: systemClock,
   log: logger,
   approvalRuns: approvalRunsFor(environment),

@@ -13,6 +13,7 @@ import { StoredControlPlane } from '../../shared/control-plane/stored-control-pl
 import { uuidV7Ids } from '../../shared/ids.js';
 import type { SystemClient } from '../../shared/invoke/system-client.js';
 import type { ToolServerClient } from '../../shared/invoke/tool-server.js';
+import type { GatewayMetrics } from '../../shared/metrics.js';
 import type { Sealer } from '../../shared/sealing.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import type { HeldCallStepsDeps } from '../../shared/use-cases/held-call-steps.js';
@@ -63,23 +64,33 @@ const consoleUrlFor =
   (executionId: string): string =>
     consoleLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
 
-const notifierFor = (environment: ApprovalEnvironment, controlPlane: ControlPlane, logger: Logger): Notifier =>
+const notifierFor = (
+  environment: ApprovalEnvironment,
+  controlPlane: ControlPlane,
+  logger: Logger,
+  metrics: GatewayMetrics | null,
+): Notifier =>
   new Notifiers(
     [
       new LogNotifier(logger),
-      new ConfiguredWebhooks(controlPlane, logger),
+      new ConfiguredWebhooks(controlPlane, logger, metrics),
       ...(environment.EVENT_BUS_NAME === undefined
         ? []
         : [new EventBridgeNotifier(defaultEventBridgeClient, environment.EVENT_BUS_NAME)]),
     ],
     logger,
+    metrics,
   );
 
 /** What the state machine's steps need (functions/held-call-steps.ts). */
-export const heldCallStepsServicesFor = (environment: ApprovalEnvironment, logger: Logger): HeldCallStepsDeps => {
+export const heldCallStepsServicesFor = (
+  environment: ApprovalEnvironment,
+  logger: Logger,
+  metrics: GatewayMetrics | null = null,
+): HeldCallStepsDeps => {
   const controlPlane = controlPlaneFor(environment, logger);
   return {
-    store: executionStoreFor(environment),
+    store: executionStoreFor(environment, metrics),
     clock: systemClock,
     systems: systemClient(),
     toolServers: toolServerClient(),
@@ -87,14 +98,18 @@ export const heldCallStepsServicesFor = (environment: ApprovalEnvironment, logge
     controlPlane,
     sealer: sealerFor(environment),
     approvalRuns: approvalRunsFor(environment),
-    notifier: notifierFor(environment, controlPlane, logger),
+    notifier: notifierFor(environment, controlPlane, logger, metrics),
     consoleUrl: consoleUrlFor(environment),
   };
 };
 
 /** What recovery needs (functions/reconciler.ts): it runs approved calls, never notifies. */
-export const recoveryServicesFor = (environment: ApprovalEnvironment, logger: Logger): RecoveryDeps => ({
-  store: executionStoreFor(environment),
+export const recoveryServicesFor = (
+  environment: ApprovalEnvironment,
+  logger: Logger,
+  metrics: GatewayMetrics | null = null,
+): RecoveryDeps => ({
+  store: executionStoreFor(environment, metrics),
   clock: systemClock,
   systems: systemClient(),
   toolServers: toolServerClient(),
@@ -105,8 +120,12 @@ export const recoveryServicesFor = (environment: ApprovalEnvironment, logger: Lo
 });
 
 /** What the agents' fronts need (the MCP function, and the gRPC service's container). */
-export const agentServicesFor = (environment: ApprovalEnvironment, logger: Logger): CallToolDeps => ({
-  store: executionStoreFor(environment),
+export const agentServicesFor = (
+  environment: ApprovalEnvironment,
+  logger: Logger,
+  metrics: GatewayMetrics | null = null,
+): CallToolDeps => ({
+  store: executionStoreFor(environment, metrics),
   ids: uuidV7Ids,
   clock: systemClock,
   controlPlane: controlPlaneFor(environment, logger),

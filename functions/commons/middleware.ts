@@ -5,6 +5,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { flushMetrics, type InvocationMetrics } from './metrics.js';
 
 /** An error whose message was written for the client (status and message are sent as they are). */
 export class ExposedError extends Error {
@@ -62,12 +63,19 @@ export type HttpHandler = (
 export interface FunctionStackOptions extends ErrorMappingOptions {
   /** Time kept back before the Lambda deadline to answer with a timeout instead of being killed. */
   readonly timeoutMarginMs?: number;
+  /** Flushed after every invocation. @default none: the function records no metrics */
+  readonly metrics?: InvocationMetrics | null;
 }
+
+/** The metrics flush, for a function that records metrics. */
+const metricsFlush = <Event, Result>(metrics: InvocationMetrics | null | undefined) =>
+  metrics === null || metrics === undefined ? [] : [flushMetrics<Event, Result>(metrics)];
 
 /** Wraps a handler in the shared stack. */
 export const withGatewayMiddleware = (handler: HttpHandler, options: FunctionStackOptions) =>
   middy<APIGatewayProxyEventV2, HttpResult>(handler, { timeoutEarlyInMillis: options.timeoutMarginMs ?? 500 })
     .use(injectLambdaContext(options.logger, { resetKeys: true }))
+    .use(metricsFlush(options.metrics))
     .use(errorMapping(options));
 
 /**
@@ -77,5 +85,8 @@ export const withGatewayMiddleware = (handler: HttpHandler, options: FunctionSta
  */
 export const withTaskMiddleware = <Event, Result>(
   handler: (event: Event, context: Context) => Promise<Result>,
-  options: { readonly logger: Logger },
-) => middy<Event, Result>(handler).use(injectLambdaContext(options.logger, { resetKeys: true }));
+  options: { readonly logger: Logger; readonly metrics?: InvocationMetrics | null },
+) =>
+  middy<Event, Result>(handler)
+    .use(injectLambdaContext(options.logger, { resetKeys: true }))
+    .use(metricsFlush(options.metrics));

@@ -6,6 +6,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { messagePage } from '../../shared/console/pages.js';
 import type { SessionSigner } from '../../shared/console/session.js';
 import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
+import type { InvocationMetrics } from '../commons/metrics.js';
 import { type HttpHandler, withGatewayMiddleware } from '../commons/middleware.js';
 import { withCustomer } from './customer-request.js';
 import type { CustomerSignIn } from './customer-sign-in.js';
@@ -21,6 +22,8 @@ export interface ConsoleDeps {
   readonly logger: Logger;
   /** Public base URL; derived from the request when null. Read on every request. */
   readonly publicUrl: string | null;
+  /** Flushed after every request (decisions and expiries seen here are counted). @default none */
+  readonly metrics?: InvocationMetrics | null;
 }
 
 export const createConsole = (deps: ConsoleDeps, signIn: SignInStrategy, customerSignIn: CustomerSignIn | null) => {
@@ -36,6 +39,7 @@ export const createConsole = (deps: ConsoleDeps, signIn: SignInStrategy, custome
 
   return withGatewayMiddleware(handle, {
     logger: deps.logger,
+    metrics: deps.metrics ?? null,
     render: (statusCode, message) => ({
       statusCode,
       headers: {

@@ -36,6 +36,10 @@ export class ApprovalStateMachine extends Construct {
   /** Run by the schedule: starts lost approval runs, hands lost decisions over, expires overdue calls. */
   readonly reconciler: GatewayFunction;
   readonly schedule: Rule;
+  /** How often the schedule runs the reconciler. */
+  readonly reconcileEveryMinutes = 1;
+  /** How long one step or reconciler pass may run. */
+  readonly runTimeoutSeconds: number;
 
   constructor(scope: Construct, id: string, props: ApprovalStateMachineProps) {
     super(scope, id);
@@ -47,6 +51,7 @@ export class ApprovalStateMachine extends Construct {
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     const timeoutSeconds = props.runTimeoutSeconds ?? 300;
+    this.runTimeoutSeconds = timeoutSeconds;
     const environment = { ...props.environment, STATE_MACHINE_ARN: this.stateMachineArn };
 
     this.steps = new GatewayFunction(this, 'HeldCallSteps', {
@@ -96,7 +101,7 @@ export class ApprovalStateMachine extends Construct {
 
     this.schedule = new Rule(this, 'Schedule', {
       description: 'Approval Gateway: reconcile open calls',
-      schedule: Schedule.rate(Duration.minutes(1)),
+      schedule: Schedule.rate(Duration.minutes(this.reconcileEveryMinutes)),
       targets: [new LambdaFunction(this.reconciler.function)],
     });
     // The next pass, a minute later, is the retry; a retried pass would only overlap it.

@@ -90,6 +90,11 @@ export class LocalConfigSource implements ControlPlane {
     return this.synced.lastGood;
   }
 
+  /** When the files were last read and found good (for the staleness metric). */
+  get lastSyncedAt(): number {
+    return this.synced.lastSyncedAt;
+  }
+
   /** One check; concurrent requests for a check collapse into one more run. */
   sync(): Promise<void> {
     if (this.running !== null) {

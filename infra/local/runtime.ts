@@ -13,12 +13,14 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { startDemoCallToolProxy } from '../../examples/call-tool-proxy/server.js';
 import { startDemoErp } from '../../examples/erp/server.js';
 import { startReferenceMcpServer } from '../../examples/reference-mcp/server.js';
+import { invocationMetrics } from '../../functions/commons/metrics.js';
 import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { EmfMetrics } from '../../shared/adapters/emf-metrics.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
@@ -30,6 +32,7 @@ import { formatProblem, type ResolvedConfig } from '../../shared/config/resolved
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import { HmacSessionSigner } from '../../shared/console/session.js';
 import { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
+import { measuredStore } from '../../shared/executions/measured-store.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { startGrpcGateway } from '../../shared/grpc/gateway.js';
 import { uuidV7Ids } from '../../shared/ids.js';
@@ -61,6 +64,9 @@ import type { LocalOptions } from './options.js';
 import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } from './step-functions.js';
 
 export const localTableNames = { executions: 'gateway-executions', config: 'gateway-config' } as const;
+
+/** How often metrics recorded outside a request (the gRPC front, the channel, recovery) are written. */
+const metricsFlushMs = 10_000;
 
 /** The local names of the approval run and its function (as ARNs, like AWS would give). */
 const localApprovalRuns = {
@@ -265,8 +271,18 @@ export const startLocalRuntime = async (
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
     const approvalsLogger = logger('approvals');
     const toolServers = new ToolServers({ mcp: mcpClient });
+    // The metrics the functions write in AWS, as the same embedded-metric-format lines on standard
+    // output: flushed after each request or step, and every few seconds for what else runs here.
+    const metrics = new EmfMetrics();
+    const flushedMetrics = invocationMetrics(metrics, { controlPlane, clock: systemClock });
+    const metricsTimer = setInterval(() => flushedMetrics.flush(), metricsFlushMs);
+    metricsTimer.unref();
+    cleanups.push(async () => {
+      clearInterval(metricsTimer);
+      flushedMetrics.flush();
+    });
     const services: ApprovalServices = {
-      store,
+      store: measuredStore(store, metrics),
       clock: systemClock,
       controlPlane,
       sealer: new AesSealer(dataKey),
@@ -275,15 +291,20 @@ export const startLocalRuntime = async (
       log: logger('calls'),
       approvalRuns: new StepFunctionsApprovalRuns(sfnClient, stepFunctions.stateMachineArn),
       notifier: new Notifiers(
-        [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger)],
+        [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger, metrics)],
         approvalsLogger,
+        metrics,
       ),
       consoleUrl: (executionId) => consoleLink(linkBase, executionId),
       ...(options.crashAt === null || options.crashAt === 'between-index-and-record'
         ? {}
         : { probe: crashProbe(options.crashAt) }),
     };
-    const heldCallStepsFunction = createHeldCallStepsFunction({ services, logger: stepsLogger });
+    const heldCallStepsFunction = createHeldCallStepsFunction({
+      services,
+      logger: stepsLogger,
+      metrics: flushedMetrics,
+    });
     functions.set(localApprovalRuns.functionArn, (payload) =>
       heldCallStepsFunction(payload, lambdaContext('gateway-held-call-steps', 900_000)),
     );
@@ -302,6 +323,7 @@ export const startLocalRuntime = async (
     const requestGate = new RequestGate(systemClock);
     const mcp = createMcpFunction({
       services: mcpServices,
+      metrics: flushedMetrics,
       requestGate,
       logger: logger('mcp'),
       claimNames: defaultClaimNames,
@@ -323,6 +345,7 @@ export const startLocalRuntime = async (
     });
     const consoleFunction = createConsoleFunction({
       services,
+      metrics: flushedMetrics,
       // Sessions are signed with a key derived from the data key: they survive a restart on disk.
       signer: new HmacSessionSigner(
         Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), 'approval-gateway console sessions', 32)),

@@ -2,6 +2,7 @@
 // and a summary of the arguments with secrets redacted; never a secret value.
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { Log } from '../log.js';
+import type { GatewayMetrics } from '../metrics.js';
 import { type HiddenSecret, shownArgumentsJson } from '../secret-pointers.js';
 import { escapeInvisible } from '../text/invisible.js';
 
@@ -28,6 +29,7 @@ export class Notifiers implements Notifier {
   constructor(
     private readonly channels: readonly Notifier[],
     private readonly log: Log,
+    private readonly metrics: Pick<GatewayMetrics, 'notificationFailed'> | null = null,
   ) {}
 
   async heldCall(notice: HeldCallNotice): Promise<void> {
@@ -36,6 +38,7 @@ export class Notifiers implements Notifier {
         try {
           await channel.heldCall(notice);
         } catch (error) {
+          this.metrics?.notificationFailed();
           this.log.warn('a notification channel failed', {
             execution_id: notice.execution_id,
             error: error instanceof Error ? error.message : String(error),
@@ -89,6 +92,7 @@ export class ConfiguredWebhooks implements Notifier {
   constructor(
     private readonly controlPlane: ControlPlane,
     private readonly log: Log,
+    private readonly metrics: Pick<GatewayMetrics, 'notificationFailed'> | null = null,
   ) {}
 
   async heldCall(notice: HeldCallNotice): Promise<void> {
@@ -96,6 +100,7 @@ export class ConfiguredWebhooks implements Notifier {
     await new Notifiers(
       webhooks.map((webhook) => new WebhookNotifier(webhook.url, webhook.text)),
       this.log,
+      this.metrics,
     ).heldCall(notice);
   }
 }

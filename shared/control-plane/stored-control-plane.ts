@@ -35,6 +35,15 @@ export class StoredControlPlane implements ControlPlane {
     return this.synced.state();
   }
 
+  /** The configuration in use and when the table last confirmed it (for the staleness metric). */
+  get lastGood() {
+    return this.synced.lastGood;
+  }
+
+  get lastSyncedAt(): number {
+    return this.synced.lastSyncedAt;
+  }
+
   private async refresh(): Promise<void> {
     this.checkedAt = this.clock.now();
     let bundle: Awaited<ReturnType<ConfigBundleStore['fetch']>>;

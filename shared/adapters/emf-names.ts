@@ -1,0 +1,33 @@
+// The names the gateway's metrics are published under (see emf-metrics.ts), apart from the adapter
+// so the stack's alarms and dashboard read the same names without loading Powertools.
+
+/** The CloudWatch namespace of the gateway's metrics. */
+export const metricsNamespace = 'ApprovalGateway';
+/** The one `service` dimension every metric carries (Powertools adds it; the same in every function). */
+export const metricsService = 'approval-gateway';
+
+/** Metric names. */
+export const metricNames = {
+  /** Calls by Tool, AgentGroup and Outcome (a final status), counted once each. */
+  calls: 'Calls',
+  /** New calls by Decision (run_now, held, denied) and the Policy that determined it. */
+  decisions: 'Decisions',
+  unknownOutcomes: 'UnknownOutcomes',
+  expiries: 'Expiries',
+  heldToDecided: 'HeldToDecided',
+  decidedToSent: 'DecidedToSent',
+  sentToSettled: 'SentToSettled',
+  configurationAge: 'ConfigurationAge',
+  /** The configuration's age as a percentage of its allowed staleness (100: stale). */
+  configurationStaleness: 'ConfigurationStaleness',
+  notificationFailures: 'NotificationFailures',
+} as const;
+
+/** Dimension names beyond `service`. */
+export const dimensionNames = {
+  tool: 'Tool',
+  agentGroup: 'AgentGroup',
+  outcome: 'Outcome',
+  decision: 'Decision',
+  policy: 'Policy',
+} as const;

@@ -1,0 +1,136 @@
+// The execution store, measured: every decision and outcome of a call is written to the store by
+// exactly one conditional write, so counting there counts each once, whoever wrote it (the agents'
+// front, an approval run, the console, recovery) and however many raced (a lost race writes nothing
+// and counts nothing). Counting costs no I/O: the metrics port only buffers.
+import {
+  agentGroupOf,
+  type DecisionKind,
+  dimensionValue,
+  type GatewayMetrics,
+  noPolicy,
+  unlistedTool,
+} from '../metrics.js';
+import { type Execution, terminalStatuses } from './execution.js';
+import type {
+  ClaimRequest,
+  CreateResult,
+  ExecutionKey,
+  ExecutionPage,
+  ExecutionPatch,
+  ExecutionStore,
+  PendingReservation,
+  TransitionRequest,
+  TransitionResult,
+} from './store.js';
+
+const elapsed = (from: string | null, to: string): number | null =>
+  from === null ? null : Math.max(0, Date.parse(to) - Date.parse(from));
+
+/** The call's tool as a dimension: an unlisted name is the agent's own text, so it is not one. */
+const toolOf = (execution: Execution): string =>
+  execution.code === 'unknown_tool' ? unlistedTool : dimensionValue(execution.tool, unlistedTool);
+
+const decisionOf = (execution: Execution): DecisionKind | null => {
+  const decision = execution.decision;
+  if (decision === null) return null;
+  if (decision.effect === 'deny') return 'denied';
+  return decision.step === null ? 'run_now' : 'held';
+};
+
+export class MeasuredExecutionStore implements ExecutionStore {
+  constructor(
+    private readonly inner: ExecutionStore,
+    private readonly metrics: GatewayMetrics,
+  ) {}
+
+  private settled(execution: Execution): void {
+    this.metrics.callSettled({
+      tool: toolOf(execution),
+      agentGroup: agentGroupOf(execution.agent_groups),
+      outcome: execution.status,
+    });
+  }
+
+  async create(execution: Execution): Promise<CreateResult> {
+    const created = await this.inner.create(execution);
+    if (created.kind !== 'created') return created;
+    const decision = decisionOf(execution);
+    if (decision !== null) {
+      const policy = execution.decision?.determining[0]?.name;
+      this.metrics.decided({ decision, policy: policy === undefined ? noPolicy : dimensionValue(policy, noPolicy) });
+    }
+    if (terminalStatuses.has(execution.status)) {
+      this.settled(execution);
+      // A read run at once is sent and recorded in one write: its latency is the send.
+      if (execution.latency_ms !== null) this.metrics.sentSettled(execution.latency_ms);
+    }
+    return created;
+  }
+
+  async transition(key: ExecutionKey, change: TransitionRequest): Promise<TransitionResult> {
+    const result = await this.inner.transition(key, change);
+    if (result.kind !== 'applied') return result;
+    const execution = result.execution;
+    // Decided by a person (staff or the customer); an agent withdrawing its own call decides nothing.
+    const decided = change.to === 'approved' || (change.to === 'rejected' && execution.code !== 'withdrawn');
+    if (change.from === 'pending_approval' && decided) {
+      this.metrics.heldDecided(elapsed(execution.created_at, change.at) ?? 0);
+    }
+    if (terminalStatuses.has(change.to)) {
+      this.settled(execution);
+      const sent = elapsed(execution.claimed_at, change.at);
+      if (change.from === 'approved' && sent !== null) this.metrics.sentSettled(sent);
+    }
+    return result;
+  }
+
+  async claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult> {
+    const result = await this.inner.claim(key, claim);
+    if (result.kind === 'applied') {
+      const waited = elapsed(result.execution.decided_at, claim.at);
+      if (waited !== null) this.metrics.decidedSent(waited);
+    }
+    return result;
+  }
+
+  getOwned(key: ExecutionKey): Promise<Execution | undefined> {
+    return this.inner.getOwned(key);
+  }
+
+  get(executionId: string): Promise<Execution | undefined> {
+    return this.inner.get(executionId);
+  }
+
+  listByAgent(agentId: string, options?: { limit?: number; cursor?: string }): Promise<ExecutionPage> {
+    return this.inner.listByAgent(agentId, options);
+  }
+
+  annotate(
+    key: ExecutionKey,
+    status: Execution['status'],
+    patch: ExecutionPatch,
+    onlyIfUnset?: keyof ExecutionPatch,
+  ): Promise<TransitionResult> {
+    return this.inner.annotate(key, status, patch, onlyIfUnset);
+  }
+
+  listOpen(options?: { dueBefore?: string; limit?: number; cursor?: string }): Promise<ExecutionPage> {
+    return this.inner.listOpen(options);
+  }
+
+  scanOpen(options?: { limit?: number; cursor?: string }): Promise<ExecutionPage> {
+    return this.inner.scanOpen(options);
+  }
+
+  reservePending(agentId: string, executionId: string, limit: number): Promise<PendingReservation> {
+    return this.inner.reservePending(agentId, executionId, limit);
+  }
+
+  releasePending(agentId: string, executionIds: readonly string[]): Promise<void> {
+    return this.inner.releasePending(agentId, executionIds);
+  }
+}
+
+/** The store, measured when metrics are watched; as it is otherwise. */
+export const measuredStore = (store: ExecutionStore, metrics: GatewayMetrics | null): ExecutionStore =>
+  metrics === null ? store : new MeasuredExecutionStore(store, metrics);

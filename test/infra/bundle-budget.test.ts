@@ -1,0 +1,132 @@
+// What each function weighs, as the stack bundles it: the code loaded at cold start stays within
+// its budget, and no function ships the parsers and compilers that belong to config:push and the
+// local runtime. A dependency that grows, or an import that drags a parser onto the request path,
+// fails here with the modules to blame.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleBudget, forbiddenInBundles } from '../../infra/bundling/budgets.js';
+import { bundleFunction, coldStartFiles, type FunctionBundle } from '../../infra/bundling/bundle-function.js';
+import { projectPath } from '../../infra/paths.js';
+import { verifies } from '../support/requirements.js';
+
+/** Every function the stack deploys, and whether it decides (ships Cedar). */
+const functions = {
+  mcp: true,
+  'held-call-steps': true,
+  reconciler: true,
+  'call-tool-socket': true,
+  console: false,
+  'resource-metadata': false,
+  'call-tool-authorizer': false,
+} as const;
+
+let out: string;
+const bundles = new Map<string, FunctionBundle>();
+
+beforeAll(async () => {
+  out = await mkdtemp(join(tmpdir(), 'gateway-bundle-budget-'));
+  for (const [name, cedar] of Object.entries(functions)) {
+    bundles.set(name, await bundleFunction(name, join(out, name), { cedar }));
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await rm(out, { recursive: true, force: true });
+});
+
+const kib = (bytes: number): string => `${(bytes / 1024).toFixed(0)} KiB`;
+
+/** The heaviest inputs of the cold start, to say what to look at when the budget is exceeded. */
+const heaviest = (bundle: FunctionBundle): string => {
+  const cold = new Set(coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry)));
+  const parts = new Map<string, number>();
+  for (const [file, output] of Object.entries(bundle.metafile.outputs)) {
+    if (!cold.has(file)) continue;
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const part = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? input.split('/').slice(0, 2).join('/');
+      parts.set(part, (parts.get(part) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...parts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([part, bytes]) => `${part} ${kib(bytes)}`)
+    .join(', ');
+};
+
+describe('the functions as the stack bundles them', () => {
+  it.each(Object.keys(functions))(
+    verifies('perf.bundle-budget', '%s loads no more code at cold start than its budget'),
+    (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      expect(
+        bundle.coldStartBytes,
+        `${name}: ${kib(bundle.coldStartBytes)} at cold start, over ${kib(bundleBudget.coldStartBytes)}; heaviest: ${heaviest(bundle)}`,
+      ).toBeLessThanOrEqual(bundleBudget.coldStartBytes);
+      expect(bundle.shippedBytes).toBeGreaterThanOrEqual(bundle.coldStartBytes);
+    },
+  );
+
+  it.each(Object.keys(functions))(
+    verifies('perf.bundle-budget', '%s ships no OpenAPI parser, YAML parser, ajv compiler or undici'),
+    (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      const inputs = Object.values(bundle.metafile.outputs).flatMap((output) => Object.keys(output.inputs));
+      const found = forbiddenInBundles.flatMap((forbidden) =>
+        inputs.filter((input) => forbidden.input.test(input)).map((input) => `${forbidden.what} (${input})`),
+      );
+      expect(found, `${name} ships what the request path must not load`).toEqual([]);
+    },
+  );
+
+  it(
+    verifies(
+      'perf.bundle-budget',
+      'keeps the MCP client and the WebSocket client out of the MCP function’s cold start',
+    ),
+    () => {
+      const bundle = bundles.get('mcp');
+      if (bundle === undefined) throw new Error('mcp was not bundled');
+      const cold = new Set(coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry)));
+      const coldInputs = Object.entries(bundle.metafile.outputs)
+        .filter(([file]) => cold.has(file))
+        .flatMap(([, output]) => Object.keys(output.inputs));
+      const shippedInputs = Object.values(bundle.metafile.outputs).flatMap((output) => Object.keys(output.inputs));
+      for (const lazy of [/@modelcontextprotocol\/client\//, /node_modules\/ws\//]) {
+        expect(
+          shippedInputs.some((input) => lazy.test(input)),
+          `${lazy} is shipped`,
+        ).toBe(true);
+        expect(coldInputs.filter((input) => lazy.test(input))).toEqual([]);
+      }
+    },
+  );
+
+  it(
+    verifies(
+      'perf.bundle-budget',
+      'loads the KMS, Step Functions and EventBridge SDKs on first use, not when the MCP function starts',
+    ),
+    () => {
+      const bundle = bundles.get('mcp');
+      if (bundle === undefined) throw new Error('mcp was not bundled');
+      const cold = coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry));
+      const imported = (kind: string) =>
+        Object.entries(bundle.metafile.outputs).flatMap(([file, output]) =>
+          output.imports
+            .filter(
+              (entry) => entry.external && entry.kind === kind && (kind !== 'import-statement' || cold.includes(file)),
+            )
+            .map((entry) => entry.path),
+        );
+      const onDemand = ['@aws-sdk/client-kms', '@aws-sdk/client-sfn', '@aws-sdk/client-eventbridge'];
+      expect(imported('import-statement').filter((path) => onDemand.includes(path))).toEqual([]);
+      expect(new Set(imported('dynamic-import').filter((path) => onDemand.includes(path)))).toEqual(new Set(onDemand));
+      expect(imported('import-statement')).toContain('@aws-sdk/client-dynamodb');
+    },
+  );
+});
