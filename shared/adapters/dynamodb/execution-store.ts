@@ -6,7 +6,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { checkTransition, Execution, openStatuses } from '../../executions/execution.js';
+import { checkTransition, Execution, openStatuses, terminalStatuses } from '../../executions/execution.js';
+import { defaultRetentionMs, epochSeconds, retainUntil, retentionSeconds } from '../../executions/retention.js';
 import type {
   ClaimRequest,
   CreateResult,
@@ -39,6 +40,20 @@ const openAttributes = (execution: Execution): Record<string, string> => {
 };
 
 /**
+ * The record as written: its retention only when known (a final write adds to the attribute, so it
+ * is never NULL), and its deletion date only when it is final.
+ */
+const itemOf = (execution: Execution): Record<string, unknown> => {
+  const { retention_s, retain_until: _given, ...fields } = execution;
+  const until = retainUntil(execution.status, execution.updated_at, retention_s);
+  return {
+    ...fields,
+    ...(retention_s === null ? {} : { retention_s }),
+    ...(until === null ? {} : { retain_until: until }),
+  };
+};
+
+/**
  * An agent's places for calls waiting for approval: one item per agent in the executions table,
  * whose string set holds the ids of its held calls. Its key is never a UUID, so no execution read
  * finds it, and it carries no index attribute, so no listing does.
@@ -60,7 +75,7 @@ const decodeCursor = <S extends z.ZodType>(cursor: string, shape: S): z.infer<S>
 /** Items are validated on the way out: a record that does not parse is a fault, not data. */
 const readItem = (item: Record<string, unknown> | undefined): Execution | undefined => {
   if (item === undefined) return undefined;
-  const { retain_until: _retention, open_shard: _shard, open_until: _until, ...fields } = item;
+  const { open_shard: _shard, open_until: _until, ...fields } = item;
   return Execution.parse(fields);
 };
 
@@ -75,7 +90,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...Execution.parse(execution), ...openAttributes(execution) },
+          Item: { ...itemOf(Execution.parse(execution)), ...openAttributes(execution) },
           ConditionExpression: 'attribute_not_exists(execution_id)',
         }),
       );
@@ -123,6 +138,12 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     };
     const sets = ['#status = :to', 'updated_at = :at', 'history = list_append(history, :change)'];
     this.patchInto(change.patch ?? {}, names, values, sets);
+    if (terminalStatuses.has(change.to)) {
+      // Final: kept for the call's own retention from now, in this same write.
+      values[':final_s'] = epochSeconds(change.at);
+      values[':default_retention_s'] = retentionSeconds(defaultRetentionMs);
+      sets.push('retain_until = :final_s + if_not_exists(retention_s, :default_retention_s)');
+    }
     const conditions = ['#status = :from'];
     if (change.guard?.argumentsHash !== undefined) {
       values[':hash'] = change.guard.argumentsHash;
