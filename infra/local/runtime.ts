@@ -51,6 +51,7 @@ import {
   ensureTables,
   type LocalDynamoDb,
   localAwsClientConfig,
+  localTableNames,
   OutdatedTableError,
   startLocalDynamoDb,
 } from './dynamodb.js';
@@ -60,7 +61,7 @@ import { isLoopback, urlHost } from './net.js';
 import type { LocalOptions } from './options.js';
 import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } from './step-functions.js';
 
-export const localTableNames = { executions: 'gateway-executions', config: 'gateway-config' } as const;
+export { localTableNames } from './dynamodb.js';
 
 /** The local names of the approval run and its function (as ARNs, like AWS would give). */
 const localApprovalRuns = {

@@ -20,9 +20,10 @@ import type {
   TransitionResult,
 } from '../../executions/store.js';
 import type { ExecutionStatus } from '../../result.js';
+import { readItem } from './execution-items.js';
+import { DynamoDbExecutionListing } from './execution-listing.js';
 import { executionsTable } from './tables.js';
 
-const byAgentIndex = executionsTable.globalSecondaryIndexes[0].indexName;
 const openIndex = executionsTable.globalSecondaryIndexes[1].indexName;
 /**
  * Open calls are spread over sixteen index partitions by the last hex digit of their id (random
@@ -71,13 +72,6 @@ const OpenCursor = z.object({ shard: z.number().int().min(0), key: Cursor.option
 const encodeCursor = (position: unknown): string => Buffer.from(JSON.stringify(position)).toString('base64url');
 const decodeCursor = <S extends z.ZodType>(cursor: string, shape: S): z.infer<S> =>
   shape.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
-
-/** Items are validated on the way out: a record that does not parse is a fault, not data. */
-const readItem = (item: Record<string, unknown> | undefined): Execution | undefined => {
-  if (item === undefined) return undefined;
-  const { open_shard: _shard, open_until: _until, ...fields } = item;
-  return Execution.parse(fields);
-};
 
 export class DynamoDbExecutionStore implements ExecutionStore {
   constructor(
@@ -332,19 +326,12 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     return LastEvaluatedKey === undefined ? { items } : { items, next: encodeCursor(LastEvaluatedKey) };
   }
 
-  async listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
-    const { Items, LastEvaluatedKey } = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: byAgentIndex,
-        KeyConditionExpression: 'agent_id = :agent',
-        ExpressionAttributeValues: { ':agent': agentId },
-        ScanIndexForward: false,
-        Limit: options.limit ?? 50,
-        ExclusiveStartKey: options.cursor === undefined ? undefined : decodeCursor(options.cursor, Cursor),
-      }),
-    );
-    const items = (Items ?? []).map((item) => readItem(item)).filter((item) => item !== undefined);
-    return LastEvaluatedKey === undefined ? { items } : { items, next: encodeCursor(LastEvaluatedKey) };
+  /** Through the audit listing's own query of the by-agent index (npm run executions reads the same). */
+  listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
+    return new DynamoDbExecutionListing(this.client, this.tableName).list({
+      agent: agentId,
+      limit: options.limit ?? 50,
+      ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+    });
   }
 }
