@@ -48,7 +48,9 @@ export class GatewayTable extends Construct {
     const table = new TableV2(this, 'Table', {
       ...tableV2Props(props.definition),
       billing: Billing.onDemand(),
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // Continuous backups for the longest window DynamoDB offers: a restore to any second of the
+      // last 35 days brings back items as they were then, including those TTL has deleted since.
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true, recoveryPeriodInDays: 35 },
       deletionProtection: (props.removalPolicy ?? RemovalPolicy.RETAIN) === RemovalPolicy.RETAIN,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
       encryption:

@@ -47,6 +47,12 @@ const isAlive = (pid: number): boolean => {
   }
 };
 
+/** The process of the gateway running on this data folder, or null when none runs there now. */
+export const lockHolder = async (folder: string): Promise<number | null> => {
+  const holder = Number((await readFile(join(folder, 'runtime.lock'), 'utf8').catch(() => '')).trim());
+  return Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder) ? holder : null;
+};
+
 export interface DataLock {
   release(): Promise<void>;
 }

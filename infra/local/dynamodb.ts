@@ -35,6 +35,9 @@ export interface LocalDynamoDb {
   close(): Promise<void>;
 }
 
+/** The local runtime's table names (npm run executions reads the first). */
+export const localTableNames = { executions: 'gateway-executions', config: 'gateway-config' } as const;
+
 /** The AWS SDK's settings for a local endpoint: the run's own credential, never a real one. */
 export const localAwsClientConfig = (endpoint: string, credentials: LocalAwsCredentials) => ({
   endpoint,

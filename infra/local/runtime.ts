@@ -54,6 +54,7 @@ import {
   ensureTables,
   type LocalDynamoDb,
   localAwsClientConfig,
+  localTableNames,
   OutdatedTableError,
   startLocalDynamoDb,
 } from './dynamodb.js';
@@ -63,7 +64,7 @@ import { isLoopback, urlHost } from './net.js';
 import type { LocalOptions } from './options.js';
 import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } from './step-functions.js';
 
-export const localTableNames = { executions: 'gateway-executions', config: 'gateway-config' } as const;
+export { localTableNames } from './dynamodb.js';
 
 /** How often metrics recorded outside a request (the gRPC front, the channel, recovery) are written. */
 const metricsFlushMs = 10_000;

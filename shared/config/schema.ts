@@ -6,6 +6,7 @@
 // Long: the file's whole format lives here (settings, limits, the three kinds of system, people,
 // agents), so that one schema validates it, types it and publishes it.
 import { z } from 'zod';
+import { defaultRetentionMs, maxRetentionMs, minRetentionMs } from '../executions/retention.js';
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';
 
@@ -107,6 +108,13 @@ const Settings = z
         message: 'expected an approval time from 1s to 14d',
       })
       .describe('How long a held call waits for a decision before it expires (1s to 14d).'),
+    retention: Duration.prefault(`${defaultRetentionMs / 86_400_000}d`)
+      .refine((ms) => ms >= minRetentionMs && ms <= maxRetentionMs, {
+        message: 'expected a retention from 1d to 3650d',
+      })
+      .describe(
+        'How long a call is kept once it is final (succeeded, failed, unknown, denied, rejected, expired), then deleted by the table (1d to 3650d). Calls still waiting or running are kept. Each call keeps the retention in force when it was made.',
+      ),
     allowed_staleness: Duration.prefault('15m').describe(
       'How old the last good configuration load may be before the gateway stops offering tools.',
     ),

@@ -143,6 +143,16 @@ export const Execution = z.object({
   history: z.array(StatusChange).min(1),
   /** The stream a gRPC call came through (null for HTTP MCP and on records written before). */
   origin: ExecutionOrigin.nullable().default(null),
+  /**
+   * How long the record is kept once final, in seconds: settings.retention when the call was made
+   * (null on records written before it was kept: the default applies).
+   */
+  retention_s: z.number().int().positive().nullable().default(null),
+  /**
+   * When the table may delete the record (epoch seconds): set by the store on the write that makes
+   * it final, never while it waits or runs (see ./retention.ts).
+   */
+  retain_until: z.number().int().nullable().default(null),
 });
 export type Execution = z.infer<typeof Execution>;
 
@@ -180,6 +190,8 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   decision_note: null,
   notified_at: null,
   origin: null,
+  retention_s: null,
+  retain_until: null,
   updated_at: fields.created_at,
   history: [{ status: fields.status, at: fields.created_at }],
   ...fields,

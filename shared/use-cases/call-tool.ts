@@ -19,6 +19,7 @@ import {
   newExecutionRecord,
   toResultObject,
 } from '../executions/execution.js';
+import { defaultRetentionMs, retentionSeconds } from '../executions/retention.js';
 import type { IdSource } from '../ids.js';
 import { continueTrace } from '../invoke/trace.js';
 import { limitsFor } from '../limits/agent-limits.js';
@@ -81,9 +82,12 @@ const newExecution = (
   tool: string,
   fields: NewExecution,
   origin: ExecutionOrigin | null,
+  snapshot: GatewaySnapshot | null,
 ): Execution =>
   newExecutionRecord({
     origin,
+    // Kept with the call, so whichever side makes it final (the console has no configuration) keeps it as long.
+    retention_s: retentionSeconds(snapshot?.config.settings.retention ?? defaultRetentionMs),
     execution_id: deps.ids.next(),
     agent_id: agent.id,
     customer_id: agent.customerId,
@@ -118,7 +122,7 @@ export const callTool = async (
     !snapshot.policy.isListed(agent, tool) ||
     (systemKey !== null && tool.systemKey !== systemKey)
   ) {
-    return record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin));
+    return record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin, snapshot));
   }
   const canonical = canonicalizeArguments(tool, args);
   if (!canonical.ok) {
@@ -136,6 +140,7 @@ export const callTool = async (
           input_errors: [...canonical.errors],
         },
         origin,
+        snapshot,
       ),
     );
   }
@@ -163,6 +168,7 @@ export const callTool = async (
           ...base,
         },
         origin,
+        snapshot,
       ),
     );
   }
@@ -183,6 +189,7 @@ export const callTool = async (
       ...base,
     },
     origin,
+    snapshot,
   );
   // Redaction changed something exactly when the arguments hold a secret.
   const sealed =

@@ -34,6 +34,7 @@ describe(
       'store.open-calls-from-records',
       'limits.pending-store-race-safe',
       'limits.pending-released-on-leave',
+      'ops.retention',
     ],
     'the port contract against dynalite',
   ),

@@ -1,13 +1,14 @@
 // The execution store port's contract, one suite every adapter runs (DynamoDB against dynalite,
 // the in-memory store): ownership by key, conditional transitions within the lifecycle, guarded
-// decisions, one claim, annotations, the open calls by index and by scan, listings by agent, and
-// the agents' places for held calls. Ids in titles are cited by the files that run the suite.
+// decisions, one claim, annotations, the open calls by index and by scan, listings by agent, when
+// a final call may be deleted, and the agents' places for held calls. Ids in titles are cited by the files that run the suite.
 // It is long on purpose: one suite holds every rule of the port, so no adapter can pass a subset.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allowedTransitions,
   IllegalTransitionError as DomainIllegalTransitionError,
   type Execution,
+  openStatuses,
 } from '../../shared/executions/execution.js';
 import {
   type ExecutionPage,
@@ -557,6 +558,74 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
             expect(idsOf(scanned.items).sort()).toEqual(idsOf(open).sort());
             expect(scanned.items.find((item) => item.execution_id === open[0]?.execution_id)).toEqual(open[0]);
           });
+        },
+      );
+    });
+
+    describe('retention', () => {
+      const thirtyDays = 30 * 86_400;
+      /** The TTL value a final write at `offsetMs` must set: its own time plus the retention. */
+      const keptUntil = (offsetMs: number, retention: number): number =>
+        Math.floor((base + offsetMs) / 1_000) + retention;
+      const paths: readonly (readonly ExecutionStatus[])[] = [
+        ['pending_approval', 'rejected'],
+        ['pending_approval', 'expired'],
+        ['pending_approval', 'approved', 'succeeded'],
+        ['pending_approval', 'approved', 'failed'],
+        ['pending_approval', 'approved', 'unknown'],
+        ['pending_approval', 'approved', 'denied'],
+      ];
+
+      it(
+        verifies(
+          'ops.retention',
+          'the write that makes a call final sets when it may be deleted, for every final status; waiting and running calls get none',
+        ),
+        async () => {
+          const finals = new Set(paths.map((path) => path.at(-1)));
+          expect(finals).toEqual(new Set(ExecutionStatus.options.filter((status) => !openStatuses.has(status))));
+          for (const path of paths) {
+            const execution = anExecution({ created_at: at(0), retention_s: thirtyDays });
+            await store.create(execution);
+            expect((await store.get(execution.execution_id))?.retain_until).toBeNull();
+            for (const [index, to] of path.slice(1).entries()) {
+              const from = path[index] as ExecutionStatus;
+              const offset = (index + 1) * 61_500;
+              if (to !== 'approved' && from === 'approved') {
+                const claimed = applied(await store.claim(execution, { at: at(offset - 1), deadline: at(offset + 9) }));
+                expect(claimed.retain_until).toBeNull();
+              }
+              const moved = applied(await store.transition(execution, { from, to, at: at(offset) }));
+              const expected = openStatuses.has(to) ? null : keptUntil(offset, thirtyDays);
+              expect(moved.retain_until, `${path.join(' → ')} at ${to}`).toBe(expected);
+              expect((await store.get(execution.execution_id))?.retain_until).toBe(expected);
+            }
+          }
+        },
+      );
+
+      it(
+        verifies(
+          'ops.retention',
+          'a call recorded final at once is given its date in that write; without a retention, 400 days',
+        ),
+        async () => {
+          const denied = anExecution({ status: 'denied', created_at: at(5_000), retention_s: thirtyDays });
+          await store.create(denied);
+          expect((await store.get(denied.execution_id))?.retain_until).toBe(keptUntil(5_000, thirtyDays));
+          const older = anExecution({ status: 'succeeded', created_at: at(7_000) });
+          await store.create(older);
+          expect((await store.get(older.execution_id))?.retain_until).toBe(keptUntil(7_000, 400 * 86_400));
+          const waiting = anExecution({ created_at: at(0) });
+          await store.create(waiting);
+          const expired = applied(
+            await store.transition(waiting, { from: 'pending_approval', to: 'expired', at: at(9_000) }),
+          );
+          expect(expired.retain_until).toBe(keptUntil(9_000, 400 * 86_400));
+          // What a caller puts in retain_until is not what decides it.
+          const forged = anExecution({ created_at: at(0), retain_until: 1 });
+          await store.create(forged);
+          expect((await store.get(forged.execution_id))?.retain_until).toBeNull();
         },
       );
     });

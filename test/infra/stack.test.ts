@@ -127,6 +127,28 @@ describe('the stack with the default Cognito agent identity', () => {
   );
 
   it(
+    verifies(
+      'ops.retention',
+      'expires final calls through TTL on retain_until, and keeps 35 days of point-in-time recovery on both tables',
+    ),
+    () => {
+      const tables = resourcesOf(template, 'AWS::DynamoDB::GlobalTable');
+      const executions = propertiesOf(tables.get(tableLogicalId));
+      // The attribute the store writes on a final call, by name: a rename on either side fails here.
+      expect(executions.TimeToLiveSpecification).toEqual({ AttributeName: 'retain_until', Enabled: true });
+      expect(propertiesOf(tables.get(configTableLogicalId)).TimeToLiveSpecification).toBeUndefined();
+      for (const logicalId of [tableLogicalId, configTableLogicalId]) {
+        const replicas = asList(propertiesOf(tables.get(logicalId)).Replicas).filter(isObject);
+        expect(replicas).toHaveLength(1);
+        expect(replicas[0]?.PointInTimeRecoverySpecification).toEqual({
+          PointInTimeRecoveryEnabled: true,
+          RecoveryPeriodInDays: 35,
+        });
+      }
+    },
+  );
+
+  it(
     verifies('aws.stack-shape', 'runs every function on Node 24, arm64, with active tracing and handler index.handler'),
     () => {
       const resources = resourcesOf(template, 'AWS::Lambda::Function');

@@ -33,10 +33,15 @@ export const tools = {
   create: 'erp.orders.create',
 } as const;
 
-const configText = (options: { readonly withCreate: boolean; readonly pendingCalls: number }): string =>
+const configText = (options: {
+  readonly withCreate: boolean;
+  readonly pendingCalls: number;
+  readonly retention: string | undefined;
+}): string =>
   [
     'settings:',
     `  approval_time: ${approvalMs / 60_000}m`,
+    ...(options.retention === undefined ? [] : [`  retention: ${options.retention}`]),
     `  limits: { pending_calls: ${options.pendingCalls} }`,
     'systems:',
     '  - key: erp',
@@ -123,16 +128,23 @@ const snapshots = new Map<string, Promise<GatewaySnapshot>>();
 
 /** A snapshot of the bench's configuration (loaded once per variant: Cedar is the slow part). */
 export const benchSnapshot = (
-  options: { readonly policy?: string; readonly withCreate?: boolean; readonly pendingCalls?: number } = {},
+  options: {
+    readonly policy?: string;
+    readonly withCreate?: boolean;
+    readonly pendingCalls?: number;
+    /** settings.retention as written in the file (absent: the default). */
+    readonly retention?: string;
+  } = {},
 ): Promise<GatewaySnapshot> => {
   const policy = options.policy ?? standardPolicy;
   const withCreate = options.withCreate ?? true;
   const pendingCalls = options.pendingCalls ?? 100;
-  const key = JSON.stringify([withCreate, pendingCalls, policy]);
+  const { retention } = options;
+  const key = JSON.stringify([withCreate, pendingCalls, policy, retention ?? null]);
   const cached = snapshots.get(key);
   if (cached !== undefined) return cached;
   const loading = loadSnapshot({
-    text: configText({ withCreate, pendingCalls }),
+    text: configText({ withCreate, pendingCalls, retention }),
     file: 'gateway.config.yaml',
     environment: {},
     files: { read: async (path) => (path === 'policies.cedar' ? policy : undefined) },

@@ -18,6 +18,7 @@ describe(
       'store.open-calls-from-records',
       'limits.pending-store-race-safe',
       'limits.pending-released-on-leave',
+      'ops.retention',
     ],
     'the port contract in memory',
   ),

@@ -6,7 +6,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { checkTransition, Execution, openStatuses } from '../../executions/execution.js';
+import { checkTransition, Execution, openStatuses, terminalStatuses } from '../../executions/execution.js';
+import { defaultRetentionMs, epochSeconds, retainUntil, retentionSeconds } from '../../executions/retention.js';
 import type {
   ClaimRequest,
   CreateResult,
@@ -19,9 +20,10 @@ import type {
   TransitionResult,
 } from '../../executions/store.js';
 import type { ExecutionStatus } from '../../result.js';
+import { readItem } from './execution-items.js';
+import { DynamoDbExecutionListing } from './execution-listing.js';
 import { executionsTable } from './tables.js';
 
-const byAgentIndex = executionsTable.globalSecondaryIndexes[0].indexName;
 const openIndex = executionsTable.globalSecondaryIndexes[1].indexName;
 /**
  * Open calls are spread over sixteen index partitions by the last hex digit of their id (random
@@ -36,6 +38,20 @@ const openAttributes = (execution: Execution): Record<string, string> => {
   if (!openStatuses.has(execution.status)) return {};
   const until = execution.deadline_at ?? execution.expires_at ?? execution.updated_at;
   return { open_shard: openShardOf(execution.execution_id), open_until: until };
+};
+
+/**
+ * The record as written: its retention only when known (a final write adds to the attribute, so it
+ * is never NULL), and its deletion date only when it is final.
+ */
+const itemOf = (execution: Execution): Record<string, unknown> => {
+  const { retention_s, retain_until: _given, ...fields } = execution;
+  const until = retainUntil(execution.status, execution.updated_at, retention_s);
+  return {
+    ...fields,
+    ...(retention_s === null ? {} : { retention_s }),
+    ...(until === null ? {} : { retain_until: until }),
+  };
 };
 
 /**
@@ -57,13 +73,6 @@ const encodeCursor = (position: unknown): string => Buffer.from(JSON.stringify(p
 const decodeCursor = <S extends z.ZodType>(cursor: string, shape: S): z.infer<S> =>
   shape.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
 
-/** Items are validated on the way out: a record that does not parse is a fault, not data. */
-const readItem = (item: Record<string, unknown> | undefined): Execution | undefined => {
-  if (item === undefined) return undefined;
-  const { retain_until: _retention, open_shard: _shard, open_until: _until, ...fields } = item;
-  return Execution.parse(fields);
-};
-
 export class DynamoDbExecutionStore implements ExecutionStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -75,7 +84,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...Execution.parse(execution), ...openAttributes(execution) },
+          Item: { ...itemOf(Execution.parse(execution)), ...openAttributes(execution) },
           ConditionExpression: 'attribute_not_exists(execution_id)',
         }),
       );
@@ -123,6 +132,12 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     };
     const sets = ['#status = :to', 'updated_at = :at', 'history = list_append(history, :change)'];
     this.patchInto(change.patch ?? {}, names, values, sets);
+    if (terminalStatuses.has(change.to)) {
+      // Final: kept for the call's own retention from now, in this same write.
+      values[':final_s'] = epochSeconds(change.at);
+      values[':default_retention_s'] = retentionSeconds(defaultRetentionMs);
+      sets.push('retain_until = :final_s + if_not_exists(retention_s, :default_retention_s)');
+    }
     const conditions = ['#status = :from'];
     if (change.guard?.argumentsHash !== undefined) {
       values[':hash'] = change.guard.argumentsHash;
@@ -311,19 +326,12 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     return LastEvaluatedKey === undefined ? { items } : { items, next: encodeCursor(LastEvaluatedKey) };
   }
 
-  async listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
-    const { Items, LastEvaluatedKey } = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: byAgentIndex,
-        KeyConditionExpression: 'agent_id = :agent',
-        ExpressionAttributeValues: { ':agent': agentId },
-        ScanIndexForward: false,
-        Limit: options.limit ?? 50,
-        ExclusiveStartKey: options.cursor === undefined ? undefined : decodeCursor(options.cursor, Cursor),
-      }),
-    );
-    const items = (Items ?? []).map((item) => readItem(item)).filter((item) => item !== undefined);
-    return LastEvaluatedKey === undefined ? { items } : { items, next: encodeCursor(LastEvaluatedKey) };
+  /** Through the audit listing's own query of the by-agent index (npm run executions reads the same). */
+  listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
+    return new DynamoDbExecutionListing(this.client, this.tableName).list({
+      agent: agentId,
+      limit: options.limit ?? 50,
+      ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+    });
   }
 }

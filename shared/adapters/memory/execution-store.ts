@@ -2,6 +2,7 @@
 // without a database. It keeps the DynamoDB adapter's rules (test/contracts holds both to one
 // contract): each method is one atomic conditional step, and records are copied in and out.
 import { checkTransition, Execution, openStatuses } from '../../executions/execution.js';
+import { retainUntil } from '../../executions/retention.js';
 import type {
   ClaimRequest,
   CreateResult,
@@ -94,7 +95,8 @@ export class MemoryExecutionStore implements ExecutionStore {
   async create(execution: Execution): Promise<CreateResult> {
     const key = keyText(execution);
     if (this.records.has(key)) return { kind: 'exists' };
-    const stored = Execution.parse(structuredClone(execution));
+    const parsed = Execution.parse(structuredClone(execution));
+    const stored = { ...parsed, retain_until: retainUntil(parsed.status, parsed.updated_at, parsed.retention_s) };
     this.records.set(key, { execution: stored, open: openEntryOf(stored) });
     return { kind: 'created' };
   }
@@ -127,6 +129,7 @@ export class MemoryExecutionStore implements ExecutionStore {
       status: change.to,
       updated_at: change.at,
       history: [...stored.execution.history, { status: change.to, at: change.at }],
+      retain_until: retainUntil(change.to, change.at, stored.execution.retention_s),
     });
     stored.execution = next;
     // A call that is over leaves the list of waiting calls.

@@ -57,6 +57,7 @@ describe('loadConfigText: the example file', () => {
       expect(config.settings).toEqual({
         enabled: true,
         approval_time: 86_400_000,
+        retention: 400 * 86_400_000,
         allowed_staleness: 900_000,
         notifications: { webhooks: [] },
         limits: {
@@ -117,6 +118,7 @@ describe('loadConfigText: defaults', () => {
       settings: {
         enabled: true,
         approval_time: 86_400_000,
+        retention: 400 * 86_400_000,
         allowed_staleness: 900_000,
         data_key: null,
         notifications: { webhooks: [] },
@@ -150,6 +152,7 @@ describe('loadConfigText: defaults', () => {
     expect(config.settings).toEqual({
       enabled: false,
       approval_time: 86_400_000,
+      retention: 400 * 86_400_000,
       allowed_staleness: 900_000,
       notifications: { webhooks: [] },
       limits: {

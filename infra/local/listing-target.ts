@@ -1,0 +1,99 @@
+// Where `npm run executions` reads: a deployed table (the default AWS credential chain), any
+// DynamoDB endpoint, or the local runtime's data folder. The embedded store cannot be opened twice
+// (two dynalite instances on one folder crash), so while a gateway runs on the folder the listing
+// goes through that gateway's own store, at the address and with the credential it left in
+// <data-dir>/aws-config; otherwise the folder is locked (a gateway started meanwhile is refused)
+// and its store opened for the read.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbExecutionListing } from '../../shared/adapters/dynamodb/execution-listing.js';
+import type { ExecutionListing } from '../../shared/executions/listing.js';
+import { localAwsProfile, readLocalAwsConfig } from './aws-config-file.js';
+import { lockDataFolder, lockHolder } from './data-lock.js';
+import { documentClient, localAwsClientConfig, localTableNames, startLocalDynamoDb } from './dynamodb.js';
+
+export type ListingTarget =
+  | { readonly kind: 'local'; readonly dataDir: string }
+  /** A table by name; `endpoint` for a DynamoDB other than AWS's (credentials from the default chain). */
+  | { readonly kind: 'table'; readonly tableName: string; readonly region?: string; readonly endpoint?: string };
+
+export interface OpenedListing {
+  readonly listing: ExecutionListing;
+  /** Where it reads, for the heading. */
+  readonly source: string;
+  close(): Promise<void>;
+}
+
+/** A target that cannot be read, with what to do about it. */
+export class TargetError extends Error {
+  override readonly name = 'TargetError';
+}
+
+const tableListing = (client: DynamoDBClient, tableName: string, source: string): OpenedListing => ({
+  listing: new DynamoDbExecutionListing(documentClient(client), tableName),
+  source,
+  close: async () => client.destroy(),
+});
+
+/** Through the running gateway's store: the address and credential it wrote for tools. */
+const runningGateway = async (dataDir: string, holder: number): Promise<OpenedListing> => {
+  const file = join(dataDir, 'aws-config');
+  const config = await readLocalAwsConfig(file).catch(() => null);
+  if (config === null) {
+    throw new TargetError(
+      `A gateway (process ${holder}) is running on ${dataDir}, and the address of its store is not in ${file} ` +
+        '(it was started with --aws-config-file elsewhere). Stop it, or read through its store: ' +
+        `AWS_CONFIG_FILE=<its aws-config file> AWS_PROFILE=${localAwsProfile} npm run executions -- ` +
+        `--endpoint <its store's URL> --table ${localTableNames.executions}`,
+    );
+  }
+  const client = new DynamoDBClient(localAwsClientConfig(config.dynamodbEndpoint, config.credentials));
+  return tableListing(client, localTableNames.executions, `the running gateway's store (${config.dynamodbEndpoint})`);
+};
+
+/** The folder's store opened for the read, under the folder's lock. */
+const stoppedGateway = async (dataDir: string): Promise<OpenedListing> => {
+  if (!existsSync(join(dataDir, 'dynamodb'))) {
+    throw new TargetError(
+      `No local store in ${dataDir}: pass --data-dir <the gateway's data folder>, or --table for a deployed one.`,
+    );
+  }
+  const lock = await lockDataFolder(dataDir).catch((error: unknown) => {
+    throw new TargetError(error instanceof Error ? error.message : String(error));
+  });
+  try {
+    const dynamodb = await startLocalDynamoDb({ dataPath: join(dataDir, 'dynamodb') });
+    const close = async () => {
+      await dynamodb.close();
+      await lock.release();
+    };
+    const table = await dynamodb.client
+      .send(new DescribeTableCommand({ TableName: localTableNames.executions }))
+      .catch(() => null);
+    if (table === null) {
+      await close();
+      throw new TargetError(`The store in ${dataDir} has no executions table yet: the gateway never ran there.`);
+    }
+    return {
+      listing: new DynamoDbExecutionListing(dynamodb.documents, localTableNames.executions),
+      source: `the local store in ${dataDir}`,
+      close,
+    };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+};
+
+export const openListing = async (target: ListingTarget): Promise<OpenedListing> => {
+  if (target.kind === 'table') {
+    const client = new DynamoDBClient({
+      ...(target.region === undefined ? {} : { region: target.region }),
+      ...(target.endpoint === undefined ? {} : { endpoint: target.endpoint }),
+    });
+    return tableListing(client, target.tableName, `the table ${target.tableName}`);
+  }
+  const holder = await lockHolder(target.dataDir);
+  return holder === null ? stoppedGateway(target.dataDir) : runningGateway(target.dataDir, holder);
+};

@@ -1,0 +1,218 @@
+// `npm run executions`: lists the gateway's executions for audit, read-only, a page at a time:
+// who asked, the decision and its policies, who decided, and the outcome. Secrets stay sealed: only
+// the redacted arguments are shown, never a sealed value. Exit 0 listed, 1 the store could not be
+// read, 2 the command was wrong.
+import { parseArgs } from 'node:util';
+import { localAwsProfile } from '../infra/local/aws-config-file.js';
+import { localTableNames } from '../infra/local/dynamodb.js';
+import { type ListingTarget, openListing, TargetError } from '../infra/local/listing-target.js';
+import { systemClock } from '../shared/clock.js';
+import type { Execution } from '../shared/executions/execution.js';
+import {
+  auditLineOf,
+  type ExecutionQuery,
+  InvalidCursorError,
+  maxListingLimit,
+  parseSince,
+  parseStatus,
+} from '../shared/executions/listing.js';
+import { ExecutionStatus } from '../shared/result.js';
+import { escapeInvisible } from '../shared/text/invisible.js';
+
+const usage = `Usage: npm run executions -- [target] [filters] [--limit N] [--cursor C] [--json]
+
+Lists executions, newest first, one page at a time. Read-only: nothing is changed, and secret
+argument values stay sealed (the redacted arguments are shown in --json, never a sealed value).
+
+Target (default --local):
+  --local                the local runtime's store (npm start); while that gateway runs, the
+                         listing reads through its store; otherwise the data folder is locked for
+                         the read (a gateway started meanwhile is refused until it ends)
+  --data-dir <folder>    the local data folder (GATEWAY_DATA_DIR, default .gateway-data)
+  --table <name>         a deployed executions table (AWS credentials and region from the usual
+                         AWS_PROFILE / AWS_REGION / instance role chain)
+  --region <region>      the table's region
+  --endpoint <url>       another DynamoDB endpoint (with --table; default table ${localTableNames.executions}),
+                         e.g. a gateway started with --memory, read with
+                         AWS_CONFIG_FILE=<its aws-config file> AWS_PROFILE=${localAwsProfile}
+
+Filters:
+  --agent <id>           one agent's calls, through the by-agent index (newest first across pages)
+  --status <status>      one of ${ExecutionStatus.options.join(', ')}
+  --tool <name>          one tool, by its full name (erp.purchase_orders.create)
+  --since <time>         calls made at or after an ISO time (2026-11-29T12:00:00Z) or within a
+                         duration back from now (90m, 24h, 7d)
+
+Without --agent the whole table is scanned, a page at a time: each page is newest first, but
+pages are not in time order (use --agent, or --since to narrow the scan). A page may hold fewer
+than --limit while more follow: continue with the cursor printed at its end.
+
+  --limit <n>            calls per page, 1 to ${maxListingLimit} (default 20)
+  --cursor <c>           continue where the previous page ended (same target and filters)
+  --json                 one JSON object per call per line; a last line {"next_cursor": …} when
+                         more follow
+`;
+
+class UsageError extends Error {}
+
+type Parsed = { readonly target: ListingTarget; readonly query: ExecutionQuery; readonly json: boolean };
+
+const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed | 'help' => {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: {
+      local: { type: 'boolean' },
+      'data-dir': { type: 'string' },
+      table: { type: 'string' },
+      region: { type: 'string' },
+      endpoint: { type: 'string' },
+      agent: { type: 'string' },
+      status: { type: 'string' },
+      tool: { type: 'string' },
+      since: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: true,
+  });
+  if (values.help === true) return 'help';
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
+  const remote = values.table !== undefined || values.endpoint !== undefined;
+  if (values.local === true && remote)
+    throw new UsageError('--local reads the data folder; --table and --endpoint read a table: choose one');
+  if (values['data-dir'] !== undefined && remote) throw new UsageError('--data-dir is for the local store only');
+  if (values.region !== undefined && values.table === undefined) throw new UsageError('--region goes with --table');
+  const target: ListingTarget = remote
+    ? {
+        kind: 'table',
+        tableName: values.table ?? localTableNames.executions,
+        ...(values.region === undefined ? {} : { region: values.region }),
+        ...(values.endpoint === undefined ? {} : { endpoint: values.endpoint, region: values.region ?? 'local' }),
+      }
+    : { kind: 'local', dataDir: values['data-dir'] ?? environment.GATEWAY_DATA_DIR ?? '.gateway-data' };
+
+  const limitText = values.limit ?? '20';
+  const limit = /^\d+$/.test(limitText) ? Number(limitText) : Number.NaN;
+  if (!(limit >= 1 && limit <= maxListingLimit)) {
+    throw new UsageError(`--limit ${limitText}: expected a whole number from 1 to ${maxListingLimit}`);
+  }
+  const status = values.status === undefined ? undefined : parseStatus(values.status);
+  if (status !== undefined && !status.ok) throw new UsageError(`--status: ${status.error}`);
+  const since = values.since === undefined ? undefined : parseSince(values.since, systemClock.now());
+  if (since !== undefined && !since.ok) throw new UsageError(`--since: ${since.error}`);
+  for (const name of ['agent', 'tool', 'cursor'] as const) {
+    if (values[name] === '') throw new UsageError(`--${name} needs a value`);
+  }
+  const query: ExecutionQuery = {
+    limit,
+    ...(values.agent === undefined ? {} : { agent: values.agent }),
+    ...(status === undefined ? {} : { status: status.value }),
+    ...(values.tool === undefined ? {} : { tool: values.tool }),
+    ...(since === undefined ? {} : { since: since.value }),
+    ...(values.cursor === undefined ? {} : { cursor: values.cursor }),
+  };
+  return { target, query, json: values.json === true };
+};
+
+/** A cell as a terminal shows it: invisible and control characters written as escapes. */
+const cell = (value: string | null): string => (value === null || value === '' ? '-' : escapeInvisible(value));
+
+const columns = [
+  'CREATED',
+  'EXECUTION',
+  'AGENT',
+  'TOOL',
+  'STATUS',
+  'CODE',
+  'DECISION',
+  'POLICIES',
+  'DECIDED BY',
+  'DECIDED AT',
+];
+
+const rowOf = (execution: Execution): string[] => {
+  const line = auditLineOf(execution);
+  return [
+    line.created_at,
+    line.execution_id,
+    line.agent_id,
+    line.tool,
+    line.status,
+    line.code,
+    line.decision,
+    line.policies.join(','),
+    line.decided_by,
+    line.decided_at,
+  ].map(cell);
+};
+
+const table = (executions: readonly Execution[]): string => {
+  const rows = [columns, ...executions.map(rowOf)];
+  const widths = columns.map((_, index) => Math.max(...rows.map((row) => (row[index] ?? '').length)));
+  return rows
+    .map((row) =>
+      row
+        .map((text, index) => text.padEnd(widths[index] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+};
+
+/** One JSON line; invisible characters escaped (JSON escapes, so it parses to the same value). */
+const jsonLine = (value: unknown): string => escapeInvisible(JSON.stringify(value));
+
+const run = async (): Promise<number> => {
+  let parsed: Parsed | 'help';
+  try {
+    parsed = parse(process.argv.slice(2), process.env);
+  } catch (error) {
+    process.stderr.write(
+      `${error instanceof Error ? error.message : String(error)} (see npm run executions -- --help)\n`,
+    );
+    return 2;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const { target, query, json } = parsed;
+  let opened: Awaited<ReturnType<typeof openListing>>;
+  try {
+    opened = await openListing(target);
+  } catch (error) {
+    process.stderr.write(`${error instanceof TargetError ? error.message : String(error)}\n`);
+    return 1;
+  }
+  try {
+    const page = await opened.listing.list(query);
+    if (json) {
+      for (const execution of page.items) process.stdout.write(`${jsonLine(auditLineOf(execution))}\n`);
+      if (page.next !== undefined) process.stdout.write(`${jsonLine({ next_cursor: page.next })}\n`);
+      return 0;
+    }
+    process.stdout.write(`Executions in ${opened.source}\n`);
+    process.stdout.write(page.items.length === 0 ? 'None on this page.\n' : `${table(page.items)}\n`);
+    process.stdout.write(
+      page.next === undefined
+        ? '(end)\n'
+        : `Next page: npm run executions -- <the same options> --cursor ${page.next}\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (error instanceof InvalidCursorError) {
+      process.stderr.write(`--cursor: ${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(
+      `The executions could not be read: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 1;
+  } finally {
+    await opened.close();
+  }
+};
+
+process.exitCode = await run();

@@ -1,0 +1,133 @@
+// Reading executions back for audit: one page at a time, newest first, filtered by agent, status,
+// tool and time. The operator's `npm run executions` and an agent's own listing (tasks/list,
+// through ExecutionStore.listByAgent) read through this port; what a listing shows of a call is
+// decided here, so no sealed value, task token or system answer ever reaches it.
+import { Duration } from '../config/duration.js';
+import { ExecutionStatus } from '../result.js';
+import type { Execution } from './execution.js';
+import type { ExecutionPage } from './store.js';
+
+export interface ExecutionQuery {
+  /** Only this agent's calls, read through the by-agent index; without it, the whole store. */
+  readonly agent?: string;
+  readonly status?: ExecutionStatus;
+  /** Only calls of this tool (its full name, as recorded). */
+  readonly tool?: string;
+  /** Only calls made at or after this instant (ISO 8601, UTC). */
+  readonly since?: string;
+  readonly limit: number;
+  /** Where the previous page ended, as that page gave it. */
+  readonly cursor?: string;
+}
+
+export interface ExecutionListing {
+  /**
+   * One page of the executions the query selects. With an agent, newest first across pages (the
+   * by-agent index); without one, a scan of the whole store: each page newest first, pages in no
+   * order. A page may hold fewer than `limit` while more follow (`next` says so).
+   */
+  list(query: ExecutionQuery): Promise<ExecutionPage>;
+}
+
+/** A cursor this listing did not give out for this query (forged, altered, or another agent's). */
+export class InvalidCursorError extends Error {
+  override readonly name = 'InvalidCursorError';
+  constructor() {
+    super('The cursor is not one this listing gave out for this query.');
+  }
+}
+
+/** Largest page a listing returns. */
+export const maxListingLimit = 1_000;
+
+export type QueryParse = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly error: string };
+
+/** A status given by name: one of the lifecycle's, else an error that lists them. */
+export const parseStatus = (
+  text: string,
+): { readonly ok: true; readonly value: ExecutionStatus } | { readonly ok: false; readonly error: string } => {
+  const parsed = ExecutionStatus.safeParse(text);
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, error: `unknown status "${text}": expected one of ${ExecutionStatus.options.join(', ')}` };
+};
+
+const isoInstant = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/**
+ * `--since`: an ISO 8601 date or instant with its offset (2026-11-29, 2026-11-29T12:00Z), or a
+ * duration back from `now` as the configuration writes them (90m, 24h, 30d); the instant, in UTC.
+ */
+export const parseSince = (text: string, now: number): QueryParse => {
+  const duration = Duration.safeParse(text);
+  if (duration.success) return { ok: true, value: new Date(now - duration.data).toISOString() };
+  const at = isoInstant.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(at)) {
+    return {
+      ok: false,
+      error: `cannot read the time "${text}": expected an ISO time such as 2026-11-29T12:00:00Z or a duration such as 24h or 7d`,
+    };
+  }
+  return { ok: true, value: new Date(at).toISOString() };
+};
+
+/** How policy disposed of the call: run at once, held for people, denied, or refused before policy. */
+export const dispositionOf = (execution: Execution): string => {
+  const decision = execution.decision;
+  if (decision === null) return 'refused';
+  if (decision.effect === 'deny') return 'denied';
+  if (decision.step === null) return 'run';
+  const who = [decision.step.staff, decision.step.customer ? 'customer' : null].filter((part) => part !== null);
+  return `held:${who.join('+')}`;
+};
+
+/** What an audit listing shows of a call: who asked, what, the decision, who decided, the outcome. */
+export interface AuditLine {
+  readonly created_at: string;
+  readonly execution_id: string;
+  readonly agent_id: string;
+  readonly customer_id: string | null;
+  readonly tool: string;
+  readonly status: ExecutionStatus;
+  readonly code: string | null;
+  readonly decision: string;
+  readonly policies: readonly string[];
+  readonly config_version: string | null;
+  readonly decided_by: string | null;
+  readonly decided_at: string | null;
+  readonly decision_note: string | null;
+  /**
+   * The canonical arguments as JSON text, every secret value shown as "[REDACTED]" (the sealed copy
+   * is never opened); null when they were refused unread.
+   */
+  readonly arguments_json: string | null;
+  /** Where the hidden values are (JSON Pointers), so a hidden secret is told from a plain "[REDACTED]". */
+  readonly sealed_fields: readonly string[];
+  readonly http_status: number | null;
+  readonly latency_ms: number | null;
+  readonly updated_at: string;
+  /** When the table may delete the record (ISO), once it is final. */
+  readonly retain_until: string | null;
+}
+
+export const auditLineOf = (execution: Execution): AuditLine => ({
+  created_at: execution.created_at,
+  execution_id: execution.execution_id,
+  agent_id: execution.agent_id,
+  customer_id: execution.customer_id,
+  tool: execution.tool,
+  status: execution.status,
+  code: execution.code,
+  decision: dispositionOf(execution),
+  policies: execution.decision?.determining.map((policy) => policy.name) ?? [],
+  config_version: execution.decision?.config_version ?? null,
+  decided_by: execution.decided_by,
+  decided_at: execution.decided_at,
+  decision_note: execution.decision_note,
+  arguments_json: execution.arguments_json,
+  sealed_fields: execution.secret_pointers ?? [],
+  http_status: execution.http_status,
+  latency_ms: execution.latency_ms,
+  updated_at: execution.updated_at,
+  retain_until: execution.retain_until === null ? null : new Date(execution.retain_until * 1_000).toISOString(),
+});

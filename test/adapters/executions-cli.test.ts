@@ -1,0 +1,341 @@
+// `npm run executions` as a process, against a real local store (dynalite): records written through
+// the store adapter, then listed with each filter, page by page until the cursor ends, as a table
+// and as JSON lines; sealed values and task tokens never printed; wrong input refused with exit 2.
+// The store is read as an operator reads it: through a running gateway's store (its lock and its
+// aws-config file), from a stopped gateway's folder, or at an endpoint.
+//
+// Long: one fixture of records serves every filter and both targets; each check is a run of the CLI.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeLocalAwsConfig } from '../../infra/local/aws-config-file.js';
+import { type DataLock, lockDataFolder } from '../../infra/local/data-lock.js';
+import { ensureTables, type LocalDynamoDb, localTableNames, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
+import { projectPath } from '../../infra/paths.js';
+import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import type { DecisionRecord, Execution } from '../../shared/executions/execution.js';
+import { uuidV7Ids } from '../../shared/ids.js';
+import { anExecution } from '../support/executions.js';
+import { verifies } from '../support/requirements.js';
+import { temporaryFolder } from '../support/runtime-process.js';
+import { type CollectedRun, runProcess } from '../support/spawn.js';
+
+const hour = 3_600_000;
+const sealed = 'SEALED-CIPHERTEXT-never-shown';
+const taskToken = 'TASK-TOKEN-never-shown';
+
+const decision = (effect: 'allow' | 'deny', policy: string, step: DecisionRecord['step'] = null): DecisionRecord => ({
+  effect,
+  reason: effect === 'deny' ? 'forbidden' : null,
+  determining: [{ name: policy, file: 'policies.cedar', line: 1 }],
+  step,
+  config_version: 'v-audit',
+});
+
+/** What the fixture wrote, by name, and every record as it was written. */
+interface Fixture {
+  readonly rejected: Execution;
+  readonly denied: Execution;
+  readonly held: Execution;
+  readonly all: Execution[];
+}
+
+/** Records of two agents over three days, through the real store adapter. */
+const writeFixture = async (store: DynamoDbExecutionStore): Promise<Fixture> => {
+  const now = Date.now();
+  const ago = (ms: number) => new Date(now - ms).toISOString();
+  const all: Execution[] = [];
+  const put = async (execution: Execution) => {
+    expect(await store.create(execution)).toEqual({ kind: 'created' });
+    all.push(execution);
+    return execution;
+  };
+  for (let index = 0; index < 7; index += 1) {
+    await put(
+      anExecution({
+        agent_id: 'alpha-agent',
+        tool: 'erp.orders.list',
+        status: 'succeeded',
+        created_at: ago(72 * hour - index * 60_000),
+        decision: decision('allow', 'lookups'),
+        arguments_json: '{"vendor":"acme"}',
+      }),
+    );
+  }
+  const waiting = await put(
+    anExecution({
+      agent_id: 'alpha-agent',
+      tool: 'erp.orders.create',
+      created_at: ago(48 * hour),
+      decision: decision('allow', 'large-orders', { staff: 'finance', customer: false }),
+      arguments_json: '{"amount":"1500","api_key":"[REDACTED]"}',
+      sealed_arguments: sealed,
+      secret_pointers: ['/api_key'],
+      task_token: taskToken,
+    }),
+  );
+  const decidedAt = ago(47 * hour);
+  const moved = await store.transition(waiting, {
+    from: 'pending_approval',
+    to: 'rejected',
+    at: decidedAt,
+    patch: { code: 'rejected', decided_by: 'farah', decided_at: decidedAt, decision_note: 'Budget frozen' },
+  });
+  if (moved.kind !== 'applied') throw new Error('the fixture could not reject its held call');
+  const rejected = moved.execution;
+  all.splice(all.indexOf(waiting), 1, rejected);
+  const denied = await put(
+    anExecution({
+      agent_id: 'beta-agent',
+      tool: 'erp.orders.create',
+      status: 'denied',
+      code: 'policy_denied',
+      created_at: ago(hour),
+      decision: decision('deny', 'positive-amounts'),
+      arguments_json: '{"amount":"0"}',
+    }),
+  );
+  const held = await put(
+    anExecution({
+      agent_id: 'beta-agent',
+      tool: 'erp.orders.create',
+      created_at: ago(hour / 2),
+      decision: decision('allow', 'large-orders', { staff: 'finance', customer: true }),
+    }),
+  );
+  // An agent's places for held calls share the table: no listing shows them.
+  await store.reservePending('beta-agent', held.execution_id, 10);
+  return { rejected, denied, held, all };
+};
+
+const newestFirst = (records: readonly Execution[]): string[] =>
+  [...records].sort((a, b) => (a.created_at < b.created_at ? 1 : -1)).map((record) => record.execution_id);
+
+const cli = (args: readonly string[], environment: Record<string, string> = {}): Promise<CollectedRun> => {
+  const {
+    AWS_ACCESS_KEY_ID: _id,
+    AWS_SECRET_ACCESS_KEY: _secret,
+    AWS_SESSION_TOKEN: _token,
+    AWS_PROFILE: _profile,
+    ...inherited
+  } = process.env;
+  return runProcess(process.execPath, ['--import', 'tsx', projectPath('scripts/executions.ts'), ...args], {
+    cwd: projectPath(),
+    env: { ...inherited, AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', ...environment },
+  });
+};
+
+/** JSON lines of a run: the calls, and the cursor line if any. */
+const jsonOf = (run: CollectedRun): { lines: Record<string, unknown>[]; next: string | undefined } => {
+  expect(run.code, run.output).toBe(0);
+  const parsed = run.stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const last = parsed.at(-1);
+  const next = typeof last?.next_cursor === 'string' ? last.next_cursor : undefined;
+  return { lines: next === undefined ? parsed : parsed.slice(0, -1), next };
+};
+
+const idsIn = (lines: readonly Record<string, unknown>[]): string[] => lines.map((line) => String(line.execution_id));
+
+/** Every page, following the printed cursors to the end. */
+const everyPage = async (args: readonly string[], limit: number): Promise<string[][]> => {
+  const pages: string[][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = jsonOf(
+      await cli([...args, '--json', '--limit', String(limit), ...(cursor ? ['--cursor', cursor] : [])]),
+    );
+    expect(page.lines.length).toBeLessThanOrEqual(limit);
+    pages.push(idsIn(page.lines));
+    cursor = page.next;
+    if (pages.length > 20) throw new Error('the cursors never end');
+  } while (cursor !== undefined);
+  return pages;
+};
+
+describe('npm run executions', () => {
+  let data: { path: string; remove(): Promise<void> };
+  let dynamodb: LocalDynamoDb;
+  let lock: DataLock;
+  let fixture: Fixture;
+  const local = () => ['--local', '--data-dir', data.path];
+
+  beforeAll(async () => {
+    // A gateway running on the folder, as `npm start` leaves it: the lock, the store, its aws-config.
+    data = await temporaryFolder('gateway-executions-');
+    lock = await lockDataFolder(data.path);
+    dynamodb = await startLocalDynamoDb({ dataPath: join(data.path, 'dynamodb') });
+    await ensureTables(dynamodb.client, [{ definition: executionsTable, tableName: localTableNames.executions }]);
+    await writeLocalAwsConfig(join(data.path, 'aws-config'), {
+      credentials: dynamodb.credentials,
+      dynamodbEndpoint: dynamodb.endpoint,
+      stepFunctionsEndpoint: 'http://127.0.0.1:9',
+    });
+    fixture = await writeFixture(new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions));
+  });
+  afterAll(async () => {
+    await dynamodb?.close();
+    await lock?.release();
+    await data?.remove();
+  });
+
+  it(
+    verifies(
+      'ops.executions-cli',
+      'lists newest first through the running gateway: who asked, the decision and policies, who decided, the outcome',
+    ),
+    async () => {
+      const run = await cli([...local(), '--agent', 'alpha-agent', '--limit', '3']);
+      expect(run.code, run.output).toBe(0);
+      const lines = run.stdout.split('\n');
+      expect(lines[0]).toContain("the running gateway's store");
+      expect(lines[1]).toMatch(
+        /^CREATED\s+EXECUTION\s+AGENT\s+TOOL\s+STATUS\s+CODE\s+DECISION\s+POLICIES\s+DECIDED BY/,
+      );
+      const alpha = fixture.all.filter((record) => record.agent_id === 'alpha-agent');
+      const shown = newestFirst(alpha).slice(0, 3);
+      expect(lines.slice(2, 5).map((line) => line.split(/\s+/)[1])).toEqual(shown);
+      const rejectedRow = lines.find((line) => line.includes(fixture.rejected.execution_id)) ?? '';
+      expect(rejectedRow.split(/\s+/)).toEqual([
+        fixture.rejected.created_at,
+        fixture.rejected.execution_id,
+        'alpha-agent',
+        'erp.orders.create',
+        'rejected',
+        'rejected',
+        'held:finance',
+        'large-orders',
+        'farah',
+        fixture.rejected.decided_at,
+      ]);
+      expect(lines.at(-2)).toMatch(/^Next page: npm run executions -- <the same options> --cursor \S+$/);
+      expect(run.output).not.toContain(sealed);
+      expect(run.output).not.toContain(taskToken);
+    },
+  );
+
+  it(
+    verifies('ops.executions-cli', '--json: one object per line, the redacted arguments only, never a sealed value'),
+    async () => {
+      const { lines, next } = jsonOf(await cli([...local(), '--json', '--status', 'rejected']));
+      expect(next).toBeUndefined();
+      expect(lines).toEqual([
+        expect.objectContaining({
+          execution_id: fixture.rejected.execution_id,
+          agent_id: 'alpha-agent',
+          status: 'rejected',
+          decision: 'held:finance',
+          policies: ['large-orders'],
+          config_version: 'v-audit',
+          decided_by: 'farah',
+          decided_at: fixture.rejected.decided_at,
+          decision_note: 'Budget frozen',
+          arguments_json: '{"amount":"1500","api_key":"[REDACTED]"}',
+          sealed_fields: ['/api_key'],
+          retain_until: expect.stringMatching(/^\d{4}-/),
+        }),
+      ]);
+      const everything = await cli([...local(), '--json', '--limit', '1000']);
+      expect(everything.output).not.toContain(sealed);
+      expect(everything.output).not.toContain(taskToken);
+      expect(everything.output).not.toMatch(/sealed_arguments|task_token|result_json/);
+    },
+  );
+
+  it(verifies('ops.executions-cli', "pages through one agent's calls by the index until the cursor ends"), async () => {
+    const pages = await everyPage([...local(), '--agent', 'alpha-agent'], 3);
+    const alpha = fixture.all.filter((record) => record.agent_id === 'alpha-agent');
+    expect(pages.flat()).toEqual(newestFirst(alpha));
+    expect(pages.map((page) => page.length)).toEqual([3, 3, 2]);
+  });
+
+  it(
+    verifies('ops.executions-cli', 'pages through the whole table by a scan: every call once, nothing else'),
+    async () => {
+      const pages = await everyPage(local(), 4);
+      expect(pages.flat().sort()).toEqual(fixture.all.map((record) => record.execution_id).sort());
+      // Each page of the scan is shown newest first.
+      const createdOf = new Map(fixture.all.map((record) => [record.execution_id, record.created_at]));
+      for (const page of pages) {
+        const times = page.map((id) => createdOf.get(id) ?? '');
+        expect(times).toEqual([...times].sort().reverse());
+      }
+    },
+  );
+
+  it(verifies('ops.executions-cli', 'filters by status, tool, agent and time, alone and together'), async () => {
+    const ids = async (...args: string[]) => idsIn(jsonOf(await cli([...local(), '--json', ...args])).lines).sort();
+    const idsOf = (records: readonly Execution[]) => records.map((record) => record.execution_id).sort();
+    expect(await ids('--status', 'pending_approval')).toEqual([fixture.held.execution_id]);
+    expect(await ids('--tool', 'erp.orders.create')).toEqual(idsOf([fixture.rejected, fixture.denied, fixture.held]));
+    expect(await ids('--agent', 'beta-agent', '--status', 'denied')).toEqual([fixture.denied.execution_id]);
+    expect(await ids('--since', '24h')).toEqual(idsOf([fixture.denied, fixture.held]));
+    const since = new Date(Date.parse(fixture.rejected.created_at) - 1).toISOString();
+    expect(await ids('--agent', 'alpha-agent', '--since', since)).toEqual([fixture.rejected.execution_id]);
+    expect(await ids('--agent', 'alpha-agent', '--tool', 'erp.orders.list', '--since', since)).toEqual([]);
+  });
+
+  it(
+    verifies(
+      ['ops.executions-cli', 'ops.executions-own-only'],
+      "refuses an unknown status, a bad time, a bad cursor and another agent's cursor, with exit 2",
+    ),
+    async () => {
+      const status = await cli([...local(), '--status', 'done']);
+      expect(status.code).toBe(2);
+      expect(status.stderr).toContain(
+        'unknown status "done": expected one of succeeded, failed, unknown, denied, pending_approval',
+      );
+      const since = await cli([...local(), '--since', 'yesterday']);
+      expect(since.code).toBe(2);
+      expect(since.stderr).toContain('cannot read the time "yesterday"');
+      const limit = await cli([...local(), '--limit', '0']);
+      expect(limit.code).toBe(2);
+      const garbage = await cli([...local(), '--agent', 'beta-agent', '--cursor', 'bm90LWEtY3Vyc29y']);
+      expect(garbage.code).toBe(2);
+      expect(garbage.stderr).toContain('--cursor: The cursor is not one this listing gave out');
+      // A cursor into alpha's calls does not open them to a listing of beta's.
+      const { next } = jsonOf(await cli([...local(), '--json', '--agent', 'alpha-agent', '--limit', '1']));
+      expect(next).toBeDefined();
+      const crossed = await cli([...local(), '--json', '--agent', 'beta-agent', '--cursor', next ?? '']);
+      expect(crossed.code).toBe(2);
+      expect(crossed.stdout).toBe('');
+    },
+  );
+
+  it(
+    verifies('ops.executions-cli', 'reads a table at an endpoint, with credentials from the environment'),
+    async () => {
+      const run = await cli(['--endpoint', dynamodb.endpoint, '--json', '--agent', 'beta-agent'], {
+        AWS_ACCESS_KEY_ID: dynamodb.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: dynamodb.credentials.secretAccessKey,
+      });
+      expect(idsIn(jsonOf(run).lines)).toEqual([fixture.held.execution_id, fixture.denied.execution_id]);
+    },
+  );
+
+  it(
+    verifies('ops.executions-cli', "reads a stopped gateway's folder under its lock, and gives the lock back"),
+    async () => {
+      const stopped = await temporaryFolder('gateway-executions-stopped-');
+      try {
+        const store = await startLocalDynamoDb({ dataPath: join(stopped.path, 'dynamodb') });
+        await ensureTables(store.client, [{ definition: executionsTable, tableName: localTableNames.executions }]);
+        const only = anExecution({ agent_id: 'gamma-agent', status: 'expired', code: 'approval_expired' });
+        await new DynamoDbExecutionStore(store.documents, localTableNames.executions).create(only);
+        await store.close();
+        const run = await cli(['--data-dir', stopped.path, '--json']);
+        expect(idsIn(jsonOf(run).lines)).toEqual([only.execution_id]);
+        expect(existsSync(join(stopped.path, 'runtime.lock'))).toBe(false);
+        const missing = await cli(['--data-dir', join(stopped.path, `none-${uuidV7Ids.next()}`)]);
+        expect(missing.code).toBe(1);
+        expect(missing.stderr).toContain('No local store in');
+      } finally {
+        await stopped.remove();
+      }
+    },
+  );
+});
