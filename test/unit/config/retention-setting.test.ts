@@ -1,6 +1,7 @@
 // settings.retention: how long a final call is kept, written as the file's other durations are.
 import { describe, expect, it } from 'vitest';
-import { formatProblem, loadConfigText } from '../../../shared/config/load.js';
+import { loadConfigText } from '../../../shared/config/load.js';
+import { formatProblem } from '../../../shared/config/resolved.js';
 import { verifies } from '../../support/requirements.js';
 
 const file = 'gateway.config.yaml';
