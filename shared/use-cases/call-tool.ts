@@ -2,7 +2,6 @@
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
 // execution record. This module decides; sending is run-once.ts's, holding is the state machine's.
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
-import { canonicalizeArguments } from '../arguments/canonicalize.js';
 import { canonicalJsonText } from '../arguments/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { StrictArguments } from '../arguments/strict-json.js';
@@ -29,6 +28,7 @@ import type { ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
 import { redactWithPointers, secretRulesOf } from '../secrets.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
+import { decideCall } from './decide-call.js';
 import { type RunOnceDeps, runDirect } from './run-once.js';
 
 export type { CallStep } from './run-once.js';
@@ -111,48 +111,42 @@ export const callTool = async (
 ): Promise<ResultObject> => {
   const state = await deps.controlPlane.current();
   const snapshot = state.kind === 'active' ? state.snapshot : null;
-  const tool = snapshot?.catalog.byName.get(name);
   const origin = request.origin ?? null;
-  const systemKey = request.systemKey ?? null;
-  // A tool the agent cannot see (or of another system than the one asked for) answers exactly
-  // like one that does not exist.
-  if (
-    snapshot === null ||
-    tool === undefined ||
-    !snapshot.policy.isListed(agent, tool) ||
-    (systemKey !== null && tool.systemKey !== systemKey)
-  ) {
+  const decided =
+    snapshot === null
+      ? ({ kind: 'unknown_tool' } as const)
+      : decideCall(snapshot, agent, name, args, request.systemKey ?? null);
+  if (snapshot === null || decided.kind === 'unknown_tool') {
     return record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin, snapshot));
   }
-  const canonical = canonicalizeArguments(tool, args);
-  if (!canonical.ok) {
+  if (decided.kind === 'invalid_arguments') {
     return record(
       deps,
       newExecution(
         deps,
         agent,
-        tool.name,
+        decided.tool.name,
         {
           ...refusal('invalid_arguments'),
           // Refused input is kept in bounded form: its digest and the (bounded) errors, never itself.
           // (Plain JSON text: refused input may hold what has no exact form, such as 1e400.)
           arguments_hash: argumentsHash(JSON.stringify(args.value ?? null)),
-          input_errors: [...canonical.errors],
+          input_errors: [...decided.errors],
         },
         origin,
         snapshot,
       ),
     );
   }
+  const { tool, decision } = decided;
   const system = snapshot.config.systems.find((candidate) => candidate.key === tool.systemKey);
   const rules = secretRulesOf(system);
-  const decision = snapshot.policy.decide(agent, tool, canonical.arguments.value);
   const trace = continueTrace(request.traceparent);
-  const redaction = redactWithPointers(canonical.arguments.value, tool.inputSchema, rules);
+  const redaction = redactWithPointers(decided.arguments.value, tool.inputSchema, rules);
   const base = {
     arguments_json: canonicalJsonText(redaction.redacted),
     secret_pointers: redaction.pointers,
-    arguments_hash: canonical.arguments.hash,
+    arguments_hash: decided.arguments.hash,
     decision: decisionRecord(decision, snapshot),
     trace_id: trace.traceId,
   };
@@ -193,8 +187,8 @@ export const callTool = async (
   );
   // Redaction changed something exactly when the arguments hold a secret.
   const sealed =
-    base.arguments_json !== canonical.arguments.json
-      ? await deps.sealer.seal(canonical.arguments.json, execution.execution_id)
+    base.arguments_json !== decided.arguments.json
+      ? await deps.sealer.seal(decided.arguments.json, execution.execution_id)
       : null;
   if (decision.step !== null) {
     return holdCall(
@@ -219,7 +213,7 @@ export const callTool = async (
   const ran = await runDirect(
     deps,
     { ...execution, sealed_arguments: sealed },
-    { tool, system, args: canonical.arguments.value, traceparent: trace.traceparent },
+    { tool, system, args: decided.arguments.value, traceparent: trace.traceparent },
   );
   return toResultObject(ran);
 };

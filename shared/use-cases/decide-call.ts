@@ -1,6 +1,6 @@
 // What the gateway would decide for one call, without sending or recording anything: the tool as
-// this agent sees it, its arguments in canonical form, and the policy's decision. The steps
-// tools/call takes before anything is recorded or sent, for rehearsing a policy (policy:test).
+// this agent sees it, its arguments in canonical form, and the policy's decision: the steps
+// tools/call takes before anything is recorded or sent, and what policy:test rehearses.
 import { type CanonicalArguments, canonicalizeArguments } from '../arguments/canonicalize.js';
 import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
@@ -21,14 +21,26 @@ export type CallDecision =
       readonly decision: PolicyDecision;
     };
 
+/**
+ * The tool, its canonical arguments and the policy's decision. A tool the agent cannot see, or of
+ * another system than `systemKey` (a call that names its system), is reported exactly like one
+ * that does not exist.
+ */
 export const decideCall = (
   snapshot: GatewaySnapshot,
   agent: AgentIdentity,
   name: string,
   args: StrictArguments,
+  systemKey: string | null = null,
 ): CallDecision => {
   const tool = snapshot.catalog.byName.get(name);
-  if (tool === undefined || !snapshot.policy.isListed(agent, tool)) return { kind: 'unknown_tool' };
+  if (
+    tool === undefined ||
+    !snapshot.policy.isListed(agent, tool) ||
+    (systemKey !== null && tool.systemKey !== systemKey)
+  ) {
+    return { kind: 'unknown_tool' };
+  }
   const canonical = canonicalizeArguments(tool, args);
   if (!canonical.ok) return { kind: 'invalid_arguments', tool, errors: canonical.errors };
   return {
