@@ -72,7 +72,7 @@ const CompiledTool = z.object({
 export type CompiledTool = z.infer<typeof CompiledTool>;
 
 /** The form the functions read; a bundle compiled in another form is pushed again. */
-export const compiledSnapshotFormat = 1;
+export const compiledSnapshotFormat = 2;
 
 /** Everything a snapshot is made of, read and built by config:push, nothing left to parse. */
 export const CompiledSnapshot = z.object({
@@ -88,6 +88,22 @@ export const CompiledSnapshot = z.object({
   disabled: z.array(CompiledTool),
   /** The policy files' texts, in the configuration's order. */
   policies: z.array(z.object({ path: z.string(), text: z.string() })),
+  /** The same policies as config:push parsed and validated them against this catalog, by Cedar id. */
+  policy_set: z.object({
+    texts: z.record(z.string(), z.string()),
+    policies: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        file: z.string(),
+        line: z.number().int(),
+        effect: z.enum(['permit', 'forbid']),
+        approvals: z.array(z.enum(['staff', 'customer'])),
+        approvers: z.string().nullable(),
+      }),
+    ),
+    argumentsRead: z.union([z.literal('all'), z.array(z.string())]),
+  }),
   warnings: z.array(z.object({ file: z.string(), path: z.string(), line: z.number().nullable(), message: z.string() })),
 });
 export type CompiledSnapshot = z.infer<typeof CompiledSnapshot>;

@@ -8,6 +8,7 @@ import { instantiateValidator } from '../arguments/standalone-validators.js';
 import { type CatalogTool, isJsonObject, type ToolWithValidator } from '../catalog/tool.js';
 import { referencePaths } from '../config/resolve.js';
 import { type ConfigProblem, formatPath } from '../config/resolved.js';
+import type { CheckedPolicySet } from '../policy/policy-set.js';
 import {
   type BundledMcpCatalog,
   type CompiledSnapshot,
@@ -69,6 +70,13 @@ const withGeneratedValidators = (
   return { compiled, instantiated };
 };
 
+/** The checked policies as the compiled snapshot's plain data. */
+const policySetData = (checked: CheckedPolicySet): CompiledSnapshot['policy_set'] => ({
+  texts: { ...checked.texts },
+  policies: checked.policies.map((policy) => ({ ...policy, approvals: [...policy.approvals] })),
+  argumentsRead: checked.argumentsRead === 'all' ? 'all' : [...checked.argumentsRead],
+});
+
 export const compileSnapshot = async (input: SnapshotInput): Promise<SnapshotCompilation> => {
   const outcome = await readSnapshot(input);
   if (!outcome.ok) return outcome;
@@ -96,6 +104,7 @@ export const compileSnapshot = async (input: SnapshotInput): Promise<SnapshotCom
       tools: tools.compiled,
       disabled: disabled.compiled,
       policies: read.policies.map((policy) => ({ path: policy.path, text: policy.text })),
+      policy_set: policySetData(assembled.snapshot.policy.checked),
       warnings: read.warnings.map((warning) => ({ ...warning })),
     },
   };

@@ -73,6 +73,7 @@ export const loadCompiledSnapshot = (
     tools,
     disabled,
     policies: compiled.policies,
+    checked: compiled.policy_set,
     warnings: compiled.warnings,
     source: bundle.config_text,
     files: new Map(Object.entries(bundle.files)),

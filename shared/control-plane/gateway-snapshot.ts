@@ -7,7 +7,7 @@ import { type Catalog, catalogOf, type ToolWithValidator } from '../catalog/tool
 import type { ConfigProblem, ResolvedConfig } from '../config/resolved.js';
 import { cedarModelOf } from '../policy/cedar-schema.js';
 import { PolicyEngine } from '../policy/engine.js';
-import { compilePolicies, type PolicyFile } from '../policy/policy-set.js';
+import { type CheckedPolicySet, compilePolicies, type PolicyFile, preparePolicies } from '../policy/policy-set.js';
 
 export interface GatewaySnapshot {
   /** Content hash of the configuration and every file it names. */
@@ -34,6 +34,11 @@ export interface SnapshotParts extends Omit<GatewaySnapshot, 'catalog' | 'policy
   readonly disabled: readonly ToolWithValidator[];
   /** The policy files, in the configuration's order. */
   readonly policies: readonly PolicyFile[];
+  /**
+   * The same policies as config:push parsed and validated them against this very catalog: given,
+   * they are only pre-parsed (the deployed functions' cold start), not parsed and validated again.
+   */
+  readonly checked?: CheckedPolicySet;
 }
 
 export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
@@ -45,7 +50,10 @@ export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
     [...catalog.tools, ...catalog.disabled],
     config.systems.map((system) => system.key),
   );
-  const compiled = compilePolicies(parts.policies, model.schema, version);
+  const compiled =
+    parts.checked === undefined
+      ? compilePolicies(parts.policies, model.schema, version)
+      : preparePolicies(parts.checked, model.schema, version, parts.file);
   if (!compiled.ok) {
     return {
       ok: false,

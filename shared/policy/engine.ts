@@ -16,7 +16,7 @@ import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { setOwn } from '../objects.js';
 import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
-import type { CompiledPolicies, PolicyInfo } from './policy-set.js';
+import { type CheckedPolicySet, type CompiledPolicies, checkedPolicySetOf, type PolicyInfo } from './policy-set.js';
 import { type ToolReach, toolReach } from './reach.js';
 import { witnessArguments } from './witness.js';
 
@@ -106,6 +106,11 @@ export class PolicyEngine {
     private readonly compiled: CompiledPolicies,
     private readonly model: CedarModel,
   ) {}
+
+  /** The policies as checked, for the compiled snapshot config:push writes. */
+  get checked(): CheckedPolicySet {
+    return checkedPolicySetOf(this.compiled);
+  }
 
   /** Every policy, in its files' order. */
   get policies(): readonly PolicyInfo[] {

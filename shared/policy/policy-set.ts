@@ -79,6 +79,23 @@ const collectArgumentsRead = (node: unknown, fields: Set<string>): boolean => {
 
 export type PolicyCompilation = { ok: true; policies: CompiledPolicies } | { ok: false; problems: PolicyProblem[] };
 
+/**
+ * Policies already parsed and validated against a catalog's schema (by config:push), as plain
+ * data: what the deployed functions pre-parse without parsing or validating again.
+ */
+export interface CheckedPolicySet {
+  readonly texts: Readonly<Record<string, string>>;
+  readonly policies: readonly PolicyInfo[];
+  readonly argumentsRead: readonly string[] | 'all';
+}
+
+/** The checked form of compiled policies, for the compiled snapshot. */
+export const checkedPolicySetOf = (compiled: CompiledPolicies): CheckedPolicySet => ({
+  texts: { ...compiled.texts },
+  policies: [...compiled.policies.values()],
+  argumentsRead: compiled.argumentsRead === 'all' ? 'all' : [...compiled.argumentsRead].sort(),
+});
+
 /** One policy's text and where it starts in its file. */
 interface PolicySource {
   readonly file: PolicyFile;
@@ -242,25 +259,48 @@ export const compilePolicies = (
     seen.add(key);
   }
   if (problems.length > 0) return { ok: false, problems };
+  return preparePolicies(
+    { texts, policies: [...policies.values()], argumentsRead: readsAll ? 'all' : [...fieldsRead] },
+    schema,
+    label,
+    files[0]?.path ?? '(policies)',
+  );
+};
 
+/**
+ * Pre-parses policies that were parsed and validated against this schema when they were compiled
+ * (compilePolicies here, or config:push for the deployed functions), so a decision needs no
+ * further parsing.
+ */
+export const preparePolicies = (
+  checked: CheckedPolicySet,
+  schema: SchemaJson<string>,
+  /** Names the pre-parsed set (e.g. the configuration version). */
+  label: string,
+  /** Where a problem is reported. */
+  file = '(policies)',
+): PolicyCompilation => {
+  const { texts } = checked;
   compiledSets += 1;
   const setId = `${label}#${compiledSets}`;
-  const prepared = cedar.preparsePolicySet(setId, { staticPolicies: texts });
+  const prepared = cedar.preparsePolicySet(setId, { staticPolicies: { ...texts } });
   const preparedSchema = cedar.preparseSchema(setId, schema);
   for (const answer of [prepared, preparedSchema]) {
     if (answer.type === 'failure') {
       return {
         ok: false,
-        problems: answer.errors.map((error) => ({
-          file: files[0]?.path ?? '(policies)',
-          line: null,
-          message: error.message,
-        })),
+        problems: answer.errors.map((error) => ({ file, line: null, message: error.message })),
       };
     }
   }
   return {
     ok: true,
-    policies: { setId, schemaName: setId, texts, policies, argumentsRead: readsAll ? 'all' : fieldsRead },
+    policies: {
+      setId,
+      schemaName: setId,
+      texts: { ...texts },
+      policies: new Map(checked.policies.map((policy) => [policy.id, policy])),
+      argumentsRead: checked.argumentsRead === 'all' ? 'all' : new Set(checked.argumentsRead),
+    },
   };
 };

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { mcpToolSpecs } from '../../../shared/catalog/mcp-tools.js';
+import { type CompiledSnapshot, encodeCompiledSnapshot } from '../../../shared/control-plane/bundle.js';
 import { loadCompiledSnapshot } from '../../../shared/control-plane/compiled-snapshot.js';
 import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import { type DiscoveredTools, loadSnapshot } from '../../../shared/control-plane/snapshot.js';
@@ -227,6 +228,43 @@ describe('the compiled snapshot', () => {
           problems: [expect.objectContaining({ message: expect.stringMatching(/run `npm run config:push` again$/) })],
         });
       }
+    },
+  );
+
+  it(
+    verifies(
+      'perf.compiled-snapshot',
+      'takes the policies as config:push checked them, and refuses the form that did not carry them',
+    ),
+    async () => {
+      const { text, files, discovered } = await demo();
+      const bundle = await compiledBundleOf(text, { files, discovered, file: 'gateway.config.yaml' });
+      const environment = demoAddresses;
+      // What a decision cites comes from the checked set the bundle carries, not from parsing again.
+      const renamed = withCompiled(bundle, (compiled) => ({
+        ...compiled,
+        policy_set: {
+          ...compiled.policy_set,
+          policies: compiled.policy_set.policies.map((policy) => ({ ...policy, name: `checked ${policy.name}` })),
+        },
+      }));
+      const names = loaded(renamed, environment).policy.policies.map((policy) => policy.name);
+      expect(names.length).toBeGreaterThan(0);
+      expect(names.every((name) => name.startsWith('checked '))).toBe(true);
+      // The first compiled form carried only the policies' texts: pushed again, not guessed at.
+      const { policy_set: _checked, ...first } = compiledOf(bundle);
+      const older = {
+        ...bundle,
+        compiled: encodeCompiledSnapshot({ ...first, format: 1 } as unknown as CompiledSnapshot),
+      };
+      expect(loadCompiledSnapshot(older, environment)).toEqual({
+        ok: false,
+        problems: [
+          expect.objectContaining({
+            message: expect.stringMatching(/form 1, and this gateway reads form 2; run `npm run config:push` again$/),
+          }),
+        ],
+      });
     },
   );
 
