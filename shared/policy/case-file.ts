@@ -2,9 +2,9 @@
 // gateway is expected to decide. Read strictly, every problem reported at its line; the
 // expectation's fields are named after the gateway's decision record (decision, reason, the
 // human step, the determining policies).
-import { isMap, isNode, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { isJsonObject } from '../catalog/tool.js';
+import { readYaml } from '../config/yaml-lines.js';
 
 /** What a call gets, as the cases name it: run now, hold for people, or refused. */
 export const Verdict = z.enum(['run', 'hold', 'deny']);
@@ -56,21 +56,6 @@ export type CaseFile =
   | { readonly ok: true; readonly cases: readonly PolicyCase[] }
   | { readonly ok: false; readonly problems: readonly CaseFileProblem[] };
 
-/** The node at a path, or the nearest one above it; with `key`, the last step's key rather than its value. */
-const nodeAt = (root: Node | null, path: readonly PropertyKey[], key = false): Node | null => {
-  let node: Node | null = root;
-  for (const [index, step] of path.entries()) {
-    let next: unknown = null;
-    if (isMap(node)) {
-      const pair = node.items.find((item) => isScalar(item.key) && item.key.value === step);
-      next = key && index === path.length - 1 ? pair?.key : pair?.value;
-    } else if (isSeq(node) && typeof step === 'number') next = node.items[step];
-    if (!isNode(next)) return node;
-    node = next;
-  }
-  return node;
-};
-
 /** Where a problem is, in words: the case (by number and name) and the field in it. */
 const placeOf = (path: readonly PropertyKey[], data: unknown): string => {
   const [index, ...rest] = path;
@@ -104,36 +89,24 @@ const messageOf = (issue: z.core.$ZodIssue, data: unknown): string => {
 
 /** Reads a case file: a YAML list of cases. */
 export const readCaseFile = (text: string): CaseFile => {
-  const lines = new LineCounter();
-  const document = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
-  const lineOf = (node: Node | null): number | null =>
-    node?.range === undefined || node.range === null ? null : lines.linePos(node.range[0]).line;
-  if (document.errors.length > 0) {
-    return {
-      ok: false,
-      problems: document.errors.map((error) => ({
-        line: lines.linePos(error.pos[0]).line,
-        message: `not valid YAML: ${error.message.split('\n')[0]}`,
-      })),
-    };
-  }
-  const data: unknown = document.toJS();
+  const read = readYaml(text);
+  if (!read.ok) return { ok: false, problems: [...read.problems] };
+  const data: unknown = read.data;
   const parsed = z.array(PolicyCase).min(1, 'the file holds no case').safeParse(data);
   if (!parsed.success) {
     return {
       ok: false,
       problems: parsed.error.issues.map((issue) => ({
-        line: lineOf(
+        line:
           issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined
-            ? nodeAt(document.contents, [...issue.path, issue.keys[0]], true)
-            : nodeAt(document.contents, issue.path),
-        ),
+            ? read.keyLineAt(issue.path, issue.keys[0])
+            : read.nearestLineAt(issue.path),
         message: messageOf(issue, data),
       })),
     };
   }
   return {
     ok: true,
-    cases: parsed.data.map((found, index) => ({ ...found, line: lineOf(nodeAt(document.contents, [index])) ?? 1 })),
+    cases: parsed.data.map((found, index) => ({ ...found, line: read.lineAt([index]) ?? 1 })),
   };
 };

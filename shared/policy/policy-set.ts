@@ -1,6 +1,8 @@
 // The organization's Cedar policies, read from the configuration's policy files, checked by
 // Cedar's own parser and validator against the generated schema, with every problem reported at
-// its file and line. The human-step annotations are checked here too.
+// its file and line. The human-step annotations are checked here too. Checked policies are
+// pre-parsed for decisions, here or in the functions from what config:push checked.
+// Long: parsing, validating and pre-parsing are one pipeline over the same per-policy records.
 
 import type { DetailedError, SchemaJson } from '@cedar-policy/cedar-wasm/nodejs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';

@@ -2,6 +2,7 @@
 // without parsing, and answering as the snapshot the local runtime reads from the same files:
 // catalog, tools, policy decisions and input errors. References stay references until the
 // function reads them from its own environment; what the functions cannot take is refused.
+// Long: one scenario per way the compiled form can differ from the files, on the same demo.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { mcpToolSpecs } from '../../../shared/catalog/mcp-tools.js';
