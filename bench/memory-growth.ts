@@ -14,13 +14,22 @@ export const flatBytesPer10kCalls = 1024 * 1024;
 export interface MemorySample {
   readonly elapsedMs: number;
   readonly calls: number;
+  /** The process's resident size (VmRSS): the gateway, the embedded store's native memory, V8 itself. */
   readonly rssBytes: number;
+  /**
+   * What JavaScript still reaches after a full collection: the V8 heap in use plus the memory its
+   * objects hold outside it (buffers). Whatever the runtime kept per call would be here; the
+   * embedded store's LevelDB (its write buffer, block cache, open-table indexes) is not.
+   */
+  readonly reachableBytes: number;
 }
 
 /** Growth in bytes per 10 000 calls: the least-squares slope over the samples of the load's second half. */
-export const growthPer10kCalls = (samples: readonly MemorySample[], loadMs: number): number =>
+export const growthPer10kCalls = (
+  samples: readonly MemorySample[],
+  loadMs: number,
+  of: 'rssBytes' | 'reachableBytes' = 'rssBytes',
+): number =>
   leastSquaresSlope(
-    samples
-      .filter((sample) => sample.elapsedMs >= loadMs / 2)
-      .map((sample) => ({ x: sample.calls, y: sample.rssBytes })),
+    samples.filter((sample) => sample.elapsedMs >= loadMs / 2).map((sample) => ({ x: sample.calls, y: sample[of] })),
   ) * 10_000;
