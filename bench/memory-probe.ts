@@ -2,7 +2,8 @@
 // in its own process, with the inspector open; after a warm-up, every slice of load is followed by
 // a full collection and a reading of process.memoryUsage() (heap, external, array buffers, resident),
 // and heap snapshots are taken at the marks asked for. Not part of `npm run bench`: run it by hand,
-// `npx tsx bench/memory-probe.ts [warm-up s] [load s] [snapshot folder]`.
+// `npx tsx bench/memory-probe.ts [--memory] [warm-up s] [load s] [snapshot folder]`; with --memory
+// the store is the in-memory one (its data in the JS heap), without LevelDB.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,9 +15,10 @@ import { directCallTarget, unlimitedDemo } from './bed.js';
 import { InspectorSession, inspectorUrlIn } from './inspector.js';
 import { LoadClient } from './load.js';
 
-const warmupS = Number(process.argv[2] ?? 40);
-const loadS = Number(process.argv[3] ?? 120);
-const snapshotFolder = process.argv[4];
+const inMemory = process.argv.includes('--memory');
+const [warmupArg, loadArg, snapshotFolder] = process.argv.slice(2).filter((arg) => arg !== '--memory');
+const warmupS = Number(warmupArg ?? 40);
+const loadS = Number(loadArg ?? 120);
 const sliceMs = 10_000;
 
 const startGateway = (child: ChildProcess): Promise<{ baseUrl: string; inspectorUrl: string }> =>
@@ -63,8 +65,7 @@ const main = async () => {
       '0',
       '--grpc-port',
       '0',
-      '--data-dir',
-      join(folder, 'data'),
+      ...(inMemory ? ['--memory'] : ['--data-dir', join(folder, 'data')]),
       '--config',
       org.config,
       '--no-demo-erp',
