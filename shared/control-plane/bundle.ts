@@ -112,12 +112,15 @@ export type CompiledSnapshot = z.infer<typeof CompiledSnapshot>;
 export const encodeCompiledSnapshot = (compiled: CompiledSnapshot) =>
   new Uint8Array(gzipSync(JSON.stringify(compiled)));
 
+/** The most a compiled snapshot may unpack to: a table item is at most 400 KB, so a larger result is a gzip bomb. */
+export const maxCompiledSnapshotBytes = 64 * 1024 * 1024;
+
 export type CompiledSnapshotRead = { ok: true; compiled: CompiledSnapshot } | { ok: false; reason: string };
 
 export const decodeCompiledSnapshot = (bytes: Uint8Array): CompiledSnapshotRead => {
   let data: unknown;
   try {
-    data = JSON.parse(gunzipSync(bytes).toString('utf8'));
+    data = JSON.parse(gunzipSync(bytes, { maxOutputLength: maxCompiledSnapshotBytes }).toString('utf8'));
   } catch {
     return { ok: false, reason: 'its compiled snapshot cannot be read' };
   }

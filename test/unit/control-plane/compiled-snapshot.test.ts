@@ -4,9 +4,15 @@
 // function reads them from its own environment; what the functions cannot take is refused.
 // Long: one scenario per way the compiled form can differ from the files, on the same demo.
 import { readFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { mcpToolSpecs } from '../../../shared/catalog/mcp-tools.js';
-import { type CompiledSnapshot, encodeCompiledSnapshot } from '../../../shared/control-plane/bundle.js';
+import {
+  type CompiledSnapshot,
+  decodeCompiledSnapshot,
+  encodeCompiledSnapshot,
+  maxCompiledSnapshotBytes,
+} from '../../../shared/control-plane/bundle.js';
 import { loadCompiledSnapshot } from '../../../shared/control-plane/compiled-snapshot.js';
 import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import { type DiscoveredTools, loadSnapshot } from '../../../shared/control-plane/snapshot.js';
@@ -316,6 +322,19 @@ describe('the compiled snapshot', () => {
       await expect(compiledBundleOf(text)).rejects.toThrow(
         /test\.yaml:2: systems\[0\]: the input schema of crm\.notes\.find cannot be compiled \(Invalid regular expression/,
       );
+    },
+  );
+
+  it(
+    verifies(
+      'perf.compiled-snapshot',
+      'refuses a compiled snapshot that unpacks beyond its bound (a gzip bomb) without unpacking it all',
+    ),
+    () => {
+      // A JSON string, so unpacked whole it would parse and fail only later, as not well formed.
+      const bomb = new Uint8Array(gzipSync(`"${'a'.repeat(maxCompiledSnapshotBytes)}"`));
+      expect(bomb.byteLength).toBeLessThan(400 * 1024);
+      expect(decodeCompiledSnapshot(bomb)).toEqual({ ok: false, reason: 'its compiled snapshot cannot be read' });
     },
   );
 });
