@@ -37,8 +37,46 @@ const folderBytes = async (folder: string): Promise<number> => {
   return total;
 };
 
-/** Starts the gateway as `npm start` does and waits for its banner; answers its base URL and inspector's. */
-const startGateway = (child: ChildProcess): Promise<{ baseUrl: string; inspectorUrl: string }> =>
+/**
+ * The local runtime as `npm start` runs it, in a process of its own with the inspector open on
+ * loopback (the only way in for collections and readings), the demo organization given, and its
+ * store in `dataDir` (or in memory).
+ */
+export const spawnGateway = (options: { config: string; erpUrl: string; dataDir: string | 'memory' }): ChildProcess =>
+  spawn(
+    process.execPath,
+    [
+      '--inspect=127.0.0.1:0',
+      '--import',
+      'tsx',
+      projectPath('infra/local/main.ts'),
+      '--port',
+      '0',
+      '--grpc-port',
+      '0',
+      ...(options.dataDir === 'memory' ? ['--memory'] : ['--data-dir', options.dataDir]),
+      '--config',
+      options.config,
+      '--no-demo-erp',
+      '--no-demo-tools',
+      '--no-demo-mcp',
+    ],
+    {
+      cwd: projectPath(),
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DEMO_ERP_URL: options.erpUrl,
+        // Named by the demo configuration; nothing the load calls is on them.
+        DEMO_CALL_TOOL_URL: 'http://127.0.0.1:9/tool/call-tool',
+        DEMO_MCP_URL: 'http://127.0.0.1:9/mcp',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+
+/** Waits for the gateway's banner; answers its base URL and its inspector's. */
+export const startGateway = (child: ChildProcess): Promise<{ baseUrl: string; inspectorUrl: string }> =>
   new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`the gateway did not start: ${output.slice(-500)}`)), 60_000);
@@ -84,39 +122,7 @@ export const memoryUnderLoad = async (plan: Plan): Promise<Row[]> => {
     const org = await unlimitedDemo();
     closers.push(org.remove);
     const dataDir = join(folder, 'data');
-    const child = spawn(
-      process.execPath,
-      [
-        // On loopback, at a free port: the bench's only way in for collections and readings.
-        '--inspect=127.0.0.1:0',
-        '--import',
-        'tsx',
-        projectPath('infra/local/main.ts'),
-        '--port',
-        '0',
-        '--grpc-port',
-        '0',
-        '--data-dir',
-        dataDir,
-        '--config',
-        org.config,
-        '--no-demo-erp',
-        '--no-demo-tools',
-        '--no-demo-mcp',
-      ],
-      {
-        cwd: projectPath(),
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          DEMO_ERP_URL: erp.url,
-          // Named by the demo configuration; nothing the load calls is on them.
-          DEMO_CALL_TOOL_URL: 'http://127.0.0.1:9/tool/call-tool',
-          DEMO_MCP_URL: 'http://127.0.0.1:9/mcp',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawnGateway({ config: org.config, erpUrl: erp.url, dataDir });
     gateway = child;
     closers.push(() => stopGateway(child));
     const pid = child.pid;

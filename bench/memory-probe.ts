@@ -4,39 +4,21 @@
 // and heap snapshots are taken at the marks asked for. Not part of `npm run bench`: run it by hand,
 // `npx tsx bench/memory-probe.ts [--memory] [warm-up s] [load s] [snapshot folder]`; with --memory
 // the store is the in-memory one (its data in the JS heap), without LevelDB.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startDemoErp } from '../examples/erp/server.js';
-import { projectPath } from '../infra/paths.js';
 import { directCallTarget, unlimitedDemo } from './bed.js';
-import { InspectorSession, inspectorUrlIn } from './inspector.js';
+import { InspectorSession } from './inspector.js';
 import { LoadClient } from './load.js';
+import { spawnGateway, startGateway } from './memory-load.js';
 
 const inMemory = process.argv.includes('--memory');
 const [warmupArg, loadArg, snapshotFolder] = process.argv.slice(2).filter((arg) => arg !== '--memory');
 const warmupS = Number(warmupArg ?? 40);
 const loadS = Number(loadArg ?? 120);
 const sliceMs = 10_000;
-
-const startGateway = (child: ChildProcess): Promise<{ baseUrl: string; inspectorUrl: string }> =>
-  new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`no start: ${output.slice(-500)}`)), 60_000);
-    const collect = (chunk: Buffer) => {
-      if (output.length < 64 * 1024) output += chunk.toString('utf8');
-      const baseUrl = /MCP endpoint\s+(http:\/\/\S+)\/mcp/.exec(output)?.[1];
-      const inspectorUrl = inspectorUrlIn(output);
-      if (baseUrl !== undefined && inspectorUrl !== undefined) {
-        clearTimeout(timer);
-        resolve({ baseUrl, inspectorUrl });
-      }
-    };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-  });
 
 /** The resident set by kind, from /proc/<pid>/status: anonymous memory, file-backed pages mapped, shared. */
 const residentKinds = async (pid: number): Promise<Record<string, number>> => {
@@ -54,36 +36,11 @@ const main = async () => {
   const folder = await mkdtemp(join(tmpdir(), 'gateway-memory-probe-'));
   const erp = await startDemoErp({ port: 0 });
   const org = await unlimitedDemo();
-  const child = spawn(
-    process.execPath,
-    [
-      '--inspect=127.0.0.1:0',
-      '--import',
-      'tsx',
-      projectPath('infra/local/main.ts'),
-      '--port',
-      '0',
-      '--grpc-port',
-      '0',
-      ...(inMemory ? ['--memory'] : ['--data-dir', join(folder, 'data')]),
-      '--config',
-      org.config,
-      '--no-demo-erp',
-      '--no-demo-tools',
-      '--no-demo-mcp',
-    ],
-    {
-      cwd: projectPath(),
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        DEMO_ERP_URL: erp.url,
-        DEMO_CALL_TOOL_URL: 'http://127.0.0.1:9/tool/call-tool',
-        DEMO_MCP_URL: 'http://127.0.0.1:9/mcp',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawnGateway({
+    config: org.config,
+    erpUrl: erp.url,
+    dataDir: inMemory ? 'memory' : join(folder, 'data'),
+  });
   process.once('exit', () => child.kill('SIGKILL'));
   const load = new LoadClient();
   try {
