@@ -1,6 +1,7 @@
 // The local runtime's options, from command-line flags and GATEWAY_* environment variables (a
 // flag wins). This is the only place the local runtime reads the process environment.
 import { parseArgs } from 'node:util';
+import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { z } from 'zod';
 import { isLoopback } from './net.js';
 
@@ -53,6 +54,13 @@ export const LocalOptions = z
       .transform(Number)
       .pipe(z.number().int().min(1).max(600_000))
       .default(10_000),
+    /** What the runtime logs; metric lines count as info (metric-lines.ts). */
+    logLevel: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['debug', 'info', 'warn', 'error', 'silent'], 'expected debug, info, warn, error or silent'))
+      .default('info'),
   })
   .superRefine((options, context) => {
     if (options.anonymousAgent !== null && !isLoopback(options.host)) {
@@ -88,6 +96,8 @@ export const usage = `Usage: npm start -- [options]
   --no-demo-tools           do not start the demo call-tool proxy (GATEWAY_DEMO_TOOLS=0)
   --demo-mcp-port <n>       port of the demo MCP server (GATEWAY_DEMO_MCP_PORT, default 8791; 0 = any free port)
   --no-demo-mcp             do not start the demo MCP server (GATEWAY_DEMO_MCP=0)
+  --log-level <level>       debug, info, warn, error or silent (GATEWAY_LOG_LEVEL, default info); the
+                            metric lines are info: written at debug and info only
   --help                    show this text
 `;
 
@@ -117,6 +127,7 @@ const parseFlags = (args: string[]) =>
       'no-demo-tools': { type: 'boolean' },
       'demo-mcp-port': { type: 'string' },
       'no-demo-mcp': { type: 'boolean' },
+      'log-level': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -152,6 +163,7 @@ export const parseLocalOptions = (
     demoMcp: values['no-demo-mcp'] === true ? false : !['0', 'false'].includes(environment.GATEWAY_DEMO_MCP ?? ''),
     demoMcpPort: flagOrEnv(values['demo-mcp-port'], 'GATEWAY_DEMO_MCP_PORT'),
     grpcPort: flagOrEnv(values['grpc-port'], 'GATEWAY_GRPC_PORT'),
+    logLevel: flagOrEnv(values['log-level'], 'GATEWAY_LOG_LEVEL'),
     channelParamsWaitMs: flagOrEnv(undefined, 'GATEWAY_CHANNEL_PARAMS_WAIT_MS'),
     crashAt:
       environment.GATEWAY_CRASH_AT === undefined || environment.GATEWAY_CRASH_AT === ''
@@ -166,3 +178,8 @@ export const parseLocalOptions = (
   }
   return { kind: 'run', options: parsed.data };
 };
+
+const powertoolsLevels = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', silent: 'SILENT' } as const;
+
+/** The option's level as the logger takes it. */
+export const logLevelOf = (level: LocalOptions['logLevel']): LogLevel => powertoolsLevels[level];

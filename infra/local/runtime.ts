@@ -38,6 +38,7 @@ import { startGrpcGateway } from '../../shared/grpc/gateway.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { mcpPath } from '../../shared/mcp/auth-challenge.js';
+import { noMetrics } from '../../shared/metrics.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
 import { type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
@@ -60,8 +61,9 @@ import {
 } from './dynamodb.js';
 import { lambdaContext, startHttpFront } from './http-front.js';
 import { McpCatalogFiles } from './mcp-catalog-files.js';
+import { writesMetricLines } from './metric-lines.js';
 import { isLoopback, urlHost } from './net.js';
-import type { LocalOptions } from './options.js';
+import { type LocalOptions, logLevelOf } from './options.js';
 import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } from './step-functions.js';
 
 export { localTableNames } from './dynamodb.js';
@@ -122,6 +124,7 @@ const crashProbe = (step: CallStep) => (reached: CallStep) => {
 export interface RuntimeEnvironment {
   /** Variables the configuration's `${env:NAME}` references are resolved from. */
   readonly variables: Readonly<Record<string, string | undefined>>;
+  /** Overrides the options' level (tests composing a runtime in code). */
   readonly logLevel?: LogLevel;
   /** How often the configuration files are checked for changes. @default 1000 */
   readonly configCheckMs?: number;
@@ -166,8 +169,8 @@ export const startLocalRuntime = async (
       demoMcpUrl = reference.url;
       variables = { ...variables, DEMO_MCP_URL: reference.url };
     }
-    const logger = (serviceName: string) =>
-      new Logger({ serviceName, logLevel: environment.logLevel ?? 'INFO', persistentKeys: { runtime: 'local' } });
+    const logLevel = environment.logLevel ?? logLevelOf(options.logLevel);
+    const logger = (serviceName: string) => new Logger({ serviceName, logLevel, persistentKeys: { runtime: 'local' } });
     // One MCP client for discovery and calls, so both reuse each server's connection.
     const mcpClient = new McpServerClient();
     cleanups.push(() => mcpClient.close());
@@ -274,8 +277,11 @@ export const startLocalRuntime = async (
     const toolServers = new ToolServers({ mcp: mcpClient });
     // The metrics the functions write in AWS, as the same embedded-metric-format lines on standard
     // output: flushed after each request or step, and every few seconds for what else runs here.
-    const metrics = new EmfMetrics();
-    const flushedMetrics = invocationMetrics(metrics, { controlPlane, clock: systemClock });
+    // They are informational output: a runtime logging only warnings or errors writes none.
+    const emf = writesMetricLines(logLevel) ? new EmfMetrics() : null;
+    const metrics = emf ?? noMetrics;
+    const flushedMetrics =
+      emf === null ? { flush: () => undefined } : invocationMetrics(emf, { controlPlane, clock: systemClock });
     const metricsTimer = setInterval(() => flushedMetrics.flush(), metricsFlushMs);
     metricsTimer.unref();
     cleanups.push(async () => {

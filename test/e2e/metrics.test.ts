@@ -60,3 +60,30 @@ describe('metrics of the local runtime', () => {
     for (const line of emfLines()) expect(line).not.toContain(demoTokens.procurement);
   });
 });
+
+describe('metrics of a local runtime logging warnings only', () => {
+  let quiet: RuntimeProcess;
+  let quietClient: Client;
+
+  beforeAll(async () => {
+    quiet = await startRuntimeProcess(['--memory', '--log-level', 'warn']);
+    quietClient = await connectAgent(quiet.mcpUrl, demoTokens.procurement);
+  });
+  afterAll(async () => {
+    await quietClient?.close();
+    await quiet?.stop();
+  });
+
+  it(verifies('ops.metrics-local-level', 'writes no metric line at --log-level warn'), async () => {
+    const tool = 'erp.purchase_orders.create';
+    const direct = await quietClient.callTool({ name: tool, arguments: order('500') });
+    expect(ResultObject.parse(direct.structuredContent).status).toBe('succeeded');
+    // The call's answer came after its record was final; the flush follows the request at once, so
+    // a second call answered means the first call's flush point has passed.
+    const second = await quietClient.callTool({ name: tool, arguments: order('400') });
+    expect(ResultObject.parse(second.structuredContent).status).toBe('succeeded');
+    expect(quiet.output()).not.toContain('CloudWatchMetrics');
+    // The runtime still says what it is doing at its own level: its banner came out.
+    expect(quiet.output()).toContain(quiet.mcpUrl);
+  });
+});

@@ -43,6 +43,7 @@ describe('parseLocalOptions: defaults', () => {
         grpcPort: 8789,
         channelParamsWaitMs: 10_000,
         crashAt: null,
+        logLevel: 'info',
       },
     });
   });
@@ -179,6 +180,7 @@ describe('parseLocalOptions: flags and environment', () => {
         GATEWAY_DEMO_TOOLS_PORT: '9202',
         GATEWAY_DEMO_MCP: '0',
         GATEWAY_DEMO_MCP_PORT: '9202',
+        GATEWAY_LOG_LEVEL: 'WARN',
       }),
     ).toEqual({
       host: 'localhost',
@@ -199,6 +201,7 @@ describe('parseLocalOptions: flags and environment', () => {
       grpcPort: 9201,
       channelParamsWaitMs: 250,
       crashAt: null,
+      logLevel: 'warn',
     });
   });
 
@@ -230,6 +233,8 @@ describe('parseLocalOptions: flags and environment', () => {
           '--demo-mcp-port',
           '0',
           '--no-demo-mcp',
+          '--log-level',
+          'error',
         ],
         {
           GATEWAY_HOST: 'localhost',
@@ -244,6 +249,7 @@ describe('parseLocalOptions: flags and environment', () => {
           GATEWAY_GRPC_PORT: '9301',
           GATEWAY_DEMO_MCP_PORT: '9302',
           GATEWAY_DEMO_MCP: '1',
+          GATEWAY_LOG_LEVEL: 'debug',
         },
       ),
     ).toEqual({
@@ -265,6 +271,7 @@ describe('parseLocalOptions: flags and environment', () => {
       grpcPort: 0,
       channelParamsWaitMs: 10_000,
       crashAt: null,
+      logLevel: 'error',
     });
   });
 
@@ -312,6 +319,10 @@ describe('parseLocalOptions: help and bad flags', () => {
 
   it('refuses a flag that needs a value when it has none, naming it', () => {
     expect(error(['--port'])).toContain('--port');
+  });
+
+  it('refuses a log level it does not know, naming logLevel and the levels', () => {
+    expect(error(['--log-level', 'verbose'])).toBe('logLevel: expected debug, info, warn, error or silent');
   });
 
   it('refuses an empty --anonymous-agent naming anonymousAgent', () => {
