@@ -99,13 +99,34 @@ const withoutBigIntegers = (value: unknown): unknown => {
   return out;
 };
 
+/** Decisions remembered per engine (one configuration); the least recently used goes first. */
+export const decisionMemoEntries = 4096;
+/** A decision whose key (mostly the fields policies read) is longer than this is not remembered. */
+const decisionMemoKeyLength = 2048;
+
 export class PolicyEngine {
   private readonly listings = new Map<string, Map<string, boolean>>();
+  /**
+   * Decisions made, by everything Cedar was shown that can change one: the tool, the agent's
+   * entity (id, groups, customer) and the argument fields some policy reads (all of them when a
+   * policy reads the arguments whole). Cedar is deterministic and the policies are fixed for this
+   * engine's life, so an equal key gets an equal decision without evaluating again.
+   */
+  private readonly decisions = new Map<string, PolicyDecision>();
+  /** The argument fields a decision depends on, sorted; 'all' when every field may matter. */
+  private readonly fieldsRead: readonly string[] | 'all';
 
   constructor(
     private readonly compiled: CompiledPolicies,
     private readonly model: CedarModel,
-  ) {}
+  ) {
+    this.fieldsRead = compiled.argumentsRead === 'all' ? 'all' : [...compiled.argumentsRead].sort();
+  }
+
+  /** How many decisions are remembered (at most decisionMemoEntries). */
+  get rememberedDecisions(): number {
+    return this.decisions.size;
+  }
 
   /** The policies as checked, for the compiled snapshot config:push writes. */
   get checked(): CheckedPolicySet {
@@ -132,6 +153,15 @@ export class PolicyEngine {
 
   /** One concrete evaluation, with the gateway's fail-closed reading of Cedar's answer. */
   private evaluate(agent: AgentIdentity, tool: CatalogTool, args: Record<string, CedarValueJson>): PolicyDecision {
+    return this.evaluated(agent, tool, args).decision;
+  }
+
+  /** The decision, and whether Cedar answered it without any error (only such a decision is remembered). */
+  private evaluated(
+    agent: AgentIdentity,
+    tool: CatalogTool,
+    args: Record<string, CedarValueJson>,
+  ): { readonly decision: PolicyDecision; readonly clean: boolean } {
     const answer = cedar.statefulIsAuthorized({
       principal: agentUid(agent),
       action: { type: 'Action', id: tool.name },
@@ -143,18 +173,28 @@ export class PolicyEngine {
       preparsedSchemaName: this.compiled.schemaName,
       validateRequest: false,
     });
-    if (answer.type === 'failure') return { kind: 'deny', reason: 'evaluation_error', determining: [] };
+    if (answer.type === 'failure') {
+      return { decision: { kind: 'deny', reason: 'evaluation_error', determining: [] }, clean: false };
+    }
     const { decision, diagnostics } = answer.response;
     const errored = this.info(diagnostics.errors.map((error) => error.policyId));
     // A forbid that could not be evaluated might have applied: refuse rather than guess.
     if (errored.some((policy) => policy.effect === 'forbid')) {
       return {
-        kind: 'deny',
-        reason: 'evaluation_error',
-        determining: errored.filter((policy) => policy.effect === 'forbid'),
+        decision: {
+          kind: 'deny',
+          reason: 'evaluation_error',
+          determining: errored.filter((policy) => policy.effect === 'forbid'),
+        },
+        clean: false,
       };
     }
-    const determining = this.info(diagnostics.reason);
+    const outcome = this.readAnswer(agent, decision, this.info(diagnostics.reason));
+    return { decision: outcome, clean: diagnostics.errors.length === 0 };
+  }
+
+  /** Cedar's decision and the policies that determined it, read as the gateway's decision. */
+  private readAnswer(agent: AgentIdentity, decision: 'allow' | 'deny', determining: PolicyInfo[]): PolicyDecision {
     if (decision === 'deny') {
       const forbids = determining.filter((policy) => policy.effect === 'forbid');
       return forbids.length > 0
@@ -206,7 +246,33 @@ export class PolicyEngine {
     }
     const record: Record<string, CedarValueJson> = {};
     for (const [key, value] of Object.entries(context.value)) if (value !== undefined) record[key] = value;
-    return this.evaluate(agent, tool, record);
+    const key = this.decisionKey(agent, tool, record);
+    const remembered = key === null ? undefined : this.decisions.get(key);
+    if (key !== null && remembered !== undefined) {
+      // Most recently used goes last, so the oldest is the first to be forgotten.
+      this.decisions.delete(key);
+      this.decisions.set(key, remembered);
+      return remembered;
+    }
+    const { decision, clean } = this.evaluated(agent, tool, record);
+    if (key !== null && clean) {
+      if (this.decisions.size >= decisionMemoEntries) {
+        const oldest = this.decisions.keys().next();
+        if (oldest.done !== true) this.decisions.delete(oldest.value);
+      }
+      this.decisions.set(key, decision);
+    }
+    return decision;
+  }
+
+  /** What a decision depends on, as one string; null when too long to be worth remembering. */
+  private decisionKey(agent: AgentIdentity, tool: CatalogTool, record: Record<string, CedarValueJson>): string | null {
+    const read =
+      this.fieldsRead === 'all'
+        ? record
+        : this.fieldsRead.flatMap((name) => (Object.hasOwn(record, name) ? [[name, record[name]]] : []));
+    const key = JSON.stringify([tool.name, tool.systemKey, agent.id, agent.groups, agent.customerId, read]);
+    return key.length > decisionMemoKeyLength ? null : key;
   }
 
   /**
