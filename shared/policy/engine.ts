@@ -8,6 +8,9 @@
 // parties; between one party each, the customer's confirmation before staff approval; then the
 // approver group's name; then the policy's place in the files. A permit asking a customer to
 // confirm counts only for an agent acting for a customer.
+//
+// Long: the one reading of Cedar's answers (decisions, with the human step, and listings) stays in
+// one class, so tools/list and tools/call cannot drift apart.
 
 import type { CedarValueJson, EntityJson, EntityUid, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
@@ -16,6 +19,7 @@ import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { setOwn } from '../objects.js';
 import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
+import { DecisionMemo } from './decision-memo.js';
 import { type CheckedPolicySet, type CompiledPolicies, checkedPolicySetOf, type PolicyInfo } from './policy-set.js';
 import { type ToolReach, toolReach } from './reach.js';
 import { witnessArguments } from './witness.js';
@@ -99,28 +103,16 @@ const withoutBigIntegers = (value: unknown): unknown => {
   return out;
 };
 
-/** Decisions remembered per engine (one configuration); the least recently used goes first. */
-export const decisionMemoEntries = 4096;
-/** A decision whose key (mostly the fields policies read) is longer than this is not remembered. */
-const decisionMemoKeyLength = 2048;
-
 export class PolicyEngine {
   private readonly listings = new Map<string, Map<string, boolean>>();
-  /**
-   * Decisions made, by everything Cedar was shown that can change one: the tool, the agent's
-   * entity (id, groups, customer) and the argument fields some policy reads (all of them when a
-   * policy reads the arguments whole). Cedar is deterministic and the policies are fixed for this
-   * engine's life, so an equal key gets an equal decision without evaluating again.
-   */
-  private readonly decisions = new Map<string, PolicyDecision>();
-  /** The argument fields a decision depends on, sorted; 'all' when every field may matter. */
-  private readonly fieldsRead: readonly string[] | 'all';
+  /** Decisions made, by everything Cedar was shown that can change one (decision-memo.ts). */
+  private readonly decisions: DecisionMemo<PolicyDecision>;
 
   constructor(
     private readonly compiled: CompiledPolicies,
     private readonly model: CedarModel,
   ) {
-    this.fieldsRead = compiled.argumentsRead === 'all' ? 'all' : [...compiled.argumentsRead].sort();
+    this.decisions = new DecisionMemo(compiled.argumentsRead);
   }
 
   /** How many decisions are remembered (at most decisionMemoEntries). */
@@ -246,33 +238,12 @@ export class PolicyEngine {
     }
     const record: Record<string, CedarValueJson> = {};
     for (const [key, value] of Object.entries(context.value)) if (value !== undefined) record[key] = value;
-    const key = this.decisionKey(agent, tool, record);
-    const remembered = key === null ? undefined : this.decisions.get(key);
-    if (key !== null && remembered !== undefined) {
-      // Most recently used goes last, so the oldest is the first to be forgotten.
-      this.decisions.delete(key);
-      this.decisions.set(key, remembered);
-      return remembered;
-    }
+    const key = this.decisions.keyOf(tool, agent, record);
+    const remembered = this.decisions.get(key);
+    if (remembered !== undefined) return remembered;
     const { decision, clean } = this.evaluated(agent, tool, record);
-    if (key !== null && clean) {
-      if (this.decisions.size >= decisionMemoEntries) {
-        const oldest = this.decisions.keys().next();
-        if (oldest.done !== true) this.decisions.delete(oldest.value);
-      }
-      this.decisions.set(key, decision);
-    }
+    if (clean) this.decisions.remember(key, decision);
     return decision;
-  }
-
-  /** What a decision depends on, as one string; null when too long to be worth remembering. */
-  private decisionKey(agent: AgentIdentity, tool: CatalogTool, record: Record<string, CedarValueJson>): string | null {
-    const read =
-      this.fieldsRead === 'all'
-        ? record
-        : this.fieldsRead.flatMap((name) => (Object.hasOwn(record, name) ? [[name, record[name]]] : []));
-    const key = JSON.stringify([tool.name, tool.systemKey, agent.id, agent.groups, agent.customerId, read]);
-    return key.length > decisionMemoKeyLength ? null : key;
   }
 
   /**

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentIdentity } from '../../../shared/auth/agent.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
-import { decisionMemoEntries } from '../../../shared/policy/engine.js';
+import { decisionMemoEntries } from '../../../shared/policy/decision-memo.js';
 import { anAgent } from '../../support/agents.js';
 import { verifies } from '../../support/requirements.js';
 import { lines, loadedShop, toolNamed } from './policy-fixtures.js';
