@@ -34,19 +34,16 @@ export const decideCall = (
   systemKey: string | null = null,
 ): CallDecision => {
   const tool = snapshot.catalog.byName.get(name);
-  if (
-    tool === undefined ||
-    !snapshot.policy.isListed(agent, tool) ||
-    (systemKey !== null && tool.systemKey !== systemKey)
-  ) {
-    return { kind: 'unknown_tool' };
-  }
+  if (tool === undefined || (systemKey !== null && tool.systemKey !== systemKey)) return { kind: 'unknown_tool' };
   const canonical = canonicalizeArguments(tool, args);
-  if (!canonical.ok) return { kind: 'invalid_arguments', tool, errors: canonical.errors };
-  return {
-    kind: 'decided',
-    tool,
-    arguments: canonical.arguments,
-    decision: snapshot.policy.decide(agent, tool, canonical.arguments.value),
-  };
+  if (!canonical.ok) {
+    return snapshot.policy.isListed(agent, tool)
+      ? { kind: 'invalid_arguments', tool, errors: canonical.errors }
+      : { kind: 'unknown_tool' };
+  }
+  const decision = snapshot.policy.decide(agent, tool, canonical.arguments.value);
+  // A permitted call proves the tool is listed (a tool is hidden only when no arguments could be
+  // permitted), so the listing is asked only for a refusal: an unlisted tool stays unknown.
+  if (decision.kind !== 'allow' && !snapshot.policy.isListed(agent, tool)) return { kind: 'unknown_tool' };
+  return { kind: 'decided', tool, arguments: canonical.arguments, decision };
 };

@@ -340,4 +340,30 @@ describe('a call refused before anything runs', () => {
       expect(await recordsOf(bed)).toHaveLength(2);
     },
   );
+
+  it(
+    verifies(
+      'policy.listing',
+      'an unlisted tool answers unknown_tool whatever its arguments: invalid ones reveal nothing',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const stranger = { id: 'stranger', groups: [], customerId: null };
+      const invalid = argumentsOf({ amount: 'ten' });
+      expect(await callTool(bed.deps, stranger, tools.create, invalid)).toMatchObject({
+        status: 'denied',
+        code: 'unknown_tool',
+      });
+      expect(await callTool(bed.deps, stranger, tools.create, order('10'))).toMatchObject({
+        status: 'denied',
+        code: 'unknown_tool',
+      });
+      // The same arguments from an agent that sees the tool: the input errors, then the policy's refusal.
+      expect(await callTool(bed.deps, procurementAgent, tools.create, invalid)).toMatchObject({
+        status: 'denied',
+        code: 'invalid_arguments',
+      });
+      expect(bed.sent).toEqual([]);
+    },
+  );
 });
