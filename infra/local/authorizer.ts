@@ -29,13 +29,22 @@ export interface LocalAuthorizerOptions {
 }
 
 export const createLocalAuthorizer = (options: LocalAuthorizerOptions) => {
+  // The configured tokens' digests, computed once per configuration (its agents list).
+  let digested: { readonly agents: readonly ResolvedAgent[]; readonly digests: readonly Buffer[] } | null = null;
+  const tokenDigests = (): { readonly agents: readonly ResolvedAgent[]; readonly digests: readonly Buffer[] } => {
+    const agents = options.agents();
+    if (digested?.agents !== agents) digested = { agents, digests: agents.map((agent) => digest(agent.token)) };
+    return digested;
+  };
   const agentForToken = (token: string): ResolvedAgent | undefined => {
     const presented = digest(token);
+    const { agents, digests } = tokenDigests();
     // Compare every token in constant time, so timing does not tell how close a guess was.
     let match: ResolvedAgent | undefined;
-    for (const agent of options.agents()) {
-      if (timingSafeEqual(digest(agent.token), presented)) match ??= agent;
-    }
+    agents.forEach((agent, index) => {
+      const known = digests[index];
+      if (known !== undefined && timingSafeEqual(known, presented)) match ??= agent;
+    });
     return match;
   };
 

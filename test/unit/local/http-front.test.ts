@@ -128,4 +128,27 @@ describe('the local authorizer', () => {
       expect(await on('Bearer wrong')).toEqual({ kind: 'refused', tokenPresented: true });
     },
   );
+
+  it(
+    verifies('auth.bearer-required', 'follows the configuration: a token replaced by a reload stops working at once'),
+    async () => {
+      const agent = {
+        id: 'procurement-agent',
+        token: 'first',
+        tokenFromEnvironment: false,
+        groups: [],
+        customer: null,
+      };
+      let agents = [agent];
+      const authorize = createLocalAuthorizer({
+        agents: () => agents,
+        claimNames: defaultClaimNames,
+        anonymousAgent: null,
+      });
+      expect(await authorize('Bearer first')).toMatchObject({ kind: 'authorized' });
+      agents = [{ ...agent, token: 'second' }];
+      expect(await authorize('Bearer first')).toEqual({ kind: 'refused', tokenPresented: true });
+      expect(await authorize('Bearer second')).toEqual({ kind: 'authorized', claims: { sub: 'procurement-agent' } });
+    },
+  );
 });
