@@ -7,6 +7,7 @@
 import type { CedarValueJson } from '@cedar-policy/cedar-wasm/nodejs';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool } from '../catalog/tool.js';
+import { LruMap } from '../lru.js';
 
 /** Decisions remembered per engine. */
 export const decisionMemoEntries = 4096;
@@ -14,7 +15,7 @@ export const decisionMemoEntries = 4096;
 const longestKey = 2048;
 
 export class DecisionMemo<Decision> {
-  private readonly entries = new Map<string, Decision>();
+  private readonly entries = new LruMap<string, Decision>(decisionMemoEntries);
   /** The argument fields a decision depends on, sorted; 'all' when every field may matter. */
   private readonly fieldsRead: readonly string[] | 'all';
 
@@ -41,21 +42,10 @@ export class DecisionMemo<Decision> {
   }
 
   get(key: string | null): Decision | undefined {
-    if (key === null) return undefined;
-    const decision = this.entries.get(key);
-    if (decision === undefined) return undefined;
-    // The most recently used goes last, so the first is the one to forget.
-    this.entries.delete(key);
-    this.entries.set(key, decision);
-    return decision;
+    return key === null ? undefined : this.entries.get(key);
   }
 
   remember(key: string | null, decision: Decision): void {
-    if (key === null) return;
-    if (this.entries.size >= decisionMemoEntries && !this.entries.has(key)) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
-    }
-    this.entries.set(key, decision);
+    if (key !== null) this.entries.set(key, decision);
   }
 }

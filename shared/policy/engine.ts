@@ -16,6 +16,7 @@ import type { CedarValueJson, EntityJson, EntityUid, PolicyJson } from '@cedar-p
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
+import { LruMap } from '../lru.js';
 import { setOwn } from '../objects.js';
 import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
@@ -103,8 +104,12 @@ const withoutBigIntegers = (value: unknown): unknown => {
   return out;
 };
 
+/** Agents whose listings are remembered per engine. */
+const listedAgents = 1024;
+
 export class PolicyEngine {
-  private readonly listings = new Map<string, Map<string, boolean>>();
+  /** Whether each tool is listed, per agent (id, groups, customer); bounded, as agents come from tokens. */
+  private readonly listings = new LruMap<string, Map<string, boolean>>(listedAgents);
   /** Decisions made, by everything Cedar was shown that can change one (decision-memo.ts). */
   private readonly decisions: DecisionMemo<PolicyDecision>;
 
