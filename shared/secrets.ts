@@ -6,6 +6,7 @@
 import { anyApplies, memberSchemas } from './catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
 import { jsonPointer } from './json-pointer.js';
+import { LruMap } from './lru.js';
 import { setOwn } from './objects.js';
 
 export const redactedValue = '[REDACTED]';
@@ -48,11 +49,23 @@ export const nameWords = (name: string): string[] =>
 const sameWord = (word: string | undefined, phraseWord: string): boolean =>
   word === phraseWord || word === `${phraseWord}s`;
 
-export const isSecretName = (name: string): boolean => {
+const namesSecret = (name: string): boolean => {
   const words = nameWords(name);
   return secretPhrases.some((phrase) =>
     words.some((_, start) => phrase.every((word, offset) => sameWord(words[start + offset], word))),
   );
+};
+
+/** Names already read (every call meets the same few); a long name is read each time, not kept. */
+const readNames = new LruMap<string, boolean>(4096);
+const longestKeptName = 128;
+
+export const isSecretName = (name: string): boolean => {
+  const known = readNames.get(name);
+  if (known !== undefined) return known;
+  const secret = namesSecret(name);
+  if (name.length <= longestKeptName) readNames.set(name, secret);
+  return secret;
 };
 
 export interface SecretRules {

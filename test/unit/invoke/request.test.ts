@@ -265,6 +265,14 @@ describe('continuing the trace', () => {
     },
   );
 
+  it(verifies('invoke.outbound', 'never repeats an id across many pool refills'), () => {
+    // 24 random bytes per fresh trace: 1000 traces draw several 4 KB pools.
+    const traces = Array.from({ length: 1000 }, () => parts(continueTrace(null).traceparent));
+    expect(new Set(traces.map((trace) => trace.traceId)).size).toBe(1000);
+    expect(new Set(traces.map((trace) => trace.spanId)).size).toBe(1000);
+    for (const trace of traces) expect(`00-${trace.traceId}-${trace.spanId}-01`).toMatch(w3c);
+  });
+
   it(verifies('invoke.outbound', 'mints a new span for each call of the same trace'), () => {
     const spans = new Set(Array.from({ length: 20 }, () => parts(continueTrace(incoming).traceparent).spanId));
     expect(spans.size).toBe(20);

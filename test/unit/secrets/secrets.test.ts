@@ -57,6 +57,21 @@ describe('secret field names', () => {
     expect(isSecretName(name)).toBe(false);
   });
 
+  it(
+    verifies('secrets.whole-words', 'answers the same for a name asked again, long or past the names it keeps'),
+    () => {
+      // More names than are kept between calls, then the first ones again: each answer is recomputed or kept alike.
+      const names = Array.from({ length: 5000 }, (_, index) => (index % 2 === 0 ? `field_${index}` : `token_${index}`));
+      for (const round of [1, 2]) {
+        for (const [index, name] of names.entries())
+          expect(isSecretName(name), `${round}: ${name}`).toBe(index % 2 === 1);
+      }
+      const long = `${'x'.repeat(200)}_api_key`;
+      expect([isSecretName(long), isSecretName(long)]).toEqual([true, true]);
+      expect([isSecretName('passenger_name'), isSecretName('passenger_name')]).toEqual([false, false]);
+    },
+  );
+
   it(verifies('secrets.whole-words', 'splits names into words across naming styles'), () => {
     expect(nameWords('clientSecret_value-HTTPToken')).toEqual(['client', 'secret', 'value', 'http', 'token']);
   });
