@@ -1,14 +1,16 @@
 // The reference the gateway is measured against: a server that takes the same JSON-RPC tools/call
 // over HTTP, makes the same system call (the demo ERP's POST /purchase-orders, with the headers the
 // gateway sends) and, with a store, the same two store writes as the gateway's direct write (a
-// conditional PutItem of the claimed record, then a conditional UpdateItem with the outcome), and
-// nothing else: no policy, no validation, no MCP SDK. Without a store it is the bare system call.
+// conditional PutItem of the claimed record, then a conditional UpdateItem with the outcome and the
+// retention), and nothing else: no policy, no validation, no MCP SDK. Without a store it is the
+// bare system call.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'undici';
 import { type Listening, listen } from '../infra/local/net.js';
 import type { Execution } from '../shared/executions/execution.js';
+import { defaultRetentionMs, epochSeconds, retentionSeconds } from '../shared/executions/retention.js';
 
 export interface MinimalStore {
   readonly documents: DynamoDBDocumentClient;
@@ -54,15 +56,17 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
   const dispatcher = new Agent();
   const { store } = options;
 
+  // The record as the gateway claims it: no retention end yet (its final write sets that).
+  const claimed = store === null ? null : (({ retain_until: _end, ...open }) => open)(store.template);
   const claim = async (executionId: string, traceId: string, claimedAt: number): Promise<void> => {
-    if (store === null) return;
+    if (store === null || claimed === null) return;
     const at = new Date(claimedAt).toISOString();
     const deadline = new Date(claimedAt + options.deadlineMs).toISOString();
     await store.documents.send(
       new PutCommand({
         TableName: store.tableName,
         Item: {
-          ...store.template,
+          ...claimed,
           execution_id: executionId,
           status: 'approved',
           code: null,
@@ -94,7 +98,9 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
         UpdateExpression:
           'SET #status = :to, updated_at = :at, history = list_append(history, :change), #code = :code, ' +
           '#message = :message, #result_json = :result_json, #http_status = :http_status, ' +
-          '#latency_ms = :latency_ms REMOVE open_shard, open_until',
+          '#latency_ms = :latency_ms, ' +
+          // As the gateway's final write: kept for the call's retention from now.
+          'retain_until = :final_s + if_not_exists(retention_s, :default_retention_s) REMOVE open_shard, open_until',
         ConditionExpression: 'attribute_exists(execution_id) AND #status = :from',
         ExpressionAttributeNames: {
           '#status': 'status',
@@ -114,6 +120,8 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
           ':result_json': resultJson,
           ':http_status': httpStatus,
           ':latency_ms': latencyMs,
+          ':final_s': epochSeconds(at),
+          ':default_retention_s': retentionSeconds(defaultRetentionMs),
         },
         ReturnValues: 'ALL_NEW',
       }),
