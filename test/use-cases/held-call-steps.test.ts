@@ -71,6 +71,96 @@ describe('registering the approval run', () => {
   );
 });
 
+describe('registering with one write', () => {
+  /** The bed's store, every operation it is asked for noted in `seen` (reads, writes), in order. */
+  const watchedStore = (bed: UseCaseBed, seen: string[], failWrite: () => boolean = () => false) =>
+    new Proxy(bed.store, {
+      get: (target, property) => {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          seen.push(String(property));
+          if (property === 'annotate' && failWrite()) return Promise.reject(new Error('the process stopped'));
+          return value.apply(target, args);
+        };
+      },
+    });
+
+  it(
+    verifies(
+      'perf.register-one-write',
+      'reads the call, tells the approvers, then writes the token and the notice once',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const held = await holdLargeOrder(bed);
+      const seen: string[] = [];
+      const deps = {
+        ...bed.deps,
+        store: watchedStore(bed, seen),
+        notifier: { heldCall: async () => void seen.push('notice') },
+      };
+
+      expect(await registerApproval(deps, { ...held, task_token: 't-1' })).toEqual({ status: 'pending_approval' });
+
+      expect(seen).toEqual(['getOwned', 'notice', 'annotate']);
+      expect(await bed.record(held.execution_id)).toMatchObject({
+        task_token: 't-1',
+        notified_at: new Date(bed.clock.now()).toISOString(),
+      });
+    },
+  );
+
+  it(
+    verifies('perf.register-one-write', 'a crash between the notice and the write repeats the notice, never loses it'),
+    async () => {
+      const bed = await useCaseBed();
+      const held = await holdLargeOrder(bed);
+      let crash = true;
+      const deps = { ...bed.deps, store: watchedStore(bed, [], () => crash) };
+
+      await expect(registerApproval(deps, { ...held, task_token: 't-1' })).rejects.toThrow('the process stopped');
+      expect(bed.notices).toHaveLength(1);
+      expect(await bed.record(held.execution_id)).toMatchObject({ task_token: null, notified_at: null });
+
+      crash = false;
+      expect(await registerApproval(deps, { ...held, task_token: 't-2' })).toEqual({ status: 'pending_approval' });
+      expect(bed.notices).toHaveLength(2);
+      expect(await registerApproval(deps, { ...held, task_token: 't-3' })).toEqual({ status: 'pending_approval' });
+      expect(bed.notices).toHaveLength(2);
+      expect(await bed.record(held.execution_id)).toMatchObject({ task_token: 't-3' });
+    },
+  );
+
+  it(
+    verifies('perf.register-one-write', 'a decision made while the notice goes out is handed over to the run at once'),
+    async () => {
+      for (const outcome of ['approve', 'reject'] as const) {
+        const bed = await useCaseBed();
+        const held = await holdLargeOrder(bed);
+        const deps = {
+          ...bed.deps,
+          notifier: {
+            heldCall: async () => {
+              await decide(bed.deps, financeApprover, {
+                execution_id: held.execution_id,
+                outcome,
+                arguments_hash: held.arguments_hash ?? '',
+              });
+            },
+          },
+        };
+
+        const registered = await registerApproval(deps, { ...held, task_token: 't-1' });
+
+        expect(registered).toEqual({ status: outcome === 'approve' ? 'approved' : 'rejected' });
+        expect(bed.signals).toEqual([{ token: 't-1', outcome: outcome === 'approve' ? 'approved' : 'closed' }]);
+        expect(await bed.record(held.execution_id)).toMatchObject({ task_token: null });
+      }
+    },
+  );
+});
+
 describe('expiry', () => {
   it(
     verifies(
