@@ -37,36 +37,21 @@ export interface RegisterRequest extends ExecutionKey {
 }
 
 /**
- * The approval run waits on a task token: notify the approvers once, then record the token (while
- * the call is still pending) in the same write that notes the notice. The channels are told before
- * the record notes it, so a crash in between repeats the notice rather than lose it. When the call
- * was decided before the run listened (a decision during a restart, a lost signal, or one made
- * while the notice went out), the decision is handed over at once. A run whose record is not
- * written yet is retried (RecordNotYetWritten); one whose record never came is closed.
+ * The approval run waits on a task token: record it (while the call is still pending) and notify
+ * the approvers once. When the call was decided before the run listened (a decision during a
+ * restart, or a lost signal), the decision is handed over at once. A run whose record is not written
+ * yet is retried (RecordNotYetWritten); one whose record never came is closed.
  */
 export const registerApproval = async (
   deps: HeldCallStepsDeps,
   request: RegisterRequest,
 ): Promise<{ status: Execution['status'] | 'missing' }> => {
-  const found = await deps.store.getOwned(request);
-  if (found?.status !== 'pending_approval') return handOver(deps, request, found);
-  const notifying = found.notified_at === null;
-  if (notifying) await deps.notifier.heldCall(noticeOf(deps, found));
-  const registered = await deps.store.annotate(request, 'pending_approval', {
-    task_token: request.task_token,
-    ...(notifying ? { notified_at: isoAt(deps.clock) } : {}),
-  });
-  if (registered.kind === 'applied') return { status: 'pending_approval' };
-  // Decided (or expired) since it was read: the run learns the outcome now.
-  return handOver(deps, request, registered.current);
-};
-
-/** A call no longer pending when its run registers: the run is told the outcome at once. */
-const handOver = async (
-  deps: HeldCallStepsDeps,
-  request: RegisterRequest,
-  current: Execution | undefined,
-): Promise<{ status: Execution['status'] | 'missing' }> => {
+  const registered = await deps.store.annotate(request, 'pending_approval', { task_token: request.task_token });
+  if (registered.kind === 'applied') {
+    await notifyOnce(deps, registered.execution);
+    return { status: 'pending_approval' };
+  }
+  const current = registered.current;
   if (current === undefined) {
     if (mayStillBeRecorded(request.execution_id, deps.clock.now())) throw new RecordNotYetWritten(request.execution_id);
     // A record that never came (its write failed): the run ends, and nothing else is touched.
@@ -91,6 +76,16 @@ export const noticeOf = (deps: Pick<HeldCallStepsDeps, 'consoleUrl'>, execution:
   console_url: deps.consoleUrl(execution.execution_id),
   expires_at: execution.expires_at ?? execution.created_at,
 });
+
+/**
+ * Approvers hear about a held call at least once: the channels are told first, then the record
+ * notes it, so a crash in between repeats the notice rather than lose it.
+ */
+const notifyOnce = async (deps: HeldCallStepsDeps, execution: Execution): Promise<void> => {
+  if (execution.notified_at !== null) return;
+  await deps.notifier.heldCall(noticeOf(deps, execution));
+  await deps.store.annotate(execution, 'pending_approval', { notified_at: isoAt(deps.clock) }, 'notified_at');
+};
 
 /** The approval time ran out: pending becomes expired; a decision that won the race runs instead. */
 export const expireApproval = async (deps: ApprovedRunDeps, key: ExecutionKey): Promise<Execution | undefined> => {
