@@ -66,10 +66,11 @@ const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /**
- * All of `conditions`, and `unset` (an attribute) absent or NULL when named. That last part is
- * written out as two conjunctions joined by OR, not as a parenthesized OR: the same condition to
- * DynamoDB, and one the local store's expression parser reads in a fraction of the time (a
- * parenthesized group costs it about a third of a millisecond per write).
+ * All of `conditions` (each one term, never an OR), and `unset` (an attribute) absent or NULL when
+ * named. That last part is written out as two conjunctions joined by OR, not as a parenthesized
+ * OR: the same condition to DynamoDB (AND binds tighter than OR), and one the local store's
+ * expression parser reads in a fraction of the time (a parenthesized group costs it about a third
+ * of a millisecond per write).
  */
 export const conditionOf = (conditions: readonly string[], unset?: string): string =>
   unset === undefined
