@@ -65,6 +65,20 @@ const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
 const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
+/**
+ * All of `conditions` (each one term, never an OR), and `unset` (an attribute) absent or NULL when
+ * named. That last part is written out as two conjunctions joined by OR, not as a parenthesized
+ * OR: the same condition to DynamoDB (AND binds tighter than OR), and one the local store's
+ * expression parser reads in a fraction of the time (a parenthesized group costs it about a third
+ * of a millisecond per write).
+ */
+export const conditionOf = (conditions: readonly string[], unset?: string): string =>
+  unset === undefined
+    ? conditions.join(' AND ')
+    : [`attribute_not_exists(${unset})`, `attribute_type(${unset}, :null)`]
+        .map((either) => [...conditions, either].join(' AND '))
+        .join(' OR ');
+
 /** Page cursors are opaque to callers: JSON in base64url, checked against its shape on the way back. */
 const Cursor = z.record(z.string(), z.string());
 /** Where a listing of open calls goes on: the index partition, and the key within it. */
@@ -147,13 +161,12 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       values[':now'] = change.guard.notExpiredAt;
       conditions.push('expires_at > :now');
     }
-    if (change.guard?.customerUnanswered === true) {
-      values[':null'] = 'NULL';
-      conditions.push('(attribute_not_exists(customer_confirmed_at) OR attribute_type(customer_confirmed_at, :null))');
-    }
+    // A confirmation the customer already gave is never answered again.
+    const unanswered = change.guard?.customerUnanswered === true ? 'customer_confirmed_at' : undefined;
+    if (unanswered !== undefined) values[':null'] = 'NULL';
     // A call that is over leaves the index of waiting calls.
     const removes = openStatuses.has(change.to) ? [] : ['open_shard', 'open_until'];
-    const result = await this.update(key, sets, conditions, names, values, removes);
+    const result = await this.update(key, sets, conditions, names, values, removes, unanswered);
     if (result.kind === 'applied' && change.from === 'pending_approval') {
       // The call no longer waits: its agent's place is free. Should this write fail (or the process
       // stop first), the place is given back by the next reservation that finds the agent full.
@@ -184,6 +197,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     names: Record<string, string>,
     values: Record<string, unknown>,
     removes: readonly string[] = [],
+    unset?: string,
   ): Promise<TransitionResult> {
     try {
       const { Attributes } = await this.client.send(
@@ -191,7 +205,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
           TableName: this.tableName,
           Key: { execution_id: key.execution_id, agent_id: key.agent_id },
           UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: ['attribute_exists(execution_id)', ...conditions].join(' AND '),
+          ConditionExpression: conditionOf(['attribute_exists(execution_id)', ...conditions], unset),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
@@ -210,9 +224,11 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     return this.update(
       key,
       ['claimed_at = :claimed', 'deadline_at = :deadline', 'open_until = :deadline', 'updated_at = :claimed'],
-      ['#status = :approved', '(attribute_not_exists(claimed_at) OR attribute_type(claimed_at, :null))'],
+      ['#status = :approved'],
       { '#status': 'status' },
       { ':approved': 'approved', ':claimed': claim.at, ':deadline': claim.deadline, ':null': 'NULL' },
+      [],
+      'claimed_at',
     );
   }
 
@@ -226,13 +242,19 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     const values: Record<string, unknown> = { ':status': status };
     const sets: string[] = [];
     this.patchInto(patch, names, values, sets);
-    const conditions = ['#status = :status'];
     if (onlyIfUnset !== undefined) {
       values[':null'] = 'NULL';
       names['#unset'] = onlyIfUnset;
-      conditions.push('(attribute_not_exists(#unset) OR attribute_type(#unset, :null))');
     }
-    return this.update(key, sets, conditions, names, values);
+    return this.update(
+      key,
+      sets,
+      ['#status = :status'],
+      names,
+      values,
+      [],
+      onlyIfUnset === undefined ? undefined : '#unset',
+    );
   }
 
   async listOpen(options: { dueBefore?: string; limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
