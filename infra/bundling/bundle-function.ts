@@ -3,9 +3,11 @@
 // without sources, @aws-sdk/* left to the Lambda runtime, and code split so modules a function
 // loads only on some calls (an MCP server's client, the call-tool channel's WebSocket) stay out of
 // its cold start. Two replacements keep dead weight out of every bundle: zod's table of locales
-// (English only) and the MCP SDK's Node shims (no second copy of ajv). Cedar's wasm is copied
-// beside the code of the functions that decide, and only those.
+// (English only) and the MCP SDK's Node shims (no second copy of ajv). Node's built-ins and the
+// SDK are required, not imported as ES modules. Cedar's wasm is copied beside the code of the
+// functions that decide, and only those.
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { projectPath } from '../paths.js';
@@ -31,6 +33,31 @@ const replacements: readonly { readonly importer: RegExp; readonly request: RegE
   { importer: /./, request: /^@modelcontextprotocol\/server\/_shims$/, with: here('mcp-server-shims.ts') },
   { importer: /./, request: /^@modelcontextprotocol\/client\/_shims$/, with: here('mcp-client-shims.ts') },
 ];
+
+/** What the Lambda runtime provides and the bundle leaves out: the AWS SDK. */
+const providedByRuntime = /^@aws-sdk\//;
+
+/**
+ * Node's built-in modules and the runtime's AWS SDK, reached through require() rather than
+ * imported as ES modules. The ES module of a built-in reads every one of its exports when it is
+ * created, which loads the lazy ones (node:http's WebSocket and EventSource load Node's copy of
+ * undici, node:tls its root certificates); importing a CommonJS package (the SDK) as an ES module
+ * has Node scan its source for the names it exports. Through require() neither happens.
+ */
+const requiredNotImported: Plugin = {
+  name: 'gateway-required-not-imported',
+  setup(plugin) {
+    plugin.onResolve({ filter: /^(node:|@aws-sdk\/)?[a-z0-9_-]+(\/[a-z0-9_-]+)?$/ }, (args) => {
+      if (args.kind !== 'import-statement') return undefined;
+      if (isBuiltin(args.path)) return { path: args.path.replace(/^(node:)?/, 'node:'), namespace: 'gateway-required' };
+      return providedByRuntime.test(args.path) ? { path: args.path, namespace: 'gateway-required' } : undefined;
+    });
+    plugin.onLoad({ filter: /.*/, namespace: 'gateway-required' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
 
 const replacing: Plugin = {
   name: 'gateway-replacements',
@@ -100,7 +127,7 @@ export const bundleFunction = async (
     external: ['@aws-sdk/*'],
     mainFields: ['module', 'main'],
     banner: { js: banner },
-    plugins: [replacing],
+    plugins: [replacing, requiredNotImported],
     metafile: true,
     logLevel: 'silent',
   });

@@ -3,6 +3,7 @@
 // local runtime. A dependency that grows, or an import that drags a parser onto the request path,
 // fails here with the modules to blame.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,18 +116,40 @@ describe('the functions as the stack bundles them', () => {
       const bundle = bundles.get('mcp');
       if (bundle === undefined) throw new Error('mcp was not bundled');
       const cold = coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry));
-      const imported = (kind: string) =>
-        Object.entries(bundle.metafile.outputs).flatMap(([file, output]) =>
-          output.imports
-            .filter(
-              (entry) => entry.external && entry.kind === kind && (kind !== 'import-statement' || cold.includes(file)),
-            )
-            .map((entry) => entry.path),
-        );
+      // Loaded with the code that starts: imported or required by a cold-start file.
+      const atStart = Object.entries(bundle.metafile.outputs).flatMap(([file, output]) =>
+        cold.includes(file)
+          ? output.imports
+              .filter((entry) => entry.external && ['import-statement', 'require-call'].includes(entry.kind))
+              .map((entry) => entry.path)
+          : [],
+      );
+      const onDemandImports = Object.values(bundle.metafile.outputs).flatMap((output) =>
+        output.imports.filter((entry) => entry.external && entry.kind === 'dynamic-import').map((entry) => entry.path),
+      );
       const onDemand = ['@aws-sdk/client-kms', '@aws-sdk/client-sfn', '@aws-sdk/client-eventbridge'];
-      expect(imported('import-statement').filter((path) => onDemand.includes(path))).toEqual([]);
-      expect(new Set(imported('dynamic-import').filter((path) => onDemand.includes(path)))).toEqual(new Set(onDemand));
-      expect(imported('import-statement')).toContain('@aws-sdk/client-dynamodb');
+      expect(atStart.filter((path) => onDemand.includes(path))).toEqual([]);
+      expect(new Set(onDemandImports.filter((path) => onDemand.includes(path)))).toEqual(new Set(onDemand));
+      expect(atStart).toContain('@aws-sdk/client-dynamodb');
+    },
+  );
+
+  it.each(Object.keys(functions))(
+    verifies('perf.bundle-requires', '%s requires Node built-ins and the AWS SDK, importing none statically'),
+    (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      const imported = Object.entries(bundle.metafile.outputs).flatMap(([file, output]) =>
+        output.imports
+          .filter(
+            (entry) =>
+              entry.external &&
+              entry.kind === 'import-statement' &&
+              (isBuiltin(entry.path) || entry.path.startsWith('@aws-sdk/')),
+          )
+          .map((entry) => `${entry.path} (${file})`),
+      );
+      expect(imported).toEqual([]);
     },
   );
 });
