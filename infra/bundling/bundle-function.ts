@@ -4,8 +4,9 @@
 // loads only on some calls (an MCP server's client, the call-tool channel's WebSocket) stay out of
 // its cold start. Two replacements keep dead weight out of every bundle: zod's table of locales
 // (English only) and the MCP SDK's Node shims (no second copy of ajv). Node's built-ins and the
-// SDK are required, not imported as ES modules. Cedar's wasm is copied beside the code of the
-// functions that decide, and only those.
+// SDK are required, not imported as ES modules, and Cedar's wasm is compiled with V8 settings
+// for a short-lived process; it is copied beside the code of the functions that decide, and only
+// those.
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
@@ -54,6 +55,31 @@ const requiredNotImported: Plugin = {
     });
     plugin.onLoad({ filter: /.*/, namespace: 'gateway-required' }, (args) => ({
       contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * V8 settings for Cedar's wasm (the only wasm the functions load), set before its module is
+ * compiled. V8 starts every wasm function on its baseline compiler and recompiles the ones that
+ * have run a while with its optimizing one. On the first call, parsing the policies and the schema
+ * runs enough of Cedar to send dozens of its functions to that second compiler: work the call
+ * waits for (some 60 to 90 ms of CPU), which the evaluations that follow barely gain from. Thirty
+ * times V8's default budget (13 000 000) before a function is recompiled leaves that work to the
+ * functions that stay hot.
+ */
+export const cedarWasmFlags: readonly string[] = ['--wasm-tiering-budget=390000000'];
+
+/** Cedar's Node build compiles its wasm when it is first required: its flags are set just before. */
+const cedarWasmCompiled: Plugin = {
+  name: 'gateway-cedar-wasm-flags',
+  setup(plugin) {
+    plugin.onLoad({ filter: /@cedar-policy\/cedar-wasm\/nodejs\/cedar_wasm\.js$/ }, async (args) => ({
+      contents: [
+        ...cedarWasmFlags.map((flag) => `require('node:v8').setFlagsFromString(${JSON.stringify(flag)});`),
+        await readFile(args.path, 'utf8'),
+      ].join('\n'),
       loader: 'js',
     }));
   },
@@ -127,7 +153,7 @@ export const bundleFunction = async (
     external: ['@aws-sdk/*'],
     mainFields: ['module', 'main'],
     banner: { js: banner },
-    plugins: [replacing, requiredNotImported],
+    plugins: [replacing, requiredNotImported, cedarWasmCompiled],
     metafile: true,
     logLevel: 'silent',
   });

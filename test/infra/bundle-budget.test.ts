@@ -2,13 +2,18 @@
 // its budget, and no function ships the parsers and compilers that belong to config:push and the
 // local runtime. A dependency that grows, or an import that drags a parser onto the request path,
 // fails here with the modules to blame.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleBudget, forbiddenInBundles } from '../../infra/bundling/budgets.js';
-import { bundleFunction, coldStartFiles, type FunctionBundle } from '../../infra/bundling/bundle-function.js';
+import {
+  bundleFunction,
+  cedarWasmFlags,
+  coldStartFiles,
+  type FunctionBundle,
+} from '../../infra/bundling/bundle-function.js';
 import { projectPath } from '../../infra/paths.js';
 import { verifies } from '../support/requirements.js';
 
@@ -150,6 +155,25 @@ describe('the functions as the stack bundles them', () => {
           .map((entry) => `${entry.path} (${file})`),
       );
       expect(imported).toEqual([]);
+    },
+  );
+
+  it.each(Object.entries(functions).filter(([, cedar]) => cedar))(
+    verifies('perf.cedar-wasm-tiering', '%s sets the wasm tiering budget before Cedar compiles its wasm'),
+    async (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      expect(cedarWasmFlags).toEqual(['--wasm-tiering-budget=390000000']);
+      const code = await Promise.all(
+        (await readdir(bundle.folder))
+          .filter((file) => file.endsWith('.mjs'))
+          .map((file) => readFile(join(bundle.folder, file), 'utf8')),
+      );
+      const cedar = code.find((text) => text.includes('new WebAssembly.Module('));
+      if (cedar === undefined) throw new Error(`${name} compiles no wasm`);
+      const flag = cedar.indexOf('setFlagsFromString("--wasm-tiering-budget=390000000")');
+      expect(flag, 'the budget is set in the code that compiles the wasm').toBeGreaterThanOrEqual(0);
+      expect(flag).toBeLessThan(cedar.indexOf('new WebAssembly.Module('));
     },
   );
 });
