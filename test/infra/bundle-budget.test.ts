@@ -158,22 +158,43 @@ describe('the functions as the stack bundles them', () => {
     },
   );
 
-  it.each(Object.entries(functions).filter(([, cedar]) => cedar))(
+  const decide = Object.entries(functions)
+    .filter(([, cedar]) => cedar)
+    .map(([name]) => name);
+
+  /** Where in the code that compiles Cedar's wasm the flag is set, and where the module is made. */
+  const flagSet = async (name: string, flag: string): Promise<{ set: number; compiled: number }> => {
+    const bundle = bundles.get(name);
+    if (bundle === undefined) throw new Error(`${name} was not bundled`);
+    expect(cedarWasmFlags).toContain(flag);
+    const code = await Promise.all(
+      (await readdir(bundle.folder))
+        .filter((file) => file.endsWith('.mjs'))
+        .map((file) => readFile(join(bundle.folder, file), 'utf8')),
+    );
+    const cedar = code.find((text) => text.includes('new WebAssembly.Module('));
+    if (cedar === undefined) throw new Error(`${name} compiles no wasm`);
+    return {
+      set: cedar.indexOf(`setFlagsFromString(${JSON.stringify(flag)})`),
+      compiled: cedar.indexOf('new WebAssembly.Module('),
+    };
+  };
+
+  it.each(decide)(
     verifies('perf.cedar-wasm-tiering', '%s sets the wasm tiering budget before Cedar compiles its wasm'),
     async (name) => {
-      const bundle = bundles.get(name);
-      if (bundle === undefined) throw new Error(`${name} was not bundled`);
-      expect(cedarWasmFlags).toEqual(['--wasm-tiering-budget=390000000']);
-      const code = await Promise.all(
-        (await readdir(bundle.folder))
-          .filter((file) => file.endsWith('.mjs'))
-          .map((file) => readFile(join(bundle.folder, file), 'utf8')),
-      );
-      const cedar = code.find((text) => text.includes('new WebAssembly.Module('));
-      if (cedar === undefined) throw new Error(`${name} compiles no wasm`);
-      const flag = cedar.indexOf('setFlagsFromString("--wasm-tiering-budget=390000000")');
-      expect(flag, 'the budget is set in the code that compiles the wasm').toBeGreaterThanOrEqual(0);
-      expect(flag).toBeLessThan(cedar.indexOf('new WebAssembly.Module('));
+      const { set, compiled } = await flagSet(name, '--wasm-tiering-budget=390000000');
+      expect(set, 'the budget is set in the code that compiles the wasm').toBeGreaterThanOrEqual(0);
+      expect(set).toBeLessThan(compiled);
+    },
+  );
+
+  it.each(decide)(
+    verifies('perf.cedar-wasm-lazy-validation', '%s turns on lazy wasm validation before Cedar compiles its wasm'),
+    async (name) => {
+      const { set, compiled } = await flagSet(name, '--wasm-lazy-validation');
+      expect(set, 'lazy validation is set in the code that compiles the wasm').toBeGreaterThanOrEqual(0);
+      expect(set).toBeLessThan(compiled);
     },
   );
 });
