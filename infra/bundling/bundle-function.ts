@@ -82,7 +82,7 @@ export const cedarWasmFlags: readonly string[] = ['--wasm-lazy-validation', '--w
 const cedarWasmCompiled: Plugin = {
   name: 'gateway-cedar-wasm-flags',
   setup(plugin) {
-    plugin.onLoad({ filter: /@cedar-policy\/cedar-wasm\/nodejs\/cedar_wasm\.js$/ }, async (args) => ({
+    plugin.onLoad({ filter: /@cedar-policy[\\/]cedar-wasm[\\/]nodejs[\\/]cedar_wasm\.js$/ }, async (args) => ({
       contents: [
         ...cedarWasmFlags.map((flag) => `require('node:v8').setFlagsFromString(${JSON.stringify(flag)});`),
         await readFile(args.path, 'utf8'),
