@@ -1,7 +1,8 @@
 // What each function weighs, as the stack bundles it: the code loaded at cold start stays within
 // its budget, and no function ships the parsers and compilers that belong to config:push and the
 // local runtime. A dependency that grows, or an import that drags a parser onto the request path,
-// fails here with the modules to blame.
+// fails here with the modules to blame. How the bundles start is checked here too: Node's built-ins
+// and the AWS SDK required rather than imported, and Cedar's wasm compiled with the bundles' V8 settings.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
