@@ -3,9 +3,12 @@
 // without sources, @aws-sdk/* left to the Lambda runtime, and code split so modules a function
 // loads only on some calls (an MCP server's client, the call-tool channel's WebSocket) stay out of
 // its cold start. Two replacements keep dead weight out of every bundle: zod's table of locales
-// (English only) and the MCP SDK's Node shims (no second copy of ajv). Cedar's wasm is copied
-// beside the code of the functions that decide, and only those.
+// (English only) and the MCP SDK's Node shims (no second copy of ajv). Node's built-ins and the
+// SDK are required, not imported as ES modules, and Cedar's wasm is compiled with V8 settings
+// for a short-lived process; it is copied beside the code of the functions that decide, and only
+// those.
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { projectPath } from '../paths.js';
@@ -31,6 +34,63 @@ const replacements: readonly { readonly importer: RegExp; readonly request: RegE
   { importer: /./, request: /^@modelcontextprotocol\/server\/_shims$/, with: here('mcp-server-shims.ts') },
   { importer: /./, request: /^@modelcontextprotocol\/client\/_shims$/, with: here('mcp-client-shims.ts') },
 ];
+
+/** What the Lambda runtime provides and the bundle leaves out: the AWS SDK. */
+const providedByRuntime = /^@aws-sdk\//;
+
+/**
+ * Node's built-in modules and the runtime's AWS SDK, reached through require() rather than
+ * imported as ES modules. The ES module of a built-in reads every one of its exports when it is
+ * created, which loads the lazy ones (node:http's WebSocket and EventSource load Node's copy of
+ * undici, node:tls its root certificates); importing a CommonJS package (the SDK) as an ES module
+ * has Node scan its source for the names it exports. Through require() neither happens.
+ */
+const requiredNotImported: Plugin = {
+  name: 'gateway-required-not-imported',
+  setup(plugin) {
+    plugin.onResolve({ filter: /^(node:|@aws-sdk\/)?[a-z0-9_-]+(\/[a-z0-9_-]+)?$/ }, (args) => {
+      if (args.kind !== 'import-statement') return undefined;
+      if (isBuiltin(args.path)) return { path: args.path.replace(/^(node:)?/, 'node:'), namespace: 'gateway-required' };
+      return providedByRuntime.test(args.path) ? { path: args.path, namespace: 'gateway-required' } : undefined;
+    });
+    plugin.onLoad({ filter: /.*/, namespace: 'gateway-required' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * V8 settings for Cedar's wasm (the only wasm the functions load), set before its module is
+ * compiled.
+ *
+ * - Lazy validation: V8 compiles a wasm function only when it first runs, but checks every one of
+ *   the module's functions when the module is made. A call runs a small part of Cedar's 4 MB, so
+ *   each function is checked when it is compiled instead (some 10 ms less at import). The module
+ *   is Cedar's own, shipped with the code: an invalid one would fail the first decision rather
+ *   than the import.
+ * - Tiering budget: V8 starts every wasm function on its baseline compiler and recompiles the ones
+ *   that have run a while with its optimizing one. On the first call, parsing the policies and the
+ *   schema runs enough of Cedar to send dozens of its functions to that second compiler: work the
+ *   call waits for (some 60 to 90 ms of CPU), which the evaluations that follow barely gain from.
+ *   Thirty times V8's default budget (13 000 000) before a function is recompiled leaves that
+ *   work to the functions that stay hot.
+ */
+export const cedarWasmFlags: readonly string[] = ['--wasm-lazy-validation', '--wasm-tiering-budget=390000000'];
+
+/** Cedar's Node build compiles its wasm when it is first required: its flags are set just before. */
+const cedarWasmCompiled: Plugin = {
+  name: 'gateway-cedar-wasm-flags',
+  setup(plugin) {
+    plugin.onLoad({ filter: /@cedar-policy[\\/]cedar-wasm[\\/]nodejs[\\/]cedar_wasm\.js$/ }, async (args) => ({
+      contents: [
+        ...cedarWasmFlags.map((flag) => `require('node:v8').setFlagsFromString(${JSON.stringify(flag)});`),
+        await readFile(args.path, 'utf8'),
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+};
 
 const replacing: Plugin = {
   name: 'gateway-replacements',
@@ -100,7 +160,7 @@ export const bundleFunction = async (
     external: ['@aws-sdk/*'],
     mainFields: ['module', 'main'],
     banner: { js: banner },
-    plugins: [replacing],
+    plugins: [replacing, requiredNotImported, cedarWasmCompiled],
     metafile: true,
     logLevel: 'silent',
   });

@@ -1,13 +1,20 @@
 // What each function weighs, as the stack bundles it: the code loaded at cold start stays within
 // its budget, and no function ships the parsers and compilers that belong to config:push and the
 // local runtime. A dependency that grows, or an import that drags a parser onto the request path,
-// fails here with the modules to blame.
-import { mkdtemp, rm } from 'node:fs/promises';
+// fails here with the modules to blame. How the bundles start is checked here too: Node's built-ins
+// and the AWS SDK required rather than imported, and Cedar's wasm compiled with the bundles' V8 settings.
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleBudget, forbiddenInBundles } from '../../infra/bundling/budgets.js';
-import { bundleFunction, coldStartFiles, type FunctionBundle } from '../../infra/bundling/bundle-function.js';
+import {
+  bundleFunction,
+  cedarWasmFlags,
+  coldStartFiles,
+  type FunctionBundle,
+} from '../../infra/bundling/bundle-function.js';
 import { projectPath } from '../../infra/paths.js';
 import { verifies } from '../support/requirements.js';
 
@@ -115,18 +122,80 @@ describe('the functions as the stack bundles them', () => {
       const bundle = bundles.get('mcp');
       if (bundle === undefined) throw new Error('mcp was not bundled');
       const cold = coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry));
-      const imported = (kind: string) =>
-        Object.entries(bundle.metafile.outputs).flatMap(([file, output]) =>
-          output.imports
-            .filter(
-              (entry) => entry.external && entry.kind === kind && (kind !== 'import-statement' || cold.includes(file)),
-            )
-            .map((entry) => entry.path),
-        );
+      // Loaded with the code that starts: imported or required by a cold-start file.
+      const atStart = Object.entries(bundle.metafile.outputs).flatMap(([file, output]) =>
+        cold.includes(file)
+          ? output.imports
+              .filter((entry) => entry.external && ['import-statement', 'require-call'].includes(entry.kind))
+              .map((entry) => entry.path)
+          : [],
+      );
+      const onDemandImports = Object.values(bundle.metafile.outputs).flatMap((output) =>
+        output.imports.filter((entry) => entry.external && entry.kind === 'dynamic-import').map((entry) => entry.path),
+      );
       const onDemand = ['@aws-sdk/client-kms', '@aws-sdk/client-sfn', '@aws-sdk/client-eventbridge'];
-      expect(imported('import-statement').filter((path) => onDemand.includes(path))).toEqual([]);
-      expect(new Set(imported('dynamic-import').filter((path) => onDemand.includes(path)))).toEqual(new Set(onDemand));
-      expect(imported('import-statement')).toContain('@aws-sdk/client-dynamodb');
+      expect(atStart.filter((path) => onDemand.includes(path))).toEqual([]);
+      expect(new Set(onDemandImports.filter((path) => onDemand.includes(path)))).toEqual(new Set(onDemand));
+      expect(atStart).toContain('@aws-sdk/client-dynamodb');
+    },
+  );
+
+  it.each(Object.keys(functions))(
+    verifies('perf.bundle-requires', '%s requires Node built-ins and the AWS SDK, importing none statically'),
+    (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      const imported = Object.entries(bundle.metafile.outputs).flatMap(([file, output]) =>
+        output.imports
+          .filter(
+            (entry) =>
+              entry.external &&
+              entry.kind === 'import-statement' &&
+              (isBuiltin(entry.path) || entry.path.startsWith('@aws-sdk/')),
+          )
+          .map((entry) => `${entry.path} (${file})`),
+      );
+      expect(imported).toEqual([]);
+    },
+  );
+
+  const decide = Object.entries(functions)
+    .filter(([, cedar]) => cedar)
+    .map(([name]) => name);
+
+  /** Where in the code that compiles Cedar's wasm the flag is set, and where the module is made. */
+  const flagSet = async (name: string, flag: string): Promise<{ set: number; compiled: number }> => {
+    const bundle = bundles.get(name);
+    if (bundle === undefined) throw new Error(`${name} was not bundled`);
+    expect(cedarWasmFlags).toContain(flag);
+    const code = await Promise.all(
+      (await readdir(bundle.folder))
+        .filter((file) => file.endsWith('.mjs'))
+        .map((file) => readFile(join(bundle.folder, file), 'utf8')),
+    );
+    const cedar = code.find((text) => text.includes('new WebAssembly.Module('));
+    if (cedar === undefined) throw new Error(`${name} compiles no wasm`);
+    return {
+      set: cedar.indexOf(`setFlagsFromString(${JSON.stringify(flag)})`),
+      compiled: cedar.indexOf('new WebAssembly.Module('),
+    };
+  };
+
+  it.each(decide)(
+    verifies('perf.cedar-wasm-tiering', '%s sets the wasm tiering budget before Cedar compiles its wasm'),
+    async (name) => {
+      const { set, compiled } = await flagSet(name, '--wasm-tiering-budget=390000000');
+      expect(set, 'the budget is set in the code that compiles the wasm').toBeGreaterThanOrEqual(0);
+      expect(set).toBeLessThan(compiled);
+    },
+  );
+
+  it.each(decide)(
+    verifies('perf.cedar-wasm-lazy-validation', '%s turns on lazy wasm validation before Cedar compiles its wasm'),
+    async (name) => {
+      const { set, compiled } = await flagSet(name, '--wasm-lazy-validation');
+      expect(set, 'lazy validation is set in the code that compiles the wasm').toBeGreaterThanOrEqual(0);
+      expect(set).toBeLessThan(compiled);
     },
   );
 });
