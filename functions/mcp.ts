@@ -50,7 +50,6 @@ const renderJsonRpcError = (statusCode: number, message: string): HttpResult => 
 });
 
 export const createMcpFunction = (deps: McpFunctionDeps) => {
-  // One gate per process, for /mcp and /tool/call-tool alike: exact locally, per instance in Lambda.
   // One gate per process for /mcp and /tool/call-tool: exact locally, per instance in Lambda (docs/decisions.md).
   const requestGate = deps.requestGate ?? new RequestGate(deps.services.clock);
   const endpoint: McpEndpoint = createMcpEndpoint(deps.services, {
