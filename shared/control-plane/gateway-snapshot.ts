@@ -53,7 +53,7 @@ export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
   const compiled =
     parts.checked === undefined
       ? compilePolicies(parts.policies, model.schema, version)
-      : preparePolicies(parts.checked, model.schema, version, parts.file);
+      : preparePolicies(parts.checked, version, parts.file);
   if (!compiled.ok) {
     return {
       ok: false,

@@ -2,7 +2,7 @@
 // with `outside` and the `customer` it acts for), resource System, one action per tool (members
 // of the action groups "<system key>", "read" and "write"), and a context { arguments } typed
 // from the tool's input schema. Amounts are Cedar decimals, so policies compare them exactly.
-import type { SchemaJson, TypeOfAttribute } from '@cedar-policy/cedar-wasm/nodejs';
+import type { EntityJson, SchemaJson, TypeOfAttribute } from '@cedar-policy/cedar-wasm/nodejs';
 import { anyApplies, subschemas } from '../catalog/schema-walk.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
@@ -170,6 +170,23 @@ const toSchemaType = (type: CedarType): TypeOfAttribute<string> => {
 
 export const entityTypes = { agent: 'Agent', group: 'Group', system: 'System' } as const;
 
+/** The action groups a tool's action is in: its system's (Action::"<system>") and Action::"read" or "write". */
+export const actionGroupsOf = (tool: Pick<CatalogTool, 'systemKey' | 'access'>): readonly string[] => [
+  tool.systemKey,
+  tool.access,
+];
+
+/**
+ * A tool's action as a Cedar entity with its groups as parents: what the schema declares, given
+ * with each request, so that a decision needs no schema (validation against it is done once, when
+ * the policies are compiled).
+ */
+export const actionEntityOf = (tool: Pick<CatalogTool, 'name' | 'systemKey' | 'access'>): EntityJson => ({
+  uid: { type: 'Action', id: tool.name },
+  attrs: {},
+  parents: actionGroupsOf(tool).map((group) => ({ type: 'Action', id: group })),
+});
+
 export interface CedarModel {
   readonly schema: SchemaJson<string>;
   /** The arguments' Cedar shape of every tool, by tool name. */
@@ -203,7 +220,7 @@ export const cedarModelOf = (tools: readonly CatalogTool[], systemKeys: readonly
             tools.map((tool) => [
               tool.name,
               {
-                memberOf: [{ id: tool.systemKey }, { id: tool.access }],
+                memberOf: actionGroupsOf(tool).map((group) => ({ id: group })),
                 appliesTo: {
                   principalTypes: [entityTypes.agent],
                   resourceTypes: [entityTypes.system],

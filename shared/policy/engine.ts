@@ -18,7 +18,7 @@ import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { LruMap } from '../lru.js';
 import { setOwn } from '../objects.js';
-import { type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
+import { actionEntityOf, type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
 import { DecisionMemo } from './decision-memo.js';
 import { type CheckedPolicySet, type CompiledPolicies, checkedPolicySetOf, type PolicyInfo } from './policy-set.js';
@@ -164,10 +164,9 @@ export class PolicyEngine {
       action: { type: 'Action', id: tool.name },
       resource: { type: entityTypes.system, id: tool.systemKey },
       context: { arguments: args },
-      entities: entitiesOf(agent),
+      // The action comes with its groups (Action::"read", Action::"<system>"): no schema is needed.
+      entities: [...entitiesOf(agent), actionEntityOf(tool)],
       preparsedPolicySetId: this.compiled.setId,
-      // The schema gives Cedar the action groups (Action::"read", Action::"<system>").
-      preparsedSchemaName: this.compiled.schemaName,
       validateRequest: false,
     });
     if (answer.type === 'failure') {
@@ -280,9 +279,8 @@ export class PolicyEngine {
       action: { type: 'Action', id: tool.name },
       resource: { type: entityTypes.system, id: tool.systemKey },
       context: { arguments: { __extn: { fn: 'unknown', arg: 'arguments' } } },
-      entities: entitiesOf(agent),
+      entities: [...entitiesOf(agent), actionEntityOf(tool)],
       policies: { staticPolicies: this.compiled.texts },
-      schema: this.model.schema,
       validateRequest: false,
     });
     if (answer.type === 'failure') return { listed: false, reason: 'evaluation_error', determining: [] };
@@ -318,6 +316,6 @@ export class PolicyEngine {
    * and some arguments: a tool no permit reaches is hidden from every agent.
    */
   reach(tool: CatalogTool): ToolReach {
-    return toolReach(tool, this.compiled, this.model);
+    return toolReach(tool, this.compiled);
   }
 }

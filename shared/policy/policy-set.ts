@@ -39,8 +39,6 @@ export interface PolicyProblem {
 export interface CompiledPolicies {
   /** Cedar's id for the pre-parsed set. */
   readonly setId: string;
-  /** Cedar's name for the pre-parsed schema (which knows the action groups). */
-  readonly schemaName: string;
   /** Each policy's text, by id (policy0, policy1, … in file order). */
   readonly texts: Readonly<Record<string, string>>;
   readonly policies: ReadonlyMap<string, PolicyInfo>;
@@ -263,20 +261,18 @@ export const compilePolicies = (
   if (problems.length > 0) return { ok: false, problems };
   return preparePolicies(
     { texts, policies: [...policies.values()], argumentsRead: readsAll ? 'all' : [...fieldsRead] },
-    schema,
     label,
     files[0]?.path ?? '(policies)',
   );
 };
 
 /**
- * Pre-parses policies that were parsed and validated against this schema when they were compiled
+ * Pre-parses policies that were parsed and validated against the schema when they were compiled
  * (compilePolicies here, or config:push for the deployed functions), so a decision needs no
- * further parsing.
+ * further parsing. Decisions need no schema: each request brings its action's groups.
  */
 export const preparePolicies = (
   checked: CheckedPolicySet,
-  schema: SchemaJson<string>,
   /** Names the pre-parsed set (e.g. the configuration version). */
   label: string,
   /** Where a problem is reported. */
@@ -286,20 +282,13 @@ export const preparePolicies = (
   compiledSets += 1;
   const setId = `${label}#${compiledSets}`;
   const prepared = cedar.preparsePolicySet(setId, { staticPolicies: { ...texts } });
-  const preparedSchema = cedar.preparseSchema(setId, schema);
-  for (const answer of [prepared, preparedSchema]) {
-    if (answer.type === 'failure') {
-      return {
-        ok: false,
-        problems: answer.errors.map((error) => ({ file, line: null, message: error.message })),
-      };
-    }
+  if (prepared.type === 'failure') {
+    return { ok: false, problems: prepared.errors.map((error) => ({ file, line: null, message: error.message })) };
   }
   return {
     ok: true,
     policies: {
       setId,
-      schemaName: setId,
       texts: { ...texts },
       policies: new Map(checked.policies.map((policy) => [policy.id, policy])),
       argumentsRead: checked.argumentsRead === 'all' ? 'all' : new Set(checked.argumentsRead),

@@ -6,7 +6,7 @@ import type { PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { CatalogTool } from '../catalog/tool.js';
 import { isJsonObject } from '../catalog/tool.js';
-import { type CedarModel, entityTypes } from './cedar-schema.js';
+import { actionEntityOf, entityTypes } from './cedar-schema.js';
 import type { CompiledPolicies, PolicyInfo } from './policy-set.js';
 
 /** The policies that may apply to a tool for some agent and some arguments. */
@@ -63,15 +63,14 @@ const mayApply = (residual: PolicyJson): boolean => conditionTruths(residual).ev
 const alwaysHolds = (residual: PolicyJson): boolean => conditionTruths(residual).every((truth) => truth === true);
 
 /** The policies that may apply to a tool, with the agent and the arguments unknown. */
-export const toolReach = (tool: CatalogTool, compiled: CompiledPolicies, model: CedarModel): ToolReach => {
+export const toolReach = (tool: CatalogTool, compiled: CompiledPolicies): ToolReach => {
   const answer = cedar.isAuthorizedPartial({
     principal: null,
     action: { type: 'Action', id: tool.name },
     resource: { type: entityTypes.system, id: tool.systemKey },
     context: { arguments: { __extn: { fn: 'unknown', arg: 'arguments' } } },
-    entities: [],
+    entities: [actionEntityOf(tool)],
     policies: { staticPolicies: compiled.texts },
-    schema: model.schema,
     validateRequest: false,
   });
   // Not analysable: every policy may apply, so nothing is reported unreachable.
