@@ -29,10 +29,20 @@ const residentBytes = async (pid: number): Promise<number> => {
   return Number(kilobytes) * 1024;
 };
 
+/** A file's size, or 0 when it went between the listing and the look (the store compacts as it runs). */
+const sizeOf = async (path: string): Promise<number> => {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+};
+
 const folderBytes = async (folder: string): Promise<number> => {
   let total = 0;
   for (const entry of await readdir(folder, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+    if (entry.isFile()) total += await sizeOf(join(entry.parentPath, entry.name));
   }
   return total;
 };
