@@ -38,7 +38,14 @@ const noFigures: LatencyFigures = {
 export const latencyRounds = async (
   bed: Bed,
   targets: readonly Target[],
-  options: { rounds: number; count: number; warmup: number },
+  options: {
+    rounds: number;
+    count: number;
+    warmup: number;
+    /** Untimed calls per target before the first round, then `primed` (if given) before timing. */
+    primer: number;
+    primed?: () => Promise<void>;
+  },
 ): Promise<(target: Target) => LatencyFigures> => {
   const collected = new Map(
     targets.map((target) => [
@@ -46,6 +53,11 @@ export const latencyRounds = async (
       { roundMedians: [] as number[], pooled: [] as number[], failures: 0, firstFailure: null as string | null },
     ]),
   );
+  for (const target of targets) {
+    if (options.primer > 0) await bed.load.run({ kind: 'latency', target, warmup: 0, count: options.primer });
+    bed.erp.reset();
+  }
+  await options.primed?.();
   for (let round = 0; round < options.rounds; round += 1) {
     const progress: string[] = [];
     for (const target of rotated(targets, round)) {
@@ -84,14 +96,16 @@ export const latencyRounds = async (
 export const ownCost = async (bed: Bed, plan: Plan): Promise<Row[]> => {
   heading("The gateway's own cost per direct tools/call (latency mode: one keep-alive connection per target)");
   line(
-    `${plan.latencyRounds} interleaved rounds × ${plan.latencyCount} timed calls per target (after ${plan.latencyWarmup}` +
-      ' untimed); erp.purchase_orders.create for 250, a direct write',
+    `${plan.latencyPrimer} untimed calls per target, then ${plan.latencyRounds} interleaved rounds × ` +
+      `${plan.latencyCount} timed calls per target (after ${plan.latencyWarmup} untimed); ` +
+      'erp.purchase_orders.create for 250, a direct write',
   );
   const { gateway, minimal, sdk, bare } = bed.targets;
   const figures = await latencyRounds(bed, [gateway, minimal, sdk, bare], {
     rounds: plan.latencyRounds,
     count: plan.latencyCount,
     warmup: plan.latencyWarmup,
+    primer: plan.latencyPrimer,
   });
   table([
     ['target', 'p50', 'p99', 'calls', 'what it does'],

@@ -18,12 +18,23 @@ const sleep = (delayMs: number) => new Promise((resolve) => setTimeout(resolve, 
 export const heldReply = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
   heading('Reply to a held call (pending_approval), latency mode');
   line(
-    `${plan.heldRounds} rounds × ${plan.heldCount} calls (after ${plan.heldWarmup} untimed); ` +
-      'erp.purchase_orders.create for 1500, held for finance',
+    `${plan.heldPrimer} untimed calls (rejected before timing), then ${plan.heldRounds} rounds × ` +
+      `${plan.heldCount} calls (after ${plan.heldWarmup} untimed); erp.purchase_orders.create for 1500, held for finance`,
   );
   const { held } = bed.targets;
   const figures = (
-    await latencyRounds(bed, [held], { rounds: plan.heldRounds, count: plan.heldCount, warmup: plan.heldWarmup })
+    await latencyRounds(bed, [held], {
+      rounds: plan.heldRounds,
+      count: plan.heldCount,
+      warmup: plan.heldWarmup,
+      primer: plan.heldPrimer,
+      // The agent's waiting calls share one pending-calls item: the rounds start with it empty, and
+      // the rejected calls' approval runs (on this event loop) end before the timing starts.
+      primed: async () => {
+        await rejectOpenCalls(bed);
+        await sleep(500);
+      },
+    })
   )(held);
   line(`p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)} over ${figures.samples} calls`);
   line(

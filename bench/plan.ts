@@ -7,6 +7,11 @@ export interface Plan {
   readonly latencyRounds: number;
   readonly latencyCount: number;
   readonly latencyWarmup: number;
+  /**
+   * Untimed calls per target before the first round: the JIT's warm-up, so the rounds time the
+   * steady state (a fresh process's first call is timed by itself, in the cold-start section).
+   */
+  readonly latencyPrimer: number;
   /** Throughput mode: fixed concurrency, one warm-up run per target, then rotated rounds. */
   readonly connections: number;
   readonly throughputWarmupMs: number;
@@ -18,6 +23,8 @@ export interface Plan {
   readonly heldRounds: number;
   readonly heldCount: number;
   readonly heldWarmup: number;
+  /** Untimed held calls before the first round, rejected before the rounds start. */
+  readonly heldPrimer: number;
   /** Approvals timed from the click to the system call. */
   readonly decisionTrials: number;
   /** Held calls approved and rejected for their approval run's transitions (expiry: one). */
@@ -45,6 +52,7 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     latencyRounds: 10,
     latencyCount: 300,
     latencyWarmup: 30,
+    latencyPrimer: 1_500,
     connections: 16,
     throughputWarmupMs: 1_500,
     throughputRounds: 10,
@@ -53,6 +61,7 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     heldRounds: 6,
     heldCount: 60,
     heldWarmup: 5,
+    heldPrimer: 300,
     decisionTrials: 15,
     outcomeTrials: 3,
     importRuns: 7,
@@ -70,6 +79,7 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     latencyRounds: 2,
     latencyCount: 30,
     latencyWarmup: 5,
+    latencyPrimer: 50,
     connections: 16,
     throughputWarmupMs: 300,
     throughputRounds: 1,
@@ -78,6 +88,7 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     heldRounds: 1,
     heldCount: 15,
     heldWarmup: 2,
+    heldPrimer: 10,
     decisionTrials: 3,
     outcomeTrials: 1,
     importRuns: 1,

@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick]`: the project's performance figures, measured side by
+// `npm run bench [-- --quick] [-- --only own-cost,held-reply]`: the project's performance figures, measured side by
 // side in one run, on loopback. Latency figures come from interleaved rounds against reference
 // servers in this same process (a busy machine slows them all alike), as medians of round medians
 // with pooled p99; throughput from rotated rounds at fixed concurrency; the rest from the
@@ -77,8 +77,22 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 
 const main = async (): Promise<number> => {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } }, strict: true });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+    strict: true,
+  });
   const plan = values.quick ? plans.quick : plans.full;
+  // --only: the named sections alone (the cost table needs the held-call sections' figures too).
+  const only = values.only === undefined ? null : new Set(values.only.split(',').map((key) => key.trim()));
+  const unknown = [...(only ?? [])].filter((key) => !(summaryOrder as readonly string[]).includes(key));
+  if (unknown.length > 0) {
+    process.stderr.write(`--only takes sections among ${summaryOrder.join(', ')}; not: ${unknown.join(', ')}\n`);
+    return 2;
+  }
+  const selected = (key: SectionKey): boolean => only === null || only.has(key);
+  const needsBed = summaryOrder.some(
+    (key) => selected(key) && !['bundles', 'first-call', 'memory', 'aws-cost'].includes(key),
+  );
   // A run that stops making progress still ends, and says so.
   setTimeout(() => {
     process.stdout.write(`\nThe benchmark did not end within ${plan.watchdogMs / 1000} s; stopping it.\n`);
@@ -92,6 +106,7 @@ const main = async (): Promise<number> => {
   const measured = nothingMeasured();
   let complete = true;
   const measure = async (key: SectionKey, section: () => Promise<Row[]>): Promise<void> => {
+    if (!selected(key)) return;
     const sectionStarted = performance.now();
     try {
       rows.set(key, await section());
@@ -103,22 +118,24 @@ const main = async (): Promise<number> => {
   };
 
   let bed: Bed | undefined;
-  try {
-    process.stdout.write('Starting the demo ERP, the local runtime and the reference servers...\n');
-    bed = await startBed();
-    line(`ready after ${seconds(started)}`);
-    const ready = bed;
-    await measure('own-cost', () => ownCost(ready, plan));
-    await measure('throughput', () => throughput(ready, plan));
-    await measure('store', () => storeRequests(ready, plan, measured));
-    await measure('held-reply', () => heldReply(ready, plan, measured));
-    await measure('decision', () => decisionToSend(ready, plan, measured));
-    await measure('held-cost', () => heldCallCosts(ready, plan, measured));
-  } catch (error) {
-    complete = false;
-    line(`!! the bench bed did not start: ${errorText(error)}`);
-  } finally {
-    await bed?.close();
+  if (needsBed) {
+    try {
+      process.stdout.write('Starting the demo ERP, the local runtime and the reference servers...\n');
+      bed = await startBed();
+      line(`ready after ${seconds(started)}`);
+      const ready = bed;
+      await measure('own-cost', () => ownCost(ready, plan));
+      await measure('throughput', () => throughput(ready, plan));
+      await measure('store', () => storeRequests(ready, plan, measured));
+      await measure('held-reply', () => heldReply(ready, plan, measured));
+      await measure('decision', () => decisionToSend(ready, plan, measured));
+      await measure('held-cost', () => heldCallCosts(ready, plan, measured));
+    } catch (error) {
+      complete = false;
+      line(`!! the bench bed did not start: ${errorText(error)}`);
+    } finally {
+      await bed?.close();
+    }
   }
   // Bundles last, with every server stopped: the fresh processes compete with nothing of ours.
   await measure('bundles', () => lambdaBundles(plan));
@@ -133,11 +150,13 @@ const main = async (): Promise<number> => {
   });
 
   summary(
-    summaryOrder.flatMap(
-      (key): readonly Row[] =>
-        rows.get(key) ??
-        expected[key].map((row) => ({ what: row.what, measured: '-', target: row.target, mark: 'not measured' })),
-    ),
+    summaryOrder
+      .filter(selected)
+      .flatMap(
+        (key): readonly Row[] =>
+          rows.get(key) ??
+          expected[key].map((row) => ({ what: row.what, measured: '-', target: row.target, mark: 'not measured' })),
+      ),
   );
   if (costMarkdown !== undefined) {
     heading(`AWS cost per million calls, as Markdown (for the README)`);
