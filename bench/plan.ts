@@ -64,7 +64,7 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     heldPrimer: 300,
     decisionTrials: 15,
     outcomeTrials: 3,
-    importRuns: 7,
+    importRuns: 11,
     importWithoutSourceMaps: true,
     firstCallRuns: 5,
     memoryLoadMs: 600_000,

@@ -11,8 +11,15 @@ export interface AgentLimits {
   readonly pendingCalls: number;
 }
 
-/** The defaults, for the moments no configuration has loaded yet. */
-const defaultLimits: Limits = Limits.parse({});
+/**
+ * The defaults, for the moments no configuration has loaded yet: parsed on first need, not at
+ * import (a schema's first parse costs about a millisecond of every cold start).
+ */
+let defaultLimits: Limits | undefined;
+const defaults = (): Limits => {
+  defaultLimits ??= Limits.parse({});
+  return defaultLimits;
+};
 
 type LimitField = 'concurrent_requests' | 'requests_per_second' | 'burst' | 'pending_calls';
 
@@ -42,5 +49,5 @@ export const limitsFor = (limits: Limits, agent: Pick<AgentIdentity, 'id' | 'gro
 /** The limits of `agent` under the configuration held now (the last good one while stale or off). */
 export const limitsNow = async (controlPlane: ControlPlane, agent: AgentIdentity): Promise<AgentLimits> => {
   const state = await controlPlane.current();
-  return limitsFor(state.snapshot?.config.settings.limits ?? defaultLimits, agent);
+  return limitsFor(state.snapshot?.config.settings.limits ?? defaults(), agent);
 };
