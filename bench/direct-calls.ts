@@ -53,8 +53,8 @@ export const latencyRounds = async (
       { roundMedians: [] as number[], pooled: [] as number[], failures: 0, firstFailure: null as string | null },
     ]),
   );
-  for (const target of targets) {
-    if (options.primer > 0) await bed.load.run({ kind: 'latency', target, warmup: 0, count: options.primer });
+  if (options.primer > 0) {
+    for (const target of targets) await bed.load.run({ kind: 'latency', target, warmup: 0, count: options.primer });
     bed.erp.reset();
   }
   await options.primed?.();

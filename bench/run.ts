@@ -1,13 +1,14 @@
-// `npm run bench [-- --quick] [-- --only own-cost,held-reply]`: the project's performance figures, measured side by
-// side in one run, on loopback. Latency figures come from interleaved rounds against reference
-// servers in this same process (a busy machine slows them all alike), as medians of round medians
-// with pooled p99; throughput from rotated rounds at fixed concurrency; the rest from the
-// approval run's own record, the store's wire, fresh processes (the bundles' import, the MCP
-// function's first call), the local runtime in a process of its own under steady load (its
-// resident memory and what its JavaScript keeps), and the synthesized stack priced with this run's figures (the AWS cost table,
-// also printed as Markdown at the end). Each section prints as it ends, then a summary row per
-// figure with its target. It reports and does not judge: missed targets still end with exit code
-// 0; 1 means a section could not be measured at all.
+// `npm run bench [-- --quick] [--only own-cost,held-reply]`: the project's performance figures,
+// measured side by side in one run, on loopback. Latency figures come from interleaved rounds
+// against reference servers in this same process (a busy machine slows them all alike), as medians
+// of round medians with pooled p99; throughput from rotated rounds at fixed concurrency; the rest
+// from the approval run's own record, the store's wire, fresh processes (the bundles' import, the
+// MCP function's first call), the local runtime in a process of its own under steady load (its
+// resident memory and what its JavaScript keeps), and the synthesized stack priced with this run's
+// figures (the AWS cost table, also printed as Markdown at the end). Each section prints as it
+// ends, then a summary row per figure with its target. It reports and does not judge: missed
+// targets still end with exit code 0; 1 means a section could not be measured at all, 2 that
+// --only named a section there is not.
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { awsCosts } from './aws-costs.js';
