@@ -8,6 +8,7 @@ import {
   isJsonContentType,
   isLegacyRequest,
   originValidationResponse,
+  PROTOCOL_VERSION_META_KEY,
   readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
@@ -102,6 +103,30 @@ const readBody = async (request: Request, given: string | undefined): Promise<Re
   return { kind: 'read', parsedBody: read.message, toolArguments: read.toolArguments };
 };
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Whether a parsed body is one the SDK's classifier can only route to the 2026-07-28 path: a
+ * request or notification (no `result` or `error` member) other than initialize whose
+ * `params._meta` carries the revision claim. The classifier sends every such body there, to be
+ * served or refused by the modern path's own checks; only an initialize may carry a claim and still
+ * be a 2025-era handshake. The one request in a direct call's path that matters (tools/call of a
+ * current client) is routed on this alone, so the body is classified once (by the SDK's entry), not
+ * twice; any other body still asks the SDK's own predicate. A test holds this to the SDK's answer.
+ */
+export const claimsModernRevision = (body: unknown): boolean => {
+  if (!isPlainObject(body) || 'result' in body || 'error' in body) return false;
+  if (typeof body.method !== 'string' || body.method === 'initialize') return false;
+  const { params } = body;
+  return isPlainObject(params) && isPlainObject(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta;
+};
+
+/** Whether the SDK's entry would serve this request as a 2025-era one (see claimsModernRevision). */
+const isLegacy = async (request: Request, parsedBody: unknown): Promise<boolean> =>
+  !claimsModernRevision(parsedBody) &&
+  (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: maxRequestBodyBytes }));
+
 /**
  * 2025-era requests: a fresh server and a JSON-mode transport for this one exchange. A client that
  * declares URL elicitation at initialize gets a sealed session id naming that (legacy-session.ts);
@@ -189,7 +214,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
           request.headers.get('traceparent'),
           admission.kind === 'refused' ? admission.refusal : null,
         );
-        if (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: maxRequestBodyBytes })) {
+        if (await isLegacy(request, parsedBody)) {
           return await serveLegacy(services, request, context, parsedBody);
         }
         const authInfo = context.toAuthInfo();
