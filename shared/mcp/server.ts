@@ -17,9 +17,10 @@ import {
   type Tool,
 } from '@modelcontextprotocol/server';
 import { readParsedArguments } from '../arguments/strict-json.js';
+import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { toolCallFaultMessage } from '../errors.js';
-import { resultObject, resultObjectJsonSchema } from '../result.js';
+import { type ResultObject, resultObject, resultObjectJsonSchema } from '../result.js';
 import { type CallToolDeps, callTool, visibleTools } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../version.js';
@@ -87,6 +88,51 @@ export const instructions =
   'A call answers one result object: succeeded, failed, unknown, denied, or pending_approval when a person must decide. ' +
   'Follow a pending call with get_execution_status, gently (every 30-60 s at most); never repeat the call while it waits.';
 
+/** A tools/call's arguments: as the strict reader read them from the request's text, else as parsed. */
+const toolArgumentsOf = (context: McpRequestContext, args: Record<string, unknown>) =>
+  context.toolArguments ?? readParsedArguments(args);
+
+/**
+ * The result object of a tools/call answered without a handover or a task: a call refused by a
+ * limit (answered without running, and not recorded: a flood must not cost store writes), the
+ * status tool, or the catalog call made. One home for the SDK's handler and the plain path
+ * (plain-tool-call.ts).
+ */
+export const toolCallResult = async (
+  services: McpServices,
+  context: McpRequestContext,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<ResultObject> => {
+  if (context.refusal !== null) return resultObject(context.refusal);
+  if (name === statusToolName) return getExecutionStatus(services, context.agent, args);
+  return callTool(services, context.agent, name, toolArgumentsOf(context, args), {
+    traceparent: context.traceparent,
+  });
+};
+
+/**
+ * A tools/call that failed (the store refused a write, a bug): logged here and answered in the
+ * gateway's own words, as the internal error it returns; the SDK would otherwise send the
+ * exception's text, the store's or a system's.
+ */
+export const toolCallFault = (
+  services: McpServices,
+  agent: AgentIdentity,
+  name: string,
+  error: unknown,
+): ProtocolError => {
+  services.log.warn('tools/call failed', {
+    agent_id: agent.id,
+    tool: name.slice(0, 200),
+    error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
+  });
+  return new ProtocolError(ProtocolErrorCode.InternalError, toolCallFaultMessage);
+};
+
+/** The server's identity, as initialize and every 2026-07-28 result's _meta carry it. */
+export const serverIdentity = { name: gatewayInfo.name, title: gatewayInfo.title, version: gatewayInfo.version };
+
 /**
  * The SDK's Server, with one seam: a tools/call answered by a task (CreateTaskResult) bypasses
  * the SDK's CallToolResult check, which knows no task shape (the SDK has no server-side tasks).
@@ -116,7 +162,7 @@ export const buildMcpServer = (
 ): Server => {
   const { agent } = context;
   const server = new GatewayServer(
-    { name: gatewayInfo.name, title: gatewayInfo.title, version: gatewayInfo.version },
+    { ...serverIdentity },
     {
       capabilities: { tools: { listChanged: false }, ...tasksCapabilities },
       instructions,
@@ -137,22 +183,17 @@ export const buildMcpServer = (
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args = {} } = request.params;
-    if (context.refusal !== null) {
-      // Refused by a limit before anything ran, and not recorded: a flood must not cost store writes.
-      return toCallToolResult(resultObject(context.refusal));
-    }
     try {
-      if (name === statusToolName) {
-        return toCallToolResult(await getExecutionStatus(services, agent, args));
-      }
-      const toolArguments = context.toolArguments ?? readParsedArguments(args);
-      // A task-augmented request (2025-11-25) asked for a task: it gets one, never a handover.
-      const handover = request.params.task === undefined ? { dialect, context, ctx } : null;
-      const retried = handover === null ? null : await answerRetry(services, agent, handover, name, toolArguments);
+      // A catalog call (not refused, not the status tool) may be a retry of one handed to the
+      // customer, or be handed over itself; a task-augmented request (2025-11-25) asked for a task
+      // and gets one, never a handover.
+      const catalogCall = context.refusal === null && name !== statusToolName;
+      const handover = catalogCall && request.params.task === undefined ? { dialect, context, ctx } : null;
+      const retried =
+        handover === null ? null : await answerRetry(services, agent, handover, name, toolArgumentsOf(context, args));
       if (retried !== null) return retried;
-      const result = await callTool(services, agent, name, toolArguments, {
-        traceparent: context.traceparent,
-      });
+      const result = await toolCallResult(services, context, name, args);
+      if (!catalogCall) return toCallToolResult(result);
       const handed = handover === null ? null : await handOver(services, agent, handover, result);
       if (handed !== null) return handed;
       const task = await createdTask(
@@ -167,14 +208,7 @@ export const buildMcpServer = (
     } catch (error) {
       // The handover's deliberate answers (-32042, a refused requestState) go out as they are.
       if (error instanceof ProtocolError) throw error;
-      // A fault (the store refused a write, a bug) is logged here and answered in the gateway's
-      // own words: the SDK would otherwise send the exception's text, the store's or a system's.
-      services.log.warn('tools/call failed', {
-        agent_id: agent.id,
-        tool: name.slice(0, 200),
-        error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
-      });
-      throw new ProtocolError(ProtocolErrorCode.InternalError, toolCallFaultMessage);
+      throw toolCallFault(services, agent, name, error);
     }
   });
 

@@ -67,14 +67,17 @@ const Envelope = z.object({
   }),
 });
 
-/** Whether this request's client declared the tasks extension (2026-07-28: per request). */
-const declaresTasks = (ctx: ServerContext): boolean => {
-  const envelope = Envelope.safeParse(ctx.mcpReq.envelope);
+/** Whether a request's per-request envelope (2026-07-28: its params._meta) declares the tasks extension. */
+export const envelopeDeclaresTasks = (envelope: unknown): boolean => {
+  const declared = Envelope.safeParse(envelope);
   return (
-    envelope.success &&
-    envelope.data['io.modelcontextprotocol/clientCapabilities'].extensions?.[tasksExtensionId] !== undefined
+    declared.success &&
+    declared.data['io.modelcontextprotocol/clientCapabilities'].extensions?.[tasksExtensionId] !== undefined
   );
 };
+
+/** Whether this request's client declared the tasks extension (2026-07-28: per request). */
+const declaresTasks = (ctx: ServerContext): boolean => envelopeDeclaresTasks(ctx.mcpReq.envelope);
 
 const requireTasksExtension = (ctx: ServerContext): void => {
   if (!declaresTasks(ctx)) {

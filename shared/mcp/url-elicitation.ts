@@ -29,8 +29,12 @@ const UrlMode = z.looseObject({ elicitation: z.looseObject({ url: z.unknown() })
 const Envelope = z.looseObject({ [CLIENT_CAPABILITIES_META_KEY]: UrlMode });
 
 /** 2026-07-28: whether this request's client capabilities declare URL-mode elicitation. */
-export const declaresUrlElicitation2026 = (ctx: ServerContext): boolean => {
-  const declared = Envelope.safeParse(ctx.mcpReq.envelope);
+export const declaresUrlElicitation2026 = (ctx: ServerContext): boolean =>
+  envelopeDeclaresUrlElicitation(ctx.mcpReq.envelope);
+
+/** The same, of a request's per-request envelope (its params._meta) as sent. */
+export const envelopeDeclaresUrlElicitation = (envelope: unknown): boolean => {
+  const declared = Envelope.safeParse(envelope);
   return declared.success && declared.data[CLIENT_CAPABILITIES_META_KEY].elicitation.url !== undefined;
 };
 
