@@ -17,6 +17,7 @@ import type { AgentIdentity } from '../auth/agent.js';
 import { limitsNow } from '../limits/agent-limits.js';
 import type { LimitRefusal, RequestGate } from '../limits/request-gate.js';
 import { initializeDeclaresUrlElicitation, readSessionId, sessionIdFor } from './legacy-session.js';
+import { answerPlainToolCall, plainToolCallOf } from './plain-tool-call.js';
 import { McpRequestContext, requestContextOf } from './request-context.js';
 import { buildMcpServer, type McpServices } from './server.js';
 
@@ -34,6 +35,12 @@ export interface McpEndpointOptions {
   readonly onLimited?: (agent: AgentIdentity, refusal: LimitRefusal) => void;
   /** Called with faults the SDK reports out of band (for logging). */
   readonly onError?: (error: Error) => void;
+  /**
+   * Whether a plain 2026-07-28 tools/call is answered without the SDK's per-request server
+   * (plain-tool-call.ts). Off, every request goes through the SDK: the reference the plain path
+   * is tested against. @default true
+   */
+  readonly plainToolCalls?: boolean;
 }
 
 export interface McpEndpoint {
@@ -214,6 +221,8 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
           request.headers.get('traceparent'),
           admission.kind === 'refused' ? admission.refusal : null,
         );
+        const plain = options.plainToolCalls === false ? null : plainToolCallOf(request, parsedBody);
+        if (plain !== null) return await answerPlainToolCall(services, context, plain);
         if (await isLegacy(request, parsedBody)) {
           return await serveLegacy(services, request, context, parsedBody);
         }
