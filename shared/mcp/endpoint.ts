@@ -194,6 +194,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
   );
   const allowedHostnames = options.allowedHostnames === null ? null : [...options.allowedHostnames];
   const allowedOrigins = [...options.allowedOrigins];
+  let closed = false;
 
   return {
     async handle(request, agent, bodyText) {
@@ -221,7 +222,8 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
           request.headers.get('traceparent'),
           admission.kind === 'refused' ? admission.refusal : null,
         );
-        const plain = options.plainToolCalls === false ? null : plainToolCallOf(request, parsedBody);
+        // Once closed, every request goes to the SDK's entry, which refuses it.
+        const plain = closed || options.plainToolCalls === false ? null : plainToolCallOf(request, parsedBody);
         if (plain !== null) return await answerPlainToolCall(services, context, plain);
         if (await isLegacy(request, parsedBody)) {
           return await serveLegacy(services, request, context, parsedBody);
@@ -232,6 +234,9 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
         if (admission.kind === 'admitted') admission.release();
       }
     },
-    close: () => modern.close(),
+    close: () => {
+      closed = true;
+      return modern.close();
+    },
   };
 };

@@ -102,7 +102,8 @@ export const answerPlainToolCall = async (
     };
   } catch (error) {
     const fault = toolCallFault(services, context.agent, call.name, error);
-    message = { jsonrpc: '2.0', id: call.id, error: { code: fault.code, message: fault.message } };
+    const data = fault.data === undefined ? {} : { data: fault.data };
+    message = { jsonrpc: '2.0', id: call.id, error: { code: fault.code, message: fault.message, ...data } };
   }
   return new Response(JSON.stringify(message), { status: 200, headers: { 'content-type': 'application/json' } });
 };

@@ -206,8 +206,6 @@ export const buildMcpServer = (
       if (task !== null) server.taskAnswers.set(ctx.mcpReq.id, task);
       return toCallToolResult(result);
     } catch (error) {
-      // The handover's deliberate answers (-32042, a refused requestState) go out as they are.
-      if (error instanceof ProtocolError) throw error;
       throw toolCallFault(services, agent, name, error);
     }
   });

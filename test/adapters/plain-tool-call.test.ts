@@ -3,9 +3,9 @@
 // answering plain calls itself, the other sending every request through the SDK. Request by
 // request the two answer alike (status, media type, the JSON-RPC message; ids, order numbers and
 // times aside), and every request that is not plain is left to the SDK.
-import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
+import { PROTOCOL_VERSION_META_KEY, Server } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import type { AgentLimits } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
@@ -85,24 +85,40 @@ const normalized = (text: string): string =>
 
 interface Answer {
   readonly status: number;
-  readonly contentType: string | null;
+  readonly headers: [string, string][];
   readonly message: unknown;
+  /** How many SDK servers were connected to serve it (the SDK's path: one; the plain path: none). */
+  readonly sdkServers: number;
 }
 
 const answerOf = async (endpoint: McpEndpoint, sent: Sent): Promise<Answer> => {
-  const response = await endpoint.handle(requestOf(sent), procurement, JSON.stringify(sent.body));
-  return {
-    status: response.status,
-    contentType: response.headers.get('content-type'),
-    message: JSON.parse(normalized(await response.text())),
-  };
+  const connect = vi.spyOn(Server.prototype, 'connect');
+  try {
+    const response = await endpoint.handle(requestOf(sent), procurement, JSON.stringify(sent.body));
+    return {
+      status: response.status,
+      headers: [...response.headers.entries()],
+      message: JSON.parse(normalized(await response.text())),
+      sdkServers: connect.mock.calls.length,
+    };
+  } finally {
+    connect.mockRestore();
+  }
 };
 
-/** Sends the request to both endpoints (the SDK's first) and expects the same answer from each. */
+/**
+ * Sends the request to both endpoints (the SDK's first) and expects the same answer from each:
+ * for a plain request, the reference's from an SDK server and the plain endpoint's without one.
+ */
 const bothAlike = async (pair: { plain: McpEndpoint; sdk: McpEndpoint }, sent: Sent): Promise<Answer> => {
   const reference = await answerOf(pair.sdk, sent);
   const answer = await answerOf(pair.plain, sent);
-  expect(answer).toEqual(reference);
+  expect({ ...answer, sdkServers: 0 }).toEqual({ ...reference, sdkServers: 0 });
+  if (plainToolCallOf(requestOf(sent), sent.body) === null) {
+    expect(answer.sdkServers).toBe(reference.sdkServers);
+  } else {
+    expect([reference.sdkServers, answer.sdkServers]).toEqual([1, 0]);
+  }
   return answer;
 };
 
@@ -236,6 +252,21 @@ describe('every other request is left to the SDK', () => {
   it(
     verifies(
       'perf.plain-tool-call',
+      'a closed endpoint runs no plain call: the SDK’s entry refuses it, and the ERP hears nothing',
+    ),
+    async () => {
+      const { plain } = endpointsOver(bed.services);
+      await plain.close();
+      const before = bed.erp.calls().length;
+      const sent = call('erp.purchase_orders.create', { vendor_id: 'V-100', amount: '250', currency: 'EUR' });
+      await expect(plain.handle(requestOf(sent), procurement, JSON.stringify(sent.body))).rejects.toThrow(/closed/);
+      expect(bed.erp.calls().length).toBe(before);
+    },
+  );
+
+  it(
+    verifies(
+      'perf.plain-tool-call',
       'whatever a request is made of, one the plain path takes is answered as the SDK answers it',
     ),
     async () => {
@@ -258,6 +289,8 @@ describe('every other request is left to the SDK', () => {
         extraParam: fc.option(fc.constantFrom('task', 'requestState', 'cursor'), { nil: undefined, freq: 4 }),
         metaVersion: changed(fc.constantFrom(revision, '2025-11-25', 1)),
         capabilities: changed(fc.constantFrom({}, { roots: {} }, { elicitation: { url: {} } }, null)),
+        clientInfo: changed(fc.constantFrom({ name: 'agent', version: '1.0' }, { name: 1 }, 'x')),
+        logLevel: changed(fc.constantFrom('debug', 'error', 'loud', 3)),
       });
       let plainTaken = 0;
       await fc.assert(
@@ -279,7 +312,7 @@ describe('every other request is left to the SDK', () => {
           plainTaken += 1;
           await bothAlike(pair, sent);
         }),
-        { numRuns: 150 },
+        { numRuns: 200 },
       );
       expect(plainTaken).toBeGreaterThan(0);
     },
