@@ -112,9 +112,10 @@ export const toolCallResult = async (
 };
 
 /**
- * A tools/call that failed (the store refused a write, a bug): logged here and answered in the
- * gateway's own words, as the internal error it returns; the SDK would otherwise send the
- * exception's text, the store's or a system's.
+ * The protocol error a failed tools/call is answered with: a deliberate one (the handover's -32042,
+ * a refused requestState) as it is; any other failure (the store refused a write, a bug) logged
+ * here and answered in the gateway's own words, as an internal error: the SDK would otherwise send
+ * the exception's text, the store's or a system's.
  */
 export const toolCallFault = (
   services: McpServices,
@@ -122,6 +123,7 @@ export const toolCallFault = (
   name: string,
   error: unknown,
 ): ProtocolError => {
+  if (error instanceof ProtocolError) return error;
   services.log.warn('tools/call failed', {
     agent_id: agent.id,
     tool: name.slice(0, 200),

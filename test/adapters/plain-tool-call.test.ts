@@ -3,6 +3,8 @@
 // answering plain calls itself, the other sending every request through the SDK. Request by
 // request the two answer alike (status, media type, the JSON-RPC message; ids, order numbers and
 // times aside), and every request that is not plain is left to the SDK.
+//
+// Long: each kind of answer is compared, and the variants that must not be plain are listed.
 import { PROTOCOL_VERSION_META_KEY, Server } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
