@@ -1,4 +1,9 @@
-// Writing keys that come from outside (arguments, schemas, records) onto objects the gateway builds.
+// Writing keys that come from outside (arguments, schemas, records) onto objects the gateway builds,
+// and telling such an object from other JSON values.
+
+/** A JSON object (an object, not null, not an array), as parsed JSON or an event's parts may hold one. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Makes `key` an ordinary own property of `target` holding `value`. A plain assignment of

@@ -1,10 +1,8 @@
 // API Gateway HTTP API (payload 2.0) events turned into web-standard Requests and Responses back
 // into results, so handlers can use fetch-shaped libraries such as the MCP SDK's entry.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { isRecord } from '../../shared/objects.js';
 import type { HttpResult } from './middleware.js';
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The claims the HTTP API's JWT authorizer verified; none when it passed none. The edge builds this

@@ -16,6 +16,7 @@ import {
 } from '../mcp/server.js';
 import { statusToolName } from '../mcp/status-tool.js';
 import { toCallToolResult } from '../mcp/tool-result.js';
+import { isRecord } from '../objects.js';
 import { resultObject } from '../result.js';
 import { callTool } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
@@ -43,9 +44,6 @@ const errorAnswer = (id: JsonRpcId, code: number, message: string) => ({
   error: { code, message },
 });
 const resultAnswer = (id: JsonRpcId, result: unknown) => ({ jsonrpc: '2.0' as const, id, result });
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Answers one request_body: the JSON-RPC answer to send back, or null for a notification (or a

@@ -16,6 +16,7 @@ import { readMessage, type StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import { limitsNow } from '../limits/agent-limits.js';
 import type { LimitRefusal, RequestGate } from '../limits/request-gate.js';
+import { isRecord } from '../objects.js';
 import { initializeDeclaresUrlElicitation, readSessionId, sessionIdFor } from './legacy-session.js';
 import { answerPlainToolCall, plainToolCallOf } from './plain-tool-call.js';
 import { McpRequestContext, requestContextOf } from './request-context.js';
@@ -110,9 +111,6 @@ const readBody = async (request: Request, given: string | undefined): Promise<Re
   return { kind: 'read', parsedBody: read.message, toolArguments: read.toolArguments };
 };
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Whether a parsed body is one the SDK's classifier can only route to the 2026-07-28 path: a
  * request or notification (no `result` or `error` member) other than initialize whose
@@ -123,10 +121,10 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
  * twice; any other body still asks the SDK's own predicate. A test holds this to the SDK's answer.
  */
 export const claimsModernRevision = (body: unknown): boolean => {
-  if (!isPlainObject(body) || 'result' in body || 'error' in body) return false;
+  if (!isRecord(body) || 'result' in body || 'error' in body) return false;
   if (typeof body.method !== 'string' || body.method === 'initialize') return false;
   const { params } = body;
-  return isPlainObject(params) && isPlainObject(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta;
+  return isRecord(params) && isRecord(params._meta) && PROTOCOL_VERSION_META_KEY in params._meta;
 };
 
 /** Whether the SDK's entry would serve this request as a 2025-era one (see claimsModernRevision). */

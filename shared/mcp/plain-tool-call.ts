@@ -19,6 +19,7 @@ import {
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server';
+import { isRecord } from '../objects.js';
 import type { McpRequestContext } from './request-context.js';
 import { type McpServices, serverIdentity, toolCallFault, toolCallResult } from './server.js';
 import { envelopeDeclaresTasks } from './task-methods.js';
@@ -42,9 +43,6 @@ export interface PlainToolCall {
   readonly args: Record<string, unknown>;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 const hasOnly = (value: Record<string, unknown>, keys: ReadonlySet<string>): boolean =>
   Object.keys(value).every((key) => keys.has(key));
 
@@ -53,15 +51,15 @@ const paramKeys: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
 
 /** The plain tools/call this request is, or null: then the SDK serves it. */
 export const plainToolCallOf = (request: Request, body: unknown): PlainToolCall | null => {
-  if (request.method !== 'POST' || !isPlainObject(body) || !hasOnly(body, messageKeys)) return null;
+  if (request.method !== 'POST' || !isRecord(body) || !hasOnly(body, messageKeys)) return null;
   const { jsonrpc, id, method, params } = body;
   if (jsonrpc !== '2.0' || method !== 'tools/call') return null;
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;
-  if (!isPlainObject(params) || !hasOnly(params, paramKeys)) return null;
+  if (!isRecord(params) || !hasOnly(params, paramKeys)) return null;
   const { name, arguments: args = {}, _meta: envelope } = params;
   // A name in the Mcp-Name header's encoded form (=?base64?…?=) is left to the SDK to decode.
-  if (typeof name !== 'string' || name === '' || name.startsWith('=?') || !isPlainObject(args)) return null;
-  if (!isPlainObject(envelope) || envelope[PROTOCOL_VERSION_META_KEY] !== plainRevision) return null;
+  if (typeof name !== 'string' || name === '' || name.startsWith('=?') || !isRecord(args)) return null;
+  if (!isRecord(envelope) || envelope[PROTOCOL_VERSION_META_KEY] !== plainRevision) return null;
   if (!hasOnly(envelope, plainEnvelopeKeys)) return null;
   if (envelopeDeclaresUrlElicitation(envelope) || envelopeDeclaresTasks(envelope)) return null;
   const protocolVersionHeader = request.headers.get('mcp-protocol-version');

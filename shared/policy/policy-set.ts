@@ -6,6 +6,7 @@
 
 import type { DetailedError, SchemaJson } from '@cedar-policy/cedar-wasm/nodejs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import { isRecord } from '../objects.js';
 
 export interface PolicyFile {
   readonly path: string;
@@ -45,9 +46,6 @@ export interface CompiledPolicies {
   /** Argument fields some policy reads (`context.arguments.<field>`, or `has <field>`); 'all' when one reads them whole. */
   readonly argumentsRead: ReadonlySet<string> | 'all';
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `context.arguments` in a policy's JSON form. */
 const isArgumentsRecord = (node: unknown): boolean => {
