@@ -1,6 +1,6 @@
 // W3C trace context: the caller's trace continues into the system call, with the gateway's own
 // span as the parent; without one, the gateway starts a trace.
-import { randomHex } from './random-ids.js';
+import { randomHex } from '../random-pool.js';
 
 const traceparentPattern = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 

@@ -44,4 +44,19 @@ describe('the result object', () => {
     }
     expect(first < second).toBe(true);
   });
+
+  it(
+    verifies('store.ids-uuidv7', 'mints ids in one millisecond that still sort as minted, each a valid UUIDv7'),
+    () => {
+      const ids = Array.from({ length: 2000 }, () => uuidV7Ids.next());
+      for (const id of ids) {
+        expect(isUuid(id)).toBe(true);
+        expect(id[14]).toBe('7');
+        // The RFC 9562 variant: the first hex digit of the fourth group is 8, 9, a or b.
+        expect('89ab').toContain(id[19]);
+      }
+      expect(new Set(ids).size).toBe(ids.length);
+      expect([...ids].sort()).toEqual(ids);
+    },
+  );
 });
