@@ -12,6 +12,7 @@ import {
   maxRequestBodyBytes,
   readsJsonBody,
 } from '../shared/mcp/endpoint.js';
+import { requestHeadOf } from '../shared/mcp/request-head.js';
 import type { McpServices } from '../shared/mcp/server.js';
 import { agentServicesFor, serviceLogger } from './commons/aws.js';
 import { channelPostPath, createChannelPost } from './commons/channel-post.js';
@@ -20,6 +21,8 @@ import {
   eventBody,
   eventBodyBytes,
   eventBodyText,
+  eventRequestHead,
+  fromPlainAnswer,
   fromWebResponse,
   jwtClaimsOf,
   requestOrigin,
@@ -41,6 +44,8 @@ export interface McpFunctionDeps {
   readonly requestGate?: RequestGate;
   /** Flushed after every request. @default none */
   readonly metrics?: InvocationMetrics | null;
+  /** Whether a plain tools/call is answered without the SDK's server (McpEndpointOptions). @default true */
+  readonly plainToolCalls?: boolean;
 }
 
 const renderJsonRpcError = (statusCode: number, message: string): HttpResult => ({
@@ -63,6 +68,7 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
         limit: refusal.message,
       }),
     onError: (error) => deps.logger.warn('MCP request refused', { error: error.message }),
+    ...(deps.plainToolCalls === undefined ? {} : { plainToolCalls: deps.plainToolCalls }),
   });
   const channelPost = createChannelPost({
     services: deps.services,
@@ -80,11 +86,12 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
       return fromWebResponse(unauthorizedResponse(deps.publicUrl ?? requestOrigin(event), tokenPresented));
     }
     deps.logger.appendKeys({ agent_id: agent.id });
-    // A POST of JSON goes over as its text, the request without a body: nothing reads the text twice.
-    const response = readsJsonBody(event.requestContext.http.method, event.headers['content-type'])
-      ? await endpoint.handle(toWebRequest(event, undefined, signal), agent, eventBodyText(event))
-      : await endpoint.handle(toWebRequest(event, eventBody(event), signal), agent);
-    return fromWebResponse(response);
+    // A POST of JSON goes over as its text, read from the event (nothing reads it twice), and a web
+    // Request is built only if the SDK serves it: a plain tools/call is answered without one.
+    const answer = readsJsonBody(event.requestContext.http.method, event.headers['content-type'])
+      ? await endpoint.serve(eventRequestHead(event, signal), agent, eventBodyText(event))
+      : await endpoint.serve(requestHeadOf(toWebRequest(event, eventBody(event), signal)), agent);
+    return answer instanceof Response ? fromWebResponse(answer) : fromPlainAnswer(answer);
   };
   return withGatewayMiddleware(handle, {
     logger: deps.logger,

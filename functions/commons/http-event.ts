@@ -1,6 +1,8 @@
 // API Gateway HTTP API (payload 2.0) events turned into web-standard Requests and Responses back
 // into results, so handlers can use fetch-shaped libraries such as the MCP SDK's entry.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { PlainAnswer } from '../../shared/mcp/plain-tool-call.js';
+import type { McpRequestHead } from '../../shared/mcp/request-head.js';
 import { isRecord } from '../../shared/objects.js';
 import type { HttpResult } from './middleware.js';
 
@@ -68,6 +70,38 @@ export const toWebRequest = (
     ...(signal === undefined ? {} : { signal }),
   });
 };
+
+/** Fetch's header value normalization: leading and trailing HTTP whitespace removed. */
+const httpWhitespaceAround = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/**
+ * The event as the MCP endpoint reads a request (its body read apart, as text): headers as the web
+ * Request built from it would give them, and that Request (without a body) only when asked for.
+ */
+export const eventRequestHead = (event: APIGatewayProxyEventV2, signal?: AbortSignal): McpRequestHead => {
+  let web: Request | undefined;
+  return {
+    method: event.requestContext.http.method.toUpperCase(),
+    header: (name) => {
+      const key = name.toLowerCase();
+      const value =
+        key === 'cookie' && event.cookies && event.cookies.length > 0 ? event.cookies.join('; ') : event.headers[key];
+      return value === undefined ? null : value.replace(httpWhitespaceAround, '');
+    },
+    web: () => {
+      web ??= toWebRequest(event, undefined, signal);
+      return web;
+    },
+  };
+};
+
+/** A plain tools/call's answer as the Lambda result fromWebResponse makes of its web Response. */
+export const fromPlainAnswer = (answer: PlainAnswer): HttpResult => ({
+  statusCode: answer.status,
+  headers: { 'content-type': answer.contentType },
+  body: answer.body,
+  isBase64Encoded: false,
+});
 
 const textTypes = /^(application\/(json|xml|[\w.+-]*\+json)|text\/)/i;
 

@@ -10,6 +10,8 @@ import {
   originValidationResponse,
   PROTOCOL_VERSION_META_KEY,
   readRequestBody,
+  validateHostHeader,
+  validateOriginHeader,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { readMessage, type StrictArguments } from '../arguments/strict-json.js';
@@ -18,8 +20,9 @@ import { limitsNow } from '../limits/agent-limits.js';
 import type { LimitRefusal, RequestGate } from '../limits/request-gate.js';
 import { isRecord } from '../objects.js';
 import { initializeDeclaresUrlElicitation, readSessionId, sessionIdFor } from './legacy-session.js';
-import { answerPlainToolCall, plainToolCallOf } from './plain-tool-call.js';
+import { answerPlainToolCall, type PlainAnswer, plainAnswerResponse, plainToolCallOf } from './plain-tool-call.js';
 import { McpRequestContext, requestContextOf } from './request-context.js';
+import { type McpRequestHead, requestHeadOf } from './request-head.js';
 import { buildMcpServer, type McpServices } from './server.js';
 
 /** Largest MCP request body accepted, in bytes. */
@@ -51,6 +54,12 @@ export interface McpEndpoint {
    * request whose body the endpoint reads itself.
    */
   handle(request: Request, agent: AgentIdentity, bodyText?: string): Promise<Response>;
+  /**
+   * The same for a request the edge holds in a form of its own: a plain tools/call is answered as
+   * text (PlainAnswer) without the web Request or a Response being built; every other answer is
+   * the web Response `handle` gives.
+   */
+  serve(request: McpRequestHead, agent: AgentIdentity, bodyText?: string): Promise<Response | PlainAnswer>;
   close(): Promise<void>;
 }
 
@@ -81,9 +90,9 @@ export const readsJsonBody = (method: string, contentType: string | null | undef
   method.toUpperCase() === 'POST' && isJsonContentType(contentType ?? null);
 
 /** The body's text: as given (the edge read it), or read from the request, within the cap. */
-const bodyTextOf = async (request: Request, given: string | undefined): Promise<string | null> => {
+const bodyTextOf = async (request: McpRequestHead, given: string | undefined): Promise<string | null> => {
   if (given !== undefined) return Buffer.byteLength(given, 'utf8') > maxRequestBodyBytes ? null : given;
-  const body = await readRequestBody(request, maxRequestBodyBytes);
+  const body = await readRequestBody(request.web(), maxRequestBodyBytes);
   return body.tooLarge ? null : body.text;
 };
 
@@ -92,8 +101,8 @@ const bodyTextOf = async (request: Request, given: string | undefined): Promise<
  * read the text again), a tools/call gets its arguments as the strict reader saw them. Anything
  * else (other methods, other media types) goes to the SDK untouched, which answers it.
  */
-const readBody = async (request: Request, given: string | undefined): Promise<ReadBody> => {
-  if (!readsJsonBody(request.method, request.headers.get('content-type'))) {
+const readBody = async (request: McpRequestHead, given: string | undefined): Promise<ReadBody> => {
+  if (!readsJsonBody(request.method, request.header('content-type'))) {
     // The SDK reads (and answers) any other request from the request's own body.
     if (given !== undefined) throw new Error('Only a POST of JSON comes with its body already read.');
     return { kind: 'read', parsedBody: undefined, toolArguments: null };
@@ -194,43 +203,62 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
   const allowedOrigins = [...options.allowedOrigins];
   let closed = false;
 
-  return {
-    async handle(request, agent, bodyText) {
-      const refused =
-        (allowedHostnames === null ? undefined : hostHeaderValidationResponse(request, allowedHostnames)) ??
-        originValidationResponse(request, allowedOrigins);
-      if (refused !== undefined) return refused;
-      const declaredLength = Number(request.headers.get('content-length') ?? '0');
-      if (declaredLength > maxRequestBodyBytes) return bodyTooLargeResponse();
-      // Every request of a known agent counts against its limits, unreadable ones included.
-      const admission = options.requestGate.admit(agent.id, await limitsNow(services.controlPlane, agent));
-      if (admission.kind === 'refused' && admission.first) options.onLimited?.(agent, admission.refusal);
-      try {
-        // The body is read once, here (see readBody): a tool call's arguments come from the
-        // request's own text, where duplicate keys, huge integers and lone surrogates are visible.
-        const body = await readBody(request, bodyText);
-        if (body.kind === 'answered') return body.response;
-        const { parsedBody, toolArguments } = body;
-        // A refused tools/call is answered with a result object the agent reads (denied, the limit
-        // in its message); any other refused request gets 429 before the SDK sees it.
-        if (admission.kind === 'refused' && toolArguments === null) return limitedResponse(admission.refusal);
-        const context = new McpRequestContext(
-          agent,
-          toolArguments,
-          request.headers.get('traceparent'),
-          admission.kind === 'refused' ? admission.refusal : null,
-        );
-        // Once closed, every request goes to the SDK's entry, which refuses it.
-        const plain = closed || options.plainToolCalls === false ? null : plainToolCallOf(request, parsedBody);
-        if (plain !== null) return await answerPlainToolCall(services, context, plain);
-        if (await isLegacy(request, parsedBody)) {
-          return await serveLegacy(services, request, context, parsedBody);
-        }
-        const authInfo = context.toAuthInfo();
-        return await modern.fetch(request, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
-      } finally {
-        if (admission.kind === 'admitted') admission.release();
+  /**
+   * The DNS-rebinding checks on the headers alone; a refusal is the SDK's own answer (built from the
+   * web Request, which only a refused request needs).
+   */
+  const rebindingRefusal = (request: McpRequestHead): Response | undefined => {
+    if (allowedHostnames !== null && !validateHostHeader(request.header('host'), allowedHostnames).ok) {
+      return hostHeaderValidationResponse(request.web(), allowedHostnames);
+    }
+    if (!validateOriginHeader(request.header('origin'), allowedOrigins).ok) {
+      return originValidationResponse(request.web(), allowedOrigins);
+    }
+    return undefined;
+  };
+
+  const serve: McpEndpoint['serve'] = async (request, agent, bodyText) => {
+    const refused = rebindingRefusal(request);
+    if (refused !== undefined) return refused;
+    const declaredLength = Number(request.header('content-length') ?? '0');
+    if (declaredLength > maxRequestBodyBytes) return bodyTooLargeResponse();
+    // Every request of a known agent counts against its limits, unreadable ones included.
+    const admission = options.requestGate.admit(agent.id, await limitsNow(services.controlPlane, agent));
+    if (admission.kind === 'refused' && admission.first) options.onLimited?.(agent, admission.refusal);
+    try {
+      // The body is read once, here (see readBody): a tool call's arguments come from the
+      // request's own text, where duplicate keys, huge integers and lone surrogates are visible.
+      const body = await readBody(request, bodyText);
+      if (body.kind === 'answered') return body.response;
+      const { parsedBody, toolArguments } = body;
+      // A refused tools/call is answered with a result object the agent reads (denied, the limit
+      // in its message); any other refused request gets 429 before the SDK sees it.
+      if (admission.kind === 'refused' && toolArguments === null) return limitedResponse(admission.refusal);
+      const context = new McpRequestContext(
+        agent,
+        toolArguments,
+        request.header('traceparent'),
+        admission.kind === 'refused' ? admission.refusal : null,
+      );
+      // Once closed, every request goes to the SDK's entry, which refuses it.
+      const plain = closed || options.plainToolCalls === false ? null : plainToolCallOf(request, parsedBody);
+      if (plain !== null) return await answerPlainToolCall(services, context, plain);
+      const web = request.web();
+      if (await isLegacy(web, parsedBody)) {
+        return await serveLegacy(services, web, context, parsedBody);
       }
+      const authInfo = context.toAuthInfo();
+      return await modern.fetch(web, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
+    } finally {
+      if (admission.kind === 'admitted') admission.release();
+    }
+  };
+
+  return {
+    serve,
+    async handle(request, agent, bodyText) {
+      const answer = await serve(requestHeadOf(request), agent, bodyText);
+      return answer instanceof Response ? answer : plainAnswerResponse(answer);
     },
     close: () => {
       closed = true;

@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { isRecord } from '../objects.js';
 import type { McpRequestContext } from './request-context.js';
+import type { McpRequestHead } from './request-head.js';
 import { type McpServices, serverIdentity, toolCallFault, toolCallResult } from './server.js';
 import { envelopeDeclaresTasks } from './task-methods.js';
 import { toCallToolResult } from './tool-result.js';
@@ -50,7 +51,7 @@ const messageKeys: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'pa
 const paramKeys: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
 
 /** The plain tools/call this request is, or null: then the SDK serves it. */
-export const plainToolCallOf = (request: Request, body: unknown): PlainToolCall | null => {
+export const plainToolCallOf = (request: McpRequestHead, body: unknown): PlainToolCall | null => {
   if (request.method !== 'POST' || !isRecord(body) || !hasOnly(body, messageKeys)) return null;
   const { jsonrpc, id, method, params } = body;
   if (jsonrpc !== '2.0' || method !== 'tools/call') return null;
@@ -62,9 +63,9 @@ export const plainToolCallOf = (request: Request, body: unknown): PlainToolCall 
   if (!isRecord(envelope) || envelope[PROTOCOL_VERSION_META_KEY] !== plainRevision) return null;
   if (!hasOnly(envelope, plainEnvelopeKeys)) return null;
   if (envelopeDeclaresUrlElicitation(envelope) || envelopeDeclaresTasks(envelope)) return null;
-  const protocolVersionHeader = request.headers.get('mcp-protocol-version');
-  const mcpMethodHeader = request.headers.get('mcp-method');
-  const mcpNameHeader = request.headers.get('mcp-name');
+  const protocolVersionHeader = request.header('mcp-protocol-version');
+  const mcpMethodHeader = request.header('mcp-method');
+  const mcpNameHeader = request.header('mcp-name');
   if (protocolVersionHeader !== plainRevision || mcpMethodHeader !== method || mcpNameHeader !== name) return null;
   // The SDK's own reading of the envelope and of the headers against the body.
   const route = classifyInboundRequest({
@@ -80,12 +81,27 @@ export const plainToolCallOf = (request: Request, body: unknown): PlainToolCall 
   return { id, name, args };
 };
 
-/** The answer to a plain tools/call, as the SDK's stateless server in JSON mode would send it. */
+/**
+ * The answer to a plain tools/call, as the SDK's stateless server in JSON mode sends it: the
+ * JSON-RPC message, HTTP 200, application/json. Kept as text, so an edge that answers in another
+ * form (a Lambda result) builds no web Response for it.
+ */
+export interface PlainAnswer {
+  readonly status: 200;
+  readonly contentType: 'application/json';
+  readonly body: string;
+}
+
+/** The plain answer as a web Response. */
+export const plainAnswerResponse = (answer: PlainAnswer): Response =>
+  new Response(answer.body, { status: answer.status, headers: { 'content-type': answer.contentType } });
+
+/** The answer to a plain tools/call (see PlainAnswer). */
 export const answerPlainToolCall = async (
   services: McpServices,
   context: McpRequestContext,
   call: PlainToolCall,
-): Promise<Response> => {
+): Promise<PlainAnswer> => {
   let message: Record<string, unknown>;
   try {
     const result = await toolCallResult(services, context, call.name, call.args);
@@ -103,5 +119,5 @@ export const answerPlainToolCall = async (
     const data = fault.data === undefined ? {} : { data: fault.data };
     message = { jsonrpc: '2.0', id: call.id, error: { code: fault.code, message: fault.message, ...data } };
   }
-  return new Response(JSON.stringify(message), { status: 200, headers: { 'content-type': 'application/json' } });
+  return { status: 200, contentType: 'application/json', body: JSON.stringify(message) };
 };

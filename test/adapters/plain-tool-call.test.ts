@@ -13,6 +13,7 @@ import type { AgentLimits } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { createMcpEndpoint, type McpEndpoint } from '../../shared/mcp/endpoint.js';
 import { plainToolCallOf } from '../../shared/mcp/plain-tool-call.js';
+import { requestHeadOf } from '../../shared/mcp/request-head.js';
 import type { McpServices } from '../../shared/mcp/server.js';
 import { anAgent } from '../support/agents.js';
 import { type ChannelBed, startChannelBed } from '../support/channel-aws.js';
@@ -78,6 +79,8 @@ const withParams = (sent: Sent, params: Record<string, unknown>): Sent => ({
 const requestOf = (sent: Sent): Request =>
   new Request('http://127.0.0.1/mcp', { method: 'POST', headers: sent.headers, body: JSON.stringify(sent.body) });
 
+const headOf = (sent: Sent) => requestHeadOf(requestOf(sent));
+
 /** What varies between two runs of the same call: execution ids, the ERP's order numbers, times. */
 const normalized = (text: string): string =>
   text
@@ -116,7 +119,7 @@ const bothAlike = async (pair: { plain: McpEndpoint; sdk: McpEndpoint }, sent: S
   const reference = await answerOf(pair.sdk, sent);
   const answer = await answerOf(pair.plain, sent);
   expect({ ...answer, sdkServers: 0 }).toEqual({ ...reference, sdkServers: 0 });
-  if (plainToolCallOf(requestOf(sent), sent.body) === null) {
+  if (plainToolCallOf(headOf(sent), sent.body) === null) {
     expect(answer.sdkServers).toBe(reference.sdkServers);
   } else {
     expect([reference.sdkServers, answer.sdkServers]).toEqual([1, 0]);
@@ -150,7 +153,7 @@ describe('a plain 2026-07-28 tools/call, answered without the SDK’s server', (
         [call('erp.shipments.track', undefined), 'denied invalid_arguments'],
       ];
       for (const [sent, status] of cases) {
-        expect(plainToolCallOf(requestOf(sent), sent.body)).not.toBeNull();
+        expect(plainToolCallOf(headOf(sent), sent.body)).not.toBeNull();
         const answer = await bothAlike(pair, sent);
         expect(answer.status).toBe(200);
         expect(`${String(structuredOf(answer).status)} ${String(structuredOf(answer).code)}`).toBe(status);
@@ -159,7 +162,7 @@ describe('a plain 2026-07-28 tools/call, answered without the SDK’s server', (
       const response = await pair.sdk.handle(requestOf(direct), procurement, JSON.stringify(direct.body));
       const { result } = (await response.json()) as { result: { structuredContent: { execution_id: string } } };
       const status = call('get_execution_status', { execution_id: result.structuredContent.execution_id });
-      expect(plainToolCallOf(requestOf(status), status.body)).not.toBeNull();
+      expect(plainToolCallOf(headOf(status), status.body)).not.toBeNull();
       expect(structuredOf(await bothAlike(pair, status)).status).toBe('succeeded');
       expect(bed.started.length).toBeGreaterThan(0);
     },
@@ -242,7 +245,7 @@ describe('every other request is left to the SDK', () => {
     async () => {
       const pair = endpointsOver(bed.services);
       for (const [what, sent] of notPlain) {
-        expect(plainToolCallOf(requestOf(sent), sent.body), what).toBeNull();
+        expect(plainToolCallOf(headOf(sent), sent.body), what).toBeNull();
       }
       // Through the SDK, a mismatched header is refused as ever (HTTP 400, the header mismatch code).
       const mismatched = notPlain[8]?.[1] as Sent;
@@ -310,7 +313,7 @@ describe('every other request is left to the SDK', () => {
           params._meta = meta;
           const body = { ...base.body, params, ...(change.id === undefined ? {} : { id: change.id }) };
           const sent = { headers, body };
-          if (plainToolCallOf(requestOf(sent), body) === null) return;
+          if (plainToolCallOf(headOf(sent), body) === null) return;
           plainTaken += 1;
           await bothAlike(pair, sent);
         }),
