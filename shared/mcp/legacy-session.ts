@@ -4,6 +4,7 @@
 // an expiry. Any instance opens it on a later request; nothing is stored. Clients that declare no
 // URL elicitation get no session id, exactly as before.
 import { z } from 'zod';
+import { isRecord } from '../objects.js';
 import type { Sealer } from '../sealing.js';
 import { declaresUrlElicitation2025 } from './url-elicitation.js';
 
@@ -24,8 +25,12 @@ const InitializeMessage = z.looseObject({
   params: z.looseObject({ capabilities: z.unknown() }),
 });
 
-/** Whether a 2025 request body is an initialize declaring URL-mode elicitation. */
+/**
+ * Whether a 2025 request body is an initialize declaring URL-mode elicitation. Any other method is
+ * told apart before the schema (every 2025 request asks), sparing zod's failure path.
+ */
 export const initializeDeclaresUrlElicitation = (parsedBody: unknown): boolean => {
+  if (!isRecord(parsedBody) || parsedBody.method !== 'initialize') return false;
   const message = InitializeMessage.safeParse(parsedBody);
   return message.success && declaresUrlElicitation2025(message.data.params.capabilities);
 };

@@ -2,6 +2,7 @@
 // 2025-11-25 initialize's capabilities, for every shape the capability can come in.
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
+import { initializeDeclaresUrlElicitation } from '../../../shared/mcp/legacy-session.js';
 import { declaresUrlElicitation2025, envelopeDeclaresUrlElicitation } from '../../../shared/mcp/url-elicitation.js';
 import { verifies } from '../../support/requirements.js';
 
@@ -45,4 +46,18 @@ describe('URL-mode elicitation declared by a client', () => {
       expect(declaresUrlElicitation2025(undefined)).toBe(false);
     },
   );
+
+  it(verifies('mcp.url-elicitation-capability', 'only an initialize declares it for a 2025-11-25 session'), () => {
+    const initialize = (params: unknown) => ({ jsonrpc: '2.0', id: 1, method: 'initialize', params });
+    for (const [what, declared, expected] of capabilities) {
+      expect(initializeDeclaresUrlElicitation(initialize({ capabilities: declared })), what).toBe(expected);
+      // The same capabilities on any other method declare nothing.
+      const other = { ...initialize({ capabilities: declared }), method: 'tools/call' };
+      expect(initializeDeclaresUrlElicitation(other), what).toBe(false);
+    }
+    expect(initializeDeclaresUrlElicitation(initialize(undefined))).toBe(false);
+    expect(initializeDeclaresUrlElicitation(initialize('capabilities'))).toBe(false);
+    expect(initializeDeclaresUrlElicitation([initialize({ capabilities: { elicitation: { url: {} } } })])).toBe(false);
+    expect(initializeDeclaresUrlElicitation(null)).toBe(false);
+  });
 });
