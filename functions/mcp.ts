@@ -12,6 +12,7 @@ import {
   maxRequestBodyBytes,
   readsJsonBody,
 } from '../shared/mcp/endpoint.js';
+import { isPlainAnswer } from '../shared/mcp/plain-tool-call.js';
 import { requestHeadOf } from '../shared/mcp/request-head.js';
 import type { McpServices } from '../shared/mcp/server.js';
 import { agentServicesFor, serviceLogger } from './commons/aws.js';
@@ -91,7 +92,7 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
     const answer = readsJsonBody(event.requestContext.http.method, event.headers['content-type'])
       ? await endpoint.serve(eventRequestHead(event, signal), agent, eventBodyText(event))
       : await endpoint.serve(requestHeadOf(toWebRequest(event, eventBody(event), signal)), agent);
-    return answer instanceof Response ? fromWebResponse(answer) : fromPlainAnswer(answer);
+    return isPlainAnswer(answer) ? fromPlainAnswer(answer) : fromWebResponse(answer);
   };
   return withGatewayMiddleware(handle, {
     logger: deps.logger,

@@ -20,7 +20,13 @@ import { limitsNow } from '../limits/agent-limits.js';
 import type { LimitRefusal, RequestGate } from '../limits/request-gate.js';
 import { isRecord } from '../objects.js';
 import { initializeDeclaresUrlElicitation, readSessionId, sessionIdFor } from './legacy-session.js';
-import { answerPlainToolCall, type PlainAnswer, plainAnswerResponse, plainToolCallOf } from './plain-tool-call.js';
+import {
+  answerPlainToolCall,
+  isPlainAnswer,
+  type PlainAnswer,
+  plainAnswerResponse,
+  plainToolCallOf,
+} from './plain-tool-call.js';
 import { McpRequestContext, requestContextOf } from './request-context.js';
 import { type McpRequestHead, requestHeadOf } from './request-head.js';
 import { buildMcpServer, type McpServices } from './server.js';
@@ -258,7 +264,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
     serve,
     async handle(request, agent, bodyText) {
       const answer = await serve(requestHeadOf(request), agent, bodyText);
-      return answer instanceof Response ? answer : plainAnswerResponse(answer);
+      return isPlainAnswer(answer) ? plainAnswerResponse(answer) : answer;
     },
     close: () => {
       closed = true;

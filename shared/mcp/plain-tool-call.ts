@@ -87,10 +87,19 @@ export const plainToolCallOf = (request: McpRequestHead, body: unknown): PlainTo
  * form (a Lambda result) builds no web Response for it.
  */
 export interface PlainAnswer {
+  readonly kind: 'plain';
   readonly status: 200;
   readonly contentType: 'application/json';
   readonly body: string;
 }
+
+/**
+ * Whether an answer is a plain one, told without naming the global Response: Node defines the web
+ * globals lazily, and the first to be read loads its fetch implementation (tens of milliseconds a
+ * cold start), which a plain call never needs.
+ */
+export const isPlainAnswer = (answer: Response | PlainAnswer): answer is PlainAnswer =>
+  (answer as Partial<PlainAnswer>).kind === 'plain';
 
 /** The plain answer as a web Response. */
 export const plainAnswerResponse = (answer: PlainAnswer): Response =>
@@ -119,5 +128,5 @@ export const answerPlainToolCall = async (
     const data = fault.data === undefined ? {} : { data: fault.data };
     message = { jsonrpc: '2.0', id: call.id, error: { code: fault.code, message: fault.message, ...data } };
   }
-  return { status: 200, contentType: 'application/json', body: JSON.stringify(message) };
+  return { kind: 'plain', status: 200, contentType: 'application/json', body: JSON.stringify(message) };
 };

@@ -112,6 +112,36 @@ const normalized = (result: HttpResult): HttpResult => ({
     .replaceAll(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>'),
 });
 
+/**
+ * Node defines its web globals lazily: the first read of any of these loads its fetch implementation
+ * (tens of milliseconds in a fresh process). Answers which of them `run` read, watching each with
+ * a getter in its place and putting the original back after.
+ */
+const lazyWebGlobals = ['Request', 'Response', 'Headers', 'FormData', 'WebSocket'] as const;
+const readsOfWebGlobals = async (run: () => Promise<unknown>): Promise<string[]> => {
+  const read = new Set<string>();
+  const originals = lazyWebGlobals.map((name) => [name, Object.getOwnPropertyDescriptor(globalThis, name)] as const);
+  for (const [name, original] of originals) {
+    const value: unknown = original?.get === undefined ? original?.value : original.get.call(globalThis);
+    Object.defineProperty(globalThis, name, {
+      configurable: true,
+      get: () => {
+        read.add(name);
+        return value;
+      },
+    });
+  }
+  try {
+    await run();
+  } finally {
+    for (const [name, original] of originals) {
+      if (original === undefined) Reflect.deleteProperty(globalThis, name);
+      else Object.defineProperty(globalThis, name, original);
+    }
+  }
+  return [...read].sort();
+};
+
 const invoke = async (fn: ReturnType<typeof createMcpFunction>, event: APIGatewayProxyEventV2) =>
   normalized(await fn(structuredClone(event), lambdaContext('mcp', 30_000)));
 
@@ -228,6 +258,22 @@ describe('the MCP function answers a plain tools/call from the event', () => {
       } finally {
         await endpoint.close();
       }
+    },
+  );
+
+  it(
+    verifies('perf.plain-no-web-globals', 'a plain call reads none of the web globals; a tools/list does'),
+    async () => {
+      const { plain } = functionsOver([host]);
+      const call = callEvent('erp.shipments.track', { tracking_number: '1Z999AA10123456784' });
+      // Warm once, so what is read on first use only (a client, a cache) is not what is counted.
+      await invoke(plain, call);
+      const read = await readsOfWebGlobals(() => invoke(plain, call));
+      expect(read).toEqual([]);
+      // The same watch sees a request the SDK serves: it builds the web Request and reads the Response.
+      const list = { ...call, body: String(call.body).replace('"tools/call"', '"tools/list"') };
+      list.headers = { ...list.headers, 'mcp-method': 'tools/list' };
+      expect(await readsOfWebGlobals(() => invoke(plain, list))).toEqual(expect.arrayContaining(['Request']));
     },
   );
 });
