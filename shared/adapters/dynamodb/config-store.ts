@@ -23,7 +23,8 @@ export class DynamoDbConfigStore implements ConfigBundleStore {
     );
     if (Item === undefined) return undefined;
     const { name: _name, ...bundle } = Item;
-    return ConfigBundle.parse(bundle);
+    // Read once per configuration: zod's compiled fast path would cost more to build than it saves.
+    return ConfigBundle.parse(bundle, { jitless: true });
   }
 
   async push(bundle: ConfigBundle, expectedVersion: string | null): Promise<PushResult> {
