@@ -112,6 +112,8 @@ interface ProbeResult {
   readonly readsMs: number[];
   readonly writesMs: number[];
   readonly sent: Sent[];
+  /** Whether Node's own fetch implementation was loaded by the end of the first call (it needs none). */
+  readonly fetchLoaded: boolean;
   /** From spawning the process to its answer line. */
   readonly wallMs: number;
 }
@@ -238,6 +240,10 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
     );
     line(
       `its requests (first run): ${runs[0]?.sent.map((sent) => `${sent.to} ${sent.what} @${sent.ms.toFixed(0)}`).join(', ') ?? ''}`,
+    );
+    const loadedFetch = runs.filter((run) => run.fetchLoaded).length;
+    line(
+      `Node's own fetch implementation loaded by the first call: ${loadedFetch === 0 ? 'in no process' : `in ${loadedFetch} of ${runs.length} processes (a plain call needs none of it: a lazy web global was read)`}`,
     );
     line(
       `${plan.firstCallRuns} fresh node processes with the function's environment (NODE_OPTIONS=--enable-source-maps); ` +
