@@ -2,7 +2,7 @@
 // process's own memory reading, and heap snapshots, over the inspector's WebSocket (Chrome
 // DevTools protocol). The process under test runs no code of the bench's.
 import { writeFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const Message = z.object({
   id: z.number().optional(),

@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { Agent, request } from 'undici';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Listening, listen } from '../infra/local/net.js';
 
 export interface SdkServer extends Listening<Server> {

@@ -3,7 +3,7 @@
 // API's JWT authorizer checks it for /mcp, allows the connection with the agent in its context,
 // or denies it. Nothing of the token is logged.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentIdentity } from '../shared/auth/agent.js';
 import { agentTokenAuthenticator } from './commons/agent-tokens.js';
 import { type AgentContext, agentContext } from './commons/channel-identity.js';

@@ -5,7 +5,7 @@
 // beyond API Gateway's 128 KB message limit is replaced by a -32603 frame naming the execution.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiGatewayConnections } from '../shared/adapters/api-gateway-connections.js';
 import { DynamoDbConnectionClaims } from '../shared/adapters/dynamodb/connection-claims.js';
 import type { ChannelConnections, ConnectionClaims } from '../shared/call-tool/connections.js';

@@ -1,7 +1,7 @@
 // The approval run's tasks: Step Functions invokes this function to register the task token
 // (and notify approvers), to run an approved call once, and to expire a call nobody decided.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   executeApproved,
   expireApproval,

@@ -1,7 +1,7 @@
 // The result object every tools/call answers: seven fields, always present, null where they do
 // not apply. The zod schema is the source of truth for the type, the tools' outputSchema and the
 // check made before an answer leaves the gateway.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const executionStatuses = [
   'succeeded',

@@ -7,7 +7,7 @@
 // in one file so the demo reads top to bottom.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Listening, listen } from '../../infra/local/net.js';
 
 /** What a fault does to the next matching request(s). */

@@ -1,6 +1,6 @@
 // The Lambda functions' environment, parsed once when a function first runs, failing with the
 // variable's name and what was expected. Nothing else in the deployed code reads process.env.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const list = z
   .string()

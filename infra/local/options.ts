@@ -2,7 +2,7 @@
 // flag wins). This is the only place the local runtime reads the process environment.
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isLoopback } from './net.js';
 
 const portNumber = z

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type RunOptions, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   BodyTooLargeError,
   isSignedBy,

@@ -2,7 +2,7 @@
 // version, a fresh 96-bit IV, the tag and the ciphertext, all base64; the execution id is the
 // additional authenticated data.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Sealer } from '../sealing.js';
 
 export const Sealed = z.object({

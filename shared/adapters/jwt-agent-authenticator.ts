@@ -5,7 +5,7 @@ import { type Fetcher, SimpleFetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type AgentIdentity, agentFromClaims, type ClaimNames } from '../auth/agent.js';
 
 export interface JwtAgentAuthenticatorOptions {

@@ -19,7 +19,7 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseExactJson } from '../arguments/exact-json.js';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';

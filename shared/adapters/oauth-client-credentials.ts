@@ -3,7 +3,7 @@
 // server's metadata; the client authenticates with HTTP Basic; the token is kept until shortly
 // before it expires, and dropped when the server refuses it.
 import { discoverOAuthServerInfo, type FetchLike } from '@modelcontextprotocol/client';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
 
 const TokenAnswer = z.object({

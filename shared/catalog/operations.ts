@@ -1,6 +1,6 @@
 // Operations from their two sources, in one shape: a dereferenced OpenAPI 3.0/3.1 document, and
 // the operations an admin describes in the configuration file.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AdminOperation } from '../config/schema.js';
 import { isJsonObject, type JsonObject } from './tool.js';
 

@@ -1,5 +1,5 @@
 // Durations in configuration are written as a number and a unit: 90s, 15m, 24h, 7d.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const unitMs = new Map<string, number>([
   ['ms', 1],

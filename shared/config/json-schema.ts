@@ -1,5 +1,5 @@
 // The configuration's JSON Schema for editors, generated from the zod schema it validates with.
-import { z } from 'zod';
+import * as z from 'zod';
 import { GatewayConfig } from './schema.js';
 
 export const configJsonSchemaFile = 'gateway.config.schema.json';

@@ -2,7 +2,7 @@
 // schema and turned into what the gateway uses: each `${env:NAME}` read from the environment of
 // the process that runs it, each address checked. The one rule for both the local runtime, which
 // reads the file, and the deployed functions, which read the data config:push compiled.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   type ConfigProblem,
   formatPath,

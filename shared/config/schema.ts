@@ -5,7 +5,7 @@
 //
 // Long: the file's whole format lives here (settings, limits, the three kinds of system, people,
 // agents), so that one schema validates it, types it and publishes it.
-import { z } from 'zod';
+import * as z from 'zod';
 import { defaultRetentionMs, maxRetentionMs, minRetentionMs } from '../executions/retention.js';
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';

@@ -2,7 +2,7 @@
 // and its expiry. Nothing is kept on the server; the signature (an HMAC from a port: a local key,
 // or a KMS HMAC key in AWS) is what makes the cookie trustworthy.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Approver, Customer } from '../approvals/approver.js';
 
 export interface SessionSigner {

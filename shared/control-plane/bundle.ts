@@ -3,7 +3,7 @@
 // (so AWS needs no file system). The functions load the compiled snapshot only; the raw text
 // stays for people, for config:check and for the table's history.
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
 
 /** A tool as discovered from an MCP server (ToolServerToolSpec), as the bundle carries it. */

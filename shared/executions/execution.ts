@@ -1,6 +1,6 @@
 // An execution is the gateway's record of one tools/call: who asked, what for, what was decided
 // and how it ended. Every answer about a call is derived from this record.
-import { z } from 'zod';
+import * as z from 'zod';
 import { type ExecutionCode, isExecutionCode } from '../errors.js';
 import { ExecutionStatus, InputError, type ResultObject, resultObject } from '../result.js';
 

@@ -1,7 +1,7 @@
 // What a gRPC stream says about itself, read at its start: the Connect message (zod-checked) and
 // the call's metadata, turned into the origin every execution of the stream records and the
 // traceparent its system calls continue.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ExecutionOrigin } from '../executions/execution.js';
 
 /** The server_id that names the whole gateway (every system's tools); any other names one system by its key. */

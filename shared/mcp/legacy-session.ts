@@ -3,7 +3,7 @@
 // carries an Mcp-Session-Id that is itself the record: the declaration sealed for this agent, with
 // an expiry. Any instance opens it on a later request; nothing is stored. Clients that declare no
 // URL elicitation get no session id, exactly as before.
-import { z } from 'zod';
+import * as z from 'zod';
 import { isRecord } from '../objects.js';
 import type { Sealer } from '../sealing.js';
 import { declaresUrlElicitation2025 } from './url-elicitation.js';

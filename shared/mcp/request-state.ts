@@ -4,7 +4,7 @@
 // it does not open. Inside: the call it was minted for (execution, tool, arguments hash) and when
 // it stops being good (the call's approval time).
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Sealer } from '../sealing.js';
 
 export const RequestState = z.object({

@@ -13,7 +13,7 @@ import {
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { Execution } from '../executions/execution.js';
 import type { ResultObject } from '../result.js';

@@ -13,7 +13,7 @@ import {
   type ServerContext,
   UrlElicitationRequiredError,
 } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Execution } from '../executions/execution.js';
 import type { Sealer } from '../sealing.js';
 import { sealRequestState } from './request-state.js';

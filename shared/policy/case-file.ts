@@ -2,7 +2,7 @@
 // gateway is expected to decide. Read strictly, every problem reported at its line; the
 // expectation's fields are named after the gateway's decision record (decision, reason, the
 // human step, the determining policies).
-import { z } from 'zod';
+import * as z from 'zod';
 import { isJsonObject } from '../catalog/tool.js';
 import { readYaml } from '../config/yaml-lines.js';
 

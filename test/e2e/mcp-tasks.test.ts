@@ -6,7 +6,7 @@
 // Long: each journey waits for a console decision and the approved call's run.
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ResultObject } from '../../shared/result.js';
 import { eventually } from '../support/approval-org.js';
 import { type ConsoleSession, signedIn } from '../support/console.js';

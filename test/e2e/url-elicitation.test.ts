@@ -11,7 +11,7 @@ import {
   UrlElicitationRequiredError,
 } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { ResultObject } from '../../shared/result.js';
 import { ConsoleSession } from '../support/console.js';

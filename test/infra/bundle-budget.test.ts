@@ -141,6 +141,33 @@ describe('the functions as the stack bundles them', () => {
   );
 
   it.each(Object.keys(functions))(
+    verifies('perf.zod-tree-shaken', '%s carries only the parts of zod its code uses, not zod’s namespace object'),
+    (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      const zodInputs = Object.values(bundle.metafile.outputs).flatMap((output) =>
+        Object.entries(output.inputs).filter(([input]) => /node_modules\/zod\//.test(input)),
+      );
+      expect(zodInputs.length, `${name} uses zod`).toBeGreaterThan(0);
+      // The namespace object lists every export of zod, so building it keeps all of them: the
+      // JSON Schema reader and zod's compiled fast path among them, which the gateway never uses.
+      const namespaceBytes = zodInputs
+        .filter(([input]) => /node_modules\/zod\/v4\/classic\/external\.js$/.test(input))
+        .reduce((sum, [, { bytesInOutput }]) => sum + bytesInOutput, 0);
+      const unused = zodInputs
+        .filter(
+          ([input, { bytesInOutput }]) => bytesInOutput > 0 && /zod\/v4\/classic\/from-json-schema\.js$/.test(input),
+        )
+        .map(([input]) => input);
+      expect(
+        namespaceBytes,
+        `${name} builds zod's namespace object: import zod as \`import * as z from 'zod'\`, never \`import { z }\``,
+      ).toBe(0);
+      expect(unused).toEqual([]);
+    },
+  );
+
+  it.each(Object.keys(functions))(
     verifies('perf.bundle-requires', '%s requires Node built-ins and the AWS SDK, importing none statically'),
     (name) => {
       const bundle = bundles.get(name);

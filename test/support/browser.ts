@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { dirname, join } from 'node:path';
 import sparticuz from '@sparticuz/chromium';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { projectPath } from '../../infra/paths.js';
 
 const packageVersion = (): string => {

@@ -1,7 +1,7 @@
 // Reading CloudWatch embedded-metric-format lines back, as CloudWatch does: each line's
 // `_aws.CloudWatchMetrics` block names the namespace, the dimension sets and the metrics, whose
 // values (one number or a list) and dimension values are the line's root keys.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const EmfLine = z
   .object({

@@ -3,7 +3,7 @@
 // fails the file at once, naming the id, instead of silently citing nothing.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { projectPath } from '../../infra/paths.js';
 
 /** The id form rules use: dotted lowercase words, e.g. `result.fields-always-present`. */

@@ -4,7 +4,7 @@
 // is where it stopped, checked on the way back against the query it is used with.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Execution } from '../../executions/execution.js';
 import {
   type ExecutionListing,

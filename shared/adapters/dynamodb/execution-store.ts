@@ -5,7 +5,7 @@
 // back; they share the key and index layout.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkTransition, Execution, openStatuses, terminalStatuses } from '../../executions/execution.js';
 import { defaultRetentionMs, epochSeconds, retainUntil, retentionSeconds } from '../../executions/retention.js';
 import type {

@@ -5,7 +5,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createConsole } from '../../../functions/console/app.js';
 import { oidcSignIn } from '../../../functions/console/oidc-sign-in.js';
 import { contentSecurityPolicy } from '../../../functions/console/security-headers.js';
