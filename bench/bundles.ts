@@ -18,7 +18,8 @@ import { bundleBudget } from '../infra/bundling/budgets.js';
 import {
   bundleFunction,
   cedarWasm,
-  coldStartFiles,
+  coldStartInputs,
+  coldStartParts,
   type FunctionBundle,
   writeMetafile,
 } from '../infra/bundling/bundle-function.js';
@@ -59,31 +60,9 @@ export interface Bundle {
   readonly requiresStoreClient: boolean;
 }
 
-/** Bytes of the cold start per npm package (or per project folder), largest first. */
-const largestParts = (bundle: FunctionBundle): { part: string; bytes: number }[] => {
-  const parts = new Map<string, number>();
-  const cold = new Set(coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry)));
-  for (const [file, output] of Object.entries(bundle.metafile.outputs)) {
-    if (!cold.has(file)) continue;
-    for (const [path, input] of Object.entries(output.inputs)) {
-      const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1];
-      const part = inPackage ?? path.split('/').slice(0, 2).join('/');
-      parts.set(part, (parts.get(part) ?? 0) + input.bytesInOutput);
-    }
-  }
-  return [...parts]
-    .map(([part, bytes]) => ({ part, bytes }))
-    .sort((a, b) => b.bytes - a.bytes)
-    .slice(0, 4);
-};
-
 /** Whether the cold start requires `pkg` from the Lambda runtime (bundle-function.ts leaves @aws-sdk/* out). */
-const requiresAtColdStart = (bundle: FunctionBundle, pkg: string): boolean => {
-  const cold = new Set(coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry)));
-  return Object.entries(bundle.metafile.outputs).some(
-    ([file, output]) => cold.has(file) && Object.keys(output.inputs).some((path) => path.endsWith(`:${pkg}`)),
-  );
-};
+const requiresAtColdStart = (bundle: FunctionBundle, pkg: string): boolean =>
+  coldStartInputs(bundle).some(({ path }) => path.endsWith(`:${pkg}`));
 
 export interface ImportTiming {
   readonly name: LambdaFunction;
@@ -125,7 +104,7 @@ const bundleOne = async (root: string, name: LambdaFunction): Promise<Bundle> =>
     coldStartBytes: bundle.coldStartBytes,
     shippedBytes: bundle.shippedBytes,
     withCedar: bundle.withCedar,
-    largest: largestParts(bundle),
+    largest: coldStartParts(bundle).slice(0, 4),
     requiresStoreClient: requiresAtColdStart(bundle, '@aws-sdk/client-dynamodb'),
   };
 };

@@ -9,7 +9,7 @@
 // those.
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { projectPath } from '../paths.js';
 
@@ -190,6 +190,26 @@ export const bundleFunction = async (
     shippedBytes: await bytesOf(outputs),
     withCedar: options.cedar,
   };
+};
+
+/** The modules in the code a bundle loads at cold start, each with the bytes it puts there. */
+export const coldStartInputs = (bundle: FunctionBundle): { readonly path: string; readonly bytes: number }[] => {
+  const cold = new Set(coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry)));
+  return Object.entries(bundle.metafile.outputs)
+    .filter(([file]) => cold.has(file))
+    .flatMap(([, output]) =>
+      Object.entries(output.inputs).map(([path, input]) => ({ path, bytes: input.bytesInOutput })),
+    );
+};
+
+/** The bytes of a bundle's cold start per npm package (or per project folder), largest first. */
+export const coldStartParts = (bundle: FunctionBundle): { readonly part: string; readonly bytes: number }[] => {
+  const parts = new Map<string, number>();
+  for (const { path, bytes } of coldStartInputs(bundle)) {
+    const part = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? path.split('/').slice(0, 2).join('/');
+    parts.set(part, (parts.get(part) ?? 0) + bytes);
+  }
+  return [...parts].map(([part, bytes]) => ({ part, bytes })).sort((a, b) => b.bytes - a.bytes);
 };
 
 /** Writes a bundle's esbuild metafile (what each module weighs), for inspection with esbuild's analyzer. */

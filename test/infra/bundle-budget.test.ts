@@ -13,6 +13,8 @@ import {
   bundleFunction,
   cedarWasmFlags,
   coldStartFiles,
+  coldStartInputs,
+  coldStartParts,
   type FunctionBundle,
 } from '../../infra/bundling/bundle-function.js';
 import { projectPath } from '../../infra/paths.js';
@@ -46,22 +48,11 @@ afterAll(async () => {
 const kib = (bytes: number): string => `${(bytes / 1024).toFixed(0)} KiB`;
 
 /** The heaviest inputs of the cold start, to say what to look at when the budget is exceeded. */
-const heaviest = (bundle: FunctionBundle): string => {
-  const cold = new Set(coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry)));
-  const parts = new Map<string, number>();
-  for (const [file, output] of Object.entries(bundle.metafile.outputs)) {
-    if (!cold.has(file)) continue;
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-      const part = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? input.split('/').slice(0, 2).join('/');
-      parts.set(part, (parts.get(part) ?? 0) + bytesInOutput);
-    }
-  }
-  return [...parts]
-    .sort((a, b) => b[1] - a[1])
+const heaviest = (bundle: FunctionBundle): string =>
+  coldStartParts(bundle)
     .slice(0, 6)
-    .map(([part, bytes]) => `${part} ${kib(bytes)}`)
+    .map(({ part, bytes }) => `${part} ${kib(bytes)}`)
     .join(', ');
-};
 
 describe('the functions as the stack bundles them', () => {
   it.each(Object.keys(functions))(
@@ -98,10 +89,7 @@ describe('the functions as the stack bundles them', () => {
     () => {
       const bundle = bundles.get('mcp');
       if (bundle === undefined) throw new Error('mcp was not bundled');
-      const cold = new Set(coldStartFiles(bundle.metafile, relative(projectPath(), bundle.entry)));
-      const coldInputs = Object.entries(bundle.metafile.outputs)
-        .filter(([file]) => cold.has(file))
-        .flatMap(([, output]) => Object.keys(output.inputs));
+      const coldInputs = coldStartInputs(bundle).map(({ path }) => path);
       const shippedInputs = Object.values(bundle.metafile.outputs).flatMap((output) => Object.keys(output.inputs));
       for (const lazy of [/@modelcontextprotocol\/client\//, /node_modules\/ws\//]) {
         expect(
@@ -150,7 +138,7 @@ describe('the functions as the stack bundles them', () => {
       );
       expect(zodInputs.length, `${name} uses zod`).toBeGreaterThan(0);
       // The namespace object lists every export of zod, so building it keeps all of them: the
-      // JSON Schema reader and zod's compiled fast path among them, which the gateway never uses.
+      // JSON Schema reader and the z.compile code generator among them, which the gateway never uses.
       const namespaceBytes = zodInputs
         .filter(([input]) => /node_modules\/zod\/v4\/classic\/external\.js$/.test(input))
         .reduce((sum, [, { bytesInOutput }]) => sum + bytesInOutput, 0);
