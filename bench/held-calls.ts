@@ -7,6 +7,7 @@ import { decide } from '../shared/use-cases/approver-decisions.js';
 import { signedIn } from '../test/support/console.js';
 import { approver, type Bed, heldAmount, portOf, waitFor } from './bed.js';
 import { latencyRounds } from './direct-calls.js';
+import { heldPathRow, traceHeldPath } from './held-path.js';
 import type { Measured } from './measured.js';
 import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
@@ -37,9 +38,6 @@ export const heldReply = async (bed: Bed, plan: Plan, measured: Measured): Promi
     })
   )(held);
   line(`p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)} over ${figures.samples} calls`);
-  line(
-    '(the reply waits for the record and the approval run start; the approval run registers on the same event loop)',
-  );
   // The local runtime answers, stores and runs the approval steps on one thread, and the calls come
   // one after another: the thread's CPU per held call bounds how fast the replies can come.
   line(
@@ -48,6 +46,10 @@ export const heldReply = async (bed: Bed, plan: Plan, measured: Measured): Promi
   );
   line(`rejected the ${await rejectOpenCalls(bed)} calls left waiting, so their approval runs end`);
   measured.handlerMs.hold = figures.p50;
+  // The same calls one at a time, each approval run's steps over before the next: the reply's own path.
+  await sleep(500);
+  const path = await traceHeldPath(bed.load, held, portOf(bed.runtime.baseUrl), plan);
+  line(`rejected the ${await rejectOpenCalls(bed)} traced calls`);
   return [
     {
       what: 'reply to a held call (pending_approval), p50',
@@ -55,6 +57,7 @@ export const heldReply = async (bed: Bed, plan: Plan, measured: Measured): Promi
       target: '≤ 5 ms',
       mark: within(figures.p50 <= 5),
     },
+    heldPathRow(path),
   ];
 };
 

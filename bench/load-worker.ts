@@ -28,7 +28,7 @@ const exchange = async (pool: Pool, target: Target): Promise<Exchange> => {
   }
 };
 
-const latency = async (target: Target, warmup: number, count: number): Promise<LatencyResult> => {
+const latency = async (target: Target, warmup: number, count: number, pauseMs: number): Promise<LatencyResult> => {
   const pool = new Pool(target.origin, { connections: 1, pipelining: 1 });
   try {
     for (let index = 0; index < warmup; index += 1) await exchange(pool, target);
@@ -42,6 +42,7 @@ const latency = async (target: Target, warmup: number, count: number): Promise<L
         failures += 1;
         firstFailure ??= result.failure;
       }
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
     return { kind: 'latency', samples, failures, firstFailure };
   } finally {
@@ -80,7 +81,7 @@ if (port === null) throw new Error('load-worker.ts runs as a worker thread (see 
 port.on('message', (job: LoadJob) => {
   const work =
     job.kind === 'latency'
-      ? latency(job.target, job.warmup, job.count)
+      ? latency(job.target, job.warmup, job.count, job.pauseMs ?? 0)
       : throughput(job.target, job.connections, job.durationMs);
   work.then(
     (result) => port.postMessage(result),

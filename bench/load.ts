@@ -23,6 +23,8 @@ export interface LatencyJob {
   /** Requests sent first and not timed (connection setup, caches). */
   readonly warmup: number;
   readonly count: number;
+  /** Idle time after each timed answer before the next request (none unless given). */
+  readonly pauseMs?: number;
 }
 
 /** Throughput mode: a fixed number of connections, each sending its next request as soon as one ends. */

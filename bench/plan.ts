@@ -25,6 +25,9 @@ export interface Plan {
   readonly heldWarmup: number;
   /** Untimed held calls before the first round, rejected before the rounds start. */
   readonly heldPrimer: number;
+  /** Held calls traced one at a time, and the pause after each (its approval run's steps end in it). */
+  readonly heldPathCalls: number;
+  readonly heldPathPauseMs: number;
   /** Approvals timed from the click to the system call. */
   readonly decisionTrials: number;
   /** Held calls approved and rejected for their approval run's transitions (expiry: one). */
@@ -62,6 +65,8 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     heldCount: 60,
     heldWarmup: 5,
     heldPrimer: 300,
+    heldPathCalls: 120,
+    heldPathPauseMs: 25,
     decisionTrials: 15,
     outcomeTrials: 3,
     importRuns: 11,
@@ -89,6 +94,8 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     heldCount: 15,
     heldWarmup: 2,
     heldPrimer: 10,
+    heldPathCalls: 15,
+    heldPathPauseMs: 25,
     decisionTrials: 3,
     outcomeTrials: 1,
     importRuns: 1,
