@@ -234,7 +234,7 @@ export const throughput = async (bed: Bed, plan: Plan): Promise<Row[]> => {
 };
 
 export const storeRequests = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
-  heading('DynamoDB requests per direct call (counted on the wire, as sent to the store)');
+  heading('DynamoDB requests per direct call (counted on the wire at the store)');
   const perCall = async (target: Target) => {
     bed.watch.resetStore();
     const result = await bed.load.run({ kind: 'latency', target, warmup: 0, count: plan.storeCountCalls });

@@ -4,8 +4,8 @@
 // thread, when the agent's request arrives and its reply leaves, and when the gateway sends each of
 // its own requests on the reply's path (the pending place, the record, the approval run's start) and
 // gets its answer back. The phases between those marks say how much of the reply is the gateway's
-// own work and how much is waiting on the local store (on a thread of its own) and the local Step
-// Functions (on the gateway's thread): their work is inside the waits.
+// own work and how much is waiting on the local store and Step Functions, which serve those requests
+// on the same thread (their work is inside the waits).
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -171,7 +171,7 @@ export const traceHeldPath = async (
   );
   const clientP50 = median(samples);
   line(
-    `the waits (the store on its own thread, the local Step Functions on this one): ${ms(placeWait + recordWait)}; ` +
+    `the waits (the local store and Step Functions serve them on this same thread): ${ms(placeWait + recordWait)}; ` +
       `the agent's client timed these replies at p50 ${ms(clientP50)}`,
   );
   return { calls: paths.length, clientP50, total, waits: placeWait + recordWait };

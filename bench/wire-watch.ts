@@ -1,13 +1,12 @@
-// Watches the wire through Node's built-in diagnostics channels, without touching the gateway: the
-// requests this thread sends to the store (`http.client.request.start`; the local store serves them
-// on a thread of its own), DynamoDB operations by their X-Amz-Target, and the requests the demo ERP
-// receives here (`http.server.request.start`, once their headers are read), by their x-request-id.
+// Watches requests arriving at this process's own HTTP servers through Node's built-in diagnostics
+// channel (`http.server.request.start` fires for every request any http.Server here receives, once
+// its headers are read), so the store and the demo ERP are observed on the wire without touching
+// the gateway: DynamoDB operations by their X-Amz-Target, system calls by their x-request-id.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
-const received = 'http.server.request.start';
-const sent = 'http.client.request.start';
+const channel = 'http.server.request.start';
 
 /** DynamoDB operations that write (what DynamoDB bills as write requests). */
 const writeOperations: ReadonlySet<string> = new Set([
@@ -25,35 +24,31 @@ export class WireWatch {
   private readonly storeCounts = new Map<string, number>();
   private readonly arrivals = new Map<string, (at: number) => void>();
 
-  private readonly onSent = (message: unknown) => {
-    if (typeof message !== 'object' || message === null || !('request' in message)) return;
-    const request = message.request as ClientRequest;
-    if (request.getHeader('host') !== `127.0.0.1:${this.storePort}`) return;
-    const target = request.getHeader('x-amz-target');
-    const operation = typeof target === 'string' ? (target.split('.').pop() ?? target) : 'unknown';
-    this.storeCounts.set(operation, (this.storeCounts.get(operation) ?? 0) + 1);
-  };
-
-  private readonly onReceived = (message: unknown) => {
+  private readonly onRequest = (message: unknown) => {
     if (typeof message !== 'object' || message === null || !('request' in message)) return;
     const request = message.request as IncomingMessage;
-    if (this.systemPort === null || request.socket.localPort !== this.systemPort) return;
-    const requestId = request.headers['x-request-id'];
-    if (typeof requestId !== 'string') return;
-    const waiter = this.arrivals.get(requestId);
-    if (waiter === undefined) return;
-    this.arrivals.delete(requestId);
-    waiter(performance.now());
+    const port = request.socket.localPort;
+    if (port === this.storePort) {
+      const target = request.headers['x-amz-target'];
+      const operation = typeof target === 'string' ? (target.split('.').pop() ?? target) : 'unknown';
+      this.storeCounts.set(operation, (this.storeCounts.get(operation) ?? 0) + 1);
+    } else if (this.systemPort !== null && port === this.systemPort) {
+      const requestId = request.headers['x-request-id'];
+      if (typeof requestId !== 'string') return;
+      const waiter = this.arrivals.get(requestId);
+      if (waiter === undefined) return;
+      this.arrivals.delete(requestId);
+      waiter(performance.now());
+    }
   };
 
   constructor(
-    /** The store's port (dynalite): the requests sent to it from this thread are counted by operation. */
+    /** The store's port (dynalite): its requests are counted by operation. */
     private readonly storePort: number,
     /** The system's port (the demo ERP), if any: arrivals can be awaited by request id. */
     private readonly systemPort: number | null,
   ) {
-    subscribe(sent, this.onSent);
-    subscribe(received, this.onReceived);
+    subscribe(channel, this.onRequest);
   }
 
   /** Store operations counted since the last reset, by operation name. */
@@ -92,8 +87,7 @@ export class WireWatch {
   }
 
   close(): void {
-    unsubscribe(sent, this.onSent);
-    unsubscribe(received, this.onReceived);
+    unsubscribe(channel, this.onRequest);
     this.arrivals.clear();
   }
 }

@@ -210,7 +210,6 @@ export const startLocalRuntime = async (
     // One credential per run: only this process's clients (and whoever may read the data folder) can sign.
     const awsCredentials = newLocalAwsCredentials();
     const dynamodb: LocalDynamoDb = await startLocalDynamoDb({
-      thread: true,
       dataPath: options.memory ? null : join(options.dataDir, 'dynamodb'),
       port: options.dynamodbPort,
       credentials: awsCredentials,

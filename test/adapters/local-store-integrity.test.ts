@@ -25,21 +25,12 @@ const everyPage = async (list: (cursor: string | undefined) => ReturnType<Execut
   return ids;
 };
 
-describe.each([
-  ['on disk', 'this thread'],
-  ['in memory', 'this thread'],
-  ['on disk', 'a thread of its own'],
-  ['in memory', 'a thread of its own'],
-] as const)('the embedded store’s cursors, %s, on %s', (where, thread) => {
+describe.each(['on disk', 'in memory'] as const)('the embedded store’s cursors, %s', (where) => {
   let folder: string;
   let local: TestStore;
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'gateway-cursors-'));
-    local = await startTestStore(
-      where === 'on disk' ? join(folder, 'dynamodb') : null,
-      'gateway-executions',
-      thread === 'a thread of its own',
-    );
+    local = await startTestStore(where === 'on disk' ? join(folder, 'dynamodb') : null, 'gateway-executions');
   });
   afterAll(async () => {
     await local?.close();
@@ -127,14 +118,14 @@ describe('open calls read from their records', () => {
   );
 });
 
-describe.each([false, true])('the in-memory store’s size (on a thread of its own: %s)', (thread) => {
+describe('the in-memory store’s size', () => {
   it(
     verifies(
       'local.memory-per-call',
       'keeps each key and record in a buffer of its own size, never a slice pinning a shared slab',
     ),
     async () => {
-      const local = await startTestStore(null, 'memory-executions', thread);
+      const local = await startTestStore(null, 'memory-executions');
       try {
         for (let index = 0; index < 200; index++) {
           await local.store.create(

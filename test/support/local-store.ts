@@ -10,13 +10,8 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-export const startTestStore = async (
-  dataPath: string | null = null,
-  tableName = 'executions',
-  /** Whether the store runs on a thread of its own, as the local runtime's does. */
-  thread = false,
-): Promise<TestStore> => {
-  const dynamodb = await startLocalDynamoDb({ dataPath, thread });
+export const startTestStore = async (dataPath: string | null = null, tableName = 'executions'): Promise<TestStore> => {
+  const dynamodb = await startLocalDynamoDb({ dataPath });
   await ensureTables(dynamodb.client, [{ definition: executionsTable, tableName }]);
   return {
     dynamodb,
