@@ -46,7 +46,7 @@ export const heldReply = async (bed: Bed, plan: Plan, measured: Measured): Promi
   );
   line(`rejected the ${await rejectOpenCalls(bed)} calls left waiting, so their approval runs end`);
   measured.handlerMs.hold = figures.p50;
-  // The same calls one at a time, each approval run's steps over before the next: the reply's own path.
+  // The same calls one at a time, each approval run's steps over before the next: where the time goes.
   await sleep(500);
   const path = await traceHeldPath(bed.load, held, portOf(bed.runtime.baseUrl), plan);
   line(`rejected the ${await rejectOpenCalls(bed)} traced calls`);

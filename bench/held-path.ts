@@ -120,8 +120,6 @@ export class HeldPathTrace {
 /** The medians of a traced held reply's phases, in ms. */
 export interface HeldPathFigures {
   readonly calls: number;
-  /** The agent's reply as its client timed it, one call at a time. */
-  readonly clientP50: number;
   /** From the request's arrival to the reply leaving, at the runtime. */
   readonly total: number;
   /** Both waits: the pending place's round trip, and the record's and the run start's together. */
@@ -169,12 +167,11 @@ export const traceHeldPath = async (
     ],
     '     ',
   );
-  const clientP50 = median(samples);
   line(
     `the waits (the local store and Step Functions serve them on this same thread): ${ms(placeWait + recordWait)}; ` +
-      `the agent's client timed these replies at p50 ${ms(clientP50)}`,
+      `the agent's client timed these replies at p50 ${ms(median(samples))}`,
   );
-  return { calls: paths.length, clientP50, total, waits: placeWait + recordWait };
+  return { calls: paths.length, total, waits: placeWait + recordWait };
 };
 
 /** The summary's row for the traced path (reported: the target is the p50 of the rounds). */
