@@ -78,7 +78,7 @@ const run = async (): Promise<number> => {
     process.env,
     {
       unsetVariables: parsed.values['strict-env'] ? 'problem' : 'placeholder',
-      onUnset: (name, path) => unset.push(`${path}: \${env:${name}} is not set here`),
+      onUnset: (reference, path) => unset.push(`${path}: ${reference} is not set here`),
     },
     discovery === null ? undefined : new Map([...discovery.catalogs].map(([key, catalog]) => [key, catalog.specs])),
   );

@@ -4,6 +4,7 @@ import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store
 import { defaultEventBridgeClient, EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { defaultKmsClient, KmsSealer } from '../../shared/adapters/kms-sealer.js';
+import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../../shared/adapters/secrets-manager-secrets.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { systemClock } from '../../shared/clock.js';
@@ -11,7 +12,7 @@ import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import { uuidV7Ids } from '../../shared/ids.js';
-import type { SystemClient } from '../../shared/invoke/system-client.js';
+import { reportingRefusedCredentials, type SystemClient } from '../../shared/invoke/system-client.js';
 import type { ToolServerClient } from '../../shared/invoke/tool-server.js';
 import type { GatewayMetrics } from '../../shared/metrics.js';
 import type { Sealer } from '../../shared/sealing.js';
@@ -23,14 +24,26 @@ import { type ApprovalEnvironment, type FunctionEnvironment, referenceVariables 
 
 export { serviceLogger } from './logger.js';
 
-export const controlPlaneFor = (environment: FunctionEnvironment, logger: Logger): ControlPlane =>
+/** The configuration as pushed, with the secrets it names read from this stack's prefix. */
+export const controlPlaneFor = (environment: FunctionEnvironment, logger: Logger): StoredControlPlane =>
   new StoredControlPlane(
     new DynamoDbConfigStore(documentClient(), environment.CONFIG_TABLE),
     referenceVariables(),
     systemClock,
     logger,
     environment.CONFIG_REFRESH_SECONDS * 1000,
+    environment.SECRETS_PREFIX === undefined
+      ? 'unread'
+      : new SecretsManagerSecrets(
+          defaultSecretsManagerClient,
+          environment.SECRETS_PREFIX,
+          environment.SECRETS_MAX_AGE_SECONDS,
+        ),
   );
+
+/** The container's system client, telling the control plane when a system refuses its credentials. */
+const systemsFor = (controlPlane: StoredControlPlane): SystemClient =>
+  reportingRefusedCredentials(systemClient(), () => controlPlane.credentialsRefused());
 
 let sealer: Sealer | undefined;
 export const sealerFor = (environment: FunctionEnvironment): Sealer => {
@@ -92,7 +105,7 @@ export const heldCallStepsServicesFor = (
   return {
     store: executionStoreFor(environment, metrics),
     clock: systemClock,
-    systems: systemClient(),
+    systems: systemsFor(controlPlane),
     toolServers: toolServerClient(),
     log: logger,
     controlPlane,
@@ -108,31 +121,37 @@ export const recoveryServicesFor = (
   environment: ApprovalEnvironment,
   logger: Logger,
   metrics: GatewayMetrics | null = null,
-): RecoveryDeps => ({
-  store: executionStoreFor(environment, metrics),
-  clock: systemClock,
-  systems: systemClient(),
-  toolServers: toolServerClient(),
-  log: logger,
-  controlPlane: controlPlaneFor(environment, logger),
-  sealer: sealerFor(environment),
-  approvalRuns: approvalRunsFor(environment),
-});
+): RecoveryDeps => {
+  const controlPlane = controlPlaneFor(environment, logger);
+  return {
+    store: executionStoreFor(environment, metrics),
+    clock: systemClock,
+    systems: systemsFor(controlPlane),
+    toolServers: toolServerClient(),
+    log: logger,
+    controlPlane,
+    sealer: sealerFor(environment),
+    approvalRuns: approvalRunsFor(environment),
+  };
+};
 
 /** What the agents' fronts need (the MCP function, and the gRPC service's container). */
 export const agentServicesFor = (
   environment: ApprovalEnvironment,
   logger: Logger,
   metrics: GatewayMetrics | null = null,
-): CallToolDeps => ({
-  store: executionStoreFor(environment, metrics),
-  ids: uuidV7Ids,
-  clock: systemClock,
-  controlPlane: controlPlaneFor(environment, logger),
-  sealer: sealerFor(environment),
-  systems: systemClient(),
-  toolServers: toolServerClient(),
-  log: logger,
-  approvalRuns: approvalRunsFor(environment),
-  customerUrl: customerUrlFor(environment),
-});
+): CallToolDeps => {
+  const controlPlane = controlPlaneFor(environment, logger);
+  return {
+    store: executionStoreFor(environment, metrics),
+    ids: uuidV7Ids,
+    clock: systemClock,
+    controlPlane,
+    sealer: sealerFor(environment),
+    systems: systemsFor(controlPlane),
+    toolServers: toolServerClient(),
+    log: logger,
+    approvalRuns: approvalRunsFor(environment),
+    customerUrl: customerUrlFor(environment),
+  };
+};

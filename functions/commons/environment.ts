@@ -40,6 +40,13 @@ export const FunctionEnvironment = CommonEnvironment.extend({
   CONFIG_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   /** KMS key that encrypts secret argument values at rest. */
   DATA_KEY_ID: z.string().min(1),
+  /**
+   * Where the configuration's `${secret:NAME}` values are kept: the Secrets Manager secret
+   * `<prefix>NAME`. Unset in a function that may read none (its references stay unset).
+   */
+  SECRETS_PREFIX: z.string().min(1).optional(),
+  /** How long a secret's value is used before it is read again, in seconds. */
+  SECRETS_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
 });
 export type FunctionEnvironment = z.infer<typeof FunctionEnvironment>;
 

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Clock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedMcpSystem } from '../../shared/config/resolved.js';
+import type { SecretLookup } from '../../shared/config/stored-secrets.js';
 import {
   type ControlPlane,
   type ControlPlaneState,
@@ -53,6 +54,8 @@ export class LocalConfigSource implements ControlPlane {
     private readonly log: Log,
     /** Discovers MCP servers' tools (absent: MCP systems offer nothing). */
     private readonly mcp: McpCatalogs | null = null,
+    /** Where `${secret:…}` references are read (absent: each is unset). */
+    private readonly secrets: SecretLookup | null = null,
   ) {
     this.synced = new SyncedConfiguration(clock);
     this.folder = dirname(path);
@@ -195,6 +198,7 @@ export class LocalConfigSource implements ControlPlane {
         text,
         file: this.path,
         environment: this.environment,
+        ...(this.secrets === null ? {} : { options: { secrets: this.secrets } }),
         // The MCP systems are known once the file is read; their catalogs are fetched before the
         // snapshot is built, so that policies are checked against the tools they name.
         ...(mcp === null

@@ -29,9 +29,9 @@ export const discoverMcpTools = async (
       ? null
       : loadConfigText(text, file, environment, {
           unsetVariables: 'placeholder',
-          onUnset: (name, path) => {
+          onUnset: (reference, path) => {
             const key = /^systems\[(\d+)\]/.exec(path)?.[1];
-            if (key !== undefined && !unset.has(key)) unset.set(key, `\${env:${name}} is not set here`);
+            if (key !== undefined && !unset.has(key)) unset.set(key, `${reference} is not set here`);
           },
         });
   const failures = new Map<string, string>();

@@ -60,6 +60,7 @@ import {
   startLocalDynamoDb,
 } from './dynamodb.js';
 import { lambdaContext, startHttpFront } from './http-front.js';
+import { localSecrets } from './local-secrets.js';
 import { McpCatalogFiles } from './mcp-catalog-files.js';
 import { writesMetricLines } from './metric-lines.js';
 import { isLoopback, urlHost } from './net.js';
@@ -122,7 +123,7 @@ const crashProbe = (step: CallStep) => (reached: CallStep) => {
 };
 
 export interface RuntimeEnvironment {
-  /** Variables the configuration's `${env:NAME}` references are resolved from. */
+  /** Variables the configuration's `${env:NAME}` references (and GATEWAY_SECRET_ variables) are resolved from. */
   readonly variables: Readonly<Record<string, string | undefined>>;
   /** Overrides the options' level (tests composing a runtime in code). */
   readonly logLevel?: LogLevel;
@@ -186,6 +187,7 @@ export const startLocalRuntime = async (
       systemClock,
       logger('control-plane'),
       mcpCatalogs,
+      localSecrets(options.memory ? null : options.dataDir, variables),
     );
     const loaded = await controlPlane.load();
     if (!loaded.ok) {

@@ -14,7 +14,15 @@ import {
   type ResolvedSystem,
   type ResolvedWebhook,
 } from './resolved.js';
-import { type Credentials, GatewayConfig, type SecretRef, type System, secretReference } from './schema.js';
+import {
+  type Credentials,
+  GatewayConfig,
+  type SecretRef,
+  type System,
+  secretReference,
+  storedSecretReference,
+} from './schema.js';
+import { type SecretLookup, secretValue } from './stored-secrets.js';
 
 /** The URL schemes each kind of system may be reached by. */
 const urlSchemes: Readonly<Record<System['kind'], readonly string[]>> = {
@@ -49,16 +57,23 @@ export interface LoadOptions {
    * (checking or pushing a configuration on a machine that is not where it will run).
    */
   readonly unsetVariables?: 'problem' | 'placeholder';
-  /** Receives the names of unset variables given placeholders. */
-  readonly onUnset?: (name: string, path: string) => void;
+  /** Receives each unset reference given a placeholder, as written (`${env:NAME}`), and its path. */
+  readonly onUnset?: (reference: string, path: string) => void;
+  /**
+   * Where `${secret:…}` references are read: a lookup, or 'unread' in a function that never calls
+   * a system or sends a notice (its references get placeholders, silently). Without either, every
+   * secret reference is unset.
+   */
+  readonly secrets?: SecretLookup | 'unread';
 }
 
 /** Placeholders for unset variables: a URL that can never resolve, and a marked string. */
 const unsetPlaceholders = { url: 'https://unset-variable.invalid', text: '(unset variable)' } as const;
 
-/** The path of every `${env:NAME}` reference in the configuration's data, in document order. */
+/** The path of every `${env:…}` and `${secret:…}` reference in the configuration's data, in document order. */
 export const referencePaths = (data: unknown, path: readonly PropertyKey[] = []): PropertyKey[][] => {
-  if (typeof data === 'string') return secretReference.test(data) ? [[...path]] : [];
+  if (typeof data === 'string')
+    return secretReference.test(data) || storedSecretReference.test(data) ? [[...path]] : [];
   if (Array.isArray(data)) return data.flatMap((item, index) => referencePaths(item, [...path, index]));
   if (data === null || typeof data !== 'object') return [];
   return Object.entries(data).flatMap(([key, item]) => referencePaths(item, [...path, key]));
@@ -110,23 +125,38 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
         'missing: a configuration with systems must list its policy files (without policies nothing runs; write "policies: []" to mean that)',
     });
   }
-  const resolve = (secret: SecretRef, path: PropertyKey[], placeholder: string = unsetPlaceholders.text): string => {
-    if (secret.kind === 'literal') return secret.value;
-    const value = environment[secret.name];
-    if ((value === undefined || value.length === 0) && options.unsetVariables === 'placeholder') {
-      options.onUnset?.(secret.name, formatPath(path));
+  /** The paths of references left unset (given a placeholder or refused). */
+  const unsetPaths = new Set<string>();
+  const unset = (path: PropertyKey[], reference: string, placeholder: string, message: string): string => {
+    unsetPaths.add(formatPath(path));
+    if (options.unsetVariables === 'placeholder') {
+      options.onUnset?.(reference, formatPath(path));
       return placeholder;
     }
-    if (value === undefined || value.length === 0) {
-      problems.push({
-        file,
-        path: formatPath(path),
-        line: lineAt(path),
-        message: `the environment variable ${secret.name} is not set`,
-      });
-      return '';
+    problems.push({ file, path: formatPath(path), line: lineAt(path), message });
+    return '';
+  };
+  const resolve = (secret: SecretRef, path: PropertyKey[], placeholder: string = unsetPlaceholders.text): string => {
+    switch (secret.kind) {
+      case 'literal':
+        return secret.value;
+      case 'env': {
+        const value = environment[secret.name];
+        if (value !== undefined && value.length > 0) return value;
+        return unset(path, `\${env:${secret.name}}`, placeholder, `the environment variable ${secret.name} is not set`);
+      }
+      case 'secret': {
+        if (options.secrets === 'unread') {
+          unsetPaths.add(formatPath(path));
+          return placeholder;
+        }
+        const reference = `\${secret:${secret.name}${secret.field === null ? '' : `#${secret.field}`}}`;
+        if (options.secrets === undefined)
+          return unset(path, reference, placeholder, `${reference} cannot be read here`);
+        const read = secretValue(options.secrets, secret.name, secret.field);
+        return read.ok ? read.value : unset(path, reference, placeholder, read.reason);
+      }
     }
-    return value;
   };
   const credentials = (given: Credentials, path: PropertyKey[]): ResolvedCredentials => {
     switch (given.type) {
@@ -195,18 +225,19 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
     (agent, index): ResolvedAgent => ({
       id: agent.id,
       token: resolve(agent.token, ['agents', index, 'token']),
-      tokenFromEnvironment: agent.token.kind === 'env',
+      tokenFromEnvironment: agent.token.kind !== 'literal',
       groups: agent.groups,
       customer: agent.customer ?? null,
     }),
   );
   // A token names one agent: the authorizer would otherwise take the first agent holding it, with
-  // its rights. An unset variable compares by its name (two agents reading one variable collide).
+  // its rights. An unset reference compares by what it names (two agents reading one variable collide).
   const agentOfToken = new Map<string, string>();
   parsed.data.agents.forEach((agent, index) => {
     const token = agent.token;
-    const unset = token.kind === 'env' && (environment[token.name] ?? '').length === 0;
-    const key = unset ? `env\0${token.name}` : `value\0${agents[index]?.token ?? ''}`;
+    const key = unsetPaths.has(formatPath(['agents', index, 'token']))
+      ? `reference\0${JSON.stringify(token)}`
+      : `value\0${agents[index]?.token ?? ''}`;
     const first = agentOfToken.get(key);
     if (first === undefined) {
       agentOfToken.set(key, agent.id);
@@ -227,7 +258,7 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
         id: person.id,
         name: person.name ?? null,
         password: resolve(person.password, [list, index, 'password']),
-        passwordFromEnvironment: person.password.kind === 'env',
+        passwordFromEnvironment: person.password.kind !== 'literal',
         groups: person.groups,
       }),
     );

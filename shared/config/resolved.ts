@@ -14,7 +14,7 @@ export interface ConfigProblem {
 export interface ResolvedAgent {
   readonly id: string;
   readonly token: string;
-  /** The token came from `${env:…}`: a real secret, never printed (literal tokens are demo values). */
+  /** The token came from a reference (`${env:…}`, `${secret:…}`): a real secret, never printed (literal tokens are demo values). */
   readonly tokenFromEnvironment: boolean;
   readonly groups: readonly string[];
   readonly customer: string | null;
@@ -24,7 +24,7 @@ export interface ResolvedPerson {
   readonly id: string;
   readonly name: string | null;
   readonly password: string;
-  /** The password came from `${env:…}`: a real secret, never printed. */
+  /** The password came from a reference (`${env:…}`, `${secret:…}`): a real secret, never printed. */
   readonly passwordFromEnvironment: boolean;
   readonly groups: readonly string[];
 }

@@ -1,6 +1,6 @@
 // The gateway configuration file (gateway.config.yaml): its zod schema is the single source for
 // validation, for the types the runtime uses and for the JSON Schema published to editors.
-// (Descriptions quote the file's own ${env:NAME} syntax, which is why the linter's template-string
+// (Descriptions quote the file's own ${secret:NAME} and ${env:NAME} syntax, which is why the linter's template-string
 // rule is off for this file.)
 //
 // Long: the file's whole format lives here (settings, limits, the three kinds of system, people,
@@ -10,15 +10,29 @@ import { defaultRetentionMs, maxRetentionMs, minRetentionMs } from '../execution
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';
 
-/** A secret reference as the file writes it: `${env:NAME}`. */
+/** A reference to the environment as the file writes it: `${env:NAME}`. */
 export const secretReference = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
-/** A secret: `${env:NAME}` (resolved when the file is loaded) or, for demos, the literal value. */
+/**
+ * A reference to a stored secret: `${secret:NAME}`, or `${secret:NAME#field}` for one field of a
+ * secret holding a JSON object. Names take the characters AWS Secrets Manager allows.
+ */
+export const storedSecretReference = /^\$\{secret:([A-Za-z0-9/_+=.@-]{1,256})(?:#([A-Za-z0-9_.-]{1,128}))?\}$/;
+
+/**
+ * A secret: `${secret:NAME}` (AWS Secrets Manager when deployed, the data folder or the
+ * environment locally), `${env:NAME}` (the local runtime's environment) or, for demos, the literal value.
+ */
 export const Secret = z
   .string()
   .min(1)
-  .meta({ description: 'A secret: ${env:NAME} to read it from the environment, or a literal value (demo only).' })
+  .meta({
+    description:
+      'A secret: ${secret:NAME} or ${secret:NAME#field} (AWS Secrets Manager when deployed; the data folder or a GATEWAY_SECRET_ variable locally), ${env:NAME} (the local environment only), or a literal value (demo only).',
+  })
   .transform((text) => {
+    const stored = storedSecretReference.exec(text);
+    if (stored?.[1] !== undefined) return { kind: 'secret', name: stored[1], field: stored[2] ?? null } as const;
     const match = secretReference.exec(text);
     return match?.[1] === undefined
       ? ({ kind: 'literal', value: text } as const)
@@ -36,7 +50,7 @@ const maxApprovalMs = 14 * 86_400_000;
 
 const Webhook = z
   .object({
-    url: Secret.describe('The webhook URL; often holds a token, so ${env:NAME} in real configurations.'),
+    url: Secret.describe('The webhook URL; often holds a token, so ${secret:NAME} in real configurations.'),
     text: z
       .boolean()
       .default(true)
@@ -204,7 +218,9 @@ export const OpenApiSystem = z
   .object({
     kind: z.literal('openapi').default('openapi').describe('An HTTP system described by OpenAPI (the default).'),
     ...systemFields,
-    base_url: Secret.describe('Base URL of the system, or ${env:NAME}. Only this URL is ever called.'),
+    base_url: Secret.describe(
+      'Base URL of the system, or a ${secret:NAME} / ${env:NAME} reference. Only this URL is ever called.',
+    ),
     openapi: z.string().min(1).optional().describe('OpenAPI 3.0 or 3.1 document, relative to this file.'),
     operations: z
       .array(AdminOperation)
@@ -243,7 +259,9 @@ export const ChannelTool = z
   .strict();
 
 /** Where a tool server is reached: http(s) or ws(s), without query or fragment. */
-const serverUrl = Secret.describe("The server's URL, or ${env:NAME}. Only this URL is ever called.");
+const serverUrl = Secret.describe(
+  "The server's URL, or a ${secret:NAME} / ${env:NAME} reference. Only this URL is ever called.",
+);
 
 /** An MCP server's tools behind a /tool/call-tool proxy: each call opens the channel once. */
 export const CallToolSystem = z

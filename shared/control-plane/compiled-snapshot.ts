@@ -5,35 +5,54 @@
 // or OpenAPI or compiles a JSON Schema.
 import { instantiateValidator } from '../arguments/standalone-validators.js';
 import type { ArgumentsValidator, ToolWithValidator } from '../catalog/tool.js';
-import { resolveConfigData } from '../config/resolve.js';
+import { type LoadOptions, resolveConfigData } from '../config/resolve.js';
 import { type ConfigProblem, formatPath } from '../config/resolved.js';
-import { type CompiledTool, type ConfigBundle, decodeCompiledSnapshot } from './bundle.js';
+import { type CompiledSnapshot, type CompiledTool, type ConfigBundle, decodeCompiledSnapshot } from './bundle.js';
 import { assembleSnapshot, type SnapshotLoad } from './gateway-snapshot.js';
 
 /** What the operator does about a compiled snapshot the functions cannot take. */
 export const pushAgain = 'run `npm run config:push` again';
 
-export const loadCompiledSnapshot = (
+/** A bundle's compiled snapshot, decoded and checked to be the bundle's own. */
+export const decodeBundleSnapshot = (
   bundle: ConfigBundle & { readonly compiled: Uint8Array },
-  environment: Readonly<Record<string, string | undefined>>,
-): SnapshotLoad => {
-  const file = bundle.config_file;
-  const refused = (message: string): SnapshotLoad => ({
-    ok: false,
-    problems: [{ file, path: '', line: null, message }],
+): { ok: true; compiled: CompiledSnapshot } | { ok: false; problems: ConfigProblem[] } => {
+  const refused = (message: string) => ({
+    ok: false as const,
+    problems: [{ file: bundle.config_file, path: '', line: null, message }],
   });
   const decoded = decodeCompiledSnapshot(bundle.compiled);
   if (!decoded.ok) return refused(`${decoded.reason}; ${pushAgain}`);
-  const { compiled } = decoded;
-  if (compiled.version !== bundle.version) {
+  if (decoded.compiled.version !== bundle.version) {
     return refused(
-      `its compiled snapshot is of version ${compiled.version}, not the bundle's ${bundle.version}; ${pushAgain}`,
+      `its compiled snapshot is of version ${decoded.compiled.version}, not the bundle's ${bundle.version}; ${pushAgain}`,
     );
   }
+  return decoded;
+};
+
+export const loadCompiledSnapshot = (
+  bundle: ConfigBundle & { readonly compiled: Uint8Array },
+  environment: Readonly<Record<string, string | undefined>>,
+  options: Pick<LoadOptions, 'secrets'> = {},
+): SnapshotLoad => {
+  const decoded = decodeBundleSnapshot(bundle);
+  return decoded.ok ? loadDecodedSnapshot(bundle, decoded.compiled, environment, options) : decoded;
+};
+
+/** The snapshot of a decoded compiled snapshot, its references resolved as `options` say. */
+export const loadDecodedSnapshot = (
+  bundle: ConfigBundle,
+  compiled: CompiledSnapshot,
+  environment: Readonly<Record<string, string | undefined>>,
+  options: Pick<LoadOptions, 'secrets'> = {},
+): SnapshotLoad => {
+  const file = bundle.config_file;
   const lines = compiled.reference_lines;
   const resolved = resolveConfigData(compiled.config, {
     file,
     environment,
+    options,
     lineAt: (path) => {
       const key = formatPath(path);
       return Object.hasOwn(lines, key) ? (lines[key] ?? null) : null;

@@ -21,3 +21,15 @@ export type OutboundResult =
 export interface SystemClient {
   send(request: OutboundRequest): Promise<OutboundResult>;
 }
+
+/**
+ * The client, calling `refused` whenever a system answers 401: the credentials the configuration
+ * gave may have been rotated, and the control plane reads its secrets fresh.
+ */
+export const reportingRefusedCredentials = (systems: SystemClient, refused: () => void): SystemClient => ({
+  send: async (request) => {
+    const result = await systems.send(request);
+    if (result.kind === 'response' && result.status === 401) refused();
+    return result;
+  },
+});
