@@ -2,18 +2,34 @@
 // tool names, references) and says what is wrong and where. Exit 0 when valid, 1 when not. MCP
 // servers are asked for their tools (with this environment's addresses and credentials), so that
 // policies are checked against what they offer; --list-tools shows what each one offers.
+// `${secret:…}` references are read as the local runtime reads them, or, with --aws, from the
+// deployed stack's Secrets Manager prefix: each missing secret or field is reported, no value printed.
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { compileSnapshotFromFile } from '../infra/local/config-files.js';
+import { localSecrets } from '../infra/local/local-secrets.js';
 import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
+import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../shared/adapters/secrets-manager-secrets.js';
 import { policyWarnings } from '../shared/config/checks.js';
-import { formatProblem } from '../shared/config/resolved.js';
+import { referencePaths } from '../shared/config/resolve.js';
+import { formatPath, formatProblem } from '../shared/config/resolved.js';
+import { storedSecretReference } from '../shared/config/schema.js';
+import { type SecretLookup, secretLookupOf, secretValue, storedSecretNames } from '../shared/config/stored-secrets.js';
+import { readYaml } from '../shared/config/yaml-lines.js';
 import type { GatewaySnapshot } from '../shared/control-plane/gateway-snapshot.js';
 
 const usage = `Usage: npm run config:check -- [file] [--strict-env] [--list-tools] [--offline]
+                                            [--data-dir <folder>] [--aws --stack <name>]
 
   file           the configuration (default examples/gateway.config.yaml)
-  --strict-env   treat \${env:NAME} references unset here as errors (by default they are
-                 noted: the gateway may run where they are set)
+  --strict-env   treat \${env:NAME} and \${secret:NAME} references unset here as errors (by
+                 default they are noted: the gateway may run where they are set)
+  --data-dir     where \${secret:NAME} is read locally (default .gateway-data: its secrets/
+                 folder), after the GATEWAY_SECRET_<NAME> variables
+  --aws          read \${secret:NAME} from AWS Secrets Manager as the deployed stack does
+                 (approval-gateway/<stack>/NAME, with this shell's AWS credentials and region)
+                 and report each one missing; no value is ever printed
+  --stack        the deployed stack's name (with --aws; default ApprovalGateway)
   --list-tools   show what each MCP server offers: every tool, read or write, turned off or
                  left out (and why)
   --offline      do not ask MCP servers for their tools (their tools stay unknown)
@@ -45,6 +61,9 @@ const run = async (): Promise<number> => {
         'strict-env': { type: 'boolean' };
         'list-tools': { type: 'boolean' };
         offline: { type: 'boolean' };
+        'data-dir': { type: 'string' };
+        aws: { type: 'boolean' };
+        stack: { type: 'string' };
         help: { type: 'boolean' };
       };
       allowPositionals: true;
@@ -57,6 +76,9 @@ const run = async (): Promise<number> => {
         'strict-env': { type: 'boolean' },
         'list-tools': { type: 'boolean' },
         offline: { type: 'boolean' },
+        'data-dir': { type: 'string' },
+        aws: { type: 'boolean' },
+        stack: { type: 'string' },
         help: { type: 'boolean' },
       },
       allowPositionals: true,
@@ -70,6 +92,16 @@ const run = async (): Promise<number> => {
     return parsed.values.help ? 0 : 2;
   }
   const file = parsed.positionals[0] ?? 'examples/gateway.config.yaml';
+  let secrets: SecretLookup;
+  let missingSecrets: string[] = [];
+  if (parsed.values.aws === true) {
+    const read = await deployedSecrets(file, parsed.values.stack ?? 'ApprovalGateway');
+    if (!read.ok) {
+      process.stderr.write(`${read.message}\n`);
+      return 2;
+    }
+    ({ secrets, missing: missingSecrets } = read);
+  } else secrets = localSecrets(parsed.values['data-dir'] ?? '.gateway-data', process.env);
   const unset: string[] = [];
   const discovery = parsed.values.offline === true ? null : await discoverMcpTools(file, process.env);
   // Compiled as config:push compiles it, so that a configuration that checks also pushes.
@@ -79,6 +111,7 @@ const run = async (): Promise<number> => {
     {
       unsetVariables: parsed.values['strict-env'] ? 'problem' : 'placeholder',
       onUnset: (reference, path) => unset.push(`${path}: ${reference} is not set here`),
+      secrets,
     },
     discovery === null ? undefined : new Map([...discovery.catalogs].map(([key, catalog]) => [key, catalog.specs])),
   );
@@ -112,8 +145,48 @@ const run = async (): Promise<number> => {
   }
   for (const warning of snapshot.warnings) process.stdout.write(`  note: ${formatProblem(warning)}\n`);
   for (const warning of policyWarnings(snapshot, file)) process.stdout.write(`  warning: ${formatProblem(warning)}\n`);
-  for (const note of unset) process.stdout.write(`  note: ${note}\n`);
+  // With --aws, the secrets are reported below (as missing), not as unset here.
+  for (const note of unset.filter((text) => parsed.values.aws !== true || !text.includes('${secret:')))
+    process.stdout.write(`  note: ${note}\n`);
+  if (missingSecrets.length > 0) {
+    process.stderr.write(
+      `${missingSecrets.length} secret reference${missingSecrets.length === 1 ? '' : 's'} cannot be read in AWS:\n`,
+    );
+    for (const missing of missingSecrets) process.stderr.write(`  ${missing}\n`);
+    return 1;
+  }
   return 0;
+};
+
+type DeployedSecrets = { ok: true; secrets: SecretLookup; missing: string[] } | { ok: false; message: string };
+
+/** The secrets the file names, read from the stack's prefix; each reference that cannot be read, by path. */
+const deployedSecrets = async (file: string, stack: string): Promise<DeployedSecrets> => {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  const read = text === undefined ? null : readYaml(text);
+  // A file that cannot be read names no secret here; the check below says what is wrong with it.
+  const data = read?.ok === true ? read.data : null;
+  const source = new SecretsManagerSecrets(defaultSecretsManagerClient, `approval-gateway/${stack}/`, 0);
+  let values: Map<string, string | undefined>;
+  try {
+    values = await source.read(storedSecretNames(data), true);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      ok: false,
+      message: `AWS Secrets Manager could not be read (${reason}); check this shell's AWS credentials and region.`,
+    };
+  }
+  const secrets = secretLookupOf(values, (name) => source.where(name));
+  const missing = referencePaths(data).flatMap((path) => {
+    let value: unknown = data;
+    for (const key of path) value = value !== null && typeof value === 'object' ? Reflect.get(value, key) : undefined;
+    const match = typeof value === 'string' ? storedSecretReference.exec(value) : null;
+    if (match?.[1] === undefined) return [];
+    const outcome = secretValue(secrets, match[1], match[2] ?? null);
+    return outcome.ok ? [] : [`${formatPath(path)}: ${outcome.reason}`];
+  });
+  return { ok: true, secrets, missing };
 };
 
 process.exitCode = await run();
