@@ -4,7 +4,7 @@ import { parseLocalOptions, usage } from './options.js';
 import { type LocalRuntime, StartupError, startLocalRuntime } from './runtime.js';
 
 /** Shown instead of a secret read from the environment: only literal demo values are printed. */
-const fromEnvironment = '(from the environment)';
+const fromEnvironment = '(from a reference)';
 
 const banner = (runtime: LocalRuntime, memory: boolean): string => {
   const agents = runtime.config().agents;
