@@ -14,7 +14,7 @@ import { assembleSnapshot, type SnapshotLoad } from './gateway-snapshot.js';
 export const pushAgain = 'run `npm run config:push` again';
 
 export const loadCompiledSnapshot = (
-  bundle: ConfigBundle & { readonly compiled: Uint8Array },
+  bundle: ConfigBundle,
   environment: Readonly<Record<string, string | undefined>>,
 ): SnapshotLoad => {
   const file = bundle.config_file;
