@@ -6,7 +6,7 @@
 // Long: the one place where the concerns (each its own construct) are wired and granted to each other.
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
-import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
@@ -176,7 +176,7 @@ export class GatewayStack extends Stack {
       environment,
     });
     // What serving agents' calls needs, over HTTP (the MCP function) or gRPC (the container service).
-    const grantAgentCalls = (grantee: IGrantable) => {
+    const grantAgentCalls = (grantee: IRole) => {
       // Exactly the calls the execution store makes, on the table and its indexes.
       store.table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
       // The deployed configuration is read, never written, by the functions (config:push writes it).

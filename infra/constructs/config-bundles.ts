@@ -2,16 +2,17 @@
 // encrypted, versioned, private, SSL only, kept when the stack goes) and the asymmetric KMS key
 // config:push signs each bundle with. The functions that load the configuration may read the
 // bundles and verify signatures, nothing else; only the pushing principal may sign.
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Grant, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, CfnBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { bundleObjectPrefix } from '../../shared/control-plane/signed-bundles.js';
 
 export class ConfigBundles extends Construct {
   readonly bucket: Bucket;
   readonly signingKey: Key;
+  private readonly bucketLogicalId: string;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -23,6 +24,9 @@ export class ConfigBundles extends Construct {
       enforceSSL: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    const cfn = this.bucket.node.defaultChild;
+    if (!(cfn instanceof CfnBucket)) throw new Error('Bucket no longer synthesizes an AWS::S3::Bucket.');
+    this.bucketLogicalId = Stack.of(this).getLogicalId(cfn);
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason:
@@ -37,14 +41,19 @@ export class ConfigBundles extends Construct {
   }
 
   /** What loading the configuration needs: the bundles' object versions, and checking their signatures. */
-  grantLoad(grantee: IGrantable): void {
+  grantLoad(role: IRole): void {
     // The exact object versions the table names (GetObjectVersion), under the bundles' prefix only:
     // no listing, no bucket settings.
     Grant.addToPrincipal({
-      grantee,
+      grantee: role,
       actions: ['s3:GetObject', 's3:GetObjectVersion'],
       resourceArns: [this.bucket.arnForObjects(`${bundleObjectPrefix}*`)],
     });
-    this.signingKey.grant(grantee, 'kms:Verify');
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${this.bucketLogicalId}.Arn>/${bundleObjectPrefix}*]`,
+      reason:
+        'Bundle objects are named by version at each push; the grant covers the bundles prefix only, read by the exact object version the table names.',
+    });
+    this.signingKey.grant(role, 'kms:Verify');
   }
 }

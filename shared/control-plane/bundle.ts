@@ -113,8 +113,8 @@ export type CompiledSnapshot = z.infer<typeof CompiledSnapshot>;
 export const encodeCompiledSnapshot = (compiled: CompiledSnapshot) =>
   new Uint8Array(gzipSync(JSON.stringify(compiled)));
 
-/** The most a compiled snapshot may unpack to (GitHub's description, 1,221 tools, makes about 60 MB). */
-export const maxCompiledSnapshotBytes = 256 * 1024 * 1024;
+/** The most a compiled snapshot may unpack to (GitHub's description, 1,221 tools, makes 19 MB); more is a gzip bomb. */
+export const maxCompiledSnapshotBytes = 64 * 1024 * 1024;
 
 export type CompiledSnapshotRead = { ok: true; compiled: CompiledSnapshot } | { ok: false; reason: string };
 
@@ -165,8 +165,8 @@ const BundleObject = ConfigBundle.extend({ compiled: z.base64() });
 export const encodeBundleObject = (bundle: ConfigBundle): Uint8Array =>
   new Uint8Array(gzipSync(JSON.stringify({ ...bundle, compiled: Buffer.from(bundle.compiled).toString('base64') })));
 
-/** The most a bundle object may unpack to (GitHub's description, the largest known, makes about 16 MB). */
-export const maxBundleObjectBytes = 256 * 1024 * 1024;
+/** The most a bundle object may unpack to (GitHub's description makes 16 MB: its 13 MB text, the snapshot gzipped). */
+export const maxBundleObjectBytes = 128 * 1024 * 1024;
 
 export type BundleRead = { ok: true; bundle: ConfigBundle } | { ok: false; reason: string };
 
