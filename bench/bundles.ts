@@ -150,6 +150,8 @@ const functionEnvironment = (sourceMaps: boolean): NodeJS.ProcessEnv => ({
   AWS_REGION: 'eu-west-1',
   EXECUTIONS_TABLE: 'executions',
   CONFIG_TABLE: 'config',
+  CONFIG_BUCKET: 'config-bundles',
+  CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
   DATA_KEY_ID: 'alias/approval-gateway',
   POWERTOOLS_LOG_LEVEL: 'INFO',
   NODE_OPTIONS: sourceMaps ? '--enable-source-maps' : '',

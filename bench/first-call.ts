@@ -165,6 +165,8 @@ const functionEnvironment = (store: LocalDynamoDb, erp: DemoErp): NodeJS.Process
   NODE_OPTIONS: '--enable-source-maps',
   EXECUTIONS_TABLE: tables.executions,
   CONFIG_TABLE: tables.config,
+  CONFIG_BUCKET: 'config-bundles',
+  CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
   DATA_KEY_ID: 'alias/approval-gateway',
   STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:111111111111:stateMachine:approvals',
   // The pushed configuration names its systems through these; the call reaches the first only.

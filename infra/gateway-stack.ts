@@ -6,7 +6,7 @@
 // Long: the one place where the concerns (each its own construct) are wired and granted to each other.
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
-import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
@@ -15,6 +15,7 @@ import { ApprovalStateMachine } from './constructs/approval-state-machine.js';
 import { ApproverConsole, type ConsoleSignIn, type CustomerPagesSignIn } from './constructs/approver-console.js';
 import { ApproverIdentity } from './constructs/approver-identity.js';
 import { CallToolChannel } from './constructs/call-tool-channel.js';
+import { ConfigBundles } from './constructs/config-bundles.js';
 import { CustomerIdentity } from './constructs/customer-identity.js';
 import { EmailNotices } from './constructs/email-notices.js';
 import { GatewayFunction } from './constructs/gateway-function.js';
@@ -107,6 +108,8 @@ export class GatewayStack extends Stack {
 
     const store = new GatewayTable(this, 'Executions', { definition: executionsTable });
     const configuration = new GatewayTable(this, 'Config', { definition: configTable });
+    // The bundles the table's pointer names, and the key that signs them.
+    const bundles = new ConfigBundles(this, 'ConfigBundles');
     // Encrypts secret argument values at rest (envelope encryption, data keys from KMS).
     const dataKey = new Key(this, 'DataKey', {
       description: 'Approval Gateway: secret argument values of executions',
@@ -156,6 +159,8 @@ export class GatewayStack extends Stack {
     const environment = {
       EXECUTIONS_TABLE: store.table.tableName,
       CONFIG_TABLE: configuration.table.tableName,
+      CONFIG_BUCKET: bundles.bucket.bucketName,
+      CONFIG_SIGNING_KEY_ID: bundles.signingKey.keyArn,
       DATA_KEY_ID: dataKey.keyArn,
       AGENT_CLAIM: authorization.agentClaim,
       GROUPS_CLAIM: authorization.groupsClaim,
@@ -171,11 +176,12 @@ export class GatewayStack extends Stack {
       environment,
     });
     // What serving agents' calls needs, over HTTP (the MCP function) or gRPC (the container service).
-    const grantAgentCalls = (grantee: IGrantable) => {
+    const grantAgentCalls = (grantee: IRole) => {
       // Exactly the calls the execution store makes, on the table and its indexes.
       store.table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
       // The deployed configuration is read, never written, by the functions (config:push writes it).
       configuration.table.grant(grantee, 'dynamodb:GetItem');
+      bundles.grantLoad(grantee);
       dataKey.grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');
     };
     grantAgentCalls(mcp.role);
@@ -203,7 +209,16 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
     new CfnOutput(this, 'ConfigTable', {
       value: configuration.table.tableName,
-      description: 'Push the configuration here: npm run config:push -- --table <this>',
+      description:
+        'Push the configuration: npm run config:push -- --table <this> --bucket <ConfigBucket> --key <ConfigSigningKeyArn> <file> (the pushing principal needs dynamodb:GetItem and dynamodb:PutItem here, s3:PutObject on the bucket, kms:Sign on the key)',
+    });
+    new CfnOutput(this, 'ConfigBucket', {
+      value: bundles.bucket.bucketName,
+      description: 'Configuration bundles, an object version per config:push (--bucket)',
+    });
+    new CfnOutput(this, 'ConfigSigningKeyArn', {
+      value: bundles.signingKey.keyArn,
+      description: 'KMS key config:push signs bundles with (--key; the pushing principal needs kms:Sign on it)',
     });
 
     // ---- staff approvals
@@ -294,6 +309,7 @@ export class GatewayStack extends Stack {
     // (Decrypt only: nothing is sealed afterwards). The console needs neither.
     for (const role of [steps.role, reconciler.role]) {
       configuration.table.grant(role, 'dynamodb:GetItem');
+      bundles.grantLoad(role);
       dataKey.grant(role, 'kms:Decrypt');
     }
     // Only the register task notifies approvers; an approval run the reconciler starts registers too.

@@ -5,7 +5,7 @@
 // | port                | what the domain asks                                   | AWS                       | local                         |
 // | ------------------- | ------------------------------------------------------ | ------------------------- | ----------------------------- |
 // | ExecutionStore      | keep each call's record, by single-item conditional writes | DynamoDB              | DynamoDB (dynalite)           |
-// | ConfigBundleStore   | keep the pushed configuration bundle                   | DynamoDB                  | files, read directly          |
+// | ConfigBundleStore   | keep the pushed configuration bundle, signed           | S3, a DynamoDB pointer, KMS | files, read directly        |
 // | ControlPlane        | what may be offered now (catalog, policy, settings)    | the stored bundle         | the files, and MCP servers asked |
 // | SystemClient        | send one HTTP request to a system, bounded             | node:http(s), kept alive  | node:http(s), kept alive      |
 // | ToolServerClient    | run one tool on an MCP server (call-tool proxy or MCP) | ws, the MCP client        | ws, the MCP client            |

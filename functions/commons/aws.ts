@@ -1,15 +1,18 @@
 // AWS clients for the deployed functions, built once per container from the parsed environment.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
+import { DynamoDbBundlePointers } from '../../shared/adapters/dynamodb/config-store.js';
 import { defaultEventBridgeClient, EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
+import { KmsBundleSignatures } from '../../shared/adapters/kms-bundle-signatures.js';
 import { defaultKmsClient, KmsSealer } from '../../shared/adapters/kms-sealer.js';
+import { defaultS3Client, S3BundleObjects } from '../../shared/adapters/s3-bundle-objects.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../../shared/adapters/secrets-manager-secrets.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { systemClock } from '../../shared/clock.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
+import { SignedBundleStore } from '../../shared/control-plane/signed-bundles.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import { reportingRefusedCredentials, type SystemClient } from '../../shared/invoke/system-client.js';
@@ -27,7 +30,13 @@ export { serviceLogger } from './logger.js';
 /** The configuration as pushed, with the secrets it names read from this stack's prefix. */
 export const controlPlaneFor = (environment: FunctionEnvironment, logger: Logger): StoredControlPlane =>
   new StoredControlPlane(
-    new DynamoDbConfigStore(documentClient(), environment.CONFIG_TABLE),
+    // The table's pointer at each refresh; the bundle object, checked against its hash and the
+    // signing key's signature (kms:Verify), only when the pointer names a new version.
+    new SignedBundleStore(
+      new DynamoDbBundlePointers(documentClient(), environment.CONFIG_TABLE),
+      new S3BundleObjects(defaultS3Client, environment.CONFIG_BUCKET),
+      new KmsBundleSignatures(defaultKmsClient, environment.CONFIG_SIGNING_KEY_ID),
+    ),
     referenceVariables(),
     systemClock,
     logger,

@@ -34,8 +34,12 @@ export type CommonEnvironment = z.infer<typeof CommonEnvironment>;
 /** What functions that use the execution store read. */
 export const FunctionEnvironment = CommonEnvironment.extend({
   EXECUTIONS_TABLE: z.string().min(1),
-  /** Table holding the pushed configuration bundle. */
+  /** Table holding the pointer to the pushed configuration bundle (its version, hash and signature). */
   CONFIG_TABLE: z.string().min(1),
+  /** Bucket holding the configuration bundles, an object version per push. */
+  CONFIG_BUCKET: z.string().min(1),
+  /** Asymmetric KMS key (ECC_NIST_P256) whose signature a bundle must carry, by ARN. */
+  CONFIG_SIGNING_KEY_ID: z.string().min(1),
   /** How often a function instance re-reads the configuration, in seconds. */
   CONFIG_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   /** KMS key that encrypts secret argument values at rest. */

@@ -1,7 +1,8 @@
 // The deployed configuration: the configuration text with every file it names, and the snapshot
 // config:push compiled from them, as one bundle that `config:push` writes and the functions read
-// (so AWS needs no file system). The functions load the compiled snapshot only; the raw text
-// stays for people, for config:check and for the table's history.
+// (so AWS needs no file system). The bundle is an object in a bucket (size is no limit there);
+// the configuration table holds a small signed pointer to it. The functions load the compiled
+// snapshot only; the raw text stays for people and for config:check.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as z from 'zod';
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
@@ -112,7 +113,7 @@ export type CompiledSnapshot = z.infer<typeof CompiledSnapshot>;
 export const encodeCompiledSnapshot = (compiled: CompiledSnapshot) =>
   new Uint8Array(gzipSync(JSON.stringify(compiled)));
 
-/** The most a compiled snapshot may unpack to: a table item is at most 400 KB, so a larger result is a gzip bomb. */
+/** The most a compiled snapshot may unpack to (GitHub's description, 1,221 tools, makes 19 MB); more is a gzip bomb. */
 export const maxCompiledSnapshotBytes = 64 * 1024 * 1024;
 
 export type CompiledSnapshotRead = { ok: true; compiled: CompiledSnapshot } | { ok: false; reason: string };
@@ -153,18 +154,107 @@ export const ConfigBundle = z.object({
   pushed_at: z.iso.datetime(),
   /** The tools each MCP system's server offered at push time, by system key (part of the version). */
   mcp_catalogs: z.record(z.string(), BundledMcpCatalog).optional(),
-  /**
-   * The compiled snapshot (encodeCompiledSnapshot: gzip of its JSON), what the functions load;
-   * absent from a bundle pushed before the functions stopped parsing.
-   */
-  compiled: z.instanceof(Uint8Array).optional(),
+  /** The compiled snapshot (encodeCompiledSnapshot: gzip of its JSON), what the functions load. */
+  compiled: z.instanceof(Uint8Array),
 });
 export type ConfigBundle = z.infer<typeof ConfigBundle>;
 
-export type PushResult = { kind: 'pushed' } | { kind: 'unchanged' } | { kind: 'conflict'; current: string | null };
+/**
+ * The bundle as its object holds it: the compiled snapshot's bytes in base64, the whole gzipped.
+ * The base64 is not checked by pattern (over megabytes that takes a second): the object is taken
+ * only once its hash and signature match, and a damaged snapshot fails to unpack.
+ */
+const BundleObject = ConfigBundle.extend({ compiled: z.string() });
 
+export const encodeBundleObject = (bundle: ConfigBundle): Uint8Array =>
+  new Uint8Array(gzipSync(JSON.stringify({ ...bundle, compiled: Buffer.from(bundle.compiled).toString('base64') })));
+
+/** The most a bundle object may unpack to (GitHub's description makes 16 MB: its 13 MB text, the snapshot gzipped). */
+export const maxBundleObjectBytes = 128 * 1024 * 1024;
+
+export type BundleRead = { ok: true; bundle: ConfigBundle } | { ok: false; reason: string };
+
+export const decodeBundleObject = (bytes: Uint8Array): BundleRead => {
+  let data: unknown;
+  try {
+    data = JSON.parse(gunzipSync(bytes, { maxOutputLength: maxBundleObjectBytes }).toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'its object cannot be read' };
+  }
+  // Read once per configuration: zod's compiled fast path would cost more to build than it saves.
+  const parsed = BundleObject.safeParse(data, { jitless: true });
+  if (!parsed.success) {
+    const [issue] = parsed.error.issues;
+    return {
+      ok: false,
+      reason: `its object is not well formed (${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''})`,
+    };
+  }
+  return {
+    ok: true,
+    bundle: { ...parsed.data, compiled: new Uint8Array(Buffer.from(parsed.data.compiled, 'base64')) },
+  };
+};
+
+/**
+ * What the configuration table holds: the deployed version and where its bundle is (an object
+ * version in the bundles bucket), the SHA-256 of that object and the signing key's signature
+ * over it (bundleSignedMessage), so a write to the table alone cannot make the functions run code.
+ */
+export const BundlePointer = z.object({
+  version: z.string().min(1),
+  object_key: z.string().min(1),
+  object_version: z.string().min(1),
+  /** SHA-256 of the object's bytes, in hex. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The signing key's signature over bundleSignedMessage(version, sha256), in base64. */
+  signature: z.base64().min(1),
+  pushed_at: z.iso.datetime(),
+});
+export type BundlePointer = z.infer<typeof BundlePointer>;
+
+/** What is signed: the bundle's version and its object's hash, named for this use only. */
+export const bundleSignedMessage = (pointer: Pick<BundlePointer, 'version' | 'sha256'>): Uint8Array =>
+  new TextEncoder().encode(
+    `approval-gateway configuration bundle\nversion ${pointer.version}\nsha256 ${pointer.sha256}\n`,
+  );
+
+/** What the table says is deployed: a signed pointer, or an item an older config:push wrote (the whole bundle, unsigned). */
+export type DeployedBundle = { kind: 'signed'; pointer: BundlePointer } | { kind: 'unsigned'; version: string };
+
+export const versionOf = (deployed: DeployedBundle): string =>
+  deployed.kind === 'signed' ? deployed.pointer.version : deployed.version;
+
+/** The configuration table's item naming the deployed bundle. */
+export interface BundlePointerTable {
+  read(): Promise<DeployedBundle | undefined>;
+  /** Writes the pointer only if the deployed version is still `expectedVersion` (null: none yet); false if not. */
+  write(pointer: BundlePointer, expectedVersion: string | null): Promise<boolean>;
+}
+
+/** The bucket of bundle objects, each push a new object version. */
+export interface BundleObjects {
+  put(key: string, bytes: Uint8Array): Promise<{ readonly versionId: string }>;
+  get(key: string, versionId: string): Promise<Uint8Array>;
+}
+
+/** The signing key: config:push signs, the functions verify. */
+export interface BundleSignatures {
+  sign(message: Uint8Array): Promise<Uint8Array>;
+  /** Whether the signature is the key's over the message. */
+  verify(message: Uint8Array, signature: Uint8Array): Promise<boolean>;
+}
+
+export type PushResult =
+  | { kind: 'pushed'; objectBytes: number }
+  | { kind: 'unchanged' }
+  | { kind: 'conflict'; current: string | null };
+
+/** The deployed bundle: config:push pushes it, the functions read the pointer and load what it names. */
 export interface ConfigBundleStore {
-  fetch(): Promise<ConfigBundle | undefined>;
+  deployed(): Promise<DeployedBundle | undefined>;
+  /** The bundle the pointer names, refused unless its object matches the hash and the signature. */
+  load(pointer: BundlePointer): Promise<BundleRead>;
   /** Replaces the deployed bundle, only if the deployed version is still `expectedVersion` (null: none yet). */
   push(bundle: ConfigBundle, expectedVersion: string | null): Promise<PushResult>;
 }

@@ -15,7 +15,7 @@ export const pushAgain = 'run `npm run config:push` again';
 
 /** A bundle's compiled snapshot, decoded and checked to be the bundle's own. */
 export const decodeBundleSnapshot = (
-  bundle: ConfigBundle & { readonly compiled: Uint8Array },
+  bundle: ConfigBundle,
 ): { ok: true; compiled: CompiledSnapshot } | { ok: false; problems: ConfigProblem[] } => {
   const refused = (message: string) => ({
     ok: false as const,
@@ -32,7 +32,7 @@ export const decodeBundleSnapshot = (
 };
 
 export const loadCompiledSnapshot = (
-  bundle: ConfigBundle & { readonly compiled: Uint8Array },
+  bundle: ConfigBundle,
   environment: Readonly<Record<string, string | undefined>>,
   options: Pick<LoadOptions, 'secrets'> = {},
 ): SnapshotLoad => {

@@ -1,16 +1,23 @@
-// The control plane of the deployed functions: the configuration bundle is read from the table
-// at most once per refresh interval and cached by the function instance. Each successful read
-// counts as a sync; a broken bundle or an unreachable table keeps the last good configuration
-// until the allowed staleness runs out. The snapshot is the one config:push compiled (MCP
-// servers' tools included, as pushed): nothing is parsed, compiled or discovered here.
-// `${secret:…}` values are read before the snapshot is resolved, again at each refresh (from the
-// source's cache until it expires), and fresh after a system refused the credentials; a changed
-// value makes a new snapshot of the same bundle.
+// The control plane of the deployed functions: the table's pointer to the deployed bundle is read
+// at most once per refresh interval; the bundle itself is fetched and checked (hash, signature)
+// only when the pointer names another version, and cached by the function instance. Each
+// successful read counts as a sync; a refused bundle or an unreachable table or bucket keeps the
+// last good configuration until the allowed staleness runs out. The snapshot is the one
+// config:push compiled (MCP servers' tools included, as pushed): nothing is parsed, compiled or
+// discovered here. `${secret:…}` values are read before the snapshot is resolved, again at each
+// refresh (from the source's cache until it expires), and fresh after a system refused the
+// credentials; a changed value makes a new snapshot of the same bundle.
 import type { Clock } from '../clock.js';
 import { type ConfigProblem, formatProblem } from '../config/resolved.js';
 import { type SecretSource, secretLookupOf, storedSecretNames } from '../config/stored-secrets.js';
 import type { Log } from '../log.js';
-import type { ConfigBundle, ConfigBundleStore } from './bundle.js';
+import {
+  type BundleRead,
+  type ConfigBundle,
+  type ConfigBundleStore,
+  type DeployedBundle,
+  versionOf,
+} from './bundle.js';
 import { decodeBundleSnapshot, loadDecodedSnapshot, pushAgain } from './compiled-snapshot.js';
 import { type ControlPlane, type ControlPlaneState, SyncedConfiguration } from './control-plane.js';
 
@@ -19,7 +26,7 @@ const freshSecretsEveryMs = 60_000;
 
 /** The bundle in use and the secret values its snapshot was resolved with. */
 interface InUse {
-  readonly bundle: ConfigBundle & { readonly compiled: Uint8Array };
+  readonly bundle: ConfigBundle;
   readonly secretNames: readonly string[];
   readonly secretValues: ReadonlyMap<string, string | undefined>;
 }
@@ -28,6 +35,8 @@ export class StoredControlPlane implements ControlPlane {
   private readonly synced: SyncedConfiguration;
   private checkedAt = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<void> | null = null;
+  /** The object last refused (key, version and hash). */
+  private refused: string | null = null;
   private inUse: InUse | null = null;
   private freshSecretsAsked = false;
   private freshSecretsAt = Number.NEGATIVE_INFINITY;
@@ -77,64 +86,89 @@ export class StoredControlPlane implements ControlPlane {
 
   private async refresh(): Promise<void> {
     this.checkedAt = this.clock.now();
-    let bundle: Awaited<ReturnType<ConfigBundleStore['fetch']>>;
+    const fresh = this.freshSecretsAsked;
+    this.freshSecretsAsked = false;
+    let deployed: DeployedBundle | undefined;
     try {
-      bundle = await this.store.fetch();
+      deployed = await this.store.deployed();
     } catch (error) {
       this.log.warn('configuration could not be read; keeping the last good one', { error });
       return;
     }
-    if (bundle === undefined) {
+    if (deployed === undefined) {
       this.log.warn('no configuration has been pushed yet');
       return;
     }
-    const fresh = this.freshSecretsAsked;
-    this.freshSecretsAsked = false;
-    if (bundle.version === this.synced.lastGood?.version && this.inUse !== null) {
+    if (versionOf(deployed) === this.synced.lastGood?.version && this.inUse !== null) {
       await this.keepWithSecrets(this.inUse, fresh);
       return;
     }
-    const { compiled } = bundle;
-    if (compiled === undefined) {
+    if (deployed.kind === 'unsigned') {
       this.log.warn(
-        `the pushed configuration was pushed by an older config:push, without the compiled snapshot the functions load; ${pushAgain}; keeping the last good one`,
-        { version: bundle.version },
+        `the pushed configuration was pushed by an older config:push, into the table without a signature; ${pushAgain}; keeping the last good one`,
+        { version: deployed.version },
       );
       return;
     }
-    await this.take({ ...bundle, compiled }, fresh);
-  }
-
-  /** Loads a bundle with its secrets read (fresh when asked); a bundle that does not load is logged and left. */
-  private async take(bundle: InUse['bundle'], fresh: boolean, secretValues?: InUse['secretValues']): Promise<void> {
-    const decoded = decodeBundleSnapshot(bundle);
-    if (!decoded.ok) {
-      this.refuse(bundle, decoded.problems);
+    const { pointer } = deployed;
+    // A refused bundle is not fetched again until the table names another (or signs it otherwise).
+    const identity = JSON.stringify(pointer);
+    if (identity === this.refused) return;
+    let read: BundleRead;
+    try {
+      read = await this.store.load(pointer);
+    } catch (error) {
+      this.log.warn('the pushed configuration could not be fetched; keeping the last good one', {
+        version: pointer.version,
+        error,
+      });
       return;
     }
+    if (!read.ok) {
+      this.refused = identity;
+      this.log.warn(`the pushed configuration is refused: ${read.reason}; keeping the last good one`, {
+        version: pointer.version,
+        object: `${pointer.object_key}@${pointer.object_version}`,
+      });
+      return;
+    }
+    if ((await this.take(read.bundle, fresh)) === 'refused') this.refused = identity;
+  }
+
+  /**
+   * Loads a bundle with its secrets read (fresh when asked): taken, refused (logged), or left for
+   * the next refresh when the secrets cannot be read now.
+   */
+  private async take(
+    bundle: ConfigBundle,
+    fresh: boolean,
+    secretValues?: InUse['secretValues'],
+  ): Promise<'taken' | 'refused' | 'later'> {
+    const decoded = decodeBundleSnapshot(bundle);
+    if (!decoded.ok) return this.refuse(bundle, decoded.problems);
     const secretNames = storedSecretNames(decoded.compiled.config);
     const values = secretValues ?? (await this.readSecrets(secretNames, fresh));
-    if (values === null) return;
+    if (values === null) return 'later';
     const secrets = this.secrets;
     const options =
       secrets === 'unread'
         ? ({ secrets: 'unread' } as const)
         : { secrets: secretLookupOf(values, (name) => secrets.where(name)) };
     const outcome = loadDecodedSnapshot(bundle, decoded.compiled, this.environment, options);
-    if (!outcome.ok) {
-      this.refuse(bundle, outcome.problems);
-      return;
-    }
+    if (!outcome.ok) return this.refuse(bundle, outcome.problems);
     this.inUse = { bundle, secretNames, secretValues: values };
     this.synced.accept(outcome.snapshot);
+    return 'taken';
   }
 
-  private refuse(bundle: ConfigBundle, problems: readonly ConfigProblem[]): void {
+  private refuse(bundle: ConfigBundle, problems: readonly ConfigProblem[]): 'refused' {
     this.log.warn('the pushed configuration is not valid here; keeping the last good one', {
       version: bundle.version,
       problems: problems.map(formatProblem),
     });
+    return 'refused';
   }
+
   /** The bundle in use is still current: confirmed, and loaded again if a secret's value changed. */
   private async keepWithSecrets(inUse: InUse, fresh: boolean): Promise<void> {
     if (inUse.secretNames.length > 0) {

@@ -1,48 +1,49 @@
-// The AWS side of the control plane against the local store: config:push writes the bundle with a
-// conditional write; a function instance caches it, refreshes it, and applies the staleness rule.
-// The function loads the snapshot config:push compiled, and refuses a bundle without one.
+// The AWS side of the control plane against the local stand-ins (DynamoDB, S3, KMS): config:push
+// uploads the bundle, signs it and writes the table's pointer with a conditional write; a function
+// instance reads the pointer each refresh, fetches and checks the bundle only when it changes,
+// and applies the staleness rule. A bundle whose hash or signature does not match is refused.
 //
-// Long: the table's whole life (conditional pushes, refreshes, staleness, refused bundles) and the
-// real config:push run against one local store that every test shares.
-import { join } from 'node:path';
+// Long: the stores' whole life (conditional pushes, refreshes, staleness, refused bundles) against
+// stand-ins that every test shares.
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAwsProfile, writeLocalAwsConfig } from '../../infra/local/aws-config-file.js';
-import { loadSnapshotFromFile } from '../../infra/local/config-files.js';
-import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
-import { projectPath } from '../../infra/paths.js';
-import { DynamoDbConfigStore } from '../../shared/adapters/dynamodb/config-store.js';
-import { configTable } from '../../shared/adapters/dynamodb/tables.js';
-import type { ConfigBundle, ConfigBundleStore } from '../../shared/control-plane/bundle.js';
+import { DynamoDbBundlePointers } from '../../shared/adapters/dynamodb/config-store.js';
+import { KmsBundleSignatures } from '../../shared/adapters/kms-bundle-signatures.js';
+import { S3BundleObjects } from '../../shared/adapters/s3-bundle-objects.js';
+import {
+  type BundlePointer,
+  type ConfigBundle,
+  type ConfigBundleStore,
+  encodeBundleObject,
+} from '../../shared/control-plane/bundle.js';
+import { SignedBundleStore } from '../../shared/control-plane/signed-bundles.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
+import { type BundleStands, type DeployedStores, freshStores, startBundleStands } from '../support/bundle-stores.js';
 import { ManualClock } from '../support/clock.js';
-import { type CompiledBundle, compiledBundleOf, expectSameAnswers, withCompiled } from '../support/compiled-bundles.js';
-import { startEverythingServer } from '../support/mcp-servers.js';
+import { type CompiledBundle, compiledBundleOf, withCompiled } from '../support/compiled-bundles.js';
 import { verifies } from '../support/requirements.js';
-import { temporaryFolder } from '../support/runtime-process.js';
 import { adminOnlyConfig } from '../support/snapshots.js';
-import { runProcess } from '../support/spawn.js';
 
-let dynamodb: LocalDynamoDb;
-let tableCount = 0;
-const freshStore = async (): Promise<{ store: DynamoDbConfigStore; tableName: string }> => {
-  tableCount += 1;
-  const tableName = `config-${tableCount}`;
-  await ensureTables(dynamodb.client, [{ definition: configTable, tableName }]);
-  return { store: new DynamoDbConfigStore(dynamodb.documents, tableName), tableName };
-};
+let stands: BundleStands;
+const freshStore = (): Promise<DeployedStores> => freshStores(stands);
 
 const bundleOf = (text: string): Promise<CompiledBundle> => compiledBundleOf(text);
 
-/** The real store, counting how often functions read it. */
+/** The real store, counting how often functions read its pointer and its objects. */
 class CountingStore implements ConfigBundleStore {
-  fetches = 0;
+  reads = 0;
+  loads = 0;
   failing = false;
   constructor(private readonly inner: ConfigBundleStore) {}
-  fetch() {
-    this.fetches += 1;
+  deployed() {
+    this.reads += 1;
     if (this.failing) return Promise.reject(new Error('table unreachable'));
-    return this.inner.fetch();
+    return this.inner.deployed();
+  }
+  load(pointer: BundlePointer) {
+    this.loads += 1;
+    return this.inner.load(pointer);
   }
   push(bundle: ConfigBundle, expected: string | null) {
     return this.inner.push(bundle, expected);
@@ -60,34 +61,48 @@ const log = {
   },
 };
 
+/** The pointer the table holds now. */
+const pointerOf = async (store: ConfigBundleStore): Promise<BundlePointer> => {
+  const deployed = await store.deployed();
+  if (deployed?.kind !== 'signed') throw new Error('expected a signed pointer');
+  return deployed.pointer;
+};
+
+const toolNames = (state: Awaited<ReturnType<StoredControlPlane['current']>>) =>
+  state.kind === 'active' ? state.snapshot.catalog.tools.map((tool) => tool.name) : state;
+
 beforeAll(async () => {
-  dynamodb = await startLocalDynamoDb({ dataPath: null });
+  stands = await startBundleStands();
 });
 afterAll(async () => {
-  await dynamodb.close();
+  await stands.close();
 });
 
-describe('the configuration bundle in the table', () => {
+describe('the configuration bundle in the bucket, named by the table', () => {
   it(
     verifies('control.stored-configuration', 'is pushed with a conditional write, so a stale push is refused'),
     async () => {
       const { store } = await freshStore();
       const first = await bundleOf(adminOnlyConfig());
       const second = await bundleOf(adminOnlyConfig({ extraTool: true }));
-      expect(await store.push(first, null)).toEqual({ kind: 'pushed' });
+      expect(await store.push(first, null)).toMatchObject({ kind: 'pushed' });
       expect(await store.push(first, null)).toEqual({ kind: 'unchanged' });
       // A push that still believes nothing is deployed loses against the first one.
       expect(await store.push(second, null)).toEqual({ kind: 'conflict', current: first.version });
       expect(await store.push(second, 'some-older-version')).toEqual({ kind: 'conflict', current: first.version });
-      expect(await store.push(second, first.version)).toEqual({ kind: 'pushed' });
-      expect(await store.fetch()).toEqual(second);
+      expect(await store.push(second, first.version)).toMatchObject({ kind: 'pushed' });
+      const loaded = await store.load(await pointerOf(store));
+      expect(loaded).toEqual({ ok: true, bundle: second });
     },
   );
 
   it(
-    verifies('control.stored-configuration', 'is read once per refresh interval and new pushes are picked up'),
+    verifies(
+      ['control.stored-configuration', 'aws.config-bundles'],
+      'reads the pointer once per refresh interval, and fetches the bundle only when its version changes',
+    ),
     async () => {
-      const { store } = await freshStore();
+      const { store, bucket } = await freshStore();
       const counting = new CountingStore(store);
       const clock = new ManualClock();
       const plane = new StoredControlPlane(counting, {}, clock, log, 30_000);
@@ -95,25 +110,24 @@ describe('the configuration bundle in the table', () => {
 
       await store.push(await bundleOf(adminOnlyConfig()), null);
       clock.advance(30_000);
-      const active = await plane.current();
-      expect(active.kind === 'active' && active.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
-        'crm.notes.add',
-      ]);
-      const reads = counting.fetches;
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add']);
+      const reads = counting.reads;
       clock.advance(10_000);
       await plane.current();
       await plane.current();
-      expect(counting.fetches).toBe(reads);
-
-      const deployed = await store.fetch();
-      await store.push(await bundleOf(adminOnlyConfig({ extraTool: true })), deployed?.version ?? null);
+      expect(counting.reads).toBe(reads);
+      // The same version, read again: the pointer only.
       clock.advance(20_000);
-      const updated = await plane.current();
-      expect(updated.kind === 'active' && updated.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
-        'crm.notes.add',
-        'crm.notes.list',
-      ]);
-      expect(counting.fetches).toBe(reads + 1);
+      await plane.current();
+      expect([counting.reads, counting.loads]).toEqual([reads + 1, 1]);
+      const gets = () =>
+        stands.s3Requests.filter((call) => call.action === 'GetObject' && call.resource.startsWith(`${bucket}/`));
+      expect(gets()).toHaveLength(1);
+
+      await store.push(await bundleOf(adminOnlyConfig({ extraTool: true })), (await pointerOf(store)).version);
+      clock.advance(30_000);
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add', 'crm.notes.list']);
+      expect([counting.reads, counting.loads, gets().length]).toEqual([reads + 2, 2, 2]);
     },
   );
 
@@ -169,39 +183,113 @@ describe('the configuration bundle in the table', () => {
   it(
     verifies(
       ['perf.compiled-snapshot', 'control.stored-configuration'],
-      'refuses a bundle pushed by an older config:push, saying to push again, and keeps the last good one',
+      'refuses what an older config:push wrote into the table, saying to push again, and keeps the last good one',
     ),
     async () => {
-      const { store } = await freshStore();
+      const { store, tableName } = await freshStore();
       const clock = new ManualClock();
       const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
       const good = await bundleOf(adminOnlyConfig());
       await store.push(good, null);
       expect((await plane.current()).kind).toBe('active');
-      // An older config:push wrote the raw files only, which the functions no longer parse.
-      const { compiled: _compiled, ...older } = await bundleOf(adminOnlyConfig({ extraTool: true }));
-      await store.push(older, good.version);
-      expect((await store.fetch())?.compiled).toBeUndefined();
-      clock.advance(1_000);
-      const state = await plane.current();
-      expect(state.kind === 'active' && state.snapshot.version).toBe(good.version);
-      expect(state.kind === 'active' && state.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
-        'crm.notes.add',
-      ]);
-      expect(warnings.at(-1)).toBe(
-        'the pushed configuration was pushed by an older config:push, without the compiled snapshot the functions load; run `npm run config:push` again; keeping the last good one',
+      // An older config:push wrote the whole bundle into the item, unsigned.
+      const older = await bundleOf(adminOnlyConfig({ extraTool: true }));
+      await stands.dynamodb.documents.send(
+        new PutCommand({ TableName: tableName, Item: { name: 'current', ...older, compiled: older.compiled } }),
       );
-      // Pushing again writes the same version, compiled, and the functions take it.
-      const again = await bundleOf(adminOnlyConfig({ extraTool: true }));
-      expect(again.version).toBe(older.version);
-      expect(await store.push(again, older.version)).toEqual({ kind: 'pushed' });
-      expect(await store.push(again, older.version)).toEqual({ kind: 'unchanged' });
+      expect(await store.deployed()).toEqual({ kind: 'unsigned', version: older.version });
       clock.advance(1_000);
-      const taken = await plane.current();
-      expect(taken.kind === 'active' && taken.snapshot.catalog.tools.map((tool) => tool.name)).toEqual([
-        'crm.notes.add',
-        'crm.notes.list',
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add']);
+      expect(warnings.at(-1)).toBe(
+        'the pushed configuration was pushed by an older config:push, into the table without a signature; run `npm run config:push` again; keeping the last good one',
+      );
+      // Pushing again writes the same version as a signed pointer, and the functions take it.
+      expect(await store.push(older, older.version)).toMatchObject({ kind: 'pushed' });
+      expect(await store.push(older, older.version)).toEqual({ kind: 'unchanged' });
+      clock.advance(1_000);
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add', 'crm.notes.list']);
+    },
+  );
+
+  it(
+    verifies(
+      'aws.config-bundle-signature',
+      'refuses an object changed in the bucket (its hash), fetches it no more, and keeps the last good one',
+    ),
+    async () => {
+      const { store, bucket } = await freshStore();
+      const clock = new ManualClock();
+      const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
+      const good = await bundleOf(adminOnlyConfig());
+      await store.push(good, null);
+      expect((await plane.current()).kind).toBe('active');
+      const next = await bundleOf(adminOnlyConfig({ extraTool: true }));
+      await store.push(next, good.version);
+      const pointer = await pointerOf(store);
+      // Someone who may write the bucket puts their own code in the object the table names.
+      const tampered = withCompiled(next, (compiled) => ({
+        ...compiled,
+        tools: compiled.tools.map((tool) => ({ ...tool, validator: `/* theirs */ ${tool.validator}` })),
+      }));
+      stands.s3.tamper(bucket, pointer.object_key, pointer.object_version, encodeBundleObject(tampered));
+      clock.advance(1_000);
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add']);
+      expect(warnings.at(-1)).toBe(
+        `the pushed configuration is refused: its object ${pointer.object_key} does not match the SHA-256 the table holds; keeping the last good one`,
+      );
+      const gets = stands.s3Requests.filter((call) => call.action === 'GetObject').length;
+      clock.advance(1_000);
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add']);
+      expect(stands.s3Requests.filter((call) => call.action === 'GetObject').length).toBe(gets);
+    },
+  );
+
+  it(
+    verifies(
+      'aws.config-bundle-signature',
+      'refuses a pointer written to the table alone: its own object and hash, signed by another key or not at all',
+    ),
+    async () => {
+      const { store, tableName, bucket } = await freshStore();
+      const clock = new ManualClock();
+      const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
+      const good = await bundleOf(adminOnlyConfig());
+      await store.push(good, null);
+      expect((await plane.current()).kind).toBe('active');
+      const goodPointer = await pointerOf(store);
+      // Their own bundle, uploaded and named with its right hash; signed by a key that is not the
+      // stack's (one they control), then with the genuine signature of the good bundle.
+      const theirs = await bundleOf(adminOnlyConfig({ extraTool: true }));
+      const otherKey = new SignedBundleStore(
+        new DynamoDbBundlePointers(stands.dynamodb.documents, tableName),
+        new S3BundleObjects(stands.s3Client, bucket),
+        new KmsBundleSignatures(stands.kmsClient, stands.kms.createSigningKey()),
+      );
+      expect(await otherKey.push(theirs, good.version)).toMatchObject({ kind: 'pushed' });
+      clock.advance(1_000);
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add']);
+      expect(warnings.at(-1)).toBe(
+        'the pushed configuration is refused: its signature is not the signing key’s; keeping the last good one',
+      );
+      const theirPointer = await pointerOf(store);
+      const before = warnings.length;
+      await stands.dynamodb.documents.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { name: 'current', ...theirPointer, signature: goodPointer.signature },
+        }),
+      );
+      clock.advance(1_000);
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add']);
+      expect(warnings.slice(before)).toEqual([
+        'the pushed configuration is refused: its signature is not the signing key’s; keeping the last good one',
       ]);
+      // And a genuine push is taken.
+      expect(
+        await store.push(await bundleOf(adminOnlyConfig({ extraTool: true, staleness: '61s' })), theirs.version),
+      ).toMatchObject({ kind: 'pushed' });
+      clock.advance(1_000);
+      expect(toolNames(await plane.current())).toEqual(['crm.notes.add', 'crm.notes.list']);
     },
   );
 
@@ -239,131 +327,10 @@ describe('the configuration bundle in the table', () => {
     const plane = new StoredControlPlane(store, {}, clock, log, 1_000);
     await store.push(await bundleOf(adminOnlyConfig({ staleness: '5s' })), null);
     expect((await plane.current()).kind).toBe('active');
-    await dynamodb.client.send(new DeleteTableCommand({ TableName: tableName }));
+    await stands.dynamodb.client.send(new DeleteTableCommand({ TableName: tableName }));
     clock.advance(2_000);
     expect((await plane.current()).kind).toBe('active');
     clock.advance(4_000);
     expect(await plane.current()).toMatchObject({ kind: 'unavailable', reason: 'stale' });
-  });
-});
-
-describe('npm run config:push', () => {
-  // The store answers only its credential: the push reads it as an operator would, from the AWS
-  // config file the runtime writes, named by the AWS environment.
-  let awsConfig: { path: string; remove(): Promise<void> };
-  beforeAll(async () => {
-    awsConfig = await temporaryFolder('gateway-push-');
-    await writeLocalAwsConfig(join(awsConfig.path, 'aws-config'), {
-      credentials: dynamodb.credentials,
-      dynamodbEndpoint: dynamodb.endpoint,
-      stepFunctionsEndpoint: 'http://127.0.0.1:9',
-    });
-  });
-  afterAll(async () => {
-    await awsConfig.remove();
-  });
-  const push = (args: string[], extra: Record<string, string> = {}) => {
-    const {
-      AWS_ACCESS_KEY_ID: _id,
-      AWS_SECRET_ACCESS_KEY: _secret,
-      AWS_SESSION_TOKEN: _token,
-      ...environment
-    } = process.env;
-    return runProcess(process.execPath, ['--import', 'tsx', projectPath('scripts/config-push.ts'), ...args], {
-      cwd: projectPath(),
-      env: {
-        ...environment,
-        AWS_CONFIG_FILE: join(awsConfig.path, 'aws-config'),
-        AWS_SHARED_CREDENTIALS_FILE: join(awsConfig.path, 'no-credentials'),
-        AWS_PROFILE: localAwsProfile,
-        ...extra,
-      },
-    });
-  };
-
-  it(
-    verifies(
-      ['control.stored-configuration', 'systems.mcp-config-tools', 'perf.compiled-snapshot'],
-      "pushes the demo configuration with its OpenAPI document and its MCP server's tools, once, compiled",
-    ),
-    async () => {
-      const { store, tableName } = await freshStore();
-      const reference = await startEverythingServer();
-      try {
-        // Without the MCP server's address nothing is pushed: its tools would be missing.
-        const refused = await push(['--table', tableName, '--endpoint', dynamodb.endpoint]);
-        expect(refused.code).toBe(1);
-        expect(refused.output).toContain('reference: ${env:DEMO_MCP_URL} is not set here');
-        expect(await store.fetch()).toBeUndefined();
-
-        const withMcp = { DEMO_MCP_URL: reference.url };
-        const first = await push(
-          ['--table', tableName, '--endpoint', dynamodb.endpoint, 'examples/gateway.config.yaml'],
-          withMcp,
-        );
-        expect(first.code, first.output).toBe(0);
-        expect(first.output).toMatch(/Pushed examples\/gateway.config.yaml as version [0-9a-f]{16} \(17 tools\)/);
-        const bundle = await store.fetch();
-        expect(bundle?.config_file).toBe('gateway.config.yaml');
-        expect(Object.keys(bundle?.files ?? {})).toEqual(['erp/openapi.yaml', 'policies/demo.cedar']);
-        expect(bundle?.config_text).toContain('${env:DEMO_ERP_URL}');
-        expect(bundle?.mcp_catalogs?.reference?.specs.map((spec) => spec.name)).toContain('get-sum');
-
-        const again = await push(['--table', tableName, '--endpoint', dynamodb.endpoint], withMcp);
-        expect(again.code).toBe(0);
-        expect(again.output).toContain('is already deployed');
-
-        // A function reading it resolves the references from its own environment, and never discovers.
-        const plane = new StoredControlPlane(
-          store,
-          {
-            DEMO_ERP_URL: 'http://erp.internal',
-            DEMO_CALL_TOOL_URL: 'http://tools.internal',
-            DEMO_MCP_URL: 'http://mcp.internal/mcp',
-          },
-          new ManualClock(),
-          log,
-        );
-        const state = await plane.current();
-        expect(state.kind === 'active' ? state.snapshot.config.systems[0] : null).toMatchObject({
-          base_url: 'http://erp.internal',
-        });
-        expect(state.kind === 'active' && state.snapshot.version).toBe(bundle?.version);
-        expect(state.kind === 'active' && state.snapshot.catalog.tools.map((tool) => tool.name)).toContain(
-          'reference.get-sum',
-        );
-        // It answers as the local runtime reading the same files with the same MCP catalog.
-        const local = await loadSnapshotFromFile(
-          projectPath('examples', 'gateway.config.yaml'),
-          {
-            DEMO_ERP_URL: 'http://erp.internal',
-            DEMO_CALL_TOOL_URL: 'http://tools.internal',
-            DEMO_MCP_URL: 'http://mcp.internal/mcp',
-          },
-          {},
-          new Map(Object.entries(bundle?.mcp_catalogs ?? {}).map(([key, catalog]) => [key, catalog.specs])),
-        );
-        if (!local.ok || state.kind !== 'active') throw new Error('expected both snapshots to load');
-        const compared = expectSameAnswers(state.snapshot, local.snapshot);
-        expect(compared.codes.size).toBeGreaterThan(5);
-        expect(compared.decisions.size).toBeGreaterThan(3);
-      } finally {
-        await reference.close();
-      }
-    },
-  );
-
-  it(verifies('control.stored-configuration', 'pushes nothing from an invalid configuration'), async () => {
-    const { store, tableName } = await freshStore();
-    const { writeFile, mkdtemp } = await import('node:fs/promises');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const folder = await mkdtemp(join(tmpdir(), 'gateway-push-'));
-    await writeFile(join(folder, 'broken.yaml'), 'systems:\n  - key: erp\n    base_url: http://x\n');
-    const result = await push(['--table', tableName, '--endpoint', dynamodb.endpoint, join(folder, 'broken.yaml')]);
-    expect(result.code).toBe(1);
-    expect(result.output).toContain('nothing was pushed');
-    expect(result.output).toContain('systems[0]: a system needs an openapi document or at least one operation');
-    expect(await store.fetch()).toBeUndefined();
   });
 });

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { ApprovalStateMachine } from '../../infra/constructs/approval-state-machine.js';
 import { ApproverConsole } from '../../infra/constructs/approver-console.js';
 import { ApproverIdentity } from '../../infra/constructs/approver-identity.js';
+import { ConfigBundles } from '../../infra/constructs/config-bundles.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
@@ -69,6 +70,7 @@ const partsOf = ({ stack, template }: Synthesized) => {
     agentIndexArn: { 'Fn::Join': ['', [getAtt(tableId), '/index/by-agent']] },
     configTableArn: getAtt(child(stack, 'Config', GatewayTable).tableLogicalId),
     dataKeyArn: getAtt(logicalIdOf(child(stack, 'DataKey', Key))),
+    signingKeyArn: getAtt(logicalIdOf(child(stack, 'ConfigBundles', ConfigBundles).signingKey)),
     sessionKeyArn: getAtt(logicalIdOf(approverConsole.sessionKey)),
     busId: logicalIdOf(child(stack, 'Notices', EventBus)),
     apiEndpoint: getAtt(logicalIdOf(api.api), 'ApiEndpoint'),
@@ -281,11 +283,13 @@ describe('the approval lifecycle in the default stack', () => {
     ),
     () => {
       const kms = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'kms');
+      // Each that loads the configuration also verifies its signature (config-bundles.test.ts).
+      const verify = grant('kms:Verify', parts.signingKeyArn);
       expect(kms('mcp')).toEqual(
-        [grant('kms:Decrypt', parts.dataKeyArn), grant('kms:GenerateDataKey', parts.dataKeyArn)].sort(),
+        [grant('kms:Decrypt', parts.dataKeyArn), grant('kms:GenerateDataKey', parts.dataKeyArn), verify].sort(),
       );
-      expect(kms('steps')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
-      expect(kms('reconciler')).toEqual([grant('kms:Decrypt', parts.dataKeyArn)]);
+      expect(kms('steps')).toEqual([grant('kms:Decrypt', parts.dataKeyArn), verify].sort());
+      expect(kms('reconciler')).toEqual([grant('kms:Decrypt', parts.dataKeyArn), verify].sort());
       expect(kms('console')).toEqual(
         [grant('kms:GenerateMac', parts.sessionKeyArn), grant('kms:VerifyMac', parts.sessionKeyArn)].sort(),
       );

@@ -20,6 +20,8 @@ import { child, isObject, logicalIdOf, resourceProperties } from './synthesis.js
 const probeEnvironment = {
   EXECUTIONS_TABLE: 'executions',
   CONFIG_TABLE: 'config',
+  CONFIG_BUCKET: 'config-bundles',
+  CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
   DATA_KEY_ID: 'alias/approval-gateway',
   STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:111111111111:stateMachine:approvals',
   API_URL: 'https://api.example.com',

@@ -73,6 +73,8 @@ describe('the gRPC container entry', () => {
           AWS_SECRET_ACCESS_KEY: 'unused',
           EXECUTIONS_TABLE: 'executions',
           CONFIG_TABLE: 'config',
+          CONFIG_BUCKET: 'config-bundles',
+          CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
           DATA_KEY_ID: 'alias/data',
           STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:000000000000:stateMachine:approvals',
           AGENT_JWT_ISSUER: 'https://issuer.example.com',

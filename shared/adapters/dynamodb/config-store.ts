@@ -1,46 +1,44 @@
-// The configuration bundle in DynamoDB: one item, replaced with a conditional write so two pushes
-// cannot silently overwrite each other. The same version is pushed again when the deployed bundle
-// lacks a compiled snapshot the functions can read (pushed by an older config:push).
+// The configuration table's one item: the pointer to the deployed bundle (version, object
+// version, hash, signature), replaced with a conditional write so two pushes cannot silently
+// overwrite each other. An item an older config:push wrote (the whole bundle) reads as unsigned.
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import {
-  ConfigBundle,
-  type ConfigBundleStore,
-  decodeCompiledSnapshot,
-  type PushResult,
+  type BundlePointer,
+  type BundlePointerTable,
+  type DeployedBundle,
+  BundlePointer as Pointer,
 } from '../../control-plane/bundle.js';
 
 const itemName = 'current';
 
-export class DynamoDbConfigStore implements ConfigBundleStore {
+/** What an older config:push wrote: the bundle itself, of which only the version is read. */
+const OlderItem = z.object({ version: z.string().min(1) });
+
+export class DynamoDbBundlePointers implements BundlePointerTable {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
-  async fetch(): Promise<ConfigBundle | undefined> {
+  async read(): Promise<DeployedBundle | undefined> {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: { name: itemName }, ConsistentRead: true }),
     );
     if (Item === undefined) return undefined;
-    const { name: _name, ...bundle } = Item;
-    // Read once per configuration: zod's compiled fast path would cost more to build than it saves.
-    return ConfigBundle.parse(bundle, { jitless: true });
+    const pointer = Pointer.safeParse(Item, { jitless: true });
+    if (pointer.success) return { kind: 'signed', pointer: pointer.data };
+    const older = OlderItem.safeParse(Item, { jitless: true });
+    // Neither: the item is not ours to read, and nothing in it is taken.
+    return { kind: 'unsigned', version: older.success ? older.data.version : '(unreadable)' };
   }
 
-  async push(bundle: ConfigBundle, expectedVersion: string | null): Promise<PushResult> {
-    const current = await this.fetch();
-    if (
-      current?.version === bundle.version &&
-      current.compiled !== undefined &&
-      decodeCompiledSnapshot(current.compiled).ok
-    ) {
-      return { kind: 'unchanged' };
-    }
+  async write(pointer: BundlePointer, expectedVersion: string | null): Promise<boolean> {
     try {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { name: itemName, ...ConfigBundle.parse(bundle) },
+          Item: { name: itemName, ...Pointer.parse(pointer) },
           ...(expectedVersion === null
             ? { ConditionExpression: 'attribute_not_exists(#name)', ExpressionAttributeNames: { '#name': 'name' } }
             : {
@@ -50,10 +48,10 @@ export class DynamoDbConfigStore implements ConfigBundleStore {
               }),
         }),
       );
-      return { kind: 'pushed' };
+      return true;
     } catch (error) {
-      if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
-      return { kind: 'conflict', current: (await this.fetch())?.version ?? null };
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      throw error;
     }
   }
 }

@@ -60,6 +60,8 @@ describe('a fresh authentication', () => {
 const consoleVariables = {
   EXECUTIONS_TABLE: 'executions',
   CONFIG_TABLE: 'config',
+  CONFIG_BUCKET: 'config-bundles',
+  CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
   DATA_KEY_ID: 'alias/data',
   STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:111111111111:stateMachine:approvals',
   SESSION_KEY_ID: 'alias/sessions',

@@ -20,11 +20,15 @@ describe('parseEnvironment', () => {
       parseEnvironment({
         EXECUTIONS_TABLE: 'gateway-executions',
         CONFIG_TABLE: 'gateway-config',
+        CONFIG_BUCKET: 'config-bundles',
+        CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
         DATA_KEY_ID: 'alias/gateway',
       }),
     ).toEqual({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
+      CONFIG_BUCKET: 'config-bundles',
+      CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
       DATA_KEY_ID: 'alias/gateway',
       CONFIG_REFRESH_SECONDS: 30,
       AGENT_CLAIM: 'sub',
@@ -63,6 +67,8 @@ describe('parseEnvironment', () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
+      CONFIG_BUCKET: 'config-bundles',
+      CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
       DATA_KEY_ID: 'alias/gateway',
       PUBLIC_URL: 'https://gateway.example.com',
       AGENT_CLAIM: 'client_id',
@@ -79,6 +85,8 @@ describe('parseEnvironment', () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
+      CONFIG_BUCKET: 'config-bundles',
+      CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
       DATA_KEY_ID: 'alias/gateway',
       ALLOWED_ORIGINS: ' a.example.com, b.example.com ,',
       ALLOWED_HOSTS: 'gateway.example.com',
@@ -91,11 +99,24 @@ describe('parseEnvironment', () => {
 
   it(verifies('functions.environment', 'reads an empty list as no entries'), () => {
     expect(
-      parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', DATA_KEY_ID: 'k', ALLOWED_HOSTS: '' }).ALLOWED_HOSTS,
+      parseEnvironment({
+        EXECUTIONS_TABLE: 't',
+        CONFIG_TABLE: 'c',
+        CONFIG_BUCKET: 'b',
+        CONFIG_SIGNING_KEY_ID: 'k',
+        DATA_KEY_ID: 'k',
+        ALLOWED_HOSTS: '',
+      }).ALLOWED_HOSTS,
     ).toEqual([]);
     expect(
-      parseEnvironment({ EXECUTIONS_TABLE: 't', CONFIG_TABLE: 'c', DATA_KEY_ID: 'k', ALLOWED_HOSTS: ' , ' })
-        .ALLOWED_HOSTS,
+      parseEnvironment({
+        EXECUTIONS_TABLE: 't',
+        CONFIG_TABLE: 'c',
+        CONFIG_BUCKET: 'b',
+        CONFIG_SIGNING_KEY_ID: 'k',
+        DATA_KEY_ID: 'k',
+        ALLOWED_HOSTS: ' , ',
+      }).ALLOWED_HOSTS,
     ).toEqual([]);
   });
 });
@@ -110,6 +131,8 @@ describe('processEnvironment', () => {
     vi.resetModules();
     vi.stubEnv('EXECUTIONS_TABLE', 'first-table');
     vi.stubEnv('CONFIG_TABLE', 'config-table');
+    vi.stubEnv('CONFIG_BUCKET', 'config-bundles');
+    vi.stubEnv('CONFIG_SIGNING_KEY_ID', 'arn:aws:kms:eu-west-1:111111111111:key/config-signing');
     vi.stubEnv('DATA_KEY_ID', 'alias/gateway');
     const { processEnvironment } = await import('../../../functions/commons/environment.js');
     const first = processEnvironment();
@@ -124,6 +147,8 @@ describe('parseGrpcEnvironment', () => {
   const container = {
     EXECUTIONS_TABLE: 'gateway-executions',
     CONFIG_TABLE: 'gateway-config',
+    CONFIG_BUCKET: 'config-bundles',
+    CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
     DATA_KEY_ID: 'alias/gateway',
     STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:123456789012:stateMachine:approvals',
     AGENT_CLAIM: 'client_id',
