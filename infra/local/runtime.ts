@@ -26,7 +26,7 @@ import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
-import { agentFromClaims, defaultClaimNames } from '../../shared/auth/agent.js';
+import { identifyCaller } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/resolved.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
@@ -333,7 +333,6 @@ export const startLocalRuntime = async (
       metrics: flushedMetrics,
       requestGate,
       logger: logger('mcp'),
-      claimNames: defaultClaimNames,
       allowedHostnames,
       allowedOrigins,
       // The handlers name the gateway by the configured public URL, else by the address the front
@@ -365,7 +364,6 @@ export const startLocalRuntime = async (
     });
     const authorize = createLocalAuthorizer({
       agents: () => config().agents,
-      claimNames: defaultClaimNames,
       anonymousAgent: options.anonymousAgent,
     });
     const frontLogger = logger('local-front');
@@ -373,7 +371,6 @@ export const startLocalRuntime = async (
       services: mcpServices,
       gate: requestGate,
       authorize,
-      claimNames: defaultClaimNames,
       allowedHostnames,
       allowedOrigins,
       publicUrl,
@@ -410,14 +407,14 @@ export const startLocalRuntime = async (
       ],
     });
     cleanups.push(() => front.close());
-    // The gRPC tool gateway: same services, same agents (the local tokens, as claims, as identity).
+    // The gRPC tool gateway: same services, same agents (a local token names its entry).
     const grpcGateway = await startGrpcGateway({
       host: options.host,
       port: options.grpcPort,
       services: mcpServices,
       authenticate: async (token) => {
         const authorization = await authorize(`Bearer ${token}`);
-        return authorization.kind === 'authorized' ? agentFromClaims(authorization.claims, defaultClaimNames) : null;
+        return authorization.kind === 'authorized' ? identifyCaller(mcpServices, authorization.caller) : null;
       },
       // The agents' limits of settings.limits, kept for the gRPC front (the HTTP front keeps its own).
       requestGate: new RequestGate(systemClock),

@@ -194,8 +194,9 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
   const agents = parsed.data.agents.map(
     (agent, index): ResolvedAgent => ({
       id: agent.id,
-      token: resolve(agent.token, ['agents', index, 'token']),
-      tokenFromEnvironment: agent.token.kind === 'env',
+      token: agent.token === undefined ? null : resolve(agent.token, ['agents', index, 'token']),
+      tokenFromEnvironment: agent.token?.kind === 'env',
+      subject: agent.subject ?? null,
       groups: agent.groups,
       customer: agent.customer ?? null,
     }),
@@ -205,6 +206,7 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
   const agentOfToken = new Map<string, string>();
   parsed.data.agents.forEach((agent, index) => {
     const token = agent.token;
+    if (token === undefined) return;
     const unset = token.kind === 'env' && (environment[token.name] ?? '').length === 0;
     const key = unset ? `env\0${token.name}` : `value\0${agents[index]?.token ?? ''}`;
     const first = agentOfToken.get(key);

@@ -13,9 +13,12 @@ export interface ConfigProblem {
 
 export interface ResolvedAgent {
   readonly id: string;
-  readonly token: string;
+  /** The bearer token it presents to the local runtime; null when it has none (deployed only). */
+  readonly token: string | null;
   /** The token came from `${env:…}`: a real secret, never printed (literal tokens are demo values). */
   readonly tokenFromEnvironment: boolean;
+  /** Who it is in the deployed stack's tokens (the configured agent claim); null when not listed by subject. */
+  readonly subject: string | null;
   readonly groups: readonly string[];
   readonly customer: string | null;
 }
