@@ -286,6 +286,19 @@ describe('the agent authorizer on the HTTP API', () => {
     },
   );
 
+  it(
+    verifies(
+      'agents.identity-from-config',
+      "names the caller by client_id, never by a `sub` that spells a listed client's id",
+    ),
+    async () => {
+      const token = sign(claims({ client_id: 'plain-client', sub: 'listed-client' }));
+      expect((await authorizeRoute(stackAuthorizer(), { authorization: `Bearer ${token}` })).context).toMatchObject({
+        subject: 'plain-client',
+      });
+    },
+  );
+
   it(verifies('agents.any-app-client', 'refuses to be built with neither an audience nor a scope'), () => {
     expect(() => stackAuthorizer({ audience: [], requiredScopes: [] })).toThrow(/audience or a required scope/);
   });
