@@ -317,7 +317,7 @@ const Agent = z
     token: Secret.optional().describe('The bearer token this agent presents to the local runtime.'),
     subject: z
       .string()
-      .regex(/^[^\s\p{Cc}]{1,255}$/u, 'expected the token subject as issued (1 to 255 characters, no spaces)')
+      .regex(/^\S{1,255}$/, 'expected the token subject as issued (1 to 255 characters, no spaces)')
       .optional()
       .describe(
         "Who this agent is in the deployed stack's tokens: its Cognito app client id, or the `sub` another issuer gives it.",
