@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
+import { unlistedSubjectNote } from '../shared/auth/agent.js';
 import { policyWarnings } from '../shared/config/checks.js';
 import { formatProblem } from '../shared/config/resolved.js';
 import type { GatewaySnapshot } from '../shared/control-plane/gateway-snapshot.js';
@@ -100,6 +101,7 @@ const run = async (): Promise<number> => {
   process.stdout.write(
     `  ${snapshot.config.agents.length} agents, ${snapshot.config.approvers.length} approvers, ${snapshot.config.customers.length} customers, ${snapshot.config.policies.length} policy files\n`,
   );
+  process.stdout.write(`  note: ${unlistedSubjectNote(snapshot.config.agents)}\n`);
   if (discovery !== null) {
     for (const [key, why] of discovery.failures)
       process.stdout.write(`  note: the MCP server of ${key} was not asked or did not answer: ${why}\n`);

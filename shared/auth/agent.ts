@@ -123,3 +123,14 @@ export const identifyCaller = async (deps: IdentifyDeps, caller: Caller | null):
   const state = await deps.controlPlane.current();
   return identify(caller, state.snapshot?.config.agents ?? [], deps.clock.now());
 };
+
+/** What `config:check` says of the agents in AWS: only a listed subject has groups and a customer. */
+export const unlistedSubjectNote = (agents: readonly ListedAgent[]): string => {
+  const unlisted = agents.filter((agent) => agent.subject === null).map((agent) => agent.id);
+  return [
+    "in AWS a token's subject names its agent: a subject no agents: entry lists is an agent with no groups and no customer (unless the stack reads them from named claims)",
+    unlisted.length === 0
+      ? ''
+      : ` (${unlisted.join(', ')} ${unlisted.length === 1 ? 'has' : 'have'} no subject: local only)`,
+  ].join('');
+};
