@@ -137,6 +137,11 @@ export class GatewayStack extends Stack {
         description: 'OAuth token endpoint for agents',
       });
       new CfnOutput(this, 'AgentScope', { value: identity.scope, description: 'Scope an agent token must request' });
+      new CfnOutput(this, 'AgentUserPoolId', {
+        value: identity.userPool.userPoolId,
+        description:
+          "Create agents here (app clients with client credentials and the AgentScope), then list each client id as an agents: entry's subject",
+      });
       const noPeopleSignIn = 'No person signs in to this pool: agents authenticate with OAuth client credentials';
       Validations.of(identity.userPool).acknowledge({
         id: 'AwsSolutions-COG2',
