@@ -35,7 +35,7 @@ const lambdaFunctions = [
   'reconciler',
   'resource-metadata',
   'call-tool-socket',
-  'call-tool-authorizer',
+  'agent-authorizer',
 ] as const;
 export type LambdaFunction = (typeof lambdaFunctions)[number];
 

@@ -92,18 +92,18 @@ const main = async (): Promise<void> => {
       );
       checked(await response.text());
     };
-    // The MCP function as Lambda runs it, with the claims the HTTP API's JWT authorizer passes on.
+    // The MCP function as Lambda runs it, with the caller the agent authorizer passes on (here the
+    // demo agent's entry, as the local front names it).
     const mcp = createMcpFunction({
       services,
       logger: new Logger({ serviceName: 'endpoint-ab', logLevel: 'SILENT' }),
-      claimNames: { agent: 'client_id', groups: 'groups', customer: 'customer_id' },
       allowedHostnames: null,
       allowedOrigins: [],
       publicUrl: null,
       requestGate: new RequestGate(systemClock),
     });
     const authorizer = {
-      authorizer: { jwt: { claims: { client_id: agent.id, groups: '[procurement]' }, scopes: [] } },
+      authorizer: { lambda: { agentId: agent.id } },
     };
     const viaFunction = async (): Promise<void> => {
       const event: APIGatewayProxyEventV2 = {

@@ -1,6 +1,6 @@
 // The /tool/call-tool WebSocket API's function ($connect and $default): a connection the
 // authorizer let in is accepted; its first message, the tools/call params, runs as the agent the
-// authorizer named, and the one frame is posted back before the connection is closed. A later
+// authorizer's caller is under the configuration, and the one frame is posted back before the connection is closed. A later
 // message of the same connection loses the once-per-connection claim and runs nothing. An answer
 // beyond API Gateway's 128 KB message limit is replaced by a -32603 frame naming the execution.
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -14,9 +14,10 @@ import { systemClock } from '../shared/clock.js';
 import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
 import type { CallToolDeps } from '../shared/use-cases/call-tool.js';
+import { identifyCaller } from '../shared/use-cases/identify-caller.js';
 import { agentServicesFor, serviceLogger } from './commons/aws.js';
 import { documentClient } from './commons/aws-store.js';
-import { agentFromContext } from './commons/channel-identity.js';
+import { callerFromContext } from './commons/caller-context.js';
 import { processChannelSocketEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
@@ -50,7 +51,7 @@ export const createChannelSocketFunction = (deps: ChannelSocketDeps) => {
     // $connect reaches here only once the authorizer allowed it.
     if (requestContext.eventType !== 'MESSAGE') return { statusCode: 200 };
     const { connectionId } = requestContext;
-    const agent = agentFromContext(requestContext.authorizer ?? {});
+    const agent = await identifyCaller(deps.services, callerFromContext(requestContext.authorizer ?? {}));
     deps.logger.appendKeys({ connection_id: connectionId, agent_id: agent?.id ?? null });
     if (agent !== null && !(await deps.claims.claim(connectionId, agent.id))) {
       deps.logger.warn('a further message on a connection already answered runs nothing');

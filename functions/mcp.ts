@@ -1,8 +1,8 @@
 // POST /mcp: the agents' MCP endpoint, and POST /tool/call-tool, the same calls as one framed
-// answer. The request is authenticated by the edge (API Gateway's JWT authorizer in AWS, the local
-// front locally); this handler maps the claims to an agent and hands the request on.
+// answer. The request is authenticated by the edge (the agent authorizer in AWS, the local front
+// locally); this handler identifies the agent the caller is under the configuration and hands the
+// request on, or answers 401 with the challenge when the edge passed no caller.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { agentFromClaims, type ClaimNames } from '../shared/auth/agent.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
 import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
 import {
@@ -15,17 +15,18 @@ import {
 import { isPlainAnswer } from '../shared/mcp/plain-tool-call.js';
 import { requestHeadOf } from '../shared/mcp/request-head.js';
 import type { McpServices } from '../shared/mcp/server.js';
+import { identifyCaller } from '../shared/use-cases/identify-caller.js';
 import { agentServicesFor, serviceLogger } from './commons/aws.js';
 import { channelPostPath, createChannelPost } from './commons/channel-post.js';
 import { processApprovalEnvironment } from './commons/environment.js';
 import {
+  authorizedCallerOf,
   eventBody,
   eventBodyBytes,
   eventBodyText,
   eventRequestHead,
   fromPlainAnswer,
   fromWebResponse,
-  jwtClaimsOf,
   requestOrigin,
   toWebRequest,
 } from './commons/http-event.js';
@@ -36,7 +37,6 @@ import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './comm
 export interface McpFunctionDeps {
   readonly services: McpServices;
   readonly logger: Logger;
-  readonly claimNames: ClaimNames;
   readonly allowedHostnames: readonly string[] | null;
   readonly allowedOrigins: readonly string[];
   /** Public base URL; derived from the request when null. */
@@ -74,14 +74,13 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
   const channelPost = createChannelPost({
     services: deps.services,
     gate: requestGate,
-    claimNames: deps.claimNames,
     allowedHostnames: deps.allowedHostnames,
     allowedOrigins: deps.allowedOrigins,
   });
   const handle: HttpHandler = async (event, _context, { signal }) => {
     if (event.rawPath === channelPostPath) return channelPost(event);
     if (eventBodyBytes(event) > maxRequestBodyBytes) return fromWebResponse(bodyTooLargeResponse());
-    const agent = agentFromClaims(jwtClaimsOf(event), deps.claimNames);
+    const agent = await identifyCaller(deps.services, authorizedCallerOf(event));
     if (agent === null) {
       const tokenPresented = event.headers.authorization !== undefined;
       return fromWebResponse(unauthorizedResponse(deps.publicUrl ?? requestOrigin(event), tokenPresented));
@@ -111,11 +110,6 @@ export const handler = lazyHandler(() => {
     services,
     metrics: invocationMetrics(metrics, services),
     logger,
-    claimNames: {
-      agent: environment.AGENT_CLAIM,
-      groups: environment.GROUPS_CLAIM,
-      customer: environment.CUSTOMER_CLAIM,
-    },
     allowedHostnames: environment.ALLOWED_HOSTS.length > 0 ? environment.ALLOWED_HOSTS : null,
     allowedOrigins: environment.ALLOWED_ORIGINS,
     publicUrl: environment.PUBLIC_URL ?? null,

@@ -1,5 +1,7 @@
 // The CDK app: `npm run synth` / `cdk deploy`. Context values configure the deployment:
-//   -c agentIssuer=<OIDC issuer URL> -c agentAudience=<aud1,aud2> [-c agentClaim=sub]
+//   -c agentIssuer=<OIDC issuer URL> -c agentAudience=<aud1,aud2> and/or -c agentScopes=<scope1,scope2>
+//     [-c agentClaim=sub] [-c agentGroupsClaim=groups] [-c agentCustomerClaim=customer_id]
+//     (the groups and customer claims are read only for agents the configuration does not list)
 //   -c approverIssuer=<OIDC issuer URL> -c approverClientId=<public client id>
 //     [-c approverIdClaim=email] [-c approverGroupsClaim=groups]
 //   [-c approverGroups=finance,legal] [-c publicUrl=https://gateway.example.com]
@@ -77,7 +79,10 @@ new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
         agentAuthorization: {
           issuer,
           audience: list(context('agentAudience')),
+          requiredScopes: list(context('agentScopes')),
           ...(context('agentClaim') === undefined ? {} : { agentClaim: context('agentClaim') }),
+          ...(context('agentGroupsClaim') === undefined ? {} : { groupsClaim: context('agentGroupsClaim') }),
+          ...(context('agentCustomerClaim') === undefined ? {} : { customerClaim: context('agentCustomerClaim') }),
         },
       }),
   ...(approverIssuer === undefined || approverClientId === undefined

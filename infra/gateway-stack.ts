@@ -34,15 +34,15 @@ const indexName = (name: 'open-by-deadline' | 'by-agent'): string => {
 export interface AgentAuthorizationProps {
   /** OIDC issuer URL of the agents' tokens. */
   readonly issuer: string;
-  /** Accepted audiences (or client ids). */
-  readonly audience: readonly string[];
-  /** Claim naming the agent. @default 'sub' */
+  /** Accepted audiences (or client ids). @default none: then give requiredScopes */
+  readonly audience?: readonly string[];
+  /** Claim naming the agent: the subject the configuration's `agents:` entries list. @default 'sub' */
   readonly agentClaim?: string;
-  /** Claim listing the agent's groups. @default 'groups' */
+  /** Claim an agent no entry lists takes its groups from. @default none: such an agent has no groups */
   readonly groupsClaim?: string;
-  /** Claim naming the customer an outside agent acts for. @default 'customer_id' */
+  /** Claim an agent no entry lists takes its customer from. @default none: such an agent has no customer */
   readonly customerClaim?: string;
-  /** OAuth scopes an agent's token must carry. @default none */
+  /** OAuth scopes of which an agent's token must carry one. @default none: then give an audience */
   readonly requiredScopes?: readonly string[];
 }
 
@@ -123,12 +123,15 @@ export class GatewayStack extends Stack {
     let jwksUri: string | undefined;
     if (props.agentAuthorization === undefined) {
       const identity = new AgentIdentity(this, 'AgentIdentity');
+      // Any app client of the pool granted the agent scope is an agent: no audience fixed at
+      // synth, so one created after this deploy is let in, and the configuration lists it by its
+      // client id. Client-credentials tokens carry no groups or customer, so none are read.
       authorization = {
         issuer: identity.issuerUrl,
-        audience: identity.clients.map((client) => client.userPoolClientId),
+        audience: [],
         agentClaim: 'client_id',
-        groupsClaim: 'groups',
-        customerClaim: 'customer_id',
+        groupsClaim: '',
+        customerClaim: '',
         requiredScopes: [identity.scope],
       };
       jwksUri = `${identity.issuerUrl}/.well-known/jwks.json`;
@@ -137,6 +140,11 @@ export class GatewayStack extends Stack {
         description: 'OAuth token endpoint for agents',
       });
       new CfnOutput(this, 'AgentScope', { value: identity.scope, description: 'Scope an agent token must request' });
+      new CfnOutput(this, 'AgentUserPoolId', {
+        value: identity.userPool.userPoolId,
+        description:
+          "Create agents here (app clients with client credentials and the AgentScope), then list each client id as an agents: entry's subject",
+      });
       const noPeopleSignIn = 'No person signs in to this pool: agents authenticate with OAuth client credentials';
       Validations.of(identity.userPool).acknowledge({
         id: 'AwsSolutions-COG2',
@@ -148,12 +156,18 @@ export class GatewayStack extends Stack {
       });
     } else {
       authorization = {
+        audience: [],
         agentClaim: 'sub',
-        groupsClaim: 'groups',
-        customerClaim: 'customer_id',
+        groupsClaim: '',
+        customerClaim: '',
         requiredScopes: [],
         ...props.agentAuthorization,
       };
+      if (authorization.audience.length === 0 && authorization.requiredScopes.length === 0) {
+        throw new Error(
+          "agentAuthorization needs an audience or a required scope: without either, any token of the issuer would be an agent's.",
+        );
+      }
     }
 
     const environment = {
@@ -162,9 +176,6 @@ export class GatewayStack extends Stack {
       CONFIG_BUCKET: bundles.bucket.bucketName,
       CONFIG_SIGNING_KEY_ID: bundles.signingKey.keyArn,
       DATA_KEY_ID: dataKey.keyArn,
-      AGENT_CLAIM: authorization.agentClaim,
-      GROUPS_CLAIM: authorization.groupsClaim,
-      CUSTOMER_CLAIM: authorization.customerClaim,
       ALLOWED_ORIGINS: (props.allowedOrigins ?? []).join(','),
       AUTHORIZATION_SERVERS: authorization.issuer,
       ...(props.publicUrl === undefined ? {} : { PUBLIC_URL: props.publicUrl }),
@@ -196,12 +207,29 @@ export class GatewayStack extends Stack {
       },
     });
 
+    // The agents' token check, one for every front: the agent authorizer (the HTTP API and the
+    // WebSocket API) and the gRPC container read the same variables.
+    const tokenCheck = {
+      AGENT_CLAIM: authorization.agentClaim,
+      GROUPS_CLAIM: authorization.groupsClaim,
+      CUSTOMER_CLAIM: authorization.customerClaim,
+      AGENT_JWT_ISSUER: authorization.issuer,
+      AGENT_JWT_AUDIENCE: authorization.audience.join(','),
+      AGENT_JWT_SCOPES: authorization.requiredScopes.join(','),
+      ...(jwksUri === undefined ? {} : { AGENT_JWKS_URI: jwksUri }),
+    };
+    const agentAuthorizer = new GatewayFunction(this, 'AgentAuthorizer', {
+      entry: 'agent-authorizer.ts',
+      description: "Approval Gateway agents' token authorizer (HTTP API and /tool/call-tool WebSocket)",
+      timeoutSeconds: 10,
+      memoryMiB: 256,
+      environment: tokenCheck,
+    });
+
     const api = new McpApi(this, 'AgentApi', {
       mcpFunction: mcp.function,
       metadataFunction: metadata.function,
-      jwtIssuer: authorization.issuer,
-      jwtAudience: authorization.audience,
-      requiredScopes: authorization.requiredScopes,
+      authorizerFunction: agentAuthorizer.function,
       allowedOrigins: props.allowedOrigins ?? [],
     });
     // Where approvers reach the console; the console builds its links and callback from the same.
@@ -336,23 +364,6 @@ export class GatewayStack extends Stack {
     }
 
     // ---- /tool/call-tool over WebSocket (the HTTP API's POST route is the MCP function's)
-    const tokenCheck = {
-      AGENT_CLAIM: authorization.agentClaim,
-      GROUPS_CLAIM: authorization.groupsClaim,
-      CUSTOMER_CLAIM: authorization.customerClaim,
-      // Checked in the authorizer exactly as the HTTP API's JWT authorizer checks them for /mcp.
-      AGENT_JWT_ISSUER: authorization.issuer,
-      AGENT_JWT_AUDIENCE: authorization.audience.join(','),
-      AGENT_JWT_SCOPES: authorization.requiredScopes.join(','),
-      ...(jwksUri === undefined ? {} : { AGENT_JWKS_URI: jwksUri }),
-    };
-    const channelAuthorizer = new GatewayFunction(this, 'CallToolAuthorizer', {
-      entry: 'call-tool-authorizer.ts',
-      description: 'Approval Gateway /tool/call-tool WebSocket authorizer',
-      timeoutSeconds: 10,
-      memoryMiB: 256,
-      environment: tokenCheck,
-    });
     const channelSocket = new GatewayFunction(this, 'CallToolSocket', {
       entry: 'call-tool-socket.ts',
       description: 'Approval Gateway /tool/call-tool over WebSocket',
@@ -361,7 +372,7 @@ export class GatewayStack extends Stack {
     });
     const channel = new CallToolChannel(this, 'CallToolChannel', {
       channelFunction: channelSocket.function,
-      authorizerFunction: channelAuthorizer.function,
+      authorizerFunction: agentAuthorizer.function,
       setAccountLoggingRole: props.setApiGatewayLoggingRole ?? true,
     });
     channelSocket.function.addEnvironment('CONNECTIONS_URL', channel.connectionsUrl);
@@ -389,11 +400,8 @@ export class GatewayStack extends Stack {
           STATE_MACHINE_ARN: approvals.stateMachineArn,
           // Links for customers and approvers go to the HTTP API, which serves their pages.
           API_URL: api.url,
-          // The container checks agents' tokens itself, as the API's JWT authorizer does.
-          AGENT_JWT_ISSUER: authorization.issuer,
-          AGENT_JWT_AUDIENCE: authorization.audience.join(','),
-          AGENT_JWT_SCOPES: authorization.requiredScopes.join(','),
-          ...(jwksUri === undefined ? {} : { AGENT_JWKS_URI: jwksUri }),
+          // The container checks agents' tokens itself, as the agent authorizer does.
+          ...tokenCheck,
         },
       });
       grantAgentCalls(grpc.taskRole);
@@ -417,7 +425,7 @@ export class GatewayStack extends Stack {
         HeldCallSteps: steps.function,
         Reconciler: reconciler.function,
         Console: approver.function,
-        CallToolAuthorizer: channelAuthorizer.function,
+        AgentAuthorizer: agentAuthorizer.function,
         CallToolSocket: channelSocket.function,
       },
       stateMachine: approvals.stateMachine,

@@ -10,6 +10,7 @@ import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { localSecrets } from '../infra/local/local-secrets.js';
 import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../shared/adapters/secrets-manager-secrets.js';
+import { unlistedSubjectNote } from '../shared/auth/agent.js';
 import { policyWarnings } from '../shared/config/checks.js';
 import { referencePaths } from '../shared/config/resolve.js';
 import { formatPath, formatProblem } from '../shared/config/resolved.js';
@@ -133,6 +134,7 @@ const run = async (): Promise<number> => {
   process.stdout.write(
     `  ${snapshot.config.agents.length} agents, ${snapshot.config.approvers.length} approvers, ${snapshot.config.customers.length} customers, ${snapshot.config.policies.length} policy files\n`,
   );
+  process.stdout.write(`  note: ${unlistedSubjectNote(snapshot.config.agents)}\n`);
   if (discovery !== null) {
     for (const [key, why] of discovery.failures)
       process.stdout.write(`  note: the MCP server of ${key} was not asked or did not answer: ${why}\n`);

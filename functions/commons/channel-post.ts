@@ -1,13 +1,12 @@
 // POST /tool/call-tool on the HTTP API, served by the MCP function: the body is the tools/call
 // params as JSON, the answer one binary frame (application/octet-stream). The agent comes from the
-// JWT authorizer's claims only; a Host outside the allowed names or a browser Origin not listed is
+// caller the authorizer passed on only; a Host outside the allowed names or a browser Origin not listed is
 // refused (403) exactly as on /mcp. Each answer's status says how far the request got: 200 for every
 // frame the channel produced (a result, or its -32700 / -32602 / -32603 refusals), 413 for params
-// beyond the cap, 415 for a body that is neither application/json nor application/octet-stream, 401 for claims naming no
+// beyond the cap, 415 for a body that is neither application/json nor application/octet-stream, 401 for a caller naming no
 // agent; each of those carries a -32600 frame as well.
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { agentFromClaims, type ClaimNames } from '../../shared/auth/agent.js';
 import {
   answerChannelBytes,
   channelErrorFrame,
@@ -18,7 +17,8 @@ import {
 import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
 import type { RequestGate } from '../../shared/limits/request-gate.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
-import { eventBody, fromWebResponse, jwtClaimsOf } from './http-event.js';
+import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
+import { authorizedCallerOf, eventBody, fromWebResponse } from './http-event.js';
 import type { HttpResult } from './middleware.js';
 
 export const channelPostPath = '/tool/call-tool';
@@ -26,7 +26,6 @@ export const channelPostPath = '/tool/call-tool';
 export interface ChannelPostDeps {
   readonly services: CallToolDeps;
   readonly gate: RequestGate | null;
-  readonly claimNames: ClaimNames;
   /** Host header names accepted, as /mcp's; null: any. */
   readonly allowedHostnames: readonly string[] | null;
   /** Browser Origin hostnames accepted, as /mcp's; requests without an Origin pass. */
@@ -61,7 +60,7 @@ export const createChannelPost =
     if (body.length > maxChannelParamsBytes) return frameResponse(413, paramsTooLargeFrame());
     const unfit = postedParamsRefusal(event.headers['content-type']);
     if (unfit !== null) return frameResponse(415, unfit);
-    const agent = agentFromClaims(jwtClaimsOf(event), deps.claimNames);
+    const agent = await identifyCaller(deps.services, authorizedCallerOf(event));
     if (agent === null) {
       return frameResponse(401, channelErrorFrame(jsonRpcCodes.invalidRequest, 'The token names no agent.'));
     }

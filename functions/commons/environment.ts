@@ -14,12 +14,6 @@ const list = z
 
 /** What every function reads. */
 const CommonEnvironment = z.object({
-  /** JWT claim naming the agent. */
-  AGENT_CLAIM: z.string().min(1).default('sub'),
-  /** JWT claim listing the agent's groups. */
-  GROUPS_CLAIM: z.string().min(1).default('groups'),
-  /** JWT claim naming the customer an outside agent acts for. */
-  CUSTOMER_CLAIM: z.string().min(1).default('customer_id'),
   /** Public base URL (e.g. a custom domain); derived from the request when absent. */
   PUBLIC_URL: z.url().optional(),
   /** Host names accepted on MCP requests; empty accepts the API's own domains only (routed by API Gateway). */
@@ -65,16 +59,29 @@ export const ApprovalEnvironment = FunctionEnvironment.extend({
 });
 export type ApprovalEnvironment = z.infer<typeof ApprovalEnvironment>;
 
-/** How a front that API Gateway's JWT authorizer does not cover checks agents' tokens itself. */
+/** How the fronts that check agents' tokens (the agent authorizer, the gRPC container) check them. */
 const agentTokenVariables = {
   /** The OpenID Connect issuer of agents' tokens (their `iss`). */
   AGENT_JWT_ISSUER: z.url(),
-  /** Accepted audiences (or Cognito app client ids), comma-separated. */
-  AGENT_JWT_AUDIENCE: list.refine((items) => items.length > 0, 'give at least one audience (or client id)'),
+  /** Accepted audiences (or Cognito app client ids), comma-separated; none checked when empty (then give scopes). */
+  AGENT_JWT_AUDIENCE: list,
   /** Scopes of which a token must carry one, comma-separated; none required when empty. */
   AGENT_JWT_SCOPES: list,
   /** The issuer's key set; found by OpenID discovery when absent. */
   AGENT_JWKS_URI: z.url().optional(),
+  /** The claim naming the caller: the subject the configuration's `agents:` entries list. */
+  AGENT_CLAIM: z.string().min(1).default('sub'),
+  /** The claim an unlisted agent's groups are read from; none read when empty. */
+  GROUPS_CLAIM: z.string().default(''),
+  /** The claim an unlisted agent's customer is read from; none read when empty. */
+  CUSTOMER_CLAIM: z.string().default(''),
+};
+/** An audience, a scope, or both: without either, any token of the issuer would do. */
+const bindsTokens = (environment: { AGENT_JWT_AUDIENCE: readonly string[]; AGENT_JWT_SCOPES: readonly string[] }) =>
+  environment.AGENT_JWT_AUDIENCE.length > 0 || environment.AGENT_JWT_SCOPES.length > 0;
+const bindsTokensIssue = {
+  message: 'give an audience (AGENT_JWT_AUDIENCE) or a required scope (AGENT_JWT_SCOPES), or both',
+  path: ['AGENT_JWT_AUDIENCE'],
 };
 
 /**
@@ -85,12 +92,12 @@ const GrpcEnvironment = ApprovalEnvironment.extend({
   /** The port the gRPC server listens on, in plain HTTP/2 (the load balancer terminates TLS). */
   GRPC_PORT: z.coerce.number().int().min(1).max(65535).default(50051),
   ...agentTokenVariables,
-});
+}).refine(bindsTokens, bindsTokensIssue);
 export type GrpcEnvironment = z.infer<typeof GrpcEnvironment>;
 
-/** What the /tool/call-tool WebSocket authorizer reads: the token checks, and the claims naming the agent. */
-const ChannelAuthorizerEnvironment = CommonEnvironment.extend(agentTokenVariables);
-export type ChannelAuthorizerEnvironment = z.infer<typeof ChannelAuthorizerEnvironment>;
+/** What the agent authorizer reads: the token checks, and the claims naming the caller. */
+const AgentAuthorizerEnvironment = CommonEnvironment.extend(agentTokenVariables).refine(bindsTokens, bindsTokensIssue);
+export type AgentAuthorizerEnvironment = z.infer<typeof AgentAuthorizerEnvironment>;
 
 /** What the /tool/call-tool WebSocket function reads: the MCP function's, and where connections are answered. */
 const ChannelSocketEnvironment = ApprovalEnvironment.extend({
@@ -187,9 +194,9 @@ export const processGrpcEnvironment = (): GrpcEnvironment => {
   containerEnvironment ??= parseGrpcEnvironment(process.env);
   return containerEnvironment;
 };
-let authorizerEnvironment: ChannelAuthorizerEnvironment | undefined;
-export const processChannelAuthorizerEnvironment = (): ChannelAuthorizerEnvironment => {
-  authorizerEnvironment ??= parseEnvironmentWith(ChannelAuthorizerEnvironment, process.env);
+let authorizerEnvironment: AgentAuthorizerEnvironment | undefined;
+export const processAgentAuthorizerEnvironment = (): AgentAuthorizerEnvironment => {
+  authorizerEnvironment ??= parseEnvironmentWith(AgentAuthorizerEnvironment, process.env);
   return authorizerEnvironment;
 };
 let socketEnvironment: ChannelSocketEnvironment | undefined;

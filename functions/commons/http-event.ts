@@ -1,21 +1,22 @@
 // API Gateway HTTP API (payload 2.0) events turned into web-standard Requests and Responses back
 // into results, so handlers can use fetch-shaped libraries such as the MCP SDK's entry.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { Caller } from '../../shared/auth/agent.js';
 import type { PlainAnswer } from '../../shared/mcp/plain-tool-call.js';
 import type { McpRequestHead } from '../../shared/mcp/request-head.js';
 import { isRecord } from '../../shared/objects.js';
+import { callerFromContext } from './caller-context.js';
 import type { HttpResult } from './middleware.js';
 
 /**
- * The claims the HTTP API's JWT authorizer verified; none when it passed none. The edge builds this
- * part of the event (API Gateway, or the local front), so its shape is checked here without a
- * schema; each claim's value is checked where it is read (agentFromClaims).
+ * The caller the HTTP API's Lambda authorizer passed on (its context, under `lambda`); null when it
+ * passed none. The edge builds this part of the event (API Gateway, or the local front), so its
+ * shape is checked here without a schema; each value is checked where it is read.
  */
-export const jwtClaimsOf = (event: APIGatewayProxyEventV2): Record<string, unknown> => {
+export const authorizedCallerOf = (event: APIGatewayProxyEventV2): Caller | null => {
   const context: unknown = event.requestContext;
-  if (!isRecord(context) || !isRecord(context.authorizer) || !isRecord(context.authorizer.jwt)) return {};
-  const { claims } = context.authorizer.jwt;
-  return isRecord(claims) ? claims : {};
+  if (!isRecord(context) || !isRecord(context.authorizer) || !isRecord(context.authorizer.lambda)) return null;
+  return callerFromContext(context.authorizer.lambda);
 };
 
 /** The event's body as bytes (API Gateway base64-encodes bodies it does not treat as text). */

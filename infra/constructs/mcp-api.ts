@@ -1,5 +1,5 @@
-// The gateway's HTTP API: POST /mcp and POST /tool/call-tool behind a JWT authorizer (Cognito or
-// any OIDC issuer), the public protected-resource metadata document that tells MCP clients where
+// The gateway's HTTP API: POST /mcp and POST /tool/call-tool behind the agent authorizer (a Lambda
+// REQUEST authorizer checking tokens of the Cognito pool or any OIDC issuer), the public protected-resource metadata document that tells MCP clients where
 // tokens come from, and the approver console, which signs approvers in itself.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -12,7 +12,7 @@ import {
   HttpStage,
   LogGroupLogDestination,
 } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -22,12 +22,12 @@ import { stageThrottling } from './stage-throttling.js';
 export interface McpApiProps {
   readonly mcpFunction: IFunction;
   readonly metadataFunction: IFunction;
-  /** OIDC issuer whose tokens agents present. */
-  readonly jwtIssuer: string;
-  /** Accepted audiences (or Cognito app client ids). */
-  readonly jwtAudience: readonly string[];
-  /** Scopes a token must carry to call /mcp. @default none */
-  readonly requiredScopes?: readonly string[];
+  /**
+   * The agent authorizer (functions/agent-authorizer.ts): it checks the token (issuer, keys,
+   * expiry, scope or audience) and passes the caller on, so any app client of the agents' pool
+   * granted the agent scope is let in, including one created after this deploy.
+   */
+  readonly authorizerFunction: IFunction;
   /** Browser origins (host names, served over https) allowed to call /mcp. @default none: no CORS */
   readonly allowedOrigins?: readonly string[];
   /**
@@ -100,26 +100,26 @@ export class McpApi extends Construct {
       },
       throttle: { rateLimit, burstLimit },
     });
-    const authorizer = new HttpJwtAuthorizer('AgentTokens', props.jwtIssuer, {
-      jwtAudience: [...props.jwtAudience],
+    const authorizer = new HttpLambdaAuthorizer('AgentTokens', props.authorizerFunction, {
+      responseTypes: [HttpLambdaResponseType.SIMPLE],
+      // Missing, it is API Gateway's own 401; the answer is cached per header value (the MCP
+      // function refuses a caller past its token's expiry, whatever the cache holds).
+      identitySource: ['$request.header.Authorization'],
+      resultsCacheTtl: Duration.minutes(5),
     });
     const mcp = new HttpLambdaIntegration('Mcp', props.mcpFunction);
-    const scopes =
-      (props.requiredScopes ?? []).length === 0 ? {} : { authorizationScopes: [...(props.requiredScopes ?? [])] };
     this.api.addRoutes({
       path: '/mcp',
       methods: [HttpMethod.POST, HttpMethod.GET, HttpMethod.DELETE],
       integration: mcp,
       authorizer,
-      ...scopes,
     });
-    // The same calls as one framed answer, served by the MCP function with the same token checks.
+    // The same calls as one framed answer, served by the MCP function behind the same authorizer.
     this.api.addRoutes({
       path: '/tool/call-tool',
       methods: [HttpMethod.POST],
       integration: mcp,
       authorizer,
-      ...scopes,
     });
     const metadata = new HttpLambdaIntegration('ResourceMetadata', props.metadataFunction);
     this.publicRoutes = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'].flatMap(

@@ -1,7 +1,7 @@
 // The gRPC tool gateway's container entry (the image the Dockerfile builds; ECS Fargate behind an
 // Application Load Balancer, infra/constructs/grpc-service.ts): the same domain wired to the same
-// AWS adapters as the MCP function, agents' bearer JWTs verified in process as API Gateway's
-// authorizer verifies them, plain HTTP/2 on GRPC_PORT (the load balancer ends TLS), and a drain on
+// AWS adapters as the MCP function, agents' bearer JWTs verified in process as the agent
+// authorizer verifies them (each caller identified by the configuration, as behind that authorizer), plain HTTP/2 on GRPC_PORT (the load balancer ends TLS), and a drain on
 // SIGTERM within the task's stop timeout.
 
 import { agentTokenAuthenticator } from '../../functions/commons/agent-tokens.js';
@@ -10,15 +10,19 @@ import { processGrpcEnvironment } from '../../functions/commons/environment.js';
 import { systemClock } from '../../shared/clock.js';
 import { startGrpcGateway } from '../../shared/grpc/gateway.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
+import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 
 const environment = processGrpcEnvironment();
 const logger = serviceLogger('grpc');
 
+const services = agentServicesFor(environment, logger);
+const verify = agentTokenAuthenticator(environment);
+
 const gateway = await startGrpcGateway({
   host: '0.0.0.0',
   port: environment.GRPC_PORT,
-  services: agentServicesFor(environment, logger),
-  authenticate: agentTokenAuthenticator(environment),
+  services,
+  authenticate: async (token) => identifyCaller(services, await verify(token)),
   // One gate per task: an agent's limits hold per task, as they hold per Lambda instance.
   requestGate: new RequestGate(systemClock),
   log: logger,

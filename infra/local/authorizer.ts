@@ -1,29 +1,21 @@
-// The local stand-in for API Gateway's JWT authorizer: bearer tokens from the configuration are
-// turned into the same claims a real token would carry, so the handlers read identity the same
-// way locally and in AWS.
+// The local stand-in for the agent authorizer: a bearer token from the configuration names its
+// `agents:` entry, and that caller goes on as the deployed authorizer's does, so the handlers
+// identify the agent the same way locally and in AWS (from the caller, with the configuration).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type AuthInfo, OAuthError, OAuthErrorCode, verifyBearerToken } from '@modelcontextprotocol/server';
-import type { ClaimNames } from '../../shared/auth/agent.js';
+import type { Caller } from '../../shared/auth/agent.js';
 import type { ResolvedAgent } from '../../shared/config/resolved.js';
 
-export type JwtClaims = Record<string, string>;
-
 export type Authorization =
-  | { readonly kind: 'authorized'; readonly claims: JwtClaims }
+  | { readonly kind: 'authorized'; readonly caller: Caller }
   | { readonly kind: 'refused'; readonly tokenPresented: boolean };
 
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-/** The claims API Gateway would pass on for this agent (a list claim is rendered "[a b]"). */
-const claimsFor = (agent: ResolvedAgent, names: ClaimNames): JwtClaims => ({
-  [names.agent]: agent.id,
-  ...(agent.groups.length > 0 ? { [names.groups]: `[${agent.groups.join(' ')}]` } : {}),
-  ...(agent.customer === null ? {} : { [names.customer]: agent.customer }),
-});
+const callerFor = (agent: ResolvedAgent): Caller => ({ kind: 'listed', agentId: agent.id });
 
 export interface LocalAuthorizerOptions {
   readonly agents: () => readonly ResolvedAgent[];
-  readonly claimNames: ClaimNames;
   /** Agent that requests without any Authorization header act as (local conformance runs only). */
   readonly anonymousAgent: string | null;
 }
@@ -33,7 +25,13 @@ export const createLocalAuthorizer = (options: LocalAuthorizerOptions) => {
   let digested: { readonly agents: readonly ResolvedAgent[]; readonly digests: readonly Buffer[] } | null = null;
   const tokenDigests = (): { readonly agents: readonly ResolvedAgent[]; readonly digests: readonly Buffer[] } => {
     const agents = options.agents();
-    if (digested?.agents !== agents) digested = { agents, digests: agents.map((agent) => digest(agent.token)) };
+    // An agent listed only by subject has no local token: its slot holds nothing a token can match.
+    if (digested?.agents !== agents) {
+      digested = {
+        agents,
+        digests: agents.map((agent) => (agent.token === null ? Buffer.alloc(0) : digest(agent.token))),
+      };
+    }
     return digested;
   };
   const agentForToken = (token: string): ResolvedAgent | undefined => {
@@ -43,7 +41,8 @@ export const createLocalAuthorizer = (options: LocalAuthorizerOptions) => {
     let match: ResolvedAgent | undefined;
     agents.forEach((agent, index) => {
       const known = digests[index];
-      if (known !== undefined && timingSafeEqual(known, presented)) match ??= agent;
+      if (known !== undefined && known.length === presented.length && timingSafeEqual(known, presented))
+        match ??= agent;
     });
     return match;
   };
@@ -60,13 +59,13 @@ export const createLocalAuthorizer = (options: LocalAuthorizerOptions) => {
   return async (authorizationHeader: string | undefined): Promise<Authorization> => {
     if (authorizationHeader === undefined && options.anonymousAgent !== null) {
       const agent = options.agents().find((candidate) => candidate.id === options.anonymousAgent);
-      if (agent !== undefined) return { kind: 'authorized', claims: claimsFor(agent, options.claimNames) };
+      if (agent !== undefined) return { kind: 'authorized', caller: callerFor(agent) };
     }
     try {
       const info = await verifyBearerToken(authorizationHeader, { verifier });
       const agent = options.agents().find((candidate) => candidate.id === info.clientId);
       if (agent === undefined) return { kind: 'refused', tokenPresented: true };
-      return { kind: 'authorized', claims: claimsFor(agent, options.claimNames) };
+      return { kind: 'authorized', caller: callerFor(agent) };
     } catch {
       // Only a bearer token counts as presented: another scheme, or none, is asked for one.
       return { kind: 'refused', tokenPresented: /^bearer\s+\S/i.test(authorizationHeader ?? '') };

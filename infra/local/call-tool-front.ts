@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { type AgentIdentity, agentFromClaims, type ClaimNames } from '../../shared/auth/agent.js';
+import type { AgentIdentity } from '../../shared/auth/agent.js';
 import {
   answerChannelBytes,
   type ChannelAnswer,
@@ -26,6 +26,7 @@ import type { RequestGate } from '../../shared/limits/request-gate.js';
 import type { Log } from '../../shared/log.js';
 import { unauthorizedResponse } from '../../shared/mcp/auth-challenge.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
+import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 import type { Authorization } from './authorizer.js';
 import { isWellFormedHost } from './net.js';
 import { refuseUpgrade } from './upgrade-refusal.js';
@@ -46,7 +47,6 @@ export interface CallToolFrontOptions {
   /** The per-agent gate /mcp counts against: the channel's calls count there too. */
   readonly gate: RequestGate;
   readonly authorize: (authorizationHeader: string | undefined) => Promise<Authorization>;
-  readonly claimNames: ClaimNames;
   /** Host header names accepted (port-agnostic), as /mcp's. */
   readonly allowedHostnames: readonly string[];
   /** Browser Origin hostnames accepted, as /mcp's; requests without an Origin pass. */
@@ -170,7 +170,7 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
   ): Promise<{ readonly agent: AgentIdentity } | { readonly refusal: Response }> => {
     const authorization = await options.authorize(headerValue(request.headers.authorization) ?? undefined);
     const agent =
-      authorization.kind === 'authorized' ? agentFromClaims(authorization.claims, options.claimNames) : null;
+      authorization.kind === 'authorized' ? await identifyCaller(options.services, authorization.caller) : null;
     if (agent !== null) return { agent };
     const tokenPresented = authorization.kind === 'refused' ? authorization.tokenPresented : true;
     return { refusal: unauthorizedResponse(options.publicUrl ?? boundUrl, tokenPresented) };

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { type CallerContext, callerContext } from '../../functions/commons/caller-context.js';
 import type { HttpResult } from '../../functions/commons/middleware.js';
 import { unauthorizedResponse } from '../../shared/mcp/auth-challenge.js';
 import { bodyTooLargeResponse, maxRequestBodyBytes } from '../../shared/mcp/endpoint.js';
@@ -183,7 +184,7 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFro
       return;
     }
     work.deadline = Date.now() + route.timeoutMs;
-    let claims: Record<string, string> | undefined;
+    let caller: CallerContext | undefined;
     if (route.authorize) {
       const authorization = await options.authorize(request.headers.authorization);
       if (authorization.kind === 'refused') {
@@ -193,7 +194,7 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFro
         );
         return;
       }
-      claims = authorization.claims;
+      caller = callerContext(authorization.caller);
     }
     const headers = headerRecord(request);
     headers['x-forwarded-proto'] = 'http';
@@ -225,7 +226,7 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFro
         stage: '$default',
         time: now.toUTCString(),
         timeEpoch: now.getTime(),
-        ...(claims === undefined ? {} : { authorizer: { jwt: { claims, scopes: [] } } }),
+        ...(caller === undefined ? {} : { authorizer: { lambda: caller } }),
       },
       ...(body.length === 0 ? {} : { body: body.toString(asText ? 'utf8' : 'base64') }),
       isBase64Encoded: !asText,

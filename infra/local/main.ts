@@ -8,8 +8,8 @@ const fromEnvironment = '(from a reference)';
 
 const banner = (runtime: LocalRuntime, memory: boolean): string => {
   const agents = runtime.config().agents;
-  const first = agents[0];
-  const token = first === undefined || first.tokenFromEnvironment ? '<token>' : first.token;
+  const first = agents.find((agent) => agent.token !== null);
+  const token = first?.token === null || first === undefined || first.tokenFromEnvironment ? '<token>' : first.token;
   const clientConfig = {
     mcpServers: {
       'approval-gateway': { type: 'http', url: runtime.mcpUrl, headers: { Authorization: `Bearer ${token}` } },
@@ -36,7 +36,8 @@ const banner = (runtime: LocalRuntime, memory: boolean): string => {
     '',
     '  Agents (bearer tokens):',
     ...agents.map(
-      (agent) => `    ${agent.id.padEnd(24)} ${agent.tokenFromEnvironment ? fromEnvironment : agent.token}`,
+      (agent) =>
+        `    ${agent.id.padEnd(24)} ${agent.token === null ? '(no local token: deployed only)' : agent.tokenFromEnvironment ? fromEnvironment : agent.token}`,
     ),
     '',
     '  Approvers (console sign-in: id and password):',

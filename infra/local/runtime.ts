@@ -26,7 +26,6 @@ import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
-import { agentFromClaims, defaultClaimNames } from '../../shared/auth/agent.js';
 import { systemClock } from '../../shared/clock.js';
 import { formatProblem, type ResolvedConfig } from '../../shared/config/resolved.js';
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
@@ -41,6 +40,7 @@ import { mcpPath } from '../../shared/mcp/auth-challenge.js';
 import { noMetrics } from '../../shared/metrics.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
+import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 import { type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
 import { approvalDefinition } from '../state-machine/definition.js';
 import { createLocalAuthorizer } from './authorizer.js';
@@ -335,7 +335,6 @@ export const startLocalRuntime = async (
       metrics: flushedMetrics,
       requestGate,
       logger: logger('mcp'),
-      claimNames: defaultClaimNames,
       allowedHostnames,
       allowedOrigins,
       // The handlers name the gateway by the configured public URL, else by the address the front
@@ -367,7 +366,6 @@ export const startLocalRuntime = async (
     });
     const authorize = createLocalAuthorizer({
       agents: () => config().agents,
-      claimNames: defaultClaimNames,
       anonymousAgent: options.anonymousAgent,
     });
     const frontLogger = logger('local-front');
@@ -375,7 +373,6 @@ export const startLocalRuntime = async (
       services: mcpServices,
       gate: requestGate,
       authorize,
-      claimNames: defaultClaimNames,
       allowedHostnames,
       allowedOrigins,
       publicUrl,
@@ -412,14 +409,14 @@ export const startLocalRuntime = async (
       ],
     });
     cleanups.push(() => front.close());
-    // The gRPC tool gateway: same services, same agents (the local tokens, as claims, as identity).
+    // The gRPC tool gateway: same services, same agents (a local token names its entry).
     const grpcGateway = await startGrpcGateway({
       host: options.host,
       port: options.grpcPort,
       services: mcpServices,
       authenticate: async (token) => {
         const authorization = await authorize(`Bearer ${token}`);
-        return authorization.kind === 'authorized' ? agentFromClaims(authorization.claims, defaultClaimNames) : null;
+        return authorization.kind === 'authorized' ? identifyCaller(mcpServices, authorization.caller) : null;
       },
       // The agents' limits of settings.limits, kept for the gRPC front (the HTTP front keeps its own).
       requestGate: new RequestGate(systemClock),

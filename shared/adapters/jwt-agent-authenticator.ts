@@ -1,19 +1,22 @@
-// Agents' bearer tokens checked in process, for transports API Gateway's JWT authorizer does not
-// front (the gRPC service on Fargate): the same checks that authorizer makes, by aws-jwt-verify,
-// then the same claims-to-agent mapping the HTTP path uses.
+// Agents' bearer tokens checked in process, by aws-jwt-verify, with the checks API Gateway's JWT
+// authorizer makes: the one token check of the agent authorizer (the HTTP API and the /tool/call-tool
+// WebSocket API) and of the gRPC container. It finds the caller the token names; who that caller is
+// (its entry in the configuration) is decided behind it (identifyCaller).
 import { type Fetcher, SimpleFetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import * as z from 'zod';
-import { type AgentIdentity, agentFromClaims, type ClaimNames } from '../auth/agent.js';
+import { type Caller, type ClaimNames, callerFromClaims } from '../auth/agent.js';
 
 export interface JwtAgentAuthenticatorOptions {
   /** The OIDC issuer; a token's `iss` must equal it. */
   readonly issuer: string;
   /**
    * Accepted audiences (or Cognito app client ids): the token's `aud` must name one, or, when it
-   * has no `aud`, its `client_id` must be one (API Gateway's rule). null checks neither.
+   * has no `aud`, its `client_id` must be one (API Gateway's rule). null (or none) checks neither:
+   * then a required scope binds the token to the gateway, as the stack's Cognito pool does, where
+   * any app client granted the agent scope is an agent, added without a redeploy.
    */
   readonly audience: string | readonly string[] | null;
   readonly claimNames: ClaimNames;
@@ -30,8 +33,10 @@ const acceptedAlgorithms = new Set(['RS256', 'RS384', 'RS512']);
 
 const OpenIdConfiguration = z.object({ jwks_uri: z.url() });
 
-const asList = (value: string | readonly string[] | null): readonly string[] | null =>
-  value === null ? null : typeof value === 'string' ? [value] : value;
+const asList = (value: string | readonly string[] | null): readonly string[] | null => {
+  const list = value === null ? [] : typeof value === 'string' ? [value] : value;
+  return list.length === 0 ? null : list;
+};
 
 const scopesOf = (payload: JwtPayload): string[] => {
   const value = payload.scope ?? payload.scp;
@@ -59,11 +64,17 @@ const authorizerChecks =
   };
 
 /**
- * A bearer token to the agent it names, or null for any token that is not valid (malformed,
+ * A bearer token to the caller it names, or null for any token that is not valid (malformed,
  * unsigned or wrongly signed, expired or not yet valid, another issuer, audience or scope, or
- * naming no agent). Throws nothing for a bad token; a JWKS that cannot be fetched is null too.
+ * naming no subject). Throws nothing for a bad token; a JWKS that cannot be fetched is null too.
+ * Throws at once when given neither an audience nor a required scope: any token of the issuer would do.
  */
 export const jwtAgentAuthenticator = (options: JwtAgentAuthenticatorOptions) => {
+  if (asList(options.audience) === null && (options.requiredScopes ?? []).length === 0) {
+    throw new Error(
+      "Agents' tokens need an audience or a required scope: without either, any token of the issuer would do.",
+    );
+  }
   const fetcher = options.fetcher ?? new SimpleFetcher();
   const jwksCache = new SimpleJwksCache({ fetcher });
   const fetchJson = async (uri: string): Promise<unknown> =>
@@ -85,10 +96,10 @@ export const jwtAgentAuthenticator = (options: JwtAgentAuthenticatorOptions) => 
     });
     return verifier;
   };
-  return async (token: string): Promise<AgentIdentity | null> => {
+  return async (token: string): Promise<Caller | null> => {
     try {
       const payload = await (await verifierFor()).verify(token);
-      return agentFromClaims(payload, options.claimNames);
+      return callerFromClaims(payload, options.claimNames);
     } catch {
       return null;
     }

@@ -6,6 +6,7 @@ import type * as z from 'zod';
 import {
   type ConfigProblem,
   formatPath,
+  isLocalOnly,
   type ResolvedAgent,
   type ResolvedConfig,
   type ResolvedCredentials,
@@ -65,6 +66,11 @@ export interface LoadOptions {
    * secret reference is unset.
    */
   readonly secrets?: SecretLookup | 'unread';
+  /**
+   * Resolving for the deployed functions: the values only the local runtime uses (isLocalOnly)
+   * are left unread, so a file that serves both needs no agent token or password in AWS.
+   */
+  readonly deployed?: boolean;
 }
 
 /** Placeholders for unset variables: a URL that can never resolve, and a marked string. */
@@ -137,6 +143,11 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
     return '';
   };
   const resolve = (secret: SecretRef, path: PropertyKey[], placeholder: string = unsetPlaceholders.text): string => {
+    if (options.deployed === true && isLocalOnly(path)) {
+      if (secret.kind === 'literal') return secret.value;
+      unsetPaths.add(formatPath(path));
+      return placeholder;
+    }
     switch (secret.kind) {
       case 'literal':
         return secret.value;
@@ -224,8 +235,9 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
   const agents = parsed.data.agents.map(
     (agent, index): ResolvedAgent => ({
       id: agent.id,
-      token: resolve(agent.token, ['agents', index, 'token']),
-      tokenFromEnvironment: agent.token.kind !== 'literal',
+      token: agent.token === undefined ? null : resolve(agent.token, ['agents', index, 'token']),
+      tokenFromEnvironment: agent.token !== undefined && agent.token.kind !== 'literal',
+      subject: agent.subject ?? null,
       groups: agent.groups,
       customer: agent.customer ?? null,
     }),
@@ -235,6 +247,7 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
   const agentOfToken = new Map<string, string>();
   parsed.data.agents.forEach((agent, index) => {
     const token = agent.token;
+    if (token === undefined) return;
     const key = unsetPaths.has(formatPath(['agents', index, 'token']))
       ? `reference\0${JSON.stringify(token)}`
       : `value\0${agents[index]?.token ?? ''}`;

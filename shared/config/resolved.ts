@@ -13,9 +13,12 @@ export interface ConfigProblem {
 
 export interface ResolvedAgent {
   readonly id: string;
-  readonly token: string;
+  /** The bearer token it presents to the local runtime; null when it has none (deployed only). */
+  readonly token: string | null;
   /** The token came from a reference (`${env:…}`, `${secret:…}`): a real secret, never printed (literal tokens are demo values). */
   readonly tokenFromEnvironment: boolean;
+  /** Who it is in the deployed stack's tokens (the configured agent claim); null when not listed by subject. */
+  readonly subject: string | null;
   readonly groups: readonly string[];
   readonly customer: string | null;
 }
@@ -93,3 +96,17 @@ export const formatPath = (path: readonly PropertyKey[]): string =>
 
 export const formatProblem = (problem: ConfigProblem): string =>
   `${problem.file}${problem.line === null ? '' : `:${problem.line}`}: ${problem.path || '(top level)'}: ${problem.message}`;
+
+/**
+ * The values only the local runtime uses: agents' bearer tokens (in AWS agents hold the identity
+ * provider's tokens), approvers' and customers' passwords (in AWS they sign in with OIDC) and the
+ * data key (in AWS, KMS). Deployed functions leave them unread and config:push lets them be.
+ */
+export const isLocalOnly = (path: readonly PropertyKey[]): boolean => {
+  const [list, , field] = path;
+  return (
+    (list === 'agents' && field === 'token' && path.length === 3) ||
+    ((list === 'approvers' || list === 'customers') && field === 'password' && path.length === 3) ||
+    (path.length === 2 && list === 'settings' && path[1] === 'data_key')
+  );
+};

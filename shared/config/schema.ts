@@ -332,18 +332,33 @@ const Person = z
 const Agent = z
   .object({
     id: identifier.describe('The agent id, as policies and executions name it.'),
-    token: Secret.describe('The bearer token this agent presents locally.'),
+    token: Secret.optional().describe('The bearer token this agent presents to the local runtime.'),
+    subject: z
+      .string()
+      .regex(/^\S{1,255}$/, 'expected the token subject as issued (1 to 255 characters, no spaces)')
+      .optional()
+      .describe(
+        "Who this agent is in the deployed stack's tokens: its Cognito app client id, or the `sub` another issuer gives it.",
+      ),
     groups: z.array(identifier).default([]).describe('Groups the agent belongs to (policies may test them).'),
     customer: z.string().min(1).optional().describe('The customer this agent acts for, if it is an outside agent.'),
   })
-  .strict();
+  .strict()
+  .refine((agent) => agent.token !== undefined || agent.subject !== undefined, {
+    message: 'give the agent a token (local), a subject (deployed), or both',
+  });
 
 export const GatewayConfig = z
   .object({
     $schema: z.string().optional(),
     settings: Settings.prefault({}),
     systems: z.array(System).default([]).describe('The systems whose operations become tools.'),
-    agents: z.array(Agent).default([]).describe('Agent identities for the local runtime.'),
+    agents: z
+      .array(Agent)
+      .default([])
+      .describe(
+        'Agents: who a token names (a local token, or a deployed token subject) and the id, groups and customer it acts as.',
+      ),
     approvers: z.array(Person).default([]).describe('Staff who decide held calls (local sign-in identities).'),
     customers: z
       .array(Person)
@@ -368,6 +383,20 @@ export const GatewayConfig = z
       });
     };
     unique(config.agents, 'id', 'agents');
+    // A subject names one agent: a second entry would give its token another agent's rights.
+    const agentOfSubject = new Map<string, string>();
+    config.agents.forEach((agent, index) => {
+      if (agent.subject === undefined) return;
+      const first = agentOfSubject.get(agent.subject);
+      if (first === undefined) agentOfSubject.set(agent.subject, agent.id);
+      else {
+        context.addIssue({
+          code: 'custom',
+          path: ['agents', index, 'subject'],
+          message: `agents "${first}" and "${agent.id}" have the same subject; each agent needs its own`,
+        });
+      }
+    });
     unique(config.systems, 'key', 'systems');
     unique(config.approvers, 'id', 'approvers');
     unique(config.customers, 'id', 'customers');

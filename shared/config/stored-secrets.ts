@@ -23,17 +23,21 @@ export interface SecretSource {
   where(name: string): string;
 }
 
-/** The stored secrets a configuration's data names, each once, in document order. */
-export const storedSecretNames = (data: unknown): string[] => {
+/** The stored secrets a configuration's data names, each once, in document order, but for the paths skipped. */
+export const storedSecretNames = (
+  data: unknown,
+  skip: (path: readonly PropertyKey[]) => boolean = () => false,
+): string[] => {
   const names = new Set<string>();
-  const walk = (value: unknown): void => {
+  const walk = (value: unknown, path: PropertyKey[]): void => {
     if (typeof value === 'string') {
       const name = storedSecretReference.exec(value)?.[1];
-      if (name !== undefined) names.add(name);
-    } else if (Array.isArray(value)) value.forEach(walk);
-    else if (value !== null && typeof value === 'object') Object.values(value).forEach(walk);
+      if (name !== undefined && !skip(path)) names.add(name);
+    } else if (Array.isArray(value)) for (const [index, item] of value.entries()) walk(item, [...path, index]);
+    else if (value !== null && typeof value === 'object')
+      for (const [key, item] of Object.entries(value)) walk(item, [...path, key]);
   };
-  walk(data);
+  walk(data, []);
   return [...names];
 };
 

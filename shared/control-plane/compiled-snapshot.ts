@@ -52,7 +52,7 @@ export const loadDecodedSnapshot = (
   const resolved = resolveConfigData(compiled.config, {
     file,
     environment,
-    options,
+    options: { ...options, deployed: true },
     lineAt: (path) => {
       const key = formatPath(path);
       return Object.hasOwn(lines, key) ? (lines[key] ?? null) : null;

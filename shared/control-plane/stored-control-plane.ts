@@ -8,7 +8,7 @@
 // refresh (from the source's cache until it expires), and fresh after a system refused the
 // credentials; a changed value makes a new snapshot of the same bundle.
 import type { Clock } from '../clock.js';
-import { type ConfigProblem, formatProblem } from '../config/resolved.js';
+import { type ConfigProblem, formatProblem, isLocalOnly } from '../config/resolved.js';
 import { type SecretSource, secretLookupOf, storedSecretNames } from '../config/stored-secrets.js';
 import type { Log } from '../log.js';
 import {
@@ -146,7 +146,8 @@ export class StoredControlPlane implements ControlPlane {
   ): Promise<'taken' | 'refused' | 'later'> {
     const decoded = decodeBundleSnapshot(bundle);
     if (!decoded.ok) return this.refuse(bundle, decoded.problems);
-    const secretNames = storedSecretNames(decoded.compiled.config);
+    // The values only the local runtime uses are never read here (resolve.ts leaves them unread).
+    const secretNames = storedSecretNames(decoded.compiled.config, isLocalOnly);
     const values = secretValues ?? (await this.readSecrets(secretNames, fresh));
     if (values === null) return 'later';
     const secrets = this.secrets;

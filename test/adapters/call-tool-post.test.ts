@@ -1,5 +1,5 @@
 // POST /tool/call-tool as the HTTP API hands it to the MCP function: payload 2.0 events with the
-// JWT authorizer's claims, the demo organization on dynalite with its ERP on loopback, and the
+// agent authorizer's caller, the demo organization on dynalite with its ERP on loopback, and the
 // answer read back from the Lambda result's base64 body as the frame it carries.
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -21,7 +21,6 @@ beforeAll(async () => {
   mcp = createMcpFunction({
     services: bed.services,
     logger: new Logger({ serviceName: 'call-tool-post-test', logLevel: 'SILENT' }),
-    claimNames: { agent: 'client_id', groups: 'groups', customer: 'customer_id' },
     allowedHostnames: null,
     allowedOrigins: [],
     publicUrl: null,
@@ -32,12 +31,12 @@ afterAll(async () => {
   await bed?.close();
 });
 
-/** Claims as the HTTP API's JWT authorizer passes them (list claims rendered "[a b]"). */
-const procurementClaims = { client_id: 'procurement-agent', groups: '[procurement]', scope: 'approval-gateway/invoke' };
-const supportClaims = { client_id: 'support-agent', groups: '[support]', customer_id: 'customer-1042' };
+/** The caller as the authorizer passes it on (here the demo agents' entries, as the local front names them). */
+const procurementClaims = { agentId: 'procurement-agent' };
+const supportClaims = { agentId: 'support-agent' };
 
 interface PostOptions {
-  /** The authorizer's claims; null for none at all. */
+  /** The authorizer's context; null for none at all. */
   readonly claims?: Readonly<Record<string, string>> | null;
   readonly contentType?: string;
   readonly headers?: Readonly<Record<string, string>>;
@@ -82,7 +81,7 @@ const post = (
       stage: '$default',
       time: '01/Dec/2026:06:00:00 +0000',
       timeEpoch: Date.now(),
-      ...(claims === null ? {} : { authorizer: { jwt: { claims, scopes: ['approval-gateway/invoke'] } } }),
+      ...(claims === null ? {} : { authorizer: { lambda: claims } }),
     },
   };
   return fn(event, lambdaContext('mcp', 30_000));
@@ -116,7 +115,6 @@ describe('POST /tool/call-tool on the MCP function', () => {
       const guarded = createMcpFunction({
         services: bed.services,
         logger: new Logger({ serviceName: 'call-tool-post-test', logLevel: 'SILENT' }),
-        claimNames: { agent: 'client_id', groups: 'groups', customer: 'customer_id' },
         allowedHostnames: ['gateway.example.com'],
         allowedOrigins: ['console.example.com'],
         publicUrl: null,
@@ -196,7 +194,7 @@ describe('POST /tool/call-tool on the MCP function', () => {
   it(
     verifies(
       'aws.call-tool-post',
-      "takes the agent from the authorizer's claims only: another agent's id answers not_found",
+      "takes the agent from the authorizer's caller only: another agent's id answers not_found",
     ),
     async () => {
       const held = resultOf(frameOf(await post(order('5000'))));
@@ -208,7 +206,7 @@ describe('POST /tool/call-tool on the MCP function', () => {
       const asSupport = await post(status, { claims: supportClaims, headers: { 'x-agent-id': 'procurement-agent' } });
       expect(resultOf(frameOf(asSupport))).toMatchObject({ status: 'unknown', code: 'not_found' });
       expect(resultOf(frameOf(await post(status)))).toMatchObject({ status: 'pending_approval' });
-      const noAgent = await post(order('250'), { claims: { scope: 'approval-gateway/invoke' } });
+      const noAgent = await post(order('250'), { claims: {} });
       expect(noAgent.statusCode).toBe(401);
       expect(frameOf(noAgent)).toMatchObject({ kind: 'error', error: { code: -32600 } });
     },

@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannelSocketFunction } from '../../functions/call-tool-socket.js';
-import { agentContext } from '../../functions/commons/channel-identity.js';
+import { callerContext } from '../../functions/commons/caller-context.js';
 import { maxSocketFrameBytes } from '../../functions/commons/socket-message.js';
 import { lambdaContext } from '../../infra/local/http-front.js';
 import { connectionClaimKey } from '../../shared/adapters/dynamodb/connection-claims.js';
@@ -70,7 +70,15 @@ const requestContext = (connectionId: string, eventType: 'CONNECT' | 'MESSAGE', 
   connectionId,
   apiId: 'abc123',
   // API Gateway adds the principal and the authorizer's latency to the context it returned.
-  ...(agent === null ? {} : { authorizer: { ...agentContext(agent), principalId: agent.id, integrationLatency: 61 } }),
+  ...(agent === null
+    ? {}
+    : {
+        authorizer: {
+          ...callerContext({ kind: 'listed', agentId: agent.id }),
+          principalId: agent.id,
+          integrationLatency: 61,
+        },
+      }),
 });
 
 interface MessageOptions {

@@ -7,7 +7,6 @@ import type { AddressInfo } from 'node:net';
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jwtAgentAuthenticator } from '../../shared/adapters/jwt-agent-authenticator.js';
-import { defaultClaimNames } from '../../shared/auth/agent.js';
 import { verifies } from '../support/requirements.js';
 
 const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -84,7 +83,7 @@ const authenticator = (extra: Partial<Parameters<typeof jwtAgentAuthenticator>[0
   jwtAgentAuthenticator({
     issuer,
     audience: ['gateway', 'other-gateway'],
-    claimNames: defaultClaimNames,
+    claimNames: { agent: 'sub', groups: 'groups', customer: 'customer_id' },
     fetcher: loopbackFetcher,
     ...extra,
   });
@@ -93,7 +92,13 @@ describe('jwtAgentAuthenticator', () => {
   it(verifies('grpc.jwt-identity', 'finds the keys by discovery and maps a valid token to its agent'), async () => {
     requests.length = 0;
     const authenticate = authenticator();
-    const expected = { id: 'billing-agent', groups: ['billing', 'finance'], customerId: 'customer-7' };
+    const expected = {
+      kind: 'token',
+      subject: 'billing-agent',
+      groups: ['billing', 'finance'],
+      customerId: 'customer-7',
+      expiresAt: expect.any(Number),
+    };
     expect(await authenticate(sign(claims()))).toEqual(expected);
     expect(await authenticate(sign(claims({ aud: ['someone', 'other-gateway'] })))).toEqual(expected);
     // Discovery once, the key set once: both are cached for the tokens after.
@@ -106,7 +111,11 @@ describe('jwtAgentAuthenticator', () => {
       claimNames: { agent: 'client_id', groups: 'cognito:groups', customer: 'acting_for' },
     });
     const token = sign(claims({ client_id: 'support-agent', 'cognito:groups': '[support]', acting_for: 'c-1' }));
-    expect(await authenticate(token)).toEqual({ id: 'support-agent', groups: ['support'], customerId: 'c-1' });
+    expect(await authenticate(token)).toMatchObject({
+      subject: 'support-agent',
+      groups: ['support'],
+      customerId: 'c-1',
+    });
     expect(await authenticate(sign(claims({ client_id: undefined })))).toBeNull();
   });
 
@@ -114,13 +123,15 @@ describe('jwtAgentAuthenticator', () => {
     const authenticate = authenticator({
       jwksUri: `${issuer}/keys`,
       audience: ['client-a', 'client-b'],
-      claimNames: { ...defaultClaimNames, agent: 'client_id' },
+      claimNames: { agent: 'client_id', groups: null, customer: null },
       requiredScopes: ['approval-gateway/invoke'],
     });
     const access = (extra: Record<string, unknown>) =>
       sign(claims({ aud: undefined, client_id: 'client-b', scope: 'approval-gateway/invoke', ...extra }));
-    expect(await authenticate(access({}))).toMatchObject({ id: 'client-b' });
-    expect(await authenticate(access({ scope: 'openid approval-gateway/invoke' }))).toMatchObject({ id: 'client-b' });
+    expect(await authenticate(access({}))).toMatchObject({ subject: 'client-b' });
+    expect(await authenticate(access({ scope: 'openid approval-gateway/invoke' }))).toMatchObject({
+      subject: 'client-b',
+    });
     expect(await authenticate(access({ scope: 'approval-gateway/read' }))).toBeNull();
     expect(await authenticate(access({ scope: undefined }))).toBeNull();
     expect(await authenticate(access({ client_id: 'client-c' }))).toBeNull();
@@ -142,8 +153,9 @@ describe('jwtAgentAuthenticator', () => {
     expect(await authenticate(sign(claims({ aud: 'not-the-gateway' })))).toBeNull();
     expect(await authenticate(sign(claims({ aud: undefined })))).toBeNull();
     // The audience check is only skipped when asked for.
-    expect(await authenticator({ audience: null })(sign(claims({ aud: 'anyone' })))).toMatchObject({
-      id: 'billing-agent',
+    const scoped = authenticator({ audience: null, requiredScopes: ['gateway/invoke'] });
+    expect(await scoped(sign(claims({ aud: 'anyone', scope: 'gateway/invoke' })))).toMatchObject({
+      subject: 'billing-agent',
     });
   });
 
@@ -181,6 +193,6 @@ describe('jwtAgentAuthenticator', () => {
     const authenticate = authenticator({ fetcher: flaky });
     expect(await authenticate(sign(claims()))).toBeNull();
     reachable = true;
-    expect(await authenticate(sign(claims()))).toMatchObject({ id: 'billing-agent' });
+    expect(await authenticate(sign(claims()))).toMatchObject({ subject: 'billing-agent' });
   });
 });

@@ -28,7 +28,6 @@ const functionsOver = (allowedHostnames: readonly string[] | null = null) => {
   const deps = {
     services: bed.services,
     logger: new Logger({ serviceName: 'plain-tool-call-event-test', logLevel: 'SILENT' }),
-    claimNames: { agent: 'client_id', groups: 'groups', customer: 'customer_id' },
     allowedHostnames,
     allowedOrigins: ['console.example.com'],
     publicUrl: null,
@@ -46,12 +45,10 @@ afterAll(async () => {
   await bed?.close();
 });
 
-/** What the JWT authorizer passes on for the procurement agent. */
-const authorized = {
-  authorizer: { jwt: { claims: { client_id: 'procurement-agent', groups: '[procurement]' }, scopes: [] } },
-};
+/** What the authorizer passes on for the procurement agent (its entry, as the local front names it). */
+const authorized = { authorizer: { lambda: { agentId: 'procurement-agent' } } };
 
-/** A tools/call event as the HTTP API delivers it, with the JWT authorizer's claims. */
+/** A tools/call event as the HTTP API delivers it, with the authorizer's caller. */
 const callEvent = (
   name: string,
   args: Record<string, unknown>,

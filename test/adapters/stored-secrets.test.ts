@@ -12,6 +12,7 @@ import { SecretsManagerSecrets } from '../../shared/adapters/secrets-manager-sec
 import type { ResolvedOpenApiSystem } from '../../shared/config/resolved.js';
 import type { ConfigBundleStore } from '../../shared/control-plane/bundle.js';
 import type { ControlPlaneState } from '../../shared/control-plane/control-plane.js';
+import { environmentReferences } from '../../shared/control-plane/environment-references.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
 import { buildRequest } from '../../shared/invoke/call.js';
 import { reportingRefusedCredentials } from '../../shared/invoke/system-client.js';
@@ -238,4 +239,48 @@ describe('secrets in the deployed functions', () => {
     expect(systemOf(state, 'erp').credentials).toEqual({ type: 'bearer', token: '(unset variable)' });
     expect(secretsManager.calls.length).toBe(before);
   });
+
+  it(
+    verifies('secrets.local-only-values', "leave agents' tokens, passwords and the data key to the local runtime"),
+    async () => {
+      secretsManager.put(`${prefix}erp/token`, 'erp-token-1');
+      secretsManager.put(`${prefix}crm`, JSON.stringify({ password: 'crm-pass' }));
+      const text = configText(erpUrl).replace(
+        'policies: []',
+        [
+          'agents:',
+          '  - id: procurement-agent',
+          '    subject: 4example-client-id',
+          '    token: ${secret:agents/procurement}',
+          'approvers:',
+          '  - id: farah',
+          '    password: ${env:FARAH_PASSWORD}',
+          'policies: []',
+        ].join('\n'),
+      );
+      expect(environmentReferences(text).map((reference) => reference.path)).toEqual([]);
+      expect(environmentReferences(text.replace(erpUrl, '${env:ERP_URL}')).map((found) => found.path)).toEqual([
+        'systems[0].base_url',
+      ]);
+      const before = secretsManager.calls.length;
+      const plane = new StoredControlPlane(
+        storeOf(await compiledBundleOf(text)),
+        {},
+        new ManualClock(),
+        log,
+        30_000,
+        new SecretsManagerSecrets(client, prefix, 300),
+      );
+      const state = await plane.current();
+      expect(state.kind === 'active' && state.snapshot.config.agents.map((agent) => agent.subject)).toEqual([
+        '4example-client-id',
+      ]);
+      expect(
+        secretsManager.calls
+          .slice(before)
+          .map((call) => call.secretId)
+          .sort(),
+      ).toEqual([`${prefix}crm`, `${prefix}erp/token`]);
+    },
+  );
 });

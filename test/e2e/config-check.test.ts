@@ -37,14 +37,24 @@ const lineOf = (text: string, needle: string): number =>
   text.split('\n').findIndex((line) => line.includes(needle)) + 1;
 
 describe('npm run config:check', () => {
-  it(verifies('config.check-command', 'passes the demo configuration and lists its tools'), async () => {
-    const result = await check(['examples/gateway.config.yaml']);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/examples\/gateway.config.yaml is valid \(version [0-9a-f]{16}\)/);
-    expect(result.stdout).toContain('11 tools (erp: 8, everything: 3)');
-    expect(result.stdout).toContain('erp.shipments.track  [read]');
-    expect(result.stdout).toContain('note: systems[0].base_url: ${env:DEMO_ERP_URL} is not set here');
-  });
+  it(
+    verifies(
+      ['config.check-command', 'agents.config-check-note'],
+      'passes the demo configuration, lists its tools, and says what an agent not listed by subject is in AWS',
+    ),
+    async () => {
+      const result = await check(['examples/gateway.config.yaml']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/examples\/gateway.config.yaml is valid \(version [0-9a-f]{16}\)/);
+      expect(result.stdout).toContain('11 tools (erp: 8, everything: 3)');
+      expect(result.stdout).toContain('erp.shipments.track  [read]');
+      expect(result.stdout).toContain('note: systems[0].base_url: ${env:DEMO_ERP_URL} is not set here');
+      expect(result.stdout).toContain(
+        "note: in AWS a token's subject names its agent: a subject no agents: entry lists is an agent with no groups and no customer",
+      );
+      expect(result.stdout).toContain('(procurement-agent, support-agent have no subject: local only)');
+    },
+  );
 
   it(verifies('config.check-command', 'fails with --strict-env when a referenced variable is unset'), async () => {
     const result = await check(['examples/gateway.config.yaml', '--strict-env']);

@@ -28,7 +28,7 @@ const functions = {
   'call-tool-socket': true,
   console: false,
   'resource-metadata': false,
-  'call-tool-authorizer': false,
+  'agent-authorizer': false,
 } as const;
 
 let out: string;

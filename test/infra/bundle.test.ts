@@ -58,7 +58,7 @@ beforeAll(async () => {
     console: child(stack, 'Console', ApproverConsole).console,
     'resource-metadata': child(stack, 'ResourceMetadata', GatewayFunction),
     'call-tool-socket': child(stack, 'CallToolSocket', GatewayFunction),
-    'call-tool-authorizer': child(stack, 'CallToolAuthorizer', GatewayFunction),
+    'agent-authorizer': child(stack, 'AgentAuthorizer', GatewayFunction),
   };
   for (const [name, fn] of Object.entries(functions)) {
     const code = resourceProperties(template, logicalIdOf(fn.function)).Code;
@@ -67,7 +67,7 @@ beforeAll(async () => {
     const folder = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
     const files = await readdir(folder);
     // The metadata function, the console and the channel's authorizer ship without Cedar: they must not need it.
-    const needsCedar = !['resource-metadata', 'console', 'call-tool-authorizer'].includes(name);
+    const needsCedar = !['resource-metadata', 'console', 'agent-authorizer'].includes(name);
     if (files.includes('cedar_wasm_bg.wasm') !== needsCedar) {
       throw new Error(`the ${name} bundle ${needsCedar ? 'does not ship' : 'ships'} the Cedar wasm`);
     }
@@ -238,7 +238,7 @@ describe('the bundled functions', () => {
       'loads the channel authorizer, which needs no Cedar, and denies a handshake without a token',
     ),
     async () => {
-      const invoke = await load('call-tool-authorizer');
+      const invoke = await load('agent-authorizer');
       const methodArn = 'arn:aws:execute-api:eu-west-1:111111111111:abc123/live/$connect';
       const result = await invoke({
         type: 'REQUEST',

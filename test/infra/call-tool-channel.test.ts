@@ -30,7 +30,7 @@ const { stack, template } = synthesized;
 const channel = stack.node.findChild('CallToolChannel');
 if (!(channel instanceof CallToolChannel)) throw new Error('the stack has no CallToolChannel');
 const socket = stack.node.findChild('CallToolSocket');
-const authorizerFunction = stack.node.findChild('CallToolAuthorizer');
+const authorizerFunction = stack.node.findChild('AgentAuthorizer');
 const mcp = stack.node.findChild('Mcp');
 const identity = stack.node.findChild('AgentIdentity');
 if (
@@ -94,25 +94,23 @@ describe('the /tool/call-tool WebSocket API', () => {
   it(
     verifies(
       'aws.call-tool-channel',
-      "gives the authorizer the agents' issuer, audience, scope and keys, as the JWT authorizer has them",
+      "is the HTTP API's agent authorizer too: one token check, with the agents' issuer, scope and keys",
     ),
     () => {
-      const jwt = [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').values()]
+      const http = [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').values()]
         .map(propertiesOf)
-        .find((properties) => properties.AuthorizerType === 'JWT');
-      const jwtConfiguration = isObject(jwt?.JwtConfiguration) ? jwt.JwtConfiguration : {};
+        .find((properties) => properties.AuthorizerPayloadFormatVersion === '2.0');
+      expect(JSON.stringify(http?.AuthorizerUri)).toContain(logicalIdOf(authorizerFunction.function));
       const environment = environmentOf(template, logicalIdOf(authorizerFunction.function));
       expect(environment).toMatchObject({
-        AGENT_JWT_ISSUER: jwtConfiguration.Issuer,
         AGENT_CLAIM: 'client_id',
         AGENT_JWT_SCOPES: identity.scope,
+        AGENT_JWT_AUDIENCE: '',
       });
+      expect(JSON.stringify(environment.AGENT_JWT_ISSUER)).toContain(logicalIdOf(identity.userPool));
       const jwks = JSON.stringify(environment.AGENT_JWKS_URI);
       expect(jwks).toContain(logicalIdOf(identity.userPool));
       expect(jwks).toContain('/.well-known/jwks.json');
-      const audience = Array.isArray(jwtConfiguration.Audience) ? jwtConfiguration.Audience : [];
-      expect(audience).toHaveLength(1);
-      expect(environment.AGENT_JWT_AUDIENCE).toEqual(audience[0]);
       // The authorizer needs nothing of the data: no table, no key.
       expect(JSON.stringify(environment)).not.toContain('EXECUTIONS_TABLE');
       expect(grantsOf(template, logicalIdOf(authorizerFunction.role), 'dynamodb')).toEqual([]);
@@ -120,7 +118,7 @@ describe('the /tool/call-tool WebSocket API', () => {
       const outside = synthesize({
         agentAuthorization: { issuer: 'https://login.example.com/', audience: ['gateway'], requiredScopes: [] },
       });
-      const outsideAuthorizer = outside.stack.node.findChild('CallToolAuthorizer');
+      const outsideAuthorizer = outside.stack.node.findChild('AgentAuthorizer');
       if (!(outsideAuthorizer instanceof GatewayFunction)) throw new Error('no authorizer');
       const outsideEnvironment = environmentOf(outside.template, logicalIdOf(outsideAuthorizer.function));
       expect(outsideEnvironment).toMatchObject({
@@ -264,24 +262,21 @@ describe('the /tool/call-tool WebSocket API', () => {
 });
 
 describe('POST /tool/call-tool on the HTTP API', () => {
-  it(
-    verifies('aws.call-tool-post', 'sits behind the same JWT authorizer and scopes as POST /mcp, on the MCP function'),
-    () => {
-      const api = stack.node.findChild('AgentApi');
-      if (!(api instanceof McpApi)) throw new Error('no AgentApi');
-      const routes = ofApi(template, 'AWS::ApiGatewayV2::Route', logicalIdOf(api.api));
-      const route = (key: string) => routes.find((properties) => properties.RouteKey === key);
-      const channelRoute = route('POST /tool/call-tool');
-      const mcpRoute = route('POST /mcp');
-      expect(channelRoute).toMatchObject({
-        AuthorizationType: 'JWT',
-        AuthorizerId: mcpRoute?.AuthorizerId,
-        AuthorizationScopes: [identity.scope],
-        Target: mcpRoute?.Target,
-      });
-      expect(integrationTarget(channelRoute)).toContain(logicalIdOf(mcp.function));
-      // Only POST: no other method reaches the MCP function on that path.
-      expect(routes.filter((properties) => String(properties.RouteKey).endsWith(' /tool/call-tool'))).toHaveLength(1);
-    },
-  );
+  it(verifies('aws.call-tool-post', 'sits behind the same agent authorizer as POST /mcp, on the MCP function'), () => {
+    const api = stack.node.findChild('AgentApi');
+    if (!(api instanceof McpApi)) throw new Error('no AgentApi');
+    const routes = ofApi(template, 'AWS::ApiGatewayV2::Route', logicalIdOf(api.api));
+    const route = (key: string) => routes.find((properties) => properties.RouteKey === key);
+    const channelRoute = route('POST /tool/call-tool');
+    const mcpRoute = route('POST /mcp');
+    expect(channelRoute).toMatchObject({
+      AuthorizationType: 'CUSTOM',
+      AuthorizerId: mcpRoute?.AuthorizerId,
+      Target: mcpRoute?.Target,
+    });
+    expect(channelRoute?.AuthorizerId).toBeDefined();
+    expect(integrationTarget(channelRoute)).toContain(logicalIdOf(mcp.function));
+    // Only POST: no other method reaches the MCP function on that path.
+    expect(routes.filter((properties) => String(properties.RouteKey).endsWith(' /tool/call-tool'))).toHaveLength(1);
+  });
 });

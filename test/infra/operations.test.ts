@@ -51,7 +51,7 @@ const functionIds = (synthesized: Synthesized): Record<string, string> => {
     HeldCallSteps: logicalIdOf(approvals.steps.function),
     Reconciler: logicalIdOf(approvals.reconciler.function),
     Console: logicalIdOf(child(stack, 'Console', ApproverConsole).console.function),
-    CallToolAuthorizer: logicalIdOf(child(stack, 'CallToolAuthorizer', GatewayFunction).function),
+    AgentAuthorizer: logicalIdOf(child(stack, 'AgentAuthorizer', GatewayFunction).function),
     CallToolSocket: logicalIdOf(child(stack, 'CallToolSocket', GatewayFunction).function),
   };
 };

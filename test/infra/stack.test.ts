@@ -22,8 +22,9 @@ import {
   awsSolutionsReports,
   child,
   describeViolations,
+  environmentOf,
+  httpAgentAuthorizers,
   isObject,
-  jwtAuthorizers,
   logicalIdOf,
   ofApi,
   propertiesOf,
@@ -70,7 +71,7 @@ describe('the stack with the default Cognito agent identity', () => {
     child(stack, 'Mcp', GatewayFunction),
     child(stack, 'ResourceMetadata', GatewayFunction),
     child(stack, 'CallToolSocket', GatewayFunction),
-    child(stack, 'CallToolAuthorizer', GatewayFunction),
+    child(stack, 'AgentAuthorizer', GatewayFunction),
     approvals.steps,
     approvals.reconciler,
     approverConsole,
@@ -162,36 +163,56 @@ describe('the stack with the default Cognito agent identity', () => {
     },
   );
 
+  const agentAuthorizer = child(stack, 'AgentAuthorizer', GatewayFunction);
+
   it(
-    verifies('aws.stack-shape', "has a JWT authorizer trusting the Cognito pool's issuer and its agent clients"),
+    verifies(
+      ['aws.stack-shape', 'agents.any-app-client'],
+      "fixes no audience at synth: the agent authorizer trusts the pool's issuer and the agent scope, not the clients known now",
+    ),
     () => {
-      const clientRefs = identity.clients.map((client) => ({ Ref: logicalIdOf(client) }));
-      expect(clientRefs.length).toBeGreaterThan(0);
-      expect(jwtAuthorizers(template).size).toBe(1);
+      expect(identity.clients.length).toBeGreaterThan(0);
+      expect(httpAgentAuthorizers(template).size).toBe(1);
+      template.resourcePropertiesCountIs('AWS::ApiGatewayV2::Authorizer', { AuthorizerType: 'JWT' }, 0);
       template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
-        AuthorizerType: 'JWT',
+        AuthorizerType: 'REQUEST',
+        AuthorizerPayloadFormatVersion: '2.0',
+        EnableSimpleResponses: true,
         IdentitySource: ['$request.header.Authorization'],
-        JwtConfiguration: { Issuer: cognitoIssuer(logicalIdOf(identity.userPool)), Audience: clientRefs },
+        AuthorizerResultTtlInSeconds: 300,
       });
+      const [authorizer] = [...httpAgentAuthorizers(template).values()].map(propertiesOf);
+      expect(JSON.stringify(authorizer?.AuthorizerUri)).toContain(logicalIdOf(agentAuthorizer.function));
+      const variables = environmentOf(template, logicalIdOf(agentAuthorizer.function));
+      expect(variables).toMatchObject({
+        AGENT_JWT_ISSUER: cognitoIssuer(logicalIdOf(identity.userPool)),
+        AGENT_JWT_AUDIENCE: '',
+        AGENT_JWT_SCOPES: identity.scope,
+        AGENT_CLAIM: 'client_id',
+        GROUPS_CLAIM: '',
+        CUSTOMER_CLAIM: '',
+      });
+      // No client id of the pool reaches the token check: one created later is as good.
+      const clientIds = identity.clients.map((client) => logicalIdOf(client));
+      for (const clientId of clientIds) expect(JSON.stringify(variables)).not.toContain(clientId);
     },
   );
 
   it(
     verifies(
       'aws.stack-shape',
-      'puts the JWT authorizer on POST /mcp and leaves only the metadata and console routes public',
+      'puts the agent authorizer on POST /mcp and leaves only the metadata and console routes public',
     ),
     () => {
-      const [authorizerId] = [...jwtAuthorizers(template).keys()];
+      const [authorizerId] = [...httpAgentAuthorizers(template).keys()];
       const api = child(stack, 'AgentApi', McpApi);
       const routes = ofApi(template, 'AWS::ApiGatewayV2::Route', logicalIdOf(api.api));
       const route = (key: string) => routes.find((properties) => properties.RouteKey === key);
 
       expect(route('POST /mcp')).toMatchObject({
         ApiId: { Ref: logicalIdOf(api.api) },
-        AuthorizationType: 'JWT',
+        AuthorizationType: 'CUSTOM',
         AuthorizerId: { Ref: authorizerId },
-        AuthorizationScopes: [identity.scope],
       });
       for (const key of metadataRoutes) {
         expect(route(key), key).toMatchObject({ AuthorizationType: 'NONE' });
@@ -206,7 +227,7 @@ describe('the stack with the default Cognito agent identity', () => {
       expect(otherRoutes.length).toBeGreaterThan(0);
       for (const properties of otherRoutes) {
         expect(properties, String(properties.RouteKey)).toMatchObject({
-          AuthorizationType: 'JWT',
+          AuthorizationType: 'CUSTOM',
           AuthorizerId: { Ref: authorizerId },
         });
       }
@@ -226,22 +247,18 @@ describe('the stack with the default Cognito agent identity', () => {
     expect(accessLogs.Format).toEqual(expect.stringContaining('$context.requestId'));
   });
 
-  it(
-    verifies('aws.stack-shape', "gives the MCP function the table's name and the Cognito agent claim client_id"),
-    () => {
-      template.hasResourceProperties('AWS::Lambda::Function', {
-        Description: 'Approval Gateway MCP endpoint',
-        Environment: {
-          Variables: Match.objectLike({
-            EXECUTIONS_TABLE: { Ref: tableLogicalId },
-            AGENT_CLAIM: 'client_id',
-            AUTHORIZATION_SERVERS: cognitoIssuer(logicalIdOf(identity.userPool)),
-          }),
-        },
-        Role: { 'Fn::GetAtt': [logicalIdOf(mcp.role), 'Arn'] },
-      });
-    },
-  );
+  it(verifies('aws.stack-shape', "gives the MCP function the table's name and the issuer it advertises"), () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'Approval Gateway MCP endpoint',
+      Environment: {
+        Variables: Match.objectLike({
+          EXECUTIONS_TABLE: { Ref: tableLogicalId },
+          AUTHORIZATION_SERVERS: cognitoIssuer(logicalIdOf(identity.userPool)),
+        }),
+      },
+      Role: { 'Fn::GetAtt': [logicalIdOf(mcp.role), 'Arn'] },
+    });
+  });
 
   it(verifies('aws.least-privilege', 'attaches no managed policy to any role'), () => {
     const roles = resourcesOf(template, 'AWS::IAM::Role');
@@ -391,12 +408,20 @@ describe('the stack with an explicit OIDC issuer', () => {
   const mcp = child(stack, 'Mcp', GatewayFunction);
 
   it(
-    verifies('aws.stack-shape', 'has a JWT authorizer trusting the given issuer and audience, and no Cognito pool'),
+    verifies(
+      ['aws.stack-shape', 'agents.any-app-client'],
+      'checks the given issuer and audience in the agent authorizer, and has no Cognito pool',
+    ),
     () => {
-      expect(jwtAuthorizers(template).size).toBe(1);
-      template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
-        AuthorizerType: 'JWT',
-        JwtConfiguration: { Issuer: issuer, Audience: ['gateway'] },
+      expect(httpAgentAuthorizers(template).size).toBe(1);
+      const authorizer = child(stack, 'AgentAuthorizer', GatewayFunction);
+      expect(environmentOf(template, logicalIdOf(authorizer.function))).toMatchObject({
+        AGENT_JWT_ISSUER: issuer,
+        AGENT_JWT_AUDIENCE: 'gateway',
+        AGENT_JWT_SCOPES: '',
+        AGENT_CLAIM: 'sub',
+        GROUPS_CLAIM: '',
+        CUSTOMER_CLAIM: '',
       });
       template.resourceCountIs('AWS::Cognito::UserPool', 0);
       expect(stack.node.tryFindChild('AgentIdentity')).toBeUndefined();
@@ -405,23 +430,22 @@ describe('the stack with an explicit OIDC issuer', () => {
     },
   );
 
-  it(verifies('aws.stack-shape', 'still protects POST /mcp with the JWT authorizer'), () => {
-    const [authorizerId] = [...jwtAuthorizers(template).keys()];
+  it(verifies('aws.stack-shape', 'still protects POST /mcp with the agent authorizer'), () => {
+    const [authorizerId] = [...httpAgentAuthorizers(template).keys()];
     template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
       RouteKey: 'POST /mcp',
-      AuthorizationType: 'JWT',
+      AuthorizationType: 'CUSTOM',
       AuthorizerId: { Ref: authorizerId },
     });
   });
 
-  it(verifies('aws.stack-shape', 'names the agent by the sub claim and advertises the given issuer'), () => {
+  it(verifies('aws.stack-shape', 'advertises the given issuer'), () => {
     const tableLogicalId = child(stack, 'Executions', GatewayTable).tableLogicalId;
     template.hasResourceProperties('AWS::Lambda::Function', {
       Role: { 'Fn::GetAtt': [logicalIdOf(mcp.role), 'Arn'] },
       Environment: {
         Variables: Match.objectLike({
           EXECUTIONS_TABLE: { Ref: tableLogicalId },
-          AGENT_CLAIM: 'sub',
           AUTHORIZATION_SERVERS: issuer,
         }),
       },

@@ -175,11 +175,11 @@ export const nagFindings = ({ nag, validationReport }: Pick<Synthesized, 'nag' |
     .map((report) => String(report.pluginName)),
 });
 
-/** The HTTP API's JWT authorizers (the WebSocket API's Lambda authorizer is another kind), by logical id. */
-export const jwtAuthorizers = (template: Template): Map<string, JsonObject> =>
+/** The HTTP API's Lambda authorizers (payload 2.0; the WebSocket API's has no payload format), by logical id. */
+export const httpAgentAuthorizers = (template: Template): Map<string, JsonObject> =>
   new Map(
     [...resourcesOf(template, 'AWS::ApiGatewayV2::Authorizer').entries()].filter(
-      ([, resource]) => propertiesOf(resource).AuthorizerType === 'JWT',
+      ([, resource]) => propertiesOf(resource).AuthorizerPayloadFormatVersion === '2.0',
     ),
   );
 

@@ -14,8 +14,7 @@ const apiStack = (props: Partial<McpApiProps> = {}): Template => {
   new McpApi(stack, 'AgentApi', {
     mcpFunction: fn('mcp'),
     metadataFunction: fn('metadata'),
-    jwtIssuer: 'https://issuer.example.com',
-    jwtAudience: ['approval-gateway'],
+    authorizerFunction: fn('agent-authorizer'),
     ...props,
   });
   return Template.fromStack(stack);

@@ -133,3 +133,88 @@ export const authorizationResponse = async (
   }
   throw new Error(`The provider never sent the browser back to ${redirectUri}.`);
 };
+
+/** An app client of the agent token issuer: OAuth client credentials, as a Cognito app client. */
+export interface AgentClient {
+  readonly id: string;
+  readonly secret: string;
+}
+
+export interface AgentTokenIssuer {
+  /** `http://127.0.0.1:<port>`: discovery is at /.well-known/openid-configuration. */
+  readonly issuer: string;
+  /** A client-credentials access token for the client, asking for the scope. */
+  token(client: AgentClient, scope: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * An issuer of agents' tokens shaped like the stack's Cognito pool issues them: the client
+ * credentials grant, a JWT access token (RS256) with `client_id`, `sub` (the client id), `scope`
+ * and `token_use: access`, and nothing about groups or customers. (oidc-provider always puts an
+ * `aud`, the resource, in a JWT access token; Cognito does not, and the gateway reads none.)
+ */
+export const startAgentTokenIssuer = async (options: {
+  readonly clients: readonly AgentClient[];
+  readonly scope: string;
+}): Promise<AgentTokenIssuer> => {
+  const server = createServer();
+  const listening = await listen(server, '127.0.0.1', 0);
+  const issuer = `http://127.0.0.1:${listening.port}`;
+  const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
+  const provider = new Provider(issuer, {
+    clients: options.clients.map((client) => ({
+      client_id: client.id,
+      client_secret: client.secret,
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: options.scope,
+    })),
+    scopes: [options.scope],
+    jwks: { keys: [{ ...signingKey, use: 'sig', alg: 'RS256', kid: 'agent-signing-key' }] },
+    features: {
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => 'https://gateway.example.com',
+        useGrantedResource: () => true,
+        getResourceServerInfo: () => ({
+          scope: options.scope,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'RS256' } },
+        }),
+      },
+    },
+    formats: {
+      customizers: {
+        jwt: (_context, _token, jwt) => {
+          jwt.payload.token_use = 'access';
+        },
+      },
+    },
+    ttl: { ClientCredentials: 600 },
+  });
+  server.on('request', provider.callback());
+  return {
+    issuer,
+    token: async (client, scope) => {
+      const response = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
+      });
+      const body: unknown = await response.json();
+      const token = typeof body === 'object' && body !== null ? Reflect.get(body, 'access_token') : undefined;
+      if (response.status !== 200 || typeof token !== 'string') {
+        throw new Error(`The issuer answered ${response.status}: ${JSON.stringify(body)}`);
+      }
+      return token;
+    },
+    close: () => listening.close(),
+  };
+};

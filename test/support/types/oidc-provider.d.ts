@@ -15,7 +15,12 @@ declare module 'oidc-provider' {
     readonly conformIdTokenClaims?: boolean;
     readonly cookies?: { readonly keys?: readonly string[] };
     readonly jwks?: { readonly keys: readonly Record<string, unknown>[] };
-    readonly features?: Record<string, { readonly enabled: boolean }>;
+    readonly features?: Record<string, { readonly enabled: boolean; readonly [setting: string]: unknown }>;
+    readonly formats?: {
+      readonly customizers?: {
+        jwt?(context: unknown, token: unknown, jwt: { payload: Record<string, unknown> }): void | Promise<void>;
+      };
+    };
     readonly ttl?: Record<string, number>;
     findAccount?(context: unknown, sub: string, token?: unknown): Promise<Account | undefined>;
   }

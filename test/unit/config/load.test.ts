@@ -75,6 +75,7 @@ describe('loadConfigText: the example file', () => {
           id: 'procurement-agent',
           token: 'demo-procurement-token',
           tokenFromEnvironment: false,
+          subject: null,
           groups: ['procurement'],
           customer: null,
         },
@@ -82,6 +83,7 @@ describe('loadConfigText: the example file', () => {
           id: 'support-agent',
           token: 'demo-support-token',
           tokenFromEnvironment: false,
+          subject: null,
           groups: ['support'],
           customer: 'customer-1042',
         },
@@ -171,7 +173,7 @@ describe('loadConfigText: defaults', () => {
   it('an agent without groups or customer gets no groups and a null customer', () => {
     const config = loaded(yaml('agents:', '  - id: bare-agent', '    token: t0ken'));
     expect(config.agents).toEqual([
-      { id: 'bare-agent', token: 't0ken', tokenFromEnvironment: false, groups: [], customer: null },
+      { id: 'bare-agent', token: 't0ken', tokenFromEnvironment: false, subject: null, groups: [], customer: null },
     ]);
   });
 });
@@ -456,6 +458,59 @@ describe('formatProblem', () => {
     const text = formatProblem(problem);
     expect(text.startsWith(`${file}:4: settings.approval_time: `)).toBe(true);
     expect(text).toContain('"15 minutes"');
+  });
+});
+
+describe('loadConfigText: agent subjects', () => {
+  it(
+    verifies(
+      'agents.config-subject',
+      'takes an agent with a token, a subject, or both, one file serving locally and deployed',
+    ),
+    () => {
+      const config = loaded(
+        yaml(
+          'agents:',
+          '  - id: local-agent',
+          '    token: local-t0ken',
+          '  - id: deployed-agent',
+          '    subject: 1example23456789abcdefghij',
+          '    groups: [procurement]',
+          '  - id: both-agent',
+          '    token: both-t0ken',
+          "    subject: 'auth0|both'",
+          '    customer: customer-1042',
+        ),
+      );
+      expect(config.agents.map(({ id, token, subject }) => ({ id, token, subject }))).toEqual([
+        { id: 'local-agent', token: 'local-t0ken', subject: null },
+        { id: 'deployed-agent', token: null, subject: '1example23456789abcdefghij' },
+        { id: 'both-agent', token: 'both-t0ken', subject: 'auth0|both' },
+      ]);
+    },
+  );
+
+  it(verifies('agents.config-subject', 'refuses an agent with neither a token nor a subject'), () => {
+    const problem = onlyProblem(yaml('agents:', '  - id: nobody', '    groups: [procurement]'));
+    expect(problem).toMatchObject({ path: 'agents[0]' });
+    expect(problem.message).toContain('give the agent a token (local), a subject (deployed), or both');
+  });
+
+  it(verifies('agents.config-subject', 'refuses two agents with the same subject, naming both agents'), () => {
+    const problem = onlyProblem(
+      yaml(
+        'agents:',
+        '  - id: procurement-agent',
+        '    subject: 1example23456789abcdefghij',
+        '  - id: support-agent',
+        '    subject: 1example23456789abcdefghij',
+      ),
+    );
+    expect(problem).toMatchObject({ file, path: 'agents[1].subject', line: 5 });
+    expect(problem.message).toMatch(
+      /^agents "procurement-agent" and "support-agent" have the same subject; each agent needs its own/,
+    );
+    expect(onlyProblem(yaml('agents:', '  - id: spaced', '    subject: two words')).path).toBe('agents[0].subject');
   });
 });
 

@@ -31,9 +31,6 @@ describe('parseEnvironment', () => {
       CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
       DATA_KEY_ID: 'alias/gateway',
       CONFIG_REFRESH_SECONDS: 30,
-      AGENT_CLAIM: 'sub',
-      GROUPS_CLAIM: 'groups',
-      CUSTOMER_CLAIM: 'customer_id',
       ALLOWED_HOSTS: [],
       ALLOWED_ORIGINS: [],
       AUTHORIZATION_SERVERS: [],
@@ -57,13 +54,13 @@ describe('parseEnvironment', () => {
   });
 
   it(verifies('functions.environment', 'names every invalid variable at once'), () => {
-    const message = failure({ PUBLIC_URL: 'not a url', AGENT_CLAIM: '' });
+    const message = failure({ PUBLIC_URL: 'not a url', CONFIG_REFRESH_SECONDS: '0' });
     expect(message).toContain('EXECUTIONS_TABLE: ');
     expect(message).toContain('PUBLIC_URL: ');
-    expect(message).toContain('AGENT_CLAIM: ');
+    expect(message).toContain('CONFIG_REFRESH_SECONDS: ');
   });
 
-  it(verifies('functions.environment', 'keeps a valid PUBLIC_URL and configured claims'), () => {
+  it(verifies('functions.environment', 'keeps a valid PUBLIC_URL'), () => {
     const environment = parseEnvironment({
       EXECUTIONS_TABLE: 'gateway-executions',
       CONFIG_TABLE: 'gateway-config',
@@ -71,14 +68,8 @@ describe('parseEnvironment', () => {
       CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
       DATA_KEY_ID: 'alias/gateway',
       PUBLIC_URL: 'https://gateway.example.com',
-      AGENT_CLAIM: 'client_id',
-      GROUPS_CLAIM: 'cognito:groups',
-      CUSTOMER_CLAIM: 'tenant',
     });
     expect(environment.PUBLIC_URL).toBe('https://gateway.example.com');
-    expect(environment.AGENT_CLAIM).toBe('client_id');
-    expect(environment.GROUPS_CLAIM).toBe('cognito:groups');
-    expect(environment.CUSTOMER_CLAIM).toBe('tenant');
   });
 
   it(verifies('functions.environment', 'splits comma lists, trimming entries and dropping empty ones'), () => {
@@ -166,6 +157,10 @@ describe('parseGrpcEnvironment', () => {
       AGENT_JWT_SCOPES: ['approval-gateway/invoke'],
     });
     expect(parseGrpcEnvironment(container).AGENT_JWKS_URI).toBeUndefined();
+    // Unlisted agents' groups and customer are read from no claim unless one is named.
+    expect(parseGrpcEnvironment(container)).toMatchObject({ GROUPS_CLAIM: '', CUSTOMER_CLAIM: '' });
+    // The stack's Cognito pool: no audience, the agent scope required.
+    expect(parseGrpcEnvironment({ ...container, AGENT_JWT_AUDIENCE: '' }).AGENT_JWT_AUDIENCE).toEqual([]);
     expect(parseGrpcEnvironment({ ...container, GRPC_PORT: '6000', AGENT_JWT_SCOPES: '' })).toMatchObject({
       GRPC_PORT: 6000,
       AGENT_JWT_SCOPES: [],
@@ -175,8 +170,8 @@ describe('parseGrpcEnvironment', () => {
   it(verifies('functions.environment', 'fails naming the token settings when they are missing or empty'), () => {
     const { AGENT_JWT_ISSUER: _issuer, ...withoutIssuer } = container;
     expect(() => parseGrpcEnvironment(withoutIssuer)).toThrow(/AGENT_JWT_ISSUER/);
-    expect(() => parseGrpcEnvironment({ ...container, AGENT_JWT_AUDIENCE: ' , ' })).toThrow(
-      /AGENT_JWT_AUDIENCE: give at least one audience/,
+    expect(() => parseGrpcEnvironment({ ...container, AGENT_JWT_AUDIENCE: ' , ', AGENT_JWT_SCOPES: '' })).toThrow(
+      /AGENT_JWT_AUDIENCE: give an audience \(AGENT_JWT_AUDIENCE\) or a required scope/,
     );
     expect(() => parseGrpcEnvironment({ ...container, GRPC_PORT: '70000' })).toThrow(/GRPC_PORT/);
     expect(() => parseGrpcEnvironment({ ...container, AGENT_JWKS_URI: 'keys' })).toThrow(/AGENT_JWKS_URI/);

@@ -7,8 +7,8 @@ import WebSocket from 'ws';
 import { createLocalAuthorizer } from '../../../infra/local/authorizer.js';
 import { createCallToolFront } from '../../../infra/local/call-tool-front.js';
 import { type HttpFront, startHttpFront } from '../../../infra/local/http-front.js';
-import { defaultClaimNames } from '../../../shared/auth/agent.js';
 import { decodeFrame } from '../../../shared/call-tool/frame.js';
+import type { ControlPlane } from '../../../shared/control-plane/control-plane.js';
 import type { OutboundRequest } from '../../../shared/invoke/system-client.js';
 import { limitsNow } from '../../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../../shared/limits/request-gate.js';
@@ -21,10 +21,18 @@ const agents = [
     id: procurementAgent.id,
     token: 'procurement-token',
     tokenFromEnvironment: false,
+    subject: null,
     groups: ['procurement'],
     customer: null,
   },
-  { id: 'other-agent', token: 'other-token', tokenFromEnvironment: false, groups: ['procurement'], customer: null },
+  {
+    id: 'other-agent',
+    token: 'other-token',
+    tokenFromEnvironment: false,
+    subject: null,
+    groups: ['procurement'],
+    customer: null,
+  },
 ];
 
 interface Bench {
@@ -56,8 +64,19 @@ const startBench = async (): Promise<Bench> => {
   const arrived = new Promise<OutboundRequest>((resolve) => {
     arrive = resolve;
   });
+  // The configuration holds the agents the local tokens name, as the runtime's does.
+  const configured = bed.deps.controlPlane;
+  const controlPlane: ControlPlane = {
+    current: async () => {
+      const state = await configured.current();
+      if (state.snapshot === null) return state;
+      const snapshot = { ...state.snapshot, config: { ...state.snapshot.config, agents } };
+      return state.kind === 'active' ? { kind: 'active', snapshot } : { ...state, snapshot };
+    },
+  };
   const services = {
     ...bed.deps,
+    controlPlane,
     systems: {
       send: async (request: OutboundRequest) => {
         bed.sent.push(request);
@@ -70,14 +89,12 @@ const startBench = async (): Promise<Bench> => {
   const infos: Bench['infos'] = [];
   const authorize = createLocalAuthorizer({
     agents: () => agents,
-    claimNames: defaultClaimNames,
     anonymousAgent: null,
   });
   const channel = createCallToolFront({
     services,
     gate: new RequestGate(bed.clock),
     authorize,
-    claimNames: defaultClaimNames,
     allowedHostnames: ['127.0.0.1', 'localhost'],
     allowedOrigins: ['127.0.0.1', 'localhost'],
     publicUrl: null,

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalAuthorizer } from '../../../infra/local/authorizer.js';
 import { startHttpFront } from '../../../infra/local/http-front.js';
 import type { Listening } from '../../../infra/local/net.js';
-import { defaultClaimNames } from '../../../shared/auth/agent.js';
 import { rawExchange } from '../../support/http.js';
 import { verifies } from '../../support/requirements.js';
 
@@ -24,9 +23,15 @@ beforeAll(async () => {
     port: 0,
     authorize: createLocalAuthorizer({
       agents: () => [
-        { id: 'procurement-agent', token: 'good-token', tokenFromEnvironment: false, groups: [], customer: null },
+        {
+          id: 'procurement-agent',
+          token: 'good-token',
+          tokenFromEnvironment: false,
+          subject: null,
+          groups: [],
+          customer: null,
+        },
       ],
-      claimNames: defaultClaimNames,
       anonymousAgent: null,
     }),
     publicUrl: null,

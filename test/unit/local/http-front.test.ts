@@ -1,11 +1,10 @@
 // The local API Gateway stand-in produces the payload-2.0 events and Lambda contexts the deployed
-// handlers receive, with the claims the JWT authorizer would pass on.
+// handlers receive, with the caller the agent authorizer would pass on.
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalAuthorizer } from '../../../infra/local/authorizer.js';
 import { startHttpFront } from '../../../infra/local/http-front.js';
 import type { Listening } from '../../../infra/local/net.js';
-import { defaultClaimNames } from '../../../shared/auth/agent.js';
 import { verifies } from '../../support/requirements.js';
 
 const seen: { event: APIGatewayProxyEventV2; remainingMs: number }[] = [];
@@ -26,11 +25,11 @@ beforeAll(async () => {
           id: 'support-agent',
           token: 'support-token',
           tokenFromEnvironment: false,
+          subject: null,
           groups: ['support', 'tier-2'],
           customer: 'customer-1042',
         },
       ],
-      claimNames: defaultClaimNames,
       anonymousAgent: null,
     }),
     publicUrl: null,
@@ -48,7 +47,10 @@ afterAll(async () => {
 
 describe('the local HTTP front', () => {
   it(
-    verifies('local.same-handlers', 'invokes the handler with an HTTP API payload 2.0 event and JWT claims'),
+    verifies(
+      'local.same-handlers',
+      'invokes the handler with an HTTP API payload 2.0 event and the caller in the Lambda authorizer context',
+    ),
     async () => {
       const response = await fetch(`${base}/mcp?trace=1`, {
         method: 'POST',
@@ -73,7 +75,7 @@ describe('the local HTTP front', () => {
           http: { method: 'POST', path: '/mcp' },
           stage: '$default',
           authorizer: {
-            jwt: { claims: { sub: 'support-agent', groups: '[support tier-2]', customer_id: 'customer-1042' } },
+            lambda: { agentId: 'support-agent' },
           },
         },
       });
@@ -118,12 +120,15 @@ describe('the local authorizer', () => {
     verifies('auth.anonymous-local-only', 'maps a request without a token to the named agent only when configured'),
     async () => {
       const agents = () => [
-        { id: 'procurement-agent', token: 't', tokenFromEnvironment: false, groups: [], customer: null },
+        { id: 'procurement-agent', token: 't', tokenFromEnvironment: false, subject: null, groups: [], customer: null },
       ];
-      const off = createLocalAuthorizer({ agents, claimNames: defaultClaimNames, anonymousAgent: null });
+      const off = createLocalAuthorizer({ agents, anonymousAgent: null });
       expect(await off(undefined)).toEqual({ kind: 'refused', tokenPresented: false });
-      const on = createLocalAuthorizer({ agents, claimNames: defaultClaimNames, anonymousAgent: 'procurement-agent' });
-      expect(await on(undefined)).toEqual({ kind: 'authorized', claims: { sub: 'procurement-agent' } });
+      const on = createLocalAuthorizer({ agents, anonymousAgent: 'procurement-agent' });
+      expect(await on(undefined)).toEqual({
+        kind: 'authorized',
+        caller: { kind: 'listed', agentId: 'procurement-agent' },
+      });
       // A token that is presented is still checked.
       expect(await on('Bearer wrong')).toEqual({ kind: 'refused', tokenPresented: true });
     },
@@ -136,19 +141,22 @@ describe('the local authorizer', () => {
         id: 'procurement-agent',
         token: 'first',
         tokenFromEnvironment: false,
+        subject: null,
         groups: [],
         customer: null,
       };
       let agents = [agent];
       const authorize = createLocalAuthorizer({
         agents: () => agents,
-        claimNames: defaultClaimNames,
         anonymousAgent: null,
       });
       expect(await authorize('Bearer first')).toMatchObject({ kind: 'authorized' });
       agents = [{ ...agent, token: 'second' }];
       expect(await authorize('Bearer first')).toEqual({ kind: 'refused', tokenPresented: true });
-      expect(await authorize('Bearer second')).toEqual({ kind: 'authorized', claims: { sub: 'procurement-agent' } });
+      expect(await authorize('Bearer second')).toEqual({
+        kind: 'authorized',
+        caller: { kind: 'listed', agentId: 'procurement-agent' },
+      });
     },
   );
 });
