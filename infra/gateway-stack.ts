@@ -22,6 +22,7 @@ import { GatewayTable } from './constructs/gateway-table.js';
 import { GrpcService, type GrpcServiceSettings } from './constructs/grpc-service.js';
 import { McpApi } from './constructs/mcp-api.js';
 import { Operations } from './constructs/operations.js';
+import { SystemSecrets } from './constructs/system-secrets.js';
 
 /** The sparse index of calls still waiting, which the reconciler and the console list. */
 const indexName = (name: 'open-by-deadline' | 'by-agent'): string => {
@@ -106,6 +107,8 @@ export class GatewayStack extends Stack {
     super(scope, id, props);
 
     const store = new GatewayTable(this, 'Executions', { definition: executionsTable });
+    // The secrets the configuration names; read by the code that calls systems or sends webhooks only.
+    const secrets = new SystemSecrets(this);
     const configuration = new GatewayTable(this, 'Config', { definition: configTable });
     // Encrypts secret argument values at rest (envelope encryption, data keys from KMS).
     const dataKey = new Key(this, 'DataKey', {
@@ -179,6 +182,11 @@ export class GatewayStack extends Stack {
       dataKey.grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');
     };
     grantAgentCalls(mcp.role);
+    const readSecrets = (fn: GatewayFunction) => {
+      secrets.grantRead(fn.role);
+      fn.function.addEnvironment('SECRETS_PREFIX', secrets.prefix);
+    };
+    readSecrets(mcp);
     const metadata = new GatewayFunction(this, 'ResourceMetadata', {
       entry: 'resource-metadata.ts',
       description: 'Approval Gateway OAuth protected-resource metadata',
@@ -201,6 +209,11 @@ export class GatewayStack extends Stack {
     // Where approvers reach the console; the console builds its links and callback from the same.
     const baseUrl = props.publicUrl?.replace(/\/+$/, '') ?? api.url;
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
+    new CfnOutput(this, 'SecretsPrefix', {
+      value: secrets.prefix,
+      description:
+        'Create the Secrets Manager secrets the configuration names as ${secret:NAME} under this prefix: <this>NAME',
+    });
     new CfnOutput(this, 'ConfigTable', {
       value: configuration.table.tableName,
       description: 'Push the configuration here: npm run config:push -- --table <this>',
@@ -298,6 +311,9 @@ export class GatewayStack extends Stack {
     }
     // Only the register task notifies approvers; an approval run the reconciler starts registers too.
     notices.grantPutEventsTo(steps.role);
+    // Running an approved call sends it with the system's credentials; the register task sends webhooks.
+    readSecrets(steps);
+    readSecrets(reconciler);
 
     const indexGrant = {
       id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,
@@ -352,6 +368,7 @@ export class GatewayStack extends Stack {
     // The MCP function's grants on the data (its once-per-connection claim is a PutItem on the same
     // table), and answering and closing this API's connections.
     grantAgentCalls(channelSocket.role);
+    readSecrets(channelSocket);
     approvals.grantStartExecution(channelSocket.role);
     channel.grantAnswerAndClose(channelSocket.role);
     Validations.of(channelSocket.role).acknowledge(indexGrant);
@@ -378,9 +395,11 @@ export class GatewayStack extends Stack {
           AGENT_JWT_AUDIENCE: authorization.audience.join(','),
           AGENT_JWT_SCOPES: authorization.requiredScopes.join(','),
           ...(jwksUri === undefined ? {} : { AGENT_JWKS_URI: jwksUri }),
+          ...secrets.environment,
         },
       });
       grantAgentCalls(grpc.taskRole);
+      secrets.grantRead(grpc.taskRole);
       approvals.grantStartExecution(grpc.taskRole);
       Validations.of(grpc.taskRole).acknowledge(indexGrant);
       new CfnOutput(this, 'GrpcEndpoint', {

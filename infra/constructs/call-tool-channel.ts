@@ -2,7 +2,7 @@
 // checks the agent's token from the handshake's Authorization header, every message to $default
 // (the function that runs the call, posts the one frame and closes), one throttled stage with
 // access logs, and the management API's two calls granted on this stage's connections only.
-import { ArnFormat, CfnElement, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { ArnFormat, CfnElement, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat, CfnAccount } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroupLogDestination, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { WebSocketLambdaAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -11,16 +11,10 @@ import { Grant, type IGrantable, PolicyDocument, PolicyStatement, Role, ServiceP
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
+import { nagRegionAndAccount } from './nag-arn.js';
 import { stageThrottling } from './stage-throttling.js';
 
 export const channelStageName = 'live';
-
-/** How cdk-nag spells the stack's region and account in a finding: the value, or the pseudo parameter. */
-const nagRegionAndAccount = (stack: Stack): string =>
-  [
-    Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region,
-    Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account,
-  ].join(':');
 
 export interface CallToolChannelProps {
   /** Serves $connect (once authorized) and $default (each message). */

@@ -187,7 +187,7 @@ describe('the /tool/call-tool WebSocket API', () => {
       "grants the channel function exactly the MCP function's data grants, and answering and closing this stage's connections",
     ),
     () => {
-      for (const service of ['dynamodb', 'kms', 'states', 'events', 'lambda']) {
+      for (const service of ['dynamodb', 'kms', 'states', 'events', 'lambda', 'secretsmanager']) {
         expect(grantsOf(template, logicalIdOf(socket.role), service), service).toEqual(
           grantsOf(template, logicalIdOf(mcp.role), service),
         );

@@ -280,7 +280,7 @@ describe('the gRPC service, with grpc=true', () => {
   it(verifies('aws.grpc-grants', "grants the tasks' role exactly what the MCP function's role has on the data"), () => {
     const taskRole = logicalIdOf(grpc.taskRole);
     const mcpRole = logicalIdOf(mcp.role);
-    for (const service of ['dynamodb', 'kms', 'states']) {
+    for (const service of ['dynamodb', 'kms', 'states', 'secretsmanager']) {
       expect(grantsOf(template, taskRole, service), service).toEqual(grantsOf(template, mcpRole, service));
       expect(grantsOf(template, taskRole, service).length, service).toBeGreaterThan(0);
     }
@@ -290,7 +290,7 @@ describe('the gRPC service, with grpc=true', () => {
     const services = statementsForRole(template, taskRole)
       .flatMap(actionsOf)
       .map((action) => action.split(':')[0]);
-    expect([...new Set(services)].sort()).toEqual(['dynamodb', 'kms', 'states']);
+    expect([...new Set(services)].sort()).toEqual(['dynamodb', 'kms', 'secretsmanager', 'states']);
   });
 
   it(verifies('aws.grpc-service', 'leaves no unacknowledged cdk-nag AwsSolutions finding'), () => {

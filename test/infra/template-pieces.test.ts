@@ -1,0 +1,112 @@
+// CDK assertion tests for the deployed stack's template pieces (issue 36): the secrets grant and
+// its prefix, links in every function that builds them, the grants each function's calls need,
+// the API Gateway account role, the Cognito clients and domains, and the functions' timeouts.
+import { Stack } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { GrpcService } from '../../infra/constructs/grpc-service.js';
+import { verifies } from '../support/requirements.js';
+import {
+  environmentOf,
+  grantsOf,
+  isObject,
+  type JsonObject,
+  logicalIdOf,
+  nagFindings,
+  propertiesOf,
+  resourcesOf,
+  synthesize,
+} from './synthesis.js';
+
+const region = 'eu-west-1';
+const certificateArn = 'arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-aaaa-bbbb-cccc-0123456789ab';
+/** Every optional part on: the gRPC transport (which needs a region) and the default Cognito pools. */
+const whole = synthesize({ env: { region }, grpcService: { certificateArn } });
+const { template } = whole;
+const grpc = whole.stack.node.findChild('Grpc');
+if (!(grpc instanceof GrpcService)) throw new Error('the stack has no gRPC service');
+
+/** The logical id of each Lambda function, by the id of its GatewayFunction construct (Mcp, Reconciler, ...). */
+const functionIds = (): Map<string, string> => {
+  const ids = new Map<string, string>();
+  for (const logicalId of resourcesOf(template, 'AWS::Lambda::Function').keys()) {
+    const name = /^(?:Approvals|Console)?(\w+?)Function[0-9A-F]{8}$/.exec(logicalId)?.[1];
+    if (name === undefined) throw new Error(`unexpected function ${logicalId}`);
+    ids.set(name, logicalId);
+  }
+  return ids;
+};
+
+/** The role each function runs as, by the same names, and the gRPC tasks' role as Grpc. */
+const roleIds = (): Map<string, string> => {
+  const roles = new Map<string, string>();
+  for (const [name, functionId] of functionIds()) {
+    const role = propertiesOf(resourcesOf(template, 'AWS::Lambda::Function').get(functionId)).Role;
+    const roleId = isObject(role) && Array.isArray(role['Fn::GetAtt']) ? String(role['Fn::GetAtt'][0]) : '';
+    roles.set(name, roleId);
+  }
+  roles.set('Grpc', logicalIdOf(grpc.taskRole));
+  return roles;
+};
+
+const containerEnvironment = (): JsonObject => {
+  const [definition] = [...resourcesOf(template, 'AWS::ECS::TaskDefinition').values()].map(propertiesOf);
+  const [container] = Array.isArray(definition?.ContainerDefinitions) ? definition.ContainerDefinitions : [];
+  const variables = isObject(container) && Array.isArray(container.Environment) ? container.Environment : [];
+  return Object.fromEntries(variables.filter(isObject).map((variable) => [String(variable.Name), variable.Value]));
+};
+
+describe('secrets the configuration names', () => {
+  const readers = ['CallToolSocket', 'Grpc', 'HeldCallSteps', 'Mcp', 'Reconciler'];
+  const pattern = {
+    'Fn::Join': [
+      '',
+      [
+        'arn:',
+        { Ref: 'AWS::Partition' },
+        `:secretsmanager:${region}:`,
+        { Ref: 'AWS::AccountId' },
+        ':secret:approval-gateway/ApprovalGateway/*',
+      ],
+    ],
+  };
+
+  it(
+    verifies(
+      'deploy.secrets-grant',
+      'lets exactly the functions that call systems or send webhooks read secrets, under the prefix only',
+    ),
+    () => {
+      const roles = roleIds();
+      expect([...roles.keys()].sort()).toEqual(
+        [...readers, 'CallToolAuthorizer', 'Console', 'ResourceMetadata'].sort(),
+      );
+      for (const [name, roleId] of roles) {
+        const expected = readers.includes(name) ? [`secretsmanager:GetSecretValue ${JSON.stringify(pattern)}`] : [];
+        expect(grantsOf(template, roleId, 'secretsmanager'), name).toEqual(expected);
+      }
+      // No other role of the stack (the state machine's, the channel's logging role) reads any.
+      const granted = new Set(roles.values());
+      for (const roleId of resourcesOf(template, 'AWS::IAM::Role').keys()) {
+        if (!granted.has(roleId)) expect(grantsOf(template, roleId, 'secretsmanager'), roleId).toEqual([]);
+      }
+    },
+  );
+
+  it(
+    verifies('deploy.secrets-grant', 'tells those functions the prefix, and the operators where to create secrets'),
+    () => {
+      for (const [name, functionId] of functionIds()) {
+        const prefix = environmentOf(template, functionId).SECRETS_PREFIX;
+        expect(prefix, name).toEqual(readers.includes(name) ? 'approval-gateway/ApprovalGateway/' : undefined);
+      }
+      expect(containerEnvironment().SECRETS_PREFIX).toBe('approval-gateway/ApprovalGateway/');
+      const outputs: Record<string, unknown> = template.toJSON().Outputs ?? {};
+      const output = outputs.SecretsPrefix;
+      expect(isObject(output) && output.Value).toBe(`approval-gateway/${Stack.of(whole.stack).stackName}/`);
+    },
+  );
+
+  it(verifies('deploy.secrets-grant', 'acknowledges the prefix wildcard to cdk-nag with its reason'), () => {
+    expect(nagFindings(whole)).toEqual({ runs: 1, reported: [], recorded: [], failedPlugins: [] });
+  });
+});
