@@ -211,8 +211,7 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
     new CfnOutput(this, 'SecretsPrefix', {
       value: secrets.prefix,
-      description:
-        'Create the Secrets Manager secrets the configuration names as ${secret:NAME} under this prefix: <this>NAME',
+      description: "Secrets Manager name prefix: the configuration's secret NAME is read from the secret <this>NAME",
     });
     new CfnOutput(this, 'ConfigTable', {
       value: configuration.table.tableName,
