@@ -226,6 +226,9 @@ export class GatewayStack extends Stack {
     });
     mcp.function.addEnvironment('STATE_MACHINE_ARN', approvals.stateMachineArn);
     approvals.grantStartExecution(mcp.role);
+    // tasks/cancel withdraws a held call and tells its waiting approval run to end. (The channel and
+    // the gRPC stream serve tools/call only: they start approval runs and never signal one.)
+    approvals.grantTaskSuccess(mcp.role);
 
     let signIn: ConsoleSignIn;
     if (props.approverSignIn === undefined) {

@@ -187,11 +187,17 @@ describe('the /tool/call-tool WebSocket API', () => {
       "grants the channel function exactly the MCP function's data grants, and answering and closing this stage's connections",
     ),
     () => {
-      for (const service of ['dynamodb', 'kms', 'states', 'events', 'lambda', 'secretsmanager']) {
+      for (const service of ['dynamodb', 'kms', 'events', 'lambda', 'secretsmanager']) {
         expect(grantsOf(template, logicalIdOf(socket.role), service), service).toEqual(
           grantsOf(template, logicalIdOf(mcp.role), service),
         );
       }
+      // The channel serves tools/call but not tasks/cancel: it starts approval runs and never signals one.
+      const states = grantsOf(template, logicalIdOf(socket.role), 'states');
+      expect(states).toEqual(
+        grantsOf(template, logicalIdOf(mcp.role), 'states').filter((grant) => grant.includes('StartExecution')),
+      );
+      expect(states).toHaveLength(1);
       expect(grantsOf(template, logicalIdOf(socket.role), 'dynamodb').length).toBeGreaterThan(0);
       const connections = (method: string) =>
         `execute-api:ManageConnections ${JSON.stringify({

@@ -110,3 +110,34 @@ describe('secrets the configuration names', () => {
     expect(nagFindings(whole)).toEqual({ runs: 1, reported: [], recorded: [], failedPlugins: [] });
   });
 });
+
+describe("each role's grants, against the calls its code makes", () => {
+  /** The state machine's ARN as the template gives it to the functions (the MCP function's, here). */
+  const stateMachineArn = () =>
+    JSON.stringify(environmentOf(template, functionIds().get('Mcp') ?? '').STATE_MACHINE_ARN);
+
+  it(
+    verifies(
+      'deploy.grants-match-calls',
+      'lets the MCP function end a withdrawn call (tasks/cancel), and the channel and gRPC stream only start runs',
+    ),
+    () => {
+      const arn = stateMachineArn();
+      const start = `states:StartExecution ${arn}`;
+      const signal = `states:SendTaskSuccess ${arn}`;
+      const expected: Record<string, string[]> = {
+        Mcp: [signal, start],
+        CallToolSocket: [start],
+        Grpc: [start],
+        HeldCallSteps: [signal],
+        Reconciler: [signal, start],
+        Console: [signal],
+        CallToolAuthorizer: [],
+        ResourceMetadata: [],
+      };
+      for (const [name, roleId] of roleIds()) {
+        expect(grantsOf(template, roleId, 'states'), name).toEqual((expected[name] ?? ['missing']).sort());
+      }
+    },
+  );
+});
