@@ -208,6 +208,8 @@ export class GatewayStack extends Stack {
     });
     // Where approvers reach the console; the console builds its links and callback from the same.
     const baseUrl = props.publicUrl?.replace(/\/+$/, '') ?? api.url;
+    // A held call's approval_url is absolute even without a public URL.
+    mcp.function.addEnvironment('API_URL', api.url);
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
     new CfnOutput(this, 'SecretsPrefix', {
       value: secrets.prefix,

@@ -141,3 +141,24 @@ describe("each role's grants, against the calls its code makes", () => {
     },
   );
 });
+
+describe('links', () => {
+  it(
+    verifies('deploy.links-absolute', "gives every function that builds links, and the gRPC tasks, the API's own URL"),
+    () => {
+      const [apiId] = [...resourcesOf(template, 'AWS::ApiGatewayV2::Api').entries()]
+        .filter(([, resource]) => propertiesOf(resource).ProtocolType === 'HTTP')
+        .map(([logicalId]) => logicalId);
+      const endpoint = { 'Fn::GetAtt': [apiId, 'ApiEndpoint'] };
+      // The functions that take part in approvals build console and customer links (approval_url).
+      const linking = [...functionIds()].filter(
+        ([, id]) => environmentOf(template, id).STATE_MACHINE_ARN !== undefined,
+      );
+      expect(linking.map(([name]) => name).sort()).toEqual(
+        ['CallToolSocket', 'Console', 'HeldCallSteps', 'Mcp', 'Reconciler'].sort(),
+      );
+      for (const [name, id] of linking) expect(environmentOf(template, id).API_URL, name).toEqual(endpoint);
+      expect(containerEnvironment().API_URL).toEqual(endpoint);
+    },
+  );
+});
