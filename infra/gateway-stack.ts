@@ -92,8 +92,9 @@ export interface GatewayStackProps extends StackProps {
   /** The gRPC transport (ECS Fargate behind an ALB). @default none: MCP over HTTP only */
   readonly grpcService?: GrpcServiceSettings;
   /**
-   * Whether the stack sets the account's API Gateway CloudWatch role, which the /tool/call-tool
-   * WebSocket API's access logs need (one per account and region). @default true
+   * Whether the stack sets the account's API Gateway CloudWatch role (one per account and region,
+   * replacing any there) and logs the /tool/call-tool WebSocket stage's access with it; without it
+   * that stage keeps no access logs. @default false
    */
   readonly setApiGatewayLoggingRole?: boolean;
   /** Addresses the operators' alarm notices are emailed to. @default none: subscribe to the AlarmTopic output */
@@ -366,7 +367,7 @@ export class GatewayStack extends Stack {
     const channel = new CallToolChannel(this, 'CallToolChannel', {
       channelFunction: channelSocket.function,
       authorizerFunction: channelAuthorizer.function,
-      setAccountLoggingRole: props.setApiGatewayLoggingRole ?? true,
+      setAccountLoggingRole: props.setApiGatewayLoggingRole ?? false,
     });
     channelSocket.function.addEnvironment('CONNECTIONS_URL', channel.connectionsUrl);
     // The MCP function's grants on the data (its once-per-connection claim is a PutItem on the same
