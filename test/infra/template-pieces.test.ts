@@ -1,11 +1,15 @@
 // CDK assertion tests for the deployed stack's template pieces (issue 36): the secrets grant and
 // its prefix, links in every function that builds them, the grants each function's calls need,
 // the API Gateway account role, the Cognito clients and domains, and the functions' timeouts.
-import { Stack } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { stackLabel } from '../../infra/constructs/cognito-domain.js';
 import { GrpcService } from '../../infra/constructs/grpc-service.js';
+import { GatewayStack } from '../../infra/gateway-stack.js';
 import { verifies } from '../support/requirements.js';
 import {
+  asList,
   environmentOf,
   grantsOf,
   isObject,
@@ -159,6 +163,89 @@ describe('links', () => {
       );
       for (const [name, id] of linking) expect(environmentOf(template, id).API_URL, name).toEqual(endpoint);
       expect(containerEnvironment().API_URL).toEqual(endpoint);
+    },
+  );
+});
+
+describe('Cognito pools that create on first deploy', () => {
+  it(verifies('deploy.cognito-first-deploy', "lets every app client write its pool's required attributes"), () => {
+    const pools = resourcesOf(template, 'AWS::Cognito::UserPool');
+    expect(pools.size).toBe(3);
+    const clients = [...resourcesOf(template, 'AWS::Cognito::UserPoolClient').values()].map(propertiesOf);
+    expect(clients.length).toBeGreaterThanOrEqual(3);
+    for (const client of clients) {
+      if (client.WriteAttributes === undefined) continue; // Cognito's default: every writable attribute
+      const pool = isObject(client.UserPoolId) ? String(client.UserPoolId.Ref) : '';
+      const required = asList(propertiesOf(pools.get(pool)).Schema)
+        .filter(isObject)
+        .filter((attribute) => attribute.Required === true)
+        .map((attribute) => String(attribute.Name));
+      for (const name of required) expect(asList(client.WriteAttributes), String(client.ClientName)).toContain(name);
+    }
+  });
+
+  /** What Cognito accepts as a domain prefix, checked on the prefix with the stack id's group filled in. */
+  const acceptable = (prefix: string) =>
+    /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(prefix) && !/aws|amazon|cognito/.test(prefix);
+  const names = [
+    'ApprovalGateway',
+    'A'.repeat(128),
+    `Prod-${'Gateway-'.repeat(15)}`,
+    'AWS-Approvals',
+    'MyAmazonCognitoGateway',
+    'awamazons-gateway',
+    'aws',
+    'Cognito-9',
+    '9-lives',
+  ];
+
+  it(
+    verifies(
+      'deploy.cognito-first-deploy',
+      'derives domain prefixes Cognito accepts from long, upper-case and reserved names',
+    ),
+    () => {
+      for (const name of names) {
+        const label = stackLabel(name);
+        for (const purpose of ['agents', 'approvers', 'customers']) {
+          const prefix = `${label}-${purpose}-0a1b2c3d`;
+          expect(acceptable(prefix), `${name}: ${prefix}`).toBe(true);
+        }
+      }
+      expect(stackLabel('ApprovalGateway')).toBe('approvalgateway');
+      expect(stackLabel('AWS-Approvals')).toBe('approvals');
+      expect(stackLabel('aws')).toBe('gateway');
+    },
+  );
+
+  it(
+    verifies(
+      'deploy.cognito-first-deploy',
+      "gives each pool its own prefix, unique per stack by the stack id's first group",
+    ),
+    () => {
+      const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+      const name = 'Amazon-AWS-Cognito-Approval-Gateway-For-The-Finance-Team-Of-A-Very-Long-Name';
+      const stack = new GatewayStack(app, name);
+      const domains = [...resourcesOf(Template.fromStack(stack), 'AWS::Cognito::UserPoolDomain').values()]
+        .map(propertiesOf)
+        .map((domain) => domain.Domain);
+      // The stack id's first group, read at deploy time: arn:…:stack/<name>/<uuid>.
+      const stackIdGroup = {
+        'Fn::Select': [
+          0,
+          { 'Fn::Split': ['-', { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] }] },
+        ],
+      };
+      const byText = (values: unknown[]) => values.map((value) => JSON.stringify(value)).sort();
+      expect(byText(domains)).toEqual(
+        byText(
+          ['agents', 'approvers', 'customers'].map((purpose) => ({
+            'Fn::Join': ['-', [`${stackLabel(name)}-${purpose}`, stackIdGroup]],
+          })),
+        ),
+      );
+      expect(stackLabel(name)).toBe('approval-gateway-for-the');
     },
   );
 });
