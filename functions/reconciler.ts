@@ -36,6 +36,7 @@ export const createReconcilerFunction = (deps: ReconcilerFunctionDeps) => {
 export const handler = lazyHandler(() => {
   const logger = serviceLogger('reconciler');
   const metrics = functionMetrics();
-  const services = recoveryServicesFor(processApprovalEnvironment(), logger, metrics);
+  // A held call left without an approval run is counted for the ApprovalRunsLost alarm.
+  const services = { ...recoveryServicesFor(processApprovalEnvironment(), logger, metrics), metrics };
   return createReconcilerFunction({ services, logger, metrics: invocationMetrics(metrics, services) });
 });

@@ -250,8 +250,16 @@ describe('the approval lifecycle in the default stack', () => {
         [grant('states:SendTaskSuccess', stateMachineArn), grant('states:StartExecution', stateMachineArn)].sort(),
       );
       expect(states('steps')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
+      // Every run of this state machine: arn:…:execution:<state machine name>:*.
+      const runs: unknown = JSON.parse(
+        JSON.stringify(stateMachineArn).replace(/:stateMachine:([\w-]+)"/, ':execution:$1:*"'),
+      );
       expect(states('reconciler')).toEqual(
-        [grant('states:SendTaskSuccess', stateMachineArn), grant('states:StartExecution', stateMachineArn)].sort(),
+        [
+          grant('states:DescribeExecution', runs),
+          grant('states:SendTaskSuccess', stateMachineArn),
+          grant('states:StartExecution', stateMachineArn),
+        ].sort(),
       );
       expect(states('console')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
       expect(states('metadata')).toEqual([]);

@@ -129,12 +129,14 @@ describe("each role's grants, against the calls its code makes", () => {
       const arn = stateMachineArn();
       const start = `states:StartExecution ${arn}`;
       const signal = `states:SendTaskSuccess ${arn}`;
+      // This state machine's runs, whatever their names: arn:…:execution:<state machine name>:*.
+      const describe = `states:DescribeExecution ${arn.replace(/:stateMachine:([\w-]+)"/, ':execution:$1:*"')}`;
       const expected: Record<string, string[]> = {
         Mcp: [signal, start],
         CallToolSocket: [start],
         Grpc: [start],
         HeldCallSteps: [signal],
-        Reconciler: [signal, start],
+        Reconciler: [describe, signal, start],
         Console: [signal],
         CallToolAuthorizer: [],
         ResourceMetadata: [],
