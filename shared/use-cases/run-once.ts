@@ -21,6 +21,7 @@ import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { outcomeMessage, resultCodes } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
+import { fitsRecord } from '../executions/record-size.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
 import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
 import type { SystemClient } from '../invoke/system-client.js';
@@ -138,6 +139,21 @@ const outcomeFields = (outcome: CallOutcome, latency: number) => ({
   latency_ms: latency,
 });
 
+/**
+ * The outcome as the record can keep it. max_response_size bounds the answer read, but parsing,
+ * redacting and serializing it may grow it (1e20 is written out in 21 digits): an answer that no
+ * longer fits is not kept. A read then failed (response_too_large: nothing happened, it can be
+ * asked again); a write succeeded and stays succeeded, without its answer, never unknown by the
+ * gateway's own limit.
+ */
+const keptOutcome = (execution: Execution, outcome: CallOutcome, latency: number): CallOutcome => {
+  if (outcome.status !== 'succeeded' || fitsRecord({ ...execution, ...outcomeFields(outcome, latency) }))
+    return outcome;
+  return execution.access === 'write'
+    ? { ...outcome, result: null }
+    : { status: 'failed', code: 'response_too_large', result: null, httpStatus: outcome.httpStatus };
+};
+
 /** Sends a claimed call (status approved, claim recorded) and records its outcome. */
 const sendClaimed = async (
   deps: RunOnceDeps,
@@ -146,7 +162,9 @@ const sendClaimed = async (
   dispatch: Dispatch,
 ): Promise<Execution> => {
   deps.probe?.('claimed', claimed.execution_id);
-  const { outcome, latency } = await send(deps, claimed, sendable, dispatch);
+  const sent = await send(deps, claimed, sendable, dispatch);
+  const latency = sent.latency;
+  const outcome = keptOutcome(claimed, sent.outcome, latency);
   deps.probe?.('answered', claimed.execution_id);
   const settled = await deps.store.transition(claimed, {
     from: 'approved',
@@ -171,7 +189,9 @@ export const runDirect = async (deps: RunOnceDeps, execution: Execution, sendabl
     await deps.store.create(claimed);
     return sendClaimed(deps, claimed, sendable, dispatch);
   }
-  const { outcome, latency } = await send(deps, execution, sendable, dispatch);
+  const sent = await send(deps, execution, sendable, dispatch);
+  const latency = sent.latency;
+  const outcome = keptOutcome(execution, sent.outcome, latency);
   const at = isoAt(deps.clock);
   const settled: Execution = {
     ...execution,
