@@ -10,6 +10,7 @@ import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
+import { apiFunctionTimeoutSeconds } from '../shared/invoke/time-budget.js';
 import { AgentIdentity } from './constructs/agent-identity.js';
 import { ApprovalStateMachine } from './constructs/approval-state-machine.js';
 import { ApproverConsole, type ConsoleSignIn, type CustomerPagesSignIn } from './constructs/approver-console.js';
@@ -171,6 +172,8 @@ export class GatewayStack extends Stack {
     const mcp = new GatewayFunction(this, 'Mcp', {
       entry: 'mcp.ts',
       description: 'Approval Gateway MCP endpoint',
+      // API Gateway answers within 30 s; a direct call's deadline is cut to what is left (time-budget.ts).
+      timeoutSeconds: apiFunctionTimeoutSeconds,
       cedar: true,
       environment,
     });
@@ -361,6 +364,7 @@ export class GatewayStack extends Stack {
     const channelSocket = new GatewayFunction(this, 'CallToolSocket', {
       entry: 'call-tool-socket.ts',
       description: 'Approval Gateway /tool/call-tool over WebSocket',
+      timeoutSeconds: apiFunctionTimeoutSeconds,
       cedar: true,
       environment: { ...approvalEnvironment, STATE_MACHINE_ARN: approvals.stateMachineArn },
     });

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
-import { policyWarnings } from '../shared/config/checks.js';
+import { directCallTimeoutWarnings, policyWarnings } from '../shared/config/checks.js';
 import { formatProblem } from '../shared/config/resolved.js';
 import type { GatewaySnapshot } from '../shared/control-plane/gateway-snapshot.js';
 
@@ -112,6 +112,8 @@ const run = async (): Promise<number> => {
   }
   for (const warning of snapshot.warnings) process.stdout.write(`  note: ${formatProblem(warning)}\n`);
   for (const warning of policyWarnings(snapshot, file)) process.stdout.write(`  warning: ${formatProblem(warning)}\n`);
+  for (const warning of directCallTimeoutWarnings(snapshot, file))
+    process.stdout.write(`  warning: ${formatProblem(warning)}\n`);
   for (const note of unset) process.stdout.write(`  note: ${note}\n`);
   return 0;
 };

@@ -4,6 +4,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
+import { apiFunctionTimeoutSeconds } from '../../shared/invoke/time-budget.js';
 import { GatewayFunction } from './gateway-function.js';
 
 export interface ConsoleSignIn {
@@ -57,6 +58,8 @@ export class ApproverConsole extends Construct {
     this.console = new GatewayFunction(this, 'Console', {
       entry: 'console.ts',
       description: 'Approval Gateway approver console',
+      // Behind API Gateway, which answers within 30 s.
+      timeoutSeconds: apiFunctionTimeoutSeconds,
       // It reads calls and hands decisions over; it never decides a policy, so Cedar stays out.
       environment: {
         ...props.environment,

@@ -25,6 +25,7 @@ import { fitsRecord } from '../executions/record-size.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
 import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
 import type { SystemClient } from '../invoke/system-client.js';
+import { boundedTimeoutMs } from '../invoke/time-budget.js';
 import { classifyToolAnswer, type ToolServerClient } from '../invoke/tool-server.js';
 import { resumeTrace } from '../invoke/trace.js';
 import type { Log } from '../log.js';
@@ -47,7 +48,15 @@ export interface RunOnceDeps {
   readonly toolServers: ToolServerClient;
   readonly log: Log;
   readonly probe?: (step: CallStep, executionId: string) => void;
+  /** What the running function has left before it is stopped (a Lambda); null or absent where nothing stops it. */
+  readonly timeLeftMs?: () => number | null;
 }
+
+/** The call as it may be sent here: its system's timeout cut to what the running function has left. */
+const withinTimeLeft = (deps: RunOnceDeps, sendable: Sendable): Sendable => {
+  const timeout = boundedTimeoutMs(sendable.system.timeout, deps.timeLeftMs?.() ?? null);
+  return timeout === sendable.system.timeout ? sendable : { ...sendable, system: { ...sendable.system, timeout } };
+};
 
 /** An approved call is looked up again before it runs: the tool as configured now, and the policy. */
 export interface ApprovedRunDeps extends RunOnceDeps {
@@ -182,7 +191,7 @@ const sendClaimed = async (
  * settled; a read is sent and stored once, with its outcome.
  */
 export const runDirect = async (deps: RunOnceDeps, execution: Execution, sendable: Sendable): Promise<Execution> => {
-  const dispatch = dispatchFor(execution, sendable);
+  const dispatch = dispatchFor(execution, withinTimeLeft(deps, sendable));
   if (sendable.tool.access === 'write') {
     const window = claimWindow(deps.clock, dispatch);
     const claimed: Execution = { ...execution, claimed_at: window.at, deadline_at: window.deadline };
@@ -315,7 +324,7 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
     return endUnsent(deps, execution, { to: 'denied', code: 'policy_denied' }, resultCodes.policy_denied.changed);
   }
   const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
-  const dispatch = dispatchFor(execution, sendable);
+  const dispatch = dispatchFor(execution, withinTimeLeft(deps, sendable));
   const claimed = await deps.store.claim(execution, claimWindow(deps.clock, dispatch));
   // Another worker claimed it first: it sends, this one does not.
   if (claimed.kind === 'conflict') return claimed.current;

@@ -251,3 +251,18 @@ describe('Cognito pools that create on first deploy', () => {
     },
   );
 });
+
+describe("the functions' timeouts", () => {
+  it(
+    verifies(
+      'deploy.timeout-bounded',
+      'stops every function behind API Gateway within its 30 s, and leaves the steps theirs',
+    ),
+    () => {
+      const timeoutOf = (name: string) =>
+        propertiesOf(resourcesOf(template, 'AWS::Lambda::Function').get(functionIds().get(name) ?? '')).Timeout;
+      for (const name of ['Mcp', 'CallToolSocket', 'Console']) expect(timeoutOf(name), name).toBe(29);
+      for (const name of ['HeldCallSteps', 'Reconciler']) expect(timeoutOf(name), name).toBe(300);
+    },
+  );
+});
