@@ -61,6 +61,12 @@ export interface ApproverSignInProps {
   readonly groupsClaim?: string;
   /** Scopes the console asks for. @default 'openid email profile' */
   readonly scopes?: string;
+  /**
+   * The logout endpoint when the issuer's discovery names no end_session_endpoint; sign-out sends
+   * the browser there (or to end_session_endpoint) and back to `<base URL>/console/sign-in`, which
+   * the client must allow. @default discovery's end_session_endpoint
+   */
+  readonly logoutUrl?: string;
 }
 
 export interface CustomerSignInProps {
@@ -240,11 +246,14 @@ export class GatewayStack extends Stack {
     if (props.approverSignIn === undefined) {
       const approvers = new ApproverIdentity(this, 'ApproverIdentity', {
         callbackUrl: `${baseUrl}/console/callback`,
+        // Sign-out ends the Cognito session too, then comes back to sign in again.
+        signOutUrl: `${baseUrl}/console/sign-in`,
         groups: props.approverGroups ?? [],
       });
       signIn = {
         issuer: approvers.issuerUrl,
         clientId: approvers.client.userPoolClientId,
+        logoutUrl: approvers.logoutUrl,
         idClaim: approvers.idClaim,
         groupsClaim: approvers.groupsClaim,
       };

@@ -18,6 +18,11 @@ export interface ConsoleSignIn {
   readonly groupsClaim: string;
   /** @default 'openid email profile' */
   readonly scopes?: string;
+  /**
+   * The logout endpoint when the issuer's discovery names no end_session_endpoint (Cognito's
+   * `https://<domain>/logout`). @default discovery's end_session_endpoint
+   */
+  readonly logoutUrl?: string;
 }
 
 /** Where customers sign in to confirm calls made for them: an OIDC provider asked for a fresh login. */
@@ -69,6 +74,7 @@ export class ApproverConsole extends Construct {
         OIDC_ID_CLAIM: props.signIn.idClaim,
         OIDC_GROUPS_CLAIM: props.signIn.groupsClaim,
         ...(props.signIn.scopes === undefined ? {} : { OIDC_SCOPES: props.signIn.scopes }),
+        ...(props.signIn.logoutUrl === undefined ? {} : { OIDC_LOGOUT_URL: props.signIn.logoutUrl }),
         ...(props.customerSignIn === undefined
           ? {}
           : {

@@ -21,6 +21,8 @@ import { cognitoDomainPrefix } from './cognito-domain.js';
 export interface ApproverIdentityProps {
   /** Where the identity provider sends the approver back with the code: the console's callback. */
   readonly callbackUrl: string;
+  /** Where Cognito's logout sends the browser back to after signing out: the console's sign-in page. */
+  readonly signOutUrl: string;
   /** Cognito domain prefix of the sign-in pages. @default "<stack name, cleaned>-approvers-<8 hex digits of the stack id>" */
   readonly domainPrefix?: string;
   /**
@@ -38,6 +40,8 @@ export class ApproverIdentity extends Construct {
   readonly issuerUrl: string;
   /** Base URL of the Cognito sign-in pages. */
   readonly signInUrl: string;
+  /** Cognito's logout endpoint (its discovery names no end_session_endpoint). */
+  readonly logoutUrl: string;
   /** The ID token claims that name an approver and list their groups. */
   readonly idClaim = 'email';
   readonly groupsClaim = 'cognito:groups';
@@ -74,6 +78,7 @@ export class ApproverIdentity extends Construct {
         flows: { authorizationCodeGrant: true },
         scopes: [OAuthScope.OPENID, OAuthScope.EMAIL, OAuthScope.PROFILE],
         callbackUrls: [props.callbackUrl],
+        logoutUrls: [props.signOutUrl],
       },
       supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
       preventUserExistenceErrors: true,
@@ -92,5 +97,6 @@ export class ApproverIdentity extends Construct {
     );
     this.issuerUrl = `https://cognito-idp.${Aws.REGION}.amazonaws.com/${this.userPool.userPoolId}`;
     this.signInUrl = this.domain.baseUrl();
+    this.logoutUrl = `${this.signInUrl}/logout`;
   }
 }

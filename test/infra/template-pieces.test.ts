@@ -266,3 +266,25 @@ describe("the functions' timeouts", () => {
     },
   );
 });
+
+describe('console sign-out', () => {
+  it(
+    verifies('deploy.console-sign-out', "registers the console's sign-in page as the approver client's logout URL"),
+    () => {
+      const clients = [...resourcesOf(template, 'AWS::Cognito::UserPoolClient').values()].map(propertiesOf);
+      const consoleClient = clients.find((client) => client.ClientName === 'approver-console');
+      const callback = asList(consoleClient?.CallbackURLs)[0];
+      expect(JSON.stringify(callback)).toContain('/console/callback');
+      expect(asList(consoleClient?.LogoutURLs)).toEqual([
+        JSON.parse(JSON.stringify(callback).replace('/console/callback', '/console/sign-in')),
+      ]);
+      const logout = environmentOf(template, functionIds().get('Console') ?? '').OIDC_LOGOUT_URL;
+      const [approverDomain] = [...resourcesOf(template, 'AWS::Cognito::UserPoolDomain').entries()]
+        .filter(([, domain]) => JSON.stringify(propertiesOf(domain).Domain).includes('-approvers'))
+        .map(([logicalId]) => logicalId);
+      expect(logout).toEqual({
+        'Fn::Join': ['', ['https://', { Ref: approverDomain }, `.auth.${region}.amazoncognito.com/logout`]],
+      });
+    },
+  );
+});
