@@ -276,11 +276,12 @@ export class Operations extends Construct {
             width: 12,
           }),
           new GraphWidget({
-            title: 'Expiries, unknown outcomes, notification failures',
+            title: 'Expiries, unknown outcomes, notification failures, approval runs lost',
             left: [
               gatewayMetric(metricNames.expiries, Stats.SUM, 'Expiries'),
               gatewayMetric(metricNames.unknownOutcomes, Stats.SUM, 'Unknown outcomes'),
               gatewayMetric(metricNames.notificationFailures, Stats.SUM, 'Notification failures'),
+              gatewayMetric(metricNames.approvalRunsLost, Stats.SUM, 'Approval runs lost'),
             ],
             width: 12,
           }),
