@@ -23,6 +23,7 @@ import { lazyHandler } from './commons/lazy-handler.js';
 import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { withTaskMiddleware } from './commons/middleware.js';
 import { maxSocketFrameBytes, messageBytes, tooLargeToSend } from './commons/socket-message.js';
+import { timeLeftMs } from './commons/time-left.js';
 
 export interface ChannelSocketDeps {
   readonly services: CallToolDeps;
@@ -80,7 +81,7 @@ export const handler = lazyHandler(() => {
   const environment = processChannelSocketEnvironment();
   const logger = serviceLogger('call-tool-socket');
   const metrics = functionMetrics();
-  const services = agentServicesFor(environment, logger, metrics);
+  const services = { ...agentServicesFor(environment, logger, metrics), timeLeftMs };
   return createChannelSocketFunction({
     services,
     metrics: invocationMetrics(metrics, services),

@@ -56,6 +56,7 @@ export const handler = lazyHandler(() => {
         idClaim: environment.OIDC_ID_CLAIM,
         groupsClaim: environment.OIDC_GROUPS_CLAIM,
         scopes: environment.OIDC_SCOPES,
+        ...(environment.OIDC_LOGOUT_URL === undefined ? {} : { logoutUrl: environment.OIDC_LOGOUT_URL }),
       }),
     },
     customerSignIn: customers === null ? null : new CustomerOidcSignIn(customers),

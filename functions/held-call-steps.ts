@@ -13,6 +13,7 @@ import { processApprovalEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { withTaskMiddleware } from './commons/middleware.js';
+import { timeLeftMs } from './commons/time-left.js';
 
 const key = { execution_id: z.uuid(), agent_id: z.string().min(1) };
 
@@ -66,6 +67,6 @@ export const createHeldCallStepsFunction = (deps: HeldCallStepsFunctionDeps) => 
 export const handler = lazyHandler(() => {
   const logger = serviceLogger('held-call-steps');
   const metrics = functionMetrics();
-  const services = heldCallStepsServicesFor(processApprovalEnvironment(), logger, metrics);
+  const services = { ...heldCallStepsServicesFor(processApprovalEnvironment(), logger, metrics), timeLeftMs };
   return createHeldCallStepsFunction({ services, logger, metrics: invocationMetrics(metrics, services) });
 });

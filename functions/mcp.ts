@@ -33,6 +33,7 @@ import {
 import { lazyHandler } from './commons/lazy-handler.js';
 import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { type HttpHandler, type HttpResult, withGatewayMiddleware } from './commons/middleware.js';
+import { timeLeftMs } from './commons/time-left.js';
 
 export interface McpFunctionDeps {
   readonly services: McpServices;
@@ -105,7 +106,8 @@ export const handler = lazyHandler(() => {
   const environment = processApprovalEnvironment();
   const logger = serviceLogger('mcp');
   const metrics = functionMetrics();
-  const services = agentServicesFor(environment, logger, metrics);
+  // Each call's deadline is cut to what the invocation has left (API Gateway answers within 30 s).
+  const services = { ...agentServicesFor(environment, logger, metrics), timeLeftMs };
   return createMcpFunction({
     services,
     metrics: invocationMetrics(metrics, services),

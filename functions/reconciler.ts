@@ -10,6 +10,7 @@ import { processApprovalEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { withTaskMiddleware } from './commons/middleware.js';
+import { timeLeftMs } from './commons/time-left.js';
 
 export interface ReconcilerFunctionDeps {
   readonly services: RecoveryDeps;
@@ -36,6 +37,7 @@ export const createReconcilerFunction = (deps: ReconcilerFunctionDeps) => {
 export const handler = lazyHandler(() => {
   const logger = serviceLogger('reconciler');
   const metrics = functionMetrics();
-  const services = recoveryServicesFor(processApprovalEnvironment(), logger, metrics);
+  // A held call left without an approval run is counted for the ApprovalRunsLost alarm.
+  const services = { ...recoveryServicesFor(processApprovalEnvironment(), logger, metrics), metrics, timeLeftMs };
   return createReconcilerFunction({ services, logger, metrics: invocationMetrics(metrics, services) });
 });

@@ -10,7 +10,7 @@
 //     [-c customerIdClaim=customer_id] [-c customerScopes=openid]
 //   [-c grpc=true -c grpcCertificateArn=<ACM certificate ARN> [-c grpcDomainName=grpc.example.com]
 //     [-c grpcMinTasks=1] [-c grpcMaxTasks=4]]  (the gRPC transport on Fargate; needs a region)
-//   [-c apiGatewayLoggingRole=false]  (the account already sets API Gateway's CloudWatch role)
+//   [-c apiGatewayLoggingRole=true]  (set the account's API Gateway CloudWatch role: WebSocket access logs)
 //   [-c alarmEmails=ops@example.com,oncall@example.com]  (alarm notices by email)
 //   [-c approverEmails=finance@example.com]  (every held-call notice by email)
 // Without agentIssuer the stack creates a Cognito user pool whose app clients are the agents;
@@ -42,8 +42,12 @@ const customerClientId = context('customerClientId');
 if ((customerIssuer === undefined) !== (customerClientId === undefined)) {
   throw new Error('Give customerIssuer and customerClientId together (or neither, for the Cognito pool).');
 }
-const grpcFlag: unknown = app.node.tryGetContext('grpc');
-const grpc = grpcFlag === true || grpcFlag === 'true';
+/** A yes/no context value: true from `-c name=true` or cdk.json's `true`, false otherwise. */
+const flag = (name: string): boolean => {
+  const value: unknown = app.node.tryGetContext(name);
+  return value === true || value === 'true';
+};
+const grpc = flag('grpc');
 const grpcCertificateArn = context('grpcCertificateArn');
 if (grpc && grpcCertificateArn === undefined) {
   throw new Error(
@@ -68,7 +72,7 @@ const emails = (name: string): string[] => {
 const grpcMinTasks = wholeNumber('grpcMinTasks');
 const grpcMaxTasks = wholeNumber('grpcMaxTasks');
 new GatewayStack(app, context('stackName') ?? 'ApprovalGateway', {
-  setApiGatewayLoggingRole: context('apiGatewayLoggingRole') !== 'false',
+  setApiGatewayLoggingRole: flag('apiGatewayLoggingRole'),
   alarmEmails: emails('alarmEmails'),
   approverEmails: emails('approverEmails'),
   // The gRPC load balancer's access logs need a concrete region; the HTTP-only stack stays agnostic.

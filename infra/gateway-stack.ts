@@ -10,6 +10,7 @@ import { Grant, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
+import { apiFunctionTimeoutSeconds } from '../shared/invoke/time-budget.js';
 import { AgentIdentity } from './constructs/agent-identity.js';
 import { ApprovalStateMachine } from './constructs/approval-state-machine.js';
 import { ApproverConsole, type ConsoleSignIn, type CustomerPagesSignIn } from './constructs/approver-console.js';
@@ -23,6 +24,7 @@ import { GatewayTable } from './constructs/gateway-table.js';
 import { GrpcService, type GrpcServiceSettings } from './constructs/grpc-service.js';
 import { McpApi } from './constructs/mcp-api.js';
 import { Operations } from './constructs/operations.js';
+import { SystemSecrets } from './constructs/system-secrets.js';
 
 /** The sparse index of calls still waiting, which the reconciler and the console list. */
 const indexName = (name: 'open-by-deadline' | 'by-agent'): string => {
@@ -60,6 +62,12 @@ export interface ApproverSignInProps {
   readonly groupsClaim?: string;
   /** Scopes the console asks for. @default 'openid email profile' */
   readonly scopes?: string;
+  /**
+   * The logout endpoint when the issuer's discovery names no end_session_endpoint; sign-out sends
+   * the browser there (or to end_session_endpoint) and back to `<base URL>/console/sign-in`, which
+   * the client must allow. @default discovery's end_session_endpoint
+   */
+  readonly logoutUrl?: string;
 }
 
 export interface CustomerSignInProps {
@@ -92,8 +100,9 @@ export interface GatewayStackProps extends StackProps {
   /** The gRPC transport (ECS Fargate behind an ALB). @default none: MCP over HTTP only */
   readonly grpcService?: GrpcServiceSettings;
   /**
-   * Whether the stack sets the account's API Gateway CloudWatch role, which the /tool/call-tool
-   * WebSocket API's access logs need (one per account and region). @default true
+   * Whether the stack sets the account's API Gateway CloudWatch role (one per account and region,
+   * replacing any there) and logs the /tool/call-tool WebSocket stage's access with it; without it
+   * that stage keeps no access logs. @default false
    */
   readonly setApiGatewayLoggingRole?: boolean;
   /** Addresses the operators' alarm notices are emailed to. @default none: subscribe to the AlarmTopic output */
@@ -107,6 +116,8 @@ export class GatewayStack extends Stack {
     super(scope, id, props);
 
     const store = new GatewayTable(this, 'Executions', { definition: executionsTable });
+    // The secrets the configuration names; read by the code that calls systems or sends webhooks only.
+    const secrets = new SystemSecrets(this);
     const configuration = new GatewayTable(this, 'Config', { definition: configTable });
     // The bundles the table's pointer names, and the key that signs them.
     const bundles = new ConfigBundles(this, 'ConfigBundles');
@@ -183,6 +194,8 @@ export class GatewayStack extends Stack {
     const mcp = new GatewayFunction(this, 'Mcp', {
       entry: 'mcp.ts',
       description: 'Approval Gateway MCP endpoint',
+      // API Gateway answers within 30 s; a direct call's deadline is cut to what is left (time-budget.ts).
+      timeoutSeconds: apiFunctionTimeoutSeconds,
       cedar: true,
       environment,
     });
@@ -196,6 +209,11 @@ export class GatewayStack extends Stack {
       dataKey.grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');
     };
     grantAgentCalls(mcp.role);
+    const readSecrets = (fn: GatewayFunction) => {
+      secrets.grantRead(fn.role);
+      fn.function.addEnvironment('SECRETS_PREFIX', secrets.prefix);
+    };
+    readSecrets(mcp);
     const metadata = new GatewayFunction(this, 'ResourceMetadata', {
       entry: 'resource-metadata.ts',
       description: 'Approval Gateway OAuth protected-resource metadata',
@@ -234,7 +252,13 @@ export class GatewayStack extends Stack {
     });
     // Where approvers reach the console; the console builds its links and callback from the same.
     const baseUrl = props.publicUrl?.replace(/\/+$/, '') ?? api.url;
+    // A held call's approval_url is absolute even without a public URL.
+    mcp.function.addEnvironment('API_URL', api.url);
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
+    new CfnOutput(this, 'SecretsPrefix', {
+      value: secrets.prefix,
+      description: "Secrets Manager name prefix: the configuration's secret NAME is read from the secret <this>NAME",
+    });
     new CfnOutput(this, 'ConfigTable', {
       value: configuration.table.tableName,
       description:
@@ -257,16 +281,22 @@ export class GatewayStack extends Stack {
     });
     mcp.function.addEnvironment('STATE_MACHINE_ARN', approvals.stateMachineArn);
     approvals.grantStartExecution(mcp.role);
+    // tasks/cancel withdraws a held call and tells its waiting approval run to end. (The channel and
+    // the gRPC stream serve tools/call only: they start approval runs and never signal one.)
+    approvals.grantTaskSuccess(mcp.role);
 
     let signIn: ConsoleSignIn;
     if (props.approverSignIn === undefined) {
       const approvers = new ApproverIdentity(this, 'ApproverIdentity', {
         callbackUrl: `${baseUrl}/console/callback`,
+        // Sign-out ends the Cognito session too, then comes back to sign in again.
+        signOutUrl: `${baseUrl}/console/sign-in`,
         groups: props.approverGroups ?? [],
       });
       signIn = {
         issuer: approvers.issuerUrl,
         clientId: approvers.client.userPoolClientId,
+        logoutUrl: approvers.logoutUrl,
         idClaim: approvers.idClaim,
         groupsClaim: approvers.groupsClaim,
       };
@@ -342,6 +372,9 @@ export class GatewayStack extends Stack {
     }
     // Only the register task notifies approvers; an approval run the reconciler starts registers too.
     notices.grantPutEventsTo(steps.role);
+    // Running an approved call sends it with the system's credentials; the register task sends webhooks.
+    readSecrets(steps);
+    readSecrets(reconciler);
 
     const indexGrant = {
       id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,
@@ -367,18 +400,20 @@ export class GatewayStack extends Stack {
     const channelSocket = new GatewayFunction(this, 'CallToolSocket', {
       entry: 'call-tool-socket.ts',
       description: 'Approval Gateway /tool/call-tool over WebSocket',
+      timeoutSeconds: apiFunctionTimeoutSeconds,
       cedar: true,
       environment: { ...approvalEnvironment, STATE_MACHINE_ARN: approvals.stateMachineArn },
     });
     const channel = new CallToolChannel(this, 'CallToolChannel', {
       channelFunction: channelSocket.function,
       authorizerFunction: agentAuthorizer.function,
-      setAccountLoggingRole: props.setApiGatewayLoggingRole ?? true,
+      setAccountLoggingRole: props.setApiGatewayLoggingRole ?? false,
     });
     channelSocket.function.addEnvironment('CONNECTIONS_URL', channel.connectionsUrl);
     // The MCP function's grants on the data (its once-per-connection claim is a PutItem on the same
     // table), and answering and closing this API's connections.
     grantAgentCalls(channelSocket.role);
+    readSecrets(channelSocket);
     approvals.grantStartExecution(channelSocket.role);
     channel.grantAnswerAndClose(channelSocket.role);
     Validations.of(channelSocket.role).acknowledge(indexGrant);
@@ -402,9 +437,11 @@ export class GatewayStack extends Stack {
           API_URL: api.url,
           // The container checks agents' tokens itself, as the agent authorizer does.
           ...tokenCheck,
+          ...secrets.environment,
         },
       });
       grantAgentCalls(grpc.taskRole);
+      secrets.grantRead(grpc.taskRole);
       approvals.grantStartExecution(grpc.taskRole);
       Validations.of(grpc.taskRole).acknowledge(indexGrant);
       new CfnOutput(this, 'GrpcEndpoint', {

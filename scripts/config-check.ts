@@ -11,7 +11,7 @@ import { localSecrets } from '../infra/local/local-secrets.js';
 import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../shared/adapters/secrets-manager-secrets.js';
 import { unlistedSubjectNote } from '../shared/auth/agent.js';
-import { policyWarnings } from '../shared/config/checks.js';
+import { directCallTimeoutWarnings, policyWarnings } from '../shared/config/checks.js';
 import { referencePaths } from '../shared/config/resolve.js';
 import { formatPath, formatProblem } from '../shared/config/resolved.js';
 import { storedSecretReference } from '../shared/config/schema.js';
@@ -147,6 +147,8 @@ const run = async (): Promise<number> => {
   }
   for (const warning of snapshot.warnings) process.stdout.write(`  note: ${formatProblem(warning)}\n`);
   for (const warning of policyWarnings(snapshot, file)) process.stdout.write(`  warning: ${formatProblem(warning)}\n`);
+  for (const warning of directCallTimeoutWarnings(snapshot, file))
+    process.stdout.write(`  warning: ${formatProblem(warning)}\n`);
   // With --aws, the secrets are reported below (as missing), not as unset here.
   for (const note of unset.filter((text) => parsed.values.aws !== true || !text.includes('${secret:')))
     process.stdout.write(`  note: ${note}\n`);

@@ -27,6 +27,11 @@ export interface GatewayMetrics {
   configurationAge(ageMs: number, allowedMs: number | null): void;
   /** A notification channel failed to deliver a held-call notice. */
   notificationFailed(): void;
+  /**
+   * Recovery could not give a held call a running approval run: starting one was refused, or its
+   * runs kept ending before they registered. The call waits unseen by approvers until it expires.
+   */
+  approvalRunLost(): void;
 }
 
 /** Counts nothing: for tools and tests that do not watch the gateway. */
@@ -38,6 +43,7 @@ export const noMetrics: GatewayMetrics = {
   sentSettled: () => undefined,
   configurationAge: () => undefined,
   notificationFailed: () => undefined,
+  approvalRunLost: () => undefined,
 };
 
 /** The tool dimension of a call the gateway did not list: the name is the agent's text, never a dimension. */

@@ -120,6 +120,11 @@ const ConsoleEnvironment = ApprovalEnvironment.extend({
   OIDC_GROUPS_CLAIM: z.string().min(1).default('cognito:groups'),
   OIDC_SCOPES: z.string().min(1).default('openid email profile'),
   /**
+   * The provider's logout endpoint when its discovery names none (Cognito's https://<domain>/logout),
+   * sent client_id and logout_uri on sign-out; without it, discovery's end_session_endpoint.
+   */
+  OIDC_LOGOUT_URL: z.url().optional(),
+  /**
    * The OpenID Connect issuer customers sign in with to confirm calls made for them (the stack's
    * customer pool by default); without it the customer pages answer 503. Given with its client id.
    */

@@ -6,6 +6,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { flushMetrics, type InvocationMetrics } from './metrics.js';
+import { trackTimeLeft } from './time-left.js';
 
 /** An error whose message was written for the client (status and message are sent as they are). */
 export class ExposedError extends Error {
@@ -74,6 +75,7 @@ const metricsFlush = <Event, Result>(metrics: InvocationMetrics | null | undefin
 /** Wraps a handler in the shared stack. */
 export const withGatewayMiddleware = (handler: HttpHandler, options: FunctionStackOptions) =>
   middy<APIGatewayProxyEventV2, HttpResult>(handler, { timeoutEarlyInMillis: options.timeoutMarginMs ?? 500 })
+    .use(trackTimeLeft())
     .use(injectLambdaContext(options.logger, { resetKeys: true }))
     .use(metricsFlush(options.metrics))
     .use(errorMapping(options));
@@ -88,5 +90,6 @@ export const withTaskMiddleware = <Event, Result>(
   options: { readonly logger: Logger; readonly metrics?: InvocationMetrics | null },
 ) =>
   middy<Event, Result>(handler)
+    .use(trackTimeLeft<Event, Result>())
     .use(injectLambdaContext(options.logger, { resetKeys: true }))
     .use(metricsFlush(options.metrics));

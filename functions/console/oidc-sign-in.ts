@@ -23,9 +23,22 @@ export const signInFailure = (error: unknown): Record<string, unknown> => {
   };
 };
 
-export const oidcSignIn = (provider: Pick<OidcSignIn, 'start' | 'finish'>, logger: Logger): SignInStrategy => ({
+export const oidcSignIn = (
+  provider: Pick<OidcSignIn, 'start' | 'finish' | 'signOutUrl'>,
+  logger: Logger,
+): SignInStrategy => ({
   // The provider vouched for the groups when the session began; the session carries them.
   current: async (approver) => approver,
+  signedOut: async (base) => {
+    const back = `${base}${consolePaths.signIn}`;
+    try {
+      return (await provider.signOutUrl(back)) ?? back;
+    } catch (error) {
+      // Discovery failed: the console's own session is gone all the same.
+      logger.warn('the identity provider could not be asked to sign out', { error: signInFailure(error) });
+      return back;
+    }
+  },
   routes: [
     {
       access: 'anyone',

@@ -50,7 +50,7 @@ export const consoleRoutes = (
               messagePage(request.context, 'Refused', 'The form did not come from this console.'),
             );
           }
-          return request.redirect(consolePaths.signIn, [request.cookies.clear('session')]);
+          return request.redirect(await signIn.signedOut(request.base), [request.cookies.clear('session')]);
         },
       },
       otherwise: notAllowed('Sign out with the button.'),

@@ -14,6 +14,12 @@ export interface SignInStrategy {
   readonly routes: readonly Route[];
   /** The approver a session names as the sign-in source knows them now; null when no longer one. */
   current(approver: Approver): Promise<Approver | null>;
+  /**
+   * Where the browser goes once the console's session is cleared, given the console's base URL:
+   * the provider's logout, so its session ends too (and it sends the browser back to sign-in); the
+   * sign-in page when the source keeps no session of its own (local passwords).
+   */
+  signedOut(base: string): Promise<string>;
 }
 
 /** Where to go after signing in: a console page, never elsewhere (an open redirect otherwise). */

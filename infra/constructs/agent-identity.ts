@@ -1,6 +1,6 @@
 // Where agents' tokens come from when no outside OIDC issuer is configured: a Cognito user pool
 // whose app clients are agents (OAuth client credentials), each token scoped to the gateway.
-import { Aws, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   FeaturePlan,
   OAuthScope,
@@ -10,9 +10,10 @@ import {
   UserPoolResourceServer,
 } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
+import { cognitoDomainPrefix } from './cognito-domain.js';
 
 export interface AgentIdentityProps {
-  /** Cognito domain prefix for the token endpoint. @default "<stack name>-<account>" */
+  /** Cognito domain prefix for the token endpoint. @default "<stack name, cleaned>-agents-<8 hex digits of the stack id>" */
   readonly domainPrefix?: string;
   /** Agents (app clients) to create now; more can be added later. @default ['demo-agent'] */
   readonly agentNames?: readonly string[];
@@ -54,7 +55,7 @@ export class AgentIdentity extends Construct {
     });
     const domain = this.userPool.addDomain('Domain', {
       cognitoDomain: {
-        domainPrefix: props.domainPrefix ?? Fn.join('-', [Stack.of(this).stackName.toLowerCase(), Aws.ACCOUNT_ID]),
+        domainPrefix: props.domainPrefix ?? cognitoDomainPrefix(Stack.of(this), 'agents'),
       },
     });
     this.scope = 'approval-gateway/invoke';

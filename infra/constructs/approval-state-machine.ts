@@ -10,6 +10,7 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import { Construct } from 'constructs';
 import { type ApprovalSubstitutions, approvalDefinitionPath } from '../state-machine/definition.js';
 import { GatewayFunction } from './gateway-function.js';
+import { nagRegionAndAccount } from './nag-arn.js';
 
 export interface ApprovalStateMachineProps {
   /** Environment of the approval run and reconciler functions; STATE_MACHINE_ARN is added here. */
@@ -48,6 +49,13 @@ export class ApprovalStateMachine extends Construct {
       service: 'states',
       resource: 'stateMachine',
       resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    // Every run of this state machine, whatever its name.
+    const executionArns = Stack.of(this).formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${stateMachineName}:*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     const timeoutSeconds = props.runTimeoutSeconds ?? 300;
@@ -98,6 +106,16 @@ export class ApprovalStateMachine extends Construct {
     this.grantTaskSuccess(this.steps.role);
     this.grantStartExecution(this.reconciler.role);
     this.grantTaskSuccess(this.reconciler.role);
+    // A start refused as ExecutionAlreadyExists is told apart (still running, or ended for good) by
+    // describing the run of that name: only recovery meets it, so only the reconciler may.
+    this.reconciler.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [executionArns] }),
+    );
+    Validations.of(this.reconciler.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:${nagRegionAndAccount(Stack.of(this))}:execution:${stateMachineName}:*]`,
+      reason:
+        "An approval run is named by its held call's execution id, known only when the call is made: the grant covers this state machine's runs, to describe only.",
+    });
 
     this.schedule = new Rule(this, 'Schedule', {
       description: 'Approval Gateway: reconcile open calls',

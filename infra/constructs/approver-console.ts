@@ -4,6 +4,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
+import { apiFunctionTimeoutSeconds } from '../../shared/invoke/time-budget.js';
 import { GatewayFunction } from './gateway-function.js';
 
 export interface ConsoleSignIn {
@@ -17,6 +18,11 @@ export interface ConsoleSignIn {
   readonly groupsClaim: string;
   /** @default 'openid email profile' */
   readonly scopes?: string;
+  /**
+   * The logout endpoint when the issuer's discovery names no end_session_endpoint (Cognito's
+   * `https://<domain>/logout`). @default discovery's end_session_endpoint
+   */
+  readonly logoutUrl?: string;
 }
 
 /** Where customers sign in to confirm calls made for them: an OIDC provider asked for a fresh login. */
@@ -57,6 +63,8 @@ export class ApproverConsole extends Construct {
     this.console = new GatewayFunction(this, 'Console', {
       entry: 'console.ts',
       description: 'Approval Gateway approver console',
+      // Behind API Gateway, which answers within 30 s.
+      timeoutSeconds: apiFunctionTimeoutSeconds,
       // It reads calls and hands decisions over; it never decides a policy, so Cedar stays out.
       environment: {
         ...props.environment,
@@ -66,6 +74,7 @@ export class ApproverConsole extends Construct {
         OIDC_ID_CLAIM: props.signIn.idClaim,
         OIDC_GROUPS_CLAIM: props.signIn.groupsClaim,
         ...(props.signIn.scopes === undefined ? {} : { OIDC_SCOPES: props.signIn.scopes }),
+        ...(props.signIn.logoutUrl === undefined ? {} : { OIDC_LOGOUT_URL: props.signIn.logoutUrl }),
         ...(props.customerSignIn === undefined
           ? {}
           : {

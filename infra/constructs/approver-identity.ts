@@ -1,7 +1,7 @@
 // Where approvers sign in to the console when the organization brings no OIDC provider: a Cognito
 // user pool of people (invited, never self-registered) with an authenticator app as second factor,
 // and a public app client for the console (authorization code with PKCE, no secret).
-import { Aws, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   AccountRecovery,
   CfnUserPoolGroup,
@@ -16,11 +16,14 @@ import {
 } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 import { strongPasswords } from './agent-identity.js';
+import { cognitoDomainPrefix } from './cognito-domain.js';
 
 export interface ApproverIdentityProps {
   /** Where the identity provider sends the approver back with the code: the console's callback. */
   readonly callbackUrl: string;
-  /** Cognito domain prefix of the sign-in pages. @default "<stack name>-approvers-<account>" */
+  /** Where Cognito's logout sends the browser back to after signing out: the console's sign-in page. */
+  readonly signOutUrl: string;
+  /** Cognito domain prefix of the sign-in pages. @default "<stack name, cleaned>-approvers-<8 hex digits of the stack id>" */
   readonly domainPrefix?: string;
   /**
    * Groups to create, named as the policies' `@approvers("<group>")`; the ID token lists an
@@ -37,6 +40,8 @@ export class ApproverIdentity extends Construct {
   readonly issuerUrl: string;
   /** Base URL of the Cognito sign-in pages. */
   readonly signInUrl: string;
+  /** Cognito's logout endpoint (its discovery names no end_session_endpoint). */
+  readonly logoutUrl: string;
   /** The ID token claims that name an approver and list their groups. */
   readonly idClaim = 'email';
   readonly groupsClaim = 'cognito:groups';
@@ -62,8 +67,7 @@ export class ApproverIdentity extends Construct {
     });
     this.domain = this.userPool.addDomain('Domain', {
       cognitoDomain: {
-        domainPrefix:
-          props.domainPrefix ?? Fn.join('-', [Stack.of(this).stackName.toLowerCase(), 'approvers', Aws.ACCOUNT_ID]),
+        domainPrefix: props.domainPrefix ?? cognitoDomainPrefix(Stack.of(this), 'approvers'),
       },
     });
     this.client = this.userPool.addClient('Console', {
@@ -74,6 +78,7 @@ export class ApproverIdentity extends Construct {
         flows: { authorizationCodeGrant: true },
         scopes: [OAuthScope.OPENID, OAuthScope.EMAIL, OAuthScope.PROFILE],
         callbackUrls: [props.callbackUrl],
+        logoutUrls: [props.signOutUrl],
       },
       supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
       preventUserExistenceErrors: true,
@@ -92,5 +97,6 @@ export class ApproverIdentity extends Construct {
     );
     this.issuerUrl = `https://cognito-idp.${Aws.REGION}.amazonaws.com/${this.userPool.userPoolId}`;
     this.signInUrl = this.domain.baseUrl();
+    this.logoutUrl = `${this.signInUrl}/logout`;
   }
 }

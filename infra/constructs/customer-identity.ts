@@ -3,7 +3,7 @@
 // each carrying the customer id agents act for in a custom attribute only administrators set, and
 // a public app client for the customer pages (authorization code with PKCE, no secret) on managed
 // login, which honours the pages' `prompt=login`.
-import { Aws, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccountRecovery,
   CfnManagedLoginBranding,
@@ -21,11 +21,12 @@ import {
 } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 import { strongPasswords } from './agent-identity.js';
+import { cognitoDomainPrefix } from './cognito-domain.js';
 
 export interface CustomerIdentityProps {
   /** Where the identity provider sends the customer back with the code: the customer pages' callback. */
   readonly callbackUrl: string;
-  /** Cognito domain prefix of the sign-in pages. @default "<stack name>-customers-<account>" */
+  /** Cognito domain prefix of the sign-in pages. @default "<stack name, cleaned>-customers-<8 hex digits of the stack id>" */
   readonly domainPrefix?: string;
 }
 
@@ -70,8 +71,7 @@ export class CustomerIdentity extends Construct {
     });
     this.domain = this.userPool.addDomain('Domain', {
       cognitoDomain: {
-        domainPrefix:
-          props.domainPrefix ?? Fn.join('-', [Stack.of(this).stackName.toLowerCase(), 'customers', Aws.ACCOUNT_ID]),
+        domainPrefix: props.domainPrefix ?? cognitoDomainPrefix(Stack.of(this), 'customers'),
       },
       managedLoginVersion: ManagedLoginVersion.NEWER_MANAGED_LOGIN,
     });
@@ -90,7 +90,9 @@ export class CustomerIdentity extends Construct {
       readAttributes: new ClientAttributes()
         .withStandardAttributes({ email: true, emailVerified: true, fullname: true })
         .withCustomAttributes('customer_id'),
-      writeAttributes: new ClientAttributes().withStandardAttributes({ fullname: true }),
+      // Cognito refuses a client that cannot write a required attribute (email); without the
+      // aws.cognito.signin.user.admin scope the customer's tokens still change nothing.
+      writeAttributes: new ClientAttributes().withStandardAttributes({ email: true, fullname: true }),
       // The pages read the ID token once at sign-in and keep their own 15-minute session.
       idTokenValidity: Duration.minutes(5),
       accessTokenValidity: Duration.minutes(5),

@@ -223,6 +223,11 @@ export class Operations extends Construct {
         'A notification channel (a webhook of the configuration, or the notice bus) failed to deliver a held-call notice; the call still waits in the console and the other channels were told. Find "a notification channel failed" in the held-call steps log for the error, and fix the webhook URL or its service (or the bus permissions).',
     });
 
+    alarm('ApprovalRunsLost', gatewayMetric(metricNames.approvalRunsLost, Stats.SUM), {
+      description:
+        'The reconciler could not give a held call a running approval run: its runs kept ending before they registered (it restarts one at most 3 times, under a new name), or Step Functions refused to start one. Approvers were not notified of the call, which still expires at its time. Find "a held call has no approval run" in the reconciler log for the call and reason; check the approval state machine\'s failed executions (ApprovalRunsFailed) and the held-call steps function\'s errors, fix the cause, and ask the agent to make the call again.',
+    });
+
     this.alarms = alarms;
 
     // ---- the dashboard
@@ -271,11 +276,12 @@ export class Operations extends Construct {
             width: 12,
           }),
           new GraphWidget({
-            title: 'Expiries, unknown outcomes, notification failures',
+            title: 'Expiries, unknown outcomes, notification failures, approval runs lost',
             left: [
               gatewayMetric(metricNames.expiries, Stats.SUM, 'Expiries'),
               gatewayMetric(metricNames.unknownOutcomes, Stats.SUM, 'Unknown outcomes'),
               gatewayMetric(metricNames.notificationFailures, Stats.SUM, 'Notification failures'),
+              gatewayMetric(metricNames.approvalRunsLost, Stats.SUM, 'Approval runs lost'),
             ],
             width: 12,
           }),

@@ -118,6 +118,8 @@ const passwordSignIn = (
   clock: Clock,
   logger: Logger,
 ): SignInStrategy => ({
+  // Passwords keep no session elsewhere: signing out ends at the sign-in form.
+  signedOut: async () => consolePaths.signIn,
   current: async (approver) => {
     const person = (await people()).find((candidate) => candidate.id === approver.id);
     return person === undefined ? null : { id: person.id, name: person.name, groups: person.groups };

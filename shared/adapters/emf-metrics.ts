@@ -108,6 +108,10 @@ export class EmfMetrics implements GatewayMetrics {
     this.count(metricNames.notificationFailures);
   }
 
+  approvalRunLost(): void {
+    this.count(metricNames.approvalRunsLost);
+  }
+
   /** Writes what was recorded since the last flush: one EMF line per distinct set of dimension values. */
   flush(): void {
     const groups = [...this.groups.values()];

@@ -21,6 +21,7 @@ export const metricNames = {
   /** The configuration's age as a percentage of its allowed staleness (100: stale). */
   configurationStaleness: 'ConfigurationStaleness',
   notificationFailures: 'NotificationFailures',
+  approvalRunsLost: 'ApprovalRunsLost',
 } as const;
 
 /** Dimension names beyond `service`. */

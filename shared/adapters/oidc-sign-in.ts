@@ -20,6 +20,11 @@ export interface OidcSettings extends OidcClientSettings {
   readonly idClaim: string;
   /** The ID token claim listing the approver's groups. */
   readonly groupsClaim: string;
+  /**
+   * The provider's logout endpoint when its discovery names no end_session_endpoint (Cognito's
+   * `https://<domain>/logout`), sent `client_id` and `logout_uri`. @default discovery's end_session_endpoint
+   */
+  readonly logoutUrl?: string;
 }
 
 export interface CustomerOidcSettings extends OidcClientSettings {
@@ -114,6 +119,16 @@ class OidcClient {
     return { url: url.href, flow };
   }
 
+  /** The provider's end-session endpoint sending the browser back to `returnUri`; null when it has none. */
+  async endSessionUrl(returnUri: string): Promise<string | null> {
+    const configuration = await this.discover();
+    if (configuration.serverMetadata().end_session_endpoint === undefined) return null;
+    return oidc.buildEndSessionUrl(configuration, {
+      client_id: this.settings.clientId,
+      post_logout_redirect_uri: returnUri,
+    }).href;
+  }
+
   /** Exchanges the callback's code and answers the validated ID token's claims. */
   async claims(callbackUrl: URL, flow: OidcFlow): Promise<oidc.IDToken> {
     const configuration = await this.discover();
@@ -155,6 +170,19 @@ export class OidcSignIn {
 
   start(redirectUri: string): Promise<{ url: string; flow: OidcFlow }> {
     return this.client.start(redirectUri, Date.now());
+  }
+
+  /**
+   * Where signing out sends the browser so the provider's session ends too, then back to
+   * `returnUri` (which the provider must list for this client): the configured logout endpoint
+   * (Cognito's), else discovery's end_session_endpoint; null when the provider has neither.
+   */
+  async signOutUrl(returnUri: string): Promise<string | null> {
+    if (this.settings.logoutUrl === undefined) return this.client.endSessionUrl(returnUri);
+    const url = new URL(this.settings.logoutUrl);
+    url.searchParams.set('client_id', this.settings.clientId);
+    url.searchParams.set('logout_uri', returnUri);
+    return url.href;
   }
 
   /** Exchanges the callback's code and reads the approver from the validated ID token. */

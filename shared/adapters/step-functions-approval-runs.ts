@@ -1,7 +1,13 @@
 // Approval runs on Step Functions (the local runtime answers the same API calls). The SDK's
 // module is loaded on the first run started or signalled, not when the function starts.
 import type { SFNClient } from '@aws-sdk/client-sfn';
-import type { ApprovalRunOutcome, ApprovalRunStart, ApprovalRuns } from '../approvals/approval-runs.js';
+import {
+  type ApprovalRunOutcome,
+  type ApprovalRunStart,
+  type ApprovalRunStarted,
+  type ApprovalRuns,
+  approvalRunName,
+} from '../approvals/approval-runs.js';
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
 
 const sfn = onFirstUse(() => import('@aws-sdk/client-sfn'));
@@ -17,21 +23,33 @@ export class StepFunctionsApprovalRuns implements ApprovalRuns {
     private readonly stateMachineArn: string,
   ) {}
 
-  async start(input: ApprovalRunStart): Promise<void> {
+  async start({ restarts, ...payload }: ApprovalRunStart): Promise<ApprovalRunStarted> {
     const [client, { StartExecutionCommand }] = await Promise.all([clientOf(this.client), sfn()]);
+    const name = approvalRunName(payload.execution_id, restarts);
     try {
       await client.send(
         new StartExecutionCommand({
           stateMachineArn: this.stateMachineArn,
-          name: input.execution_id,
+          name,
           // The state machine reads its input under Payload (see the ASL's AwaitDecision).
-          input: JSON.stringify({ Payload: input }),
+          input: JSON.stringify({ Payload: payload }),
         }),
       );
+      return 'started';
     } catch (error) {
-      // An approval run of that name exists: the call is already in hand.
       if (nameOf(error) !== 'ExecutionAlreadyExists') throw error;
     }
+    // A run of that name exists: running (the call is in hand), or ended for good under that name.
+    // Only recovery meets this (the agents' fronts start runs under fresh ids), so only its role may describe.
+    return (await this.running(client, name)) ? 'running' : 'ended';
+  }
+
+  private async running(client: SFNClient, name: string): Promise<boolean> {
+    const { DescribeExecutionCommand } = await sfn();
+    const executionArn = `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+    const { status } = await client.send(new DescribeExecutionCommand({ executionArn }));
+    // PENDING_REDRIVE: a redrive an operator asked for is under way.
+    return status === 'RUNNING' || status === 'PENDING_REDRIVE';
   }
 
   async signal(taskToken: string, outcome: ApprovalRunOutcome): Promise<boolean> {

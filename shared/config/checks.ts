@@ -6,6 +6,7 @@
 import { posix } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
+import { directCallLimitMs } from '../invoke/time-budget.js';
 
 type Warning = GatewaySnapshot['warnings'][number];
 
@@ -51,6 +52,21 @@ export const emptyApproverGroupWarnings = (snapshot: GatewaySnapshot, file: stri
         ],
   );
 };
+
+/** Systems whose timeout is longer than a direct call may take in AWS (API Gateway answers within 30 s). */
+export const directCallTimeoutWarnings = (snapshot: GatewaySnapshot, file: string): Warning[] =>
+  snapshot.config.systems.flatMap((system, index) =>
+    system.timeout <= directCallLimitMs
+      ? []
+      : [
+          {
+            file,
+            path: `systems[${index}].timeout`,
+            line: systemLine(snapshot.source, index),
+            message: `${system.key}: a timeout of ${system.timeout / 1000}s is longer than a direct call may take in AWS (${directCallLimitMs / 1000}s: API Gateway answers within 30s and the outcome must still be recorded): its direct calls there get at most that; approved calls run in the held-call steps, which allow it`,
+          },
+        ],
+  );
 
 /** Every warning of this module, for config:check. */
 export const policyWarnings = (snapshot: GatewaySnapshot, file: string): Warning[] => [

@@ -6,6 +6,7 @@
 // Long: the file's whole format lives here (settings, limits, the three kinds of system, people,
 // agents), so that one schema validates it, types it and publishes it.
 import * as z from 'zod';
+import { maxResponseSizeCeiling } from '../executions/record-size.js';
 import { defaultRetentionMs, maxRetentionMs, minRetentionMs } from '../executions/retention.js';
 import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
 import { ByteSize, Duration } from './duration.js';
@@ -199,7 +200,11 @@ const systemFields = {
     .describe('Prefix of the tool names of this system.'),
   credentials: Credentials.prefault({ type: 'none' }),
   timeout: Duration.prefault('10s').describe('Total deadline of one call to the system.'),
-  max_response_size: ByteSize.prefault('1MB').describe('Largest answer read from the system, e.g. 256KB or 1MB.'),
+  max_response_size: ByteSize.prefault(`${maxResponseSizeCeiling / 1024}KB`)
+    .refine((bytes) => bytes <= maxResponseSizeCeiling, {
+      error: `at most ${maxResponseSizeCeiling / 1024}KB: an execution record keeps the answer beside the call's arguments, in one 400 KB store item`,
+    })
+    .describe(`Largest answer read from the system, e.g. 64KB; at most ${maxResponseSizeCeiling / 1024}KB.`),
   sensitive_fields: z.array(fieldName).default([]).describe('Field names holding secrets, in inputs and answers.'),
   identifier_fields: z
     .array(fieldName)

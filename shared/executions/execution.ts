@@ -137,6 +137,11 @@ export const Execution = z.object({
   customer_confirmed_at: z.iso.datetime().nullable().default(null),
   /** When approvers were notified (once per held call). */
   notified_at: z.iso.datetime().nullable().default(null),
+  /**
+   * How often recovery started the call's approval run again under a new name, after a run ended
+   * before it registered (a run's name is never reused: see shared/approvals/approval-runs.ts).
+   */
+  approval_run_restarts: z.number().int().min(0).default(0),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
   /** Every status the execution took, with when. */
@@ -189,6 +194,7 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   decided_at: null,
   decision_note: null,
   notified_at: null,
+  approval_run_restarts: 0,
   origin: null,
   retention_s: null,
   retain_until: null,

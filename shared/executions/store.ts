@@ -31,6 +31,7 @@ export type ExecutionPatch = Partial<
     | 'decision_note'
     | 'customer_confirmed_at'
     | 'notified_at'
+    | 'approval_run_restarts'
   >
 >;
 

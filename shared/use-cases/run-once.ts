@@ -21,9 +21,11 @@ import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import { outcomeMessage, resultCodes } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
+import { fitsRecord } from '../executions/record-size.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
 import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
 import type { SystemClient } from '../invoke/system-client.js';
+import { boundedTimeoutMs } from '../invoke/time-budget.js';
 import { classifyToolAnswer, type ToolServerClient } from '../invoke/tool-server.js';
 import { resumeTrace } from '../invoke/trace.js';
 import type { Log } from '../log.js';
@@ -46,7 +48,15 @@ export interface RunOnceDeps {
   readonly toolServers: ToolServerClient;
   readonly log: Log;
   readonly probe?: (step: CallStep, executionId: string) => void;
+  /** What the running function has left before it is stopped (a Lambda); null or absent where nothing stops it. */
+  readonly timeLeftMs?: () => number | null;
 }
+
+/** The call as it may be sent here: its system's timeout cut to what the running function has left. */
+const withinTimeLeft = (deps: RunOnceDeps, sendable: Sendable): Sendable => {
+  const timeout = boundedTimeoutMs(sendable.system.timeout, deps.timeLeftMs?.() ?? null);
+  return timeout === sendable.system.timeout ? sendable : { ...sendable, system: { ...sendable.system, timeout } };
+};
 
 /** An approved call is looked up again before it runs: the tool as configured now, and the policy. */
 export interface ApprovedRunDeps extends RunOnceDeps {
@@ -138,6 +148,21 @@ const outcomeFields = (outcome: CallOutcome, latency: number) => ({
   latency_ms: latency,
 });
 
+/**
+ * The outcome as the record can keep it. max_response_size bounds the answer read, but parsing,
+ * redacting and serializing it may grow it (1e20 is written out in 21 digits): an answer that no
+ * longer fits is not kept. A read then failed (response_too_large: nothing happened, it can be
+ * asked again); a write succeeded and stays succeeded, without its answer, never unknown by the
+ * gateway's own limit.
+ */
+const keptOutcome = (execution: Execution, outcome: CallOutcome, latency: number): CallOutcome => {
+  if (outcome.status !== 'succeeded' || fitsRecord({ ...execution, ...outcomeFields(outcome, latency) }))
+    return outcome;
+  return execution.access === 'write'
+    ? { ...outcome, result: null }
+    : { status: 'failed', code: 'response_too_large', result: null, httpStatus: outcome.httpStatus };
+};
+
 /** Sends a claimed call (status approved, claim recorded) and records its outcome. */
 const sendClaimed = async (
   deps: RunOnceDeps,
@@ -146,7 +171,9 @@ const sendClaimed = async (
   dispatch: Dispatch,
 ): Promise<Execution> => {
   deps.probe?.('claimed', claimed.execution_id);
-  const { outcome, latency } = await send(deps, claimed, sendable, dispatch);
+  const sent = await send(deps, claimed, sendable, dispatch);
+  const latency = sent.latency;
+  const outcome = keptOutcome(claimed, sent.outcome, latency);
   deps.probe?.('answered', claimed.execution_id);
   const settled = await deps.store.transition(claimed, {
     from: 'approved',
@@ -164,14 +191,16 @@ const sendClaimed = async (
  * settled; a read is sent and stored once, with its outcome.
  */
 export const runDirect = async (deps: RunOnceDeps, execution: Execution, sendable: Sendable): Promise<Execution> => {
-  const dispatch = dispatchFor(execution, sendable);
+  const dispatch = dispatchFor(execution, withinTimeLeft(deps, sendable));
   if (sendable.tool.access === 'write') {
     const window = claimWindow(deps.clock, dispatch);
     const claimed: Execution = { ...execution, claimed_at: window.at, deadline_at: window.deadline };
     await deps.store.create(claimed);
     return sendClaimed(deps, claimed, sendable, dispatch);
   }
-  const { outcome, latency } = await send(deps, execution, sendable, dispatch);
+  const sent = await send(deps, execution, sendable, dispatch);
+  const latency = sent.latency;
+  const outcome = keptOutcome(execution, sent.outcome, latency);
   const at = isoAt(deps.clock);
   const settled: Execution = {
     ...execution,
@@ -295,7 +324,7 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
     return endUnsent(deps, execution, { to: 'denied', code: 'policy_denied' }, resultCodes.policy_denied.changed);
   }
   const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
-  const dispatch = dispatchFor(execution, sendable);
+  const dispatch = dispatchFor(execution, withinTimeLeft(deps, sendable));
   const claimed = await deps.store.claim(execution, claimWindow(deps.clock, dispatch));
   // Another worker claimed it first: it sends, this one does not.
   if (claimed.kind === 'conflict') return claimed.current;

@@ -213,11 +213,11 @@ describe('the approval run on the local endpoint', () => {
       const again = await start('named-once');
       expect(again.executionArn).toBe(first.executionArn);
       expect(await errorName(start('named-once', 30))).toBe('ExecutionAlreadyExists');
-      // The adapter treats an existing execution as started.
+      // The adapter tells a run of that name still running (the call is in hand).
       const workflow = new StepFunctionsApprovalRuns(client, sfn.stateMachineArn);
       await expect(
         workflow.start({ execution_id: 'named-once', agent_id: 'procurement-agent', timeout_seconds: 30 }),
-      ).resolves.toBeUndefined();
+      ).resolves.toBe('running');
       expect(
         await errorName(
           client.send(
@@ -251,6 +251,42 @@ describe('the approval run on the local endpoint', () => {
       const failed = await finished('named-once');
       expect(failed).toMatchObject({ status: 'FAILED', error: 'Gateway.Refused' });
       expect(sfn.statesEntered('named-once')).toEqual(['AwaitDecision']);
+    },
+  );
+
+  it(
+    verifies(
+      'deploy.approval-run-restart',
+      'refuses an ended run’s name even with the same input, as AWS does; the adapter tells it ended and restarts under the next name',
+    ),
+    async () => {
+      const workflow = new StepFunctionsApprovalRuns(client, sfn.stateMachineArn);
+      const call = { execution_id: 'ends-early', agent_id: 'procurement-agent', timeout_seconds: 60 };
+      await expect(workflow.start(call)).resolves.toBe('started');
+      const register = await registered(call.execution_id);
+      await client.send(
+        new SendTaskFailureCommand({ taskToken: register?.task_token ?? '', error: 'Lambda.Unknown', cause: 'test' }),
+      );
+      expect((await finished(call.execution_id)).status).toBe('FAILED');
+      // The very same start (name and input) is refused once the run has ended.
+      expect(await errorName(start(call.execution_id))).toBe('ExecutionAlreadyExists');
+      await expect(workflow.start(call)).resolves.toBe('ended');
+      await expect(workflow.start({ ...call, restarts: 1 })).resolves.toBe('started');
+      // The restarted run is named apart, and its steps see the call's own id (no suffix).
+      const restarted = await describeExecution(`${call.execution_id}-r1`);
+      expect(restarted.status).toBe('RUNNING');
+      expect(JSON.parse(restarted.input ?? '{}')).toEqual({ Payload: call });
+      // The same start again is the same request (AWS answers it alike); with other input, it is found running.
+      await expect(workflow.start({ ...call, restarts: 1 })).resolves.toBe('started');
+      await expect(workflow.start({ ...call, timeout_seconds: 50, restarts: 1 })).resolves.toBe('running');
+      const registers = await eventually(
+        async () => invocations.filter((i) => i.action === 'register' && i.execution_id === call.execution_id),
+        (found) => found.length === 2,
+      );
+      await client.send(
+        new SendTaskSuccessCommand({ taskToken: registers[1]?.task_token ?? '', output: '{"outcome":"closed"}' }),
+      );
+      expect((await finished(`${call.execution_id}-r1`)).status).toBe('SUCCEEDED');
     },
   );
 

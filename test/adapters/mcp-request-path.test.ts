@@ -142,7 +142,7 @@ const endpointWith = (snapshot: GatewaySnapshot, store = testStore.store): McpEn
     ids: uuidV7Ids,
     controlPlane,
     sealer: new AesSealer(Buffer.alloc(32, 7)),
-    approvalRuns: { start: async () => {}, signal: async () => false },
+    approvalRuns: { start: async () => 'started', signal: async () => false },
     customerUrl: (id) => `http://127.0.0.1/customer/calls/${id}`,
   };
   return createMcpEndpoint(services, {

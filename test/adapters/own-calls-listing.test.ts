@@ -47,7 +47,7 @@ describe.each(stores)('agent B against agent A on %s', (_name, storeOf) => {
         clock,
         log: { info: () => undefined, warn: () => undefined },
         approvalRuns: {
-          start: async () => undefined,
+          start: async () => 'started' as const,
           signal: async () => true,
         },
       };

@@ -255,7 +255,7 @@ describe('the reconciler’s pass', () => {
 
       // A second pass finds nothing left to do, and nothing runs twice.
       const again = await reconcileAt(61_000);
-      expect(again).toEqual({ resumed: 0, expired: 0, executed: 0, settled: 0 });
+      expect(again).toEqual({ resumed: 0, restarted: 0, lost: 0, expired: 0, executed: 0, settled: 0 });
       expect(erp.callsFor(lostSignal) + erp.callsFor(orphan.execution_id)).toBe(2);
     },
   );
@@ -301,7 +301,7 @@ describe('the reconciler’s pass', () => {
       expires_at: new Date(Date.now() + 86_400_000).toISOString(),
     });
     const report = await reconcileAt(0);
-    expect(report).toEqual({ resumed: 0, expired: 0, executed: 0, settled: 0 });
+    expect(report).toEqual({ resumed: 0, restarted: 0, lost: 0, expired: 0, executed: 0, settled: 0 });
     expect((await runtime.store.get(fresh.execution_id))?.status).toBe('pending_approval');
     expect((await runtime.store.get(justDecided.execution_id))?.status).toBe('approved');
     expect(erp.callsFor(justDecided.execution_id)).toBe(0);

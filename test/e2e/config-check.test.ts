@@ -133,7 +133,7 @@ describe('npm run config:check', () => {
     },
     {
       name: 'bad-size',
-      edit: (text) => text.replace('max_response_size: 256KB', 'max_response_size: 2GB'),
+      edit: (text) => text.replace('max_response_size: 200KB', 'max_response_size: 2GB'),
       expected: () => 'systems[0].max_response_size: expected a size such as 256KB or 1MB (at most 64MB) (got "2GB")',
     },
     {

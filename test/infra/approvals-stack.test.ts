@@ -247,10 +247,21 @@ describe('the approval lifecycle in the default stack', () => {
     ),
     () => {
       const states = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'states');
-      expect(states('mcp')).toEqual([grant('states:StartExecution', stateMachineArn)]);
-      expect(states('steps')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
-      expect(states('reconciler')).toEqual(
+      // tasks/cancel tells a withdrawn call's approval run to end.
+      expect(states('mcp')).toEqual(
         [grant('states:SendTaskSuccess', stateMachineArn), grant('states:StartExecution', stateMachineArn)].sort(),
+      );
+      expect(states('steps')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
+      // Every run of this state machine: arn:…:execution:<state machine name>:*.
+      const runs: unknown = JSON.parse(
+        JSON.stringify(stateMachineArn).replace(/:stateMachine:([\w-]+)"/, ':execution:$1:*"'),
+      );
+      expect(states('reconciler')).toEqual(
+        [
+          grant('states:DescribeExecution', runs),
+          grant('states:SendTaskSuccess', stateMachineArn),
+          grant('states:StartExecution', stateMachineArn),
+        ].sort(),
       );
       expect(states('console')).toEqual([grant('states:SendTaskSuccess', stateMachineArn)]);
       expect(states('metadata')).toEqual([]);
@@ -323,7 +334,7 @@ describe('the approval lifecycle in the default stack', () => {
   it(
     verifies(
       'aws.approval-resources',
-      'routes ANY /console, /console/{proxy+} and /customer/{proxy+} to the console function without an authorizer; /mcp keeps its JWT authorizer',
+      'routes ANY /console, /console/{proxy+} and /customer/{proxy+} to the console function without an authorizer; /mcp keeps the agent authorizer',
     ),
     () => {
       const routes = routesOf(synthesized);
@@ -335,7 +346,7 @@ describe('the approval lifecycle in the default stack', () => {
       }
       for (const key of ['POST /mcp', 'GET /mcp', 'DELETE /mcp']) {
         expect(routes.get(key), key).toMatchObject({
-          AuthorizationType: 'JWT',
+          AuthorizationType: 'CUSTOM',
           AuthorizerId: { Ref: expect.any(String) },
         });
         expect(routeTarget(synthesized, routes.get(key)), key).toEqual(getAtt(functionId('mcp')));

@@ -131,7 +131,7 @@ describe('the /tool/call-tool WebSocket API', () => {
     },
   );
 
-  it(verifies('aws.call-tool-channel', 'throttles and logs its one stage, with the account logging role'), () => {
+  it(verifies('aws.call-tool-channel', 'throttles its one stage, and leaves the account logging role alone'), () => {
     const stages = ofChannel('AWS::ApiGatewayV2::Stage');
     expect(stages).toHaveLength(1);
     const [stage] = stages;
@@ -140,40 +140,47 @@ describe('the /tool/call-tool WebSocket API', () => {
       AutoDeploy: true,
       DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
     });
-    const logs = isObject(stage?.AccessLogSettings) ? stage.AccessLogSettings : {};
-    const logGroupId = logicalIdOf(channel.node.findChild('AccessLogs'));
-    expect(logs.DestinationArn).toEqual({ 'Fn::GetAtt': [logGroupId, 'Arn'] });
-    const format: unknown = JSON.parse(String(logs.Format));
-    expect(format).toMatchObject({
-      connectionId: '$context.connectionId',
-      eventType: '$context.eventType',
-      agent: '$context.authorizer.agentId',
-    });
-    // WebSocket logs are written with the account's role, set before the stage.
-    const [account, ...more] = [...resourcesOf(template, 'AWS::ApiGateway::Account').entries()];
-    expect(more).toEqual([]);
-    const stageId = entriesOfChannel('AWS::ApiGatewayV2::Stage')[0]?.[0] ?? '';
-    expect(resourcesOf(template, 'AWS::ApiGatewayV2::Stage').get(stageId)?.DependsOn).toContain(account?.[0]);
-    const roleId = logicalIdOf(channel.node.findChild('LoggingRole'));
-    expect(propertiesOf(account?.[1]).CloudWatchRoleArn).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
-    const role = propertiesOf(resourcesOf(template, 'AWS::IAM::Role').get(roleId));
-    const writes = JSON.stringify(role.Policies);
-    expect(writes).toContain(logGroupId);
-    expect(writes).not.toContain('logs:CreateLogGroup');
-    expect(JSON.stringify(role.AssumeRolePolicyDocument)).toContain('apigateway.amazonaws.com');
+    // API Gateway refuses a stage with access logs in an account without its CloudWatch role.
+    expect(stage).not.toHaveProperty('AccessLogSettings');
+    expect(resourcesOf(template, 'AWS::ApiGateway::Account').size).toBe(0);
+    expect(channel.node.tryFindChild('LoggingRole')).toBeUndefined();
   });
 
   it(
     verifies(
-      'aws.call-tool-channel',
-      'leaves the account logging role alone when told, and is cdk-nag clean both ways',
+      ['aws.call-tool-channel', 'deploy.account-logging-role'],
+      'sets the account logging role and logs the stage with it when asked, and is cdk-nag clean both ways',
     ),
     () => {
-      const without = synthesize({ setApiGatewayLoggingRole: false });
-      expect(resourcesOf(without.template, 'AWS::ApiGateway::Account').size).toBe(0);
-      const withoutChannel = without.stack.node.findChild('CallToolChannel');
-      expect(withoutChannel.node.tryFindChild('LoggingRole')).toBeUndefined();
-      for (const findings of [nagFindings(synthesized), nagFindings(without)]) {
+      const asked = synthesize({ setApiGatewayLoggingRole: true });
+      const askedChannel = asked.stack.node.findChild('CallToolChannel');
+      const stageEntries = [...resourcesOf(asked.template, 'AWS::ApiGatewayV2::Stage').entries()].filter(
+        ([, resource]) => propertiesOf(resource).StageName === channelStageName,
+      );
+      expect(stageEntries).toHaveLength(1);
+      const [stageId, stageResource] = stageEntries[0] ?? ['', {}];
+      const stage = propertiesOf(stageResource);
+      const logs = isObject(stage.AccessLogSettings) ? stage.AccessLogSettings : {};
+      const logGroupId = logicalIdOf(askedChannel.node.findChild('AccessLogs'));
+      expect(logs.DestinationArn).toEqual({ 'Fn::GetAtt': [logGroupId, 'Arn'] });
+      const format: unknown = JSON.parse(String(logs.Format));
+      expect(format).toMatchObject({
+        connectionId: '$context.connectionId',
+        eventType: '$context.eventType',
+        agent: '$context.authorizer.agentId',
+      });
+      // WebSocket logs are written with the account's role, set before the stage.
+      const [account, ...more] = [...resourcesOf(asked.template, 'AWS::ApiGateway::Account').entries()];
+      expect(more).toEqual([]);
+      expect(resourcesOf(asked.template, 'AWS::ApiGatewayV2::Stage').get(stageId)?.DependsOn).toContain(account?.[0]);
+      const roleId = logicalIdOf(askedChannel.node.findChild('LoggingRole'));
+      expect(propertiesOf(account?.[1]).CloudWatchRoleArn).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
+      const role = propertiesOf(resourcesOf(asked.template, 'AWS::IAM::Role').get(roleId));
+      const writes = JSON.stringify(role.Policies);
+      expect(writes).toContain(logGroupId);
+      expect(writes).not.toContain('logs:CreateLogGroup');
+      expect(JSON.stringify(role.AssumeRolePolicyDocument)).toContain('apigateway.amazonaws.com');
+      for (const findings of [nagFindings(synthesized), nagFindings(asked)]) {
         expect(findings).toEqual({ runs: 1, reported: [], recorded: [], failedPlugins: [] });
       }
     },
@@ -185,11 +192,17 @@ describe('the /tool/call-tool WebSocket API', () => {
       "grants the channel function exactly the MCP function's data grants, and answering and closing this stage's connections",
     ),
     () => {
-      for (const service of ['dynamodb', 'kms', 'states', 'events', 'lambda']) {
+      for (const service of ['dynamodb', 'kms', 'events', 'lambda', 'secretsmanager']) {
         expect(grantsOf(template, logicalIdOf(socket.role), service), service).toEqual(
           grantsOf(template, logicalIdOf(mcp.role), service),
         );
       }
+      // The channel serves tools/call but not tasks/cancel: it starts approval runs and never signals one.
+      const states = grantsOf(template, logicalIdOf(socket.role), 'states');
+      expect(states).toEqual(
+        grantsOf(template, logicalIdOf(mcp.role), 'states').filter((grant) => grant.includes('StartExecution')),
+      );
+      expect(states).toHaveLength(1);
       expect(grantsOf(template, logicalIdOf(socket.role), 'dynamodb').length).toBeGreaterThan(0);
       const connections = (method: string) =>
         `execute-api:ManageConnections ${JSON.stringify({

@@ -34,7 +34,7 @@ describe('the configuration bundles in the stack', () => {
   };
   const others = {
     ResourceMetadata: child(stack, 'ResourceMetadata', GatewayFunction),
-    CallToolAuthorizer: child(stack, 'CallToolAuthorizer', GatewayFunction),
+    AgentAuthorizer: child(stack, 'AgentAuthorizer', GatewayFunction),
     Console: child(stack, 'Console', ApproverConsole).console,
   };
   const naming = (id: string) => (statement: Record<string, unknown>) =>

@@ -283,17 +283,21 @@ describe('the gRPC service, with grpc=true', () => {
   it(verifies('aws.grpc-grants', "grants the tasks' role exactly what the MCP function's role has on the data"), () => {
     const taskRole = logicalIdOf(grpc.taskRole);
     const mcpRole = logicalIdOf(mcp.role);
-    for (const service of ['dynamodb', 'kms', 's3', 'states']) {
+    for (const service of ['dynamodb', 'kms', 's3', 'secretsmanager']) {
       expect(grantsOf(template, taskRole, service), service).toEqual(grantsOf(template, mcpRole, service));
       expect(grantsOf(template, taskRole, service).length, service).toBeGreaterThan(0);
     }
+    // The stream serves tools/call but not tasks/cancel: it starts approval runs and never signals one.
+    const states = grantsOf(template, taskRole, 'states');
+    expect(states).toEqual(grantsOf(template, mcpRole, 'states').filter((grant) => grant.includes('StartExecution')));
+    expect(states).toHaveLength(1);
     // Four actions on the table and on its indexes, and GetItem on the config table.
     expect(grantsOf(template, taskRole, 'dynamodb')).toHaveLength(9);
     // ... and nothing else: no logs, no X-Ray, no other service.
     const services = statementsForRole(template, taskRole)
       .flatMap(actionsOf)
       .map((action) => action.split(':')[0]);
-    expect([...new Set(services)].sort()).toEqual(['dynamodb', 'kms', 's3', 'states']);
+    expect([...new Set(services)].sort()).toEqual(['dynamodb', 'kms', 's3', 'secretsmanager', 'states']);
   });
 
   it(verifies('aws.grpc-service', 'leaves no unacknowledged cdk-nag AwsSolutions finding'), () => {

@@ -180,11 +180,27 @@ describe('the alarms', () => {
   );
 
   it(
+    verifies('deploy.approval-run-restart', 'alarms on any held call the reconciler could not give an approval run'),
+    () => {
+      expect(metricNames.approvalRunsLost).toBe('ApprovalRunsLost');
+      expect(alarmProperties(plain, 'ApprovalRunsLost')).toMatchObject({
+        Namespace: metricsNamespace,
+        Dimensions: [{ Name: 'service', Value: metricsService }],
+        MetricName: metricNames.approvalRunsLost,
+        Statistic: 'Sum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    },
+  );
+
+  it(
     verifies('ops.alarms', 'every alarm notifies the topic when it fires and when it clears, and says what to do'),
     () => {
       const alarms = resourcesOf(plain.template, 'AWS::CloudWatch::Alarm');
       expect(alarms.size).toBe(operationsOf(plain).alarms.size);
-      expect(alarms.size).toBe(7 * 2 + 3 + 2 + 2 + 3);
+      expect(alarms.size).toBe(7 * 2 + 3 + 2 + 2 + 4);
       for (const alarm of alarms.values()) {
         const properties = propertiesOf(alarm);
         expect(properties.AlarmActions).toEqual([topicRef(plain)]);

@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import { AgentIdentity } from '../../infra/constructs/agent-identity.js';
 import { ApprovalStateMachine } from '../../infra/constructs/approval-state-machine.js';
 import { ApproverConsole } from '../../infra/constructs/approver-console.js';
-import { CallToolChannel } from '../../infra/constructs/call-tool-channel.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
@@ -83,7 +82,6 @@ describe('the stack with the default Cognito agent identity', () => {
   const tableArn = { 'Fn::GetAtt': [tableLogicalId, 'Arn'] };
   const configTableLogicalId = child(stack, 'Config', GatewayTable).tableLogicalId;
   const configTableArn = { 'Fn::GetAtt': [configTableLogicalId, 'Arn'] };
-  const channel = child(stack, 'CallToolChannel', CallToolChannel);
 
   it(
     verifies('aws.stack-shape', 'has the executions and configuration tables, keyed by the shared definitions'),
@@ -263,11 +261,7 @@ describe('the stack with the default Cognito agent identity', () => {
   it(verifies('aws.least-privilege', 'attaches no managed policy to any role'), () => {
     const roles = resourcesOf(template, 'AWS::IAM::Role');
     expect([...roles.keys()].sort()).toEqual(
-      [
-        ...functions.map((fn) => logicalIdOf(fn.role)),
-        logicalIdOf(approvals.stateMachine.role),
-        logicalIdOf(channel.node.findChild('LoggingRole')),
-      ].sort(),
+      [...functions.map((fn) => logicalIdOf(fn.role)), logicalIdOf(approvals.stateMachine.role)].sort(),
     );
     for (const [logicalId, role] of roles) {
       expect(propertiesOf(role), logicalId).not.toHaveProperty('ManagedPolicyArns');

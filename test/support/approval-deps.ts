@@ -69,6 +69,6 @@ export const holdingDepsFor = (store: ExecutionStore, clock: Clock, snapshot: Ga
   log: { info: () => undefined, warn: () => undefined },
   controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
   sealer: new AesSealer(Buffer.alloc(32, 3)),
-  approvalRuns: { start: async () => undefined, signal: unusedPort('the approval run signal') },
+  approvalRuns: { start: async () => 'started', signal: unusedPort('the approval run signal') },
   customerUrl: (id) => `http://127.0.0.1/customer/calls/${id}`,
 });

@@ -57,6 +57,7 @@ export const startChannelBed = async (): Promise<ChannelBed> => {
     approvalRuns: {
       start: async (input) => {
         started.push(input);
+        return 'started';
       },
       signal: unusedPort('the approval run signal'),
     },

@@ -1,10 +1,12 @@
 // A bench for use-case tests: the in-memory store, a clock the test moves, the real configuration
 // loader and Cedar policy (a small ERP whose large orders finance approves), and fake ports that
 // record what they are asked: system calls, approval runs started and signalled, notices.
+//
+// Long: one fake per port a use-case takes, each recording what it is asked, beside the bed that wires them.
 import { randomBytes } from 'node:crypto';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
-import type { ApprovalRunOutcome, ApprovalRunStart } from '../../shared/approvals/approval-runs.js';
+import type { ApprovalRunOutcome, ApprovalRunStart, ApprovalRunStarted } from '../../shared/approvals/approval-runs.js';
 import type { Approver } from '../../shared/approvals/approver.js';
 import type { HeldCallNotice } from '../../shared/approvals/notifier.js';
 import { readArguments, type StrictArguments } from '../../shared/arguments/strict-json.js';
@@ -207,6 +209,8 @@ export interface UseCaseBed {
   behaviour: SystemBehaviour;
   /** Whether an approval run still waits on a signalled token (false: nothing waits any more). */
   signalAnswer: boolean;
+  /** What starting an approval run finds (default: a new run). */
+  startAnswer: (input: ApprovalRunStart) => ApprovalRunStarted;
   /** The configuration the gateway holds now. */
   use(snapshot: GatewaySnapshot | null): void;
   /** The stored record of an execution. */
@@ -234,6 +238,7 @@ export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot 
     warnings,
     behaviour: { kind: 'answer', result: created201 },
     signalAnswer: true,
+    startAnswer: () => 'started',
     use: (snapshot) => {
       state =
         snapshot === null ? { kind: 'unavailable', reason: 'not_loaded', snapshot } : { kind: 'active', snapshot };
@@ -261,7 +266,10 @@ export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot 
       },
       log: { info: () => undefined, warn: (message) => void warnings.push(message) },
       approvalRuns: {
-        start: async (input) => void started.push(input),
+        start: async (input) => {
+          started.push(input);
+          return bed.startAnswer(input);
+        },
         signal: async (token, outcome) => {
           signals.push({ token, outcome });
           return bed.signalAnswer;

@@ -57,7 +57,7 @@ describe('a held call’s record and approval run, started together', () => {
           start: async (input) => {
             startAsked.open();
             await within(createAsked.opened, 'the record write');
-            await bed.deps.approvalRuns.start(input);
+            return bed.deps.approvalRuns.start(input);
           },
         },
       };
@@ -87,9 +87,10 @@ describe('a held call’s record and approval run, started together', () => {
         approvalRuns: {
           ...bed.deps.approvalRuns,
           start: async (input) => {
-            await bed.deps.approvalRuns.start(input);
+            const started = await bed.deps.approvalRuns.start(input);
             await registerApproval(bed.deps, { ...input, task_token: 't-early' }).catch((error) => early.push(error));
             firstStepRan.open();
+            return started;
           },
         },
       };

@@ -6,7 +6,12 @@ import { newExecutionRecord } from '../../shared/executions/execution.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { registerApproval } from '../../shared/use-cases/held-call-steps.js';
-import { recoverOpenExecutions, registerGraceMs, signalGraceMs } from '../../shared/use-cases/recovery.js';
+import {
+  maxApprovalRunRestarts,
+  recoverOpenExecutions,
+  registerGraceMs,
+  signalGraceMs,
+} from '../../shared/use-cases/recovery.js';
 import { claimGraceMs } from '../../shared/use-cases/run-once.js';
 import { verifies } from '../support/requirements.js';
 import {
@@ -65,10 +70,15 @@ describe('recovery after a restart', () => {
 
       const report = await recoverOpenExecutions(bed.deps, 'restart');
 
-      expect(report).toEqual({ resumed: 1, expired: 1, executed: 0, settled: 0 });
+      expect(report).toEqual({ resumed: 1, restarted: 0, lost: 0, expired: 1, executed: 0, settled: 0 });
       expect(await bed.record(overdue.execution_id)).toMatchObject({ status: 'expired', code: 'approval_expired' });
       expect(bed.started).toEqual([
-        { execution_id: waiting.execution_id, agent_id: procurementAgent.id, timeout_seconds: approvalMs / 2000 },
+        {
+          execution_id: waiting.execution_id,
+          agent_id: procurementAgent.id,
+          timeout_seconds: approvalMs / 2000,
+          restarts: 0,
+        },
       ]);
       expect(bed.sent).toEqual([]);
     },
@@ -83,12 +93,14 @@ describe('recovery after a restart', () => {
     const report = await recoverOpenExecutions(bed.deps, 'restart', background.run);
     await background.settled();
 
-    expect(report).toEqual({ resumed: 0, expired: 0, executed: 1, settled: 0 });
+    expect(report).toEqual({ resumed: 0, restarted: 0, lost: 0, expired: 0, executed: 1, settled: 0 });
     expect(await bed.record(held.execution_id)).toMatchObject({ status: 'succeeded' });
     expect(bed.sentFor(held.execution_id)).toHaveLength(1);
     // A second restart finds nothing open.
     expect(await recoverOpenExecutions(bed.deps, 'restart', background.run)).toEqual({
       resumed: 0,
+      restarted: 0,
+      lost: 0,
       expired: 0,
       executed: 0,
       settled: 0,
@@ -120,7 +132,7 @@ describe('recovery after a restart', () => {
 
       const report = await recoverOpenExecutions(bed.deps, 'restart');
 
-      expect(report).toEqual({ resumed: 0, expired: 0, executed: 0, settled: 2 });
+      expect(report).toEqual({ resumed: 0, restarted: 0, lost: 0, expired: 0, executed: 0, settled: 2 });
       expect(await bed.record(write)).toMatchObject({ status: 'unknown', code: 'interrupted' });
       expect(await bed.record(read.execution_id)).toMatchObject({ status: 'failed', code: 'interrupted' });
       expect(bed.sent).toHaveLength(1);
@@ -159,6 +171,67 @@ describe('recovery by the reconciler', () => {
       bed.clock.advance(1);
       expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ resumed: 1 });
       expect(bed.started.map((start) => start.execution_id)).toEqual([lost.execution_id]);
+    },
+  );
+
+  it(
+    verifies(
+      'deploy.approval-run-restart',
+      'starts a call whose approval run ended before registering again under the next name, recorded on the call',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const held = await holdLargeOrder(bed);
+      // The first run ended (failed, timed out or aborted) before it registered: its name is spent.
+      bed.startAnswer = (input) => ((input.restarts ?? 0) === 0 ? 'ended' : 'started');
+      bed.started.length = 0;
+      bed.clock.advance(registerGraceMs + 1);
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ resumed: 1, restarted: 1, lost: 0 });
+      expect(bed.started.map((start) => start.restarts)).toEqual([0, 1]);
+      expect(bed.started.every((start) => start.execution_id === held.execution_id)).toBe(true);
+      expect(await bed.record(held.execution_id)).toMatchObject({
+        status: 'pending_approval',
+        approval_run_restarts: 1,
+      });
+
+      // The next pass starts it under the recorded name: running now, nothing more to do.
+      bed.startAnswer = () => 'running';
+      bed.started.length = 0;
+      expect(await recoverOpenExecutions(bed.deps, 'reconcile')).toMatchObject({ resumed: 0, restarted: 0, lost: 0 });
+      expect(bed.started.map((start) => start.restarts)).toEqual([1]);
+    },
+  );
+
+  it(
+    verifies(
+      'deploy.approval-run-restart',
+      'counts and logs a call it cannot give a running approval run: restarts spent, or a start refused',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const held = await holdLargeOrder(bed);
+      let lost = 0;
+      const countLost = () => {
+        lost += 1;
+      };
+      const deps = { ...bed.deps, metrics: { approvalRunLost: countLost } };
+      bed.startAnswer = () => 'ended';
+      bed.clock.advance(registerGraceMs + 1);
+      expect(await recoverOpenExecutions(deps, 'reconcile')).toMatchObject({ resumed: 0, lost: 1 });
+      expect((await bed.record(held.execution_id)).approval_run_restarts).toBe(maxApprovalRunRestarts);
+      expect(lost).toBe(1);
+      expect(bed.warnings.filter((warning) => warning.includes('no approval run'))).toHaveLength(1);
+
+      // A start refused outright (a missing permission, a deleted state machine) is lost too.
+      deps.approvalRuns = {
+        ...bed.deps.approvalRuns,
+        start: () => Promise.reject(new Error('AccessDeniedException')),
+      };
+      expect(await recoverOpenExecutions(deps, 'reconcile')).toMatchObject({ lost: 1 });
+      expect(lost).toBe(2);
+      // It still expires at its time.
+      bed.clock.advance(approvalMs + claimGraceMs);
+      expect(await recoverOpenExecutions(deps, 'reconcile')).toMatchObject({ expired: 1, lost: 0 });
     },
   );
 

@@ -120,7 +120,8 @@ describe('calls to tool servers', () => {
         argumentsJson: '{"id":9007199254740993}',
         executionId: answer.execution_id,
         deadlineMs: 7_000,
-        maxResponseBytes: 1_048_576,
+        // The default max_response_size.
+        maxResponseBytes: 200 * 1024,
       });
       expect(requests[0]?.system.key).toBe('notes');
       expect(requests[0]?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);

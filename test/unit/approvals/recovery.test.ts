@@ -19,6 +19,7 @@ const recoveryDeps = (local: TestStore, clock: ManualClock, startMs: number) => 
         started.push(input);
         // A slow start: recovering each call moves the clock on.
         clock.advance(startMs);
+        return 'started';
       },
       signal: unusedPort('the approval run signal'),
     },
@@ -57,7 +58,7 @@ describe('recovery at local start', () => {
 
       // The first is resumed with 1.5 s left (2 s, rounded up), the second a second later with 0.5 s
       // left; by the third the time has run out, so it expires instead of waiting again.
-      expect(report).toEqual({ resumed: 2, expired: 1, executed: 0, settled: 0 });
+      expect(report).toEqual({ resumed: 2, restarted: 0, lost: 0, expired: 1, executed: 0, settled: 0 });
       expect(started.map((start) => start.timeout_seconds)).toEqual([2, 1]);
       const [late] = held.filter(
         (execution) => !started.some((start) => start.execution_id === execution.execution_id),
@@ -91,6 +92,7 @@ describe('recovery at local start', () => {
       execution_id: unlisted.execution_id,
       agent_id: unlisted.agent_id,
       timeout_seconds: 60,
+      restarts: 0,
     });
   });
 });

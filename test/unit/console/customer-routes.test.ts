@@ -548,7 +548,11 @@ describe("the customer's pages", () => {
     verifies('customer.sign-in-unconfigured', 'without a customer sign-in, every customer page answers 503 saying so'),
     async () => {
       const executionId = await refund();
-      const provider = { start: unusedPort('starting a sign-in'), finish: unusedPort('finishing a sign-in') };
+      const provider = {
+        start: unusedPort('starting a sign-in'),
+        finish: unusedPort('finishing a sign-in'),
+        signOutUrl: unusedPort('signing out'),
+      };
       const fn = createConsole(
         { services: approvalDepsFor(local.store, clock), signer, logger: silent(), publicUrl: base },
         oidcSignIn(provider, silent()),

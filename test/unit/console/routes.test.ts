@@ -210,6 +210,7 @@ describe('the console route table', () => {
           flow: { state: 's', nonce: 'n', verifier: 'v' },
         }),
         finish: unusedPort('finishing a sign-in'),
+        signOutUrl: unusedPort('signing out'),
       };
       const fn = createConsole(deps(), oidcSignIn(provider, silent()), null);
       const started = await fn(eventOf('GET', '/console/sign-in'), context);
