@@ -24,10 +24,17 @@ const isJson = (value: unknown): value is Json => typeof value === 'object' && v
 const ofType = (assembly: Assembly, type: string): [string, Resource][] =>
   Object.entries(assembly.template.Resources).filter(([, resource]) => resource.Type === type);
 
+/** The logical id of the function a construct id names (`Mcp` is `McpFunction…`). */
+export const functionId = (stack: Pick<DeployedStack, 'functions'>, construct: string): string => {
+  const found = [...stack.functions.keys()].find((id) => id.startsWith(`${construct}Function`));
+  if (found === undefined) throw new Error(`The template has no function of the construct ${construct}.`);
+  return found;
+};
+
 export interface DeployedStack {
   /** The functions by logical id. */
   readonly functions: ReadonlyMap<string, LambdaFunction>;
-  /** Each function's environment as the template declares it, resolved. */
+  /** Every AWS call the functions made: caller, action and resource. */
   readonly calls: readonly RecordedCall[];
   readonly secrets: { put(name: string, text: string): void };
   readonly events: readonly { bus: string; detailType: string; detail: unknown }[];
@@ -46,6 +53,8 @@ export interface DeployedStack {
     body?: string;
     agent?: Agent;
   }): Promise<HttpAnswer>;
+  /** Resolves a value of the template as the functions' environment is resolved. */
+  resolve(value: unknown, where: string): string;
   /** Resolves when no approval run is running any more. */
   settled(): Promise<void>;
   readonly stateMachineArn: string;
@@ -253,6 +262,7 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
       endpoints: { dynamodb: dynamodb.endpoint, s3: s3.endpoint, kms: kms.endpoint },
     },
     http: (request) => routes(request),
+    resolve: (value, where) => resolve(value, where),
     settled: () => stepFunctions.settled(),
     stateMachineArn: stepFunctions.stateMachineArn,
     close: async () => {
