@@ -91,7 +91,7 @@ describe('the synthesized stack, run here', () => {
     async () => {
       const listed = JSON.parse(await mcp('tools/list', {}));
       const names: unknown[] = listed.result.tools.map((tool: { name: unknown }) => tool.name);
-      expect(names).toEqual(expect.arrayContaining(['ledger.balances.get', 'ledger.transfers.create']));
+      expect(names, stack.functions.get(functionId(stack, 'Mcp'))?.logs()).toEqual(expect.arrayContaining(['ledger.balances.get', 'ledger.transfers.create']));
 
       const read = structured(await mcp('tools/call', { name: 'ledger.balances.get', arguments: { account: 'A-1' } }));
       expect(JSON.stringify(read)).toContain('1250.00');

@@ -4,7 +4,8 @@
 // and what the runtime itself sets), one invocation at a time per instance (a second instance
 // starts when all are busy, as Lambda scales), each given the function's timeout. An instance is
 // a worker thread: its own process.env, its own module graph. The AWS SDK is the project's, found
-// through NODE_PATH as the runtime's own copy is in Lambda.
+// through NODE_PATH as the runtime's own copy is in Lambda (for ES modules too, as Lambda's
+// runtime does since Node.js 18).
 import { Worker } from 'node:worker_threads';
 
 export interface LambdaFunctionSpec {
@@ -36,6 +37,25 @@ export class LambdaInvocationError extends Error {
 // The runtime's bootstrap inside the worker: plain JavaScript, as it runs before any TypeScript.
 const bootstrap = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { registerHooks } = require('node:module');
+// Lambda's Node.js runtime also looks in NODE_PATH for a package an ES module imports (the SDK it
+// ships in /var/runtime/node_modules), where Node alone would not.
+const nodePath = (process.env.NODE_PATH || '').split(':').filter(Boolean);
+registerHooks({
+  resolve(specifier, context, nextResolve) {
+    try {
+      return nextResolve(specifier, context);
+    } catch (error) {
+      if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+      for (const folder of nodePath) {
+        try {
+          return nextResolve(specifier, { ...context, parentURL: require('node:url').pathToFileURL(folder + '/../lambda-node-path.mjs').href });
+        } catch {}
+      }
+      throw error;
+    }
+  },
+});
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 const { pathToFileURL } = require('node:url');
