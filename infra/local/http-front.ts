@@ -100,6 +100,59 @@ const writeResult = (response: ServerResponse, result: HttpResult): void => {
   response.end(body);
 };
 
+/** A request as API Gateway's HTTP API receives it, before it becomes an event. */
+export interface HttpApiRequest {
+  readonly method: string;
+  readonly url: URL;
+  /** The matched route, `ANY /console/{proxy+}` style. */
+  readonly routeKey: string;
+  /** Lower-case names; the cookie header apart. */
+  readonly headers: Record<string, string>;
+  readonly cookieHeader?: string;
+  readonly body: Buffer;
+  readonly protocol: string;
+  readonly sourceIp: string;
+  /** What the route's authorizer passes on (`{ lambda: <its context> }` for the agent authorizer). */
+  readonly authorizer?: Record<string, unknown>;
+}
+
+/** The payload-2.0 event API Gateway's HTTP API gives a function for a request. */
+export const httpApiEvent = (request: HttpApiRequest): APIGatewayProxyEventV2 => {
+  const { url, headers, body } = request;
+  const now = new Date();
+  const asText = body.length === 0 || textType.test(headers['content-type'] ?? '');
+  return {
+    version: '2.0',
+    routeKey: request.routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.replace(/^\?/, ''),
+    headers,
+    ...(request.cookieHeader === undefined ? {} : { cookies: request.cookieHeader.split(/;\s*/) }),
+    ...(url.search.length > 1 ? { queryStringParameters: Object.fromEntries(url.searchParams) } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: {
+        method: request.method,
+        path: url.pathname,
+        protocol: request.protocol,
+        sourceIp: request.sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: request.routeKey.replace(/\/\{proxy\+\}$/, ''),
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+      ...(request.authorizer === undefined ? {} : { authorizer: request.authorizer }),
+    },
+    ...(body.length === 0 ? {} : { body: body.toString(asText ? 'utf8' : 'base64') }),
+    isBase64Encoded: !asText,
+  };
+};
+
 export const lambdaContext = (functionName: string, timeoutMs: number): Context => {
   const deadline = Date.now() + timeoutMs;
   const requestId = randomUUID();
@@ -198,39 +251,17 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFro
     }
     const headers = headerRecord(request);
     headers['x-forwarded-proto'] = 'http';
-    const now = new Date();
-    const contentType = headers['content-type'] ?? '';
-    const asText = body.length === 0 || textType.test(contentType);
-    const event: APIGatewayProxyEventV2 = {
-      version: '2.0',
+    const event = httpApiEvent({
+      method,
+      url,
       routeKey: `${route.method} ${route.path}${route.prefix === true ? '/{proxy+}' : ''}`,
-      rawPath: url.pathname,
-      rawQueryString: url.search.replace(/^\?/, ''),
       headers,
-      ...(request.headers.cookie === undefined ? {} : { cookies: request.headers.cookie.split(/;\s*/) }),
-      ...(url.search.length > 1 ? { queryStringParameters: Object.fromEntries(url.searchParams) } : {}),
-      requestContext: {
-        accountId: '000000000000',
-        apiId: 'local',
-        domainName: headers.host ?? 'localhost',
-        domainPrefix: 'localhost',
-        http: {
-          method,
-          path: url.pathname,
-          protocol: `HTTP/${request.httpVersion}`,
-          sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
-          userAgent: headers['user-agent'] ?? '',
-        },
-        requestId: randomUUID(),
-        routeKey: `${route.method} ${route.path}`,
-        stage: '$default',
-        time: now.toUTCString(),
-        timeEpoch: now.getTime(),
-        ...(caller === undefined ? {} : { authorizer: { lambda: caller } }),
-      },
-      ...(body.length === 0 ? {} : { body: body.toString(asText ? 'utf8' : 'base64') }),
-      isBase64Encoded: !asText,
-    };
+      ...(request.headers.cookie === undefined ? {} : { cookieHeader: request.headers.cookie }),
+      body,
+      protocol: `HTTP/${request.httpVersion}`,
+      sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+      ...(caller === undefined ? {} : { authorizer: { lambda: caller } }),
+    });
     const result = await route.fn(event, lambdaContext(route.functionName, route.timeoutMs));
     // While stopping, a finished request's connection is not kept for another one.
     if (stopping) response.setHeader('connection', 'close');

@@ -1,9 +1,23 @@
-// A local KMS endpoint for asymmetric signing keys (ECC_NIST_P256, SIGN_VERIFY): Sign, Verify
-// and GetPublicKey over the AWS JSON 1.1 protocol, with KMS's error names, so the SDK behaves as
-// against AWS. Requests are signed with the endpoint's credential (SigV4, checked as the other
-// local endpoints do). Keys are made in memory by createSigningKey; an action can be denied on a
-// key, to see what a principal without the grant meets.
-import { createPublicKey, generateKeyPairSync, type KeyObject, randomUUID, sign, verify } from 'node:crypto';
+// A local KMS endpoint over the AWS JSON 1.1 protocol, with KMS's error names, so the SDK behaves
+// as against AWS: asymmetric signing keys (ECC_NIST_P256, SIGN_VERIFY: Sign, Verify,
+// GetPublicKey), symmetric keys (GenerateDataKey, Decrypt: envelope encryption) and HMAC keys
+// (HMAC_256: GenerateMac, VerifyMac). Requests are signed with the endpoint's credential (SigV4,
+// checked as the other local endpoints do). Keys are made in memory by createSigningKey,
+// createSymmetricKey and createHmacKey; an action can be denied on a key, to see what a principal
+// without the grant meets.
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  randomUUID,
+  sign,
+  timingSafeEqual,
+  verify,
+} from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import * as z from 'zod';
 import {
@@ -27,16 +41,25 @@ export interface LocalKms {
   readonly endpoint: string;
   readonly credentials: LocalAwsCredentials;
   /** Makes a signing key; `denied` lists IAM actions (`kms:Sign`) refused on it. Returns its ARN. */
-  createSigningKey(options?: { readonly denied?: readonly string[] }): string;
+  createSigningKey(options?: KeyOptions): string;
+  /** Makes a symmetric encryption key (data keys, Decrypt). Returns its ARN. */
+  createSymmetricKey(options?: KeyOptions): string;
+  /** Makes an HMAC_256 key (GenerateMac, VerifyMac). Returns its ARN. */
+  createHmacKey(options?: KeyOptions): string;
   close(): Promise<void>;
 }
 
-interface SigningKey {
-  readonly arn: string;
-  readonly privateKey: KeyObject;
-  readonly publicKey: KeyObject;
-  readonly denied: ReadonlySet<string>;
+export interface KeyOptions {
+  /** IAM actions refused on the key. @default none */
+  readonly denied?: readonly string[];
 }
+
+type LocalKey =
+  | { readonly kind: 'sign'; readonly privateKey: KeyObject; readonly publicKey: KeyObject }
+  | { readonly kind: 'symmetric'; readonly material: Buffer }
+  | { readonly kind: 'hmac'; readonly material: Buffer };
+
+type StoredKey = LocalKey & { readonly id: string; readonly arn: string; readonly denied: ReadonlySet<string> };
 
 class KmsError extends Error {
   constructor(
@@ -60,6 +83,39 @@ const SignRequest = KeyRequest.extend({
   SigningAlgorithm: z.string(),
 });
 const VerifyRequest = SignRequest.extend({ Signature: base64 });
+const EncryptionContext = z.record(z.string(), z.string()).default({});
+const GenerateDataKeyRequest = KeyRequest.extend({
+  KeySpec: z.enum(['AES_256', 'AES_128']).optional(),
+  NumberOfBytes: z.number().int().min(1).max(1024).optional(),
+  EncryptionContext,
+});
+const DecryptRequest = z.object({ CiphertextBlob: base64, KeyId: z.string().min(1).optional(), EncryptionContext });
+const MacRequest = KeyRequest.extend({ MacAlgorithm: z.literal('HMAC_SHA_256'), Message: base64 });
+const VerifyMacRequest = MacRequest.extend({ Mac: base64 });
+
+/** The encryption context as authenticated data: its pairs in key order, so the order sent does not matter. */
+const contextBytes = (context: Record<string, string>): Buffer =>
+  Buffer.from(JSON.stringify(Object.entries(context).sort(([a], [b]) => (a < b ? -1 : 1))));
+
+/** A ciphertext blob: the key's id (36 characters), then AES-256-GCM's nonce, tag and ciphertext. */
+const idBytes = 36;
+const sealBlob = (key: StoredKey & { kind: 'symmetric' }, plaintext: Buffer, context: Record<string, string>) => {
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key.material, nonce).setAAD(contextBytes(context));
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([Buffer.from(key.id, 'ascii'), nonce, cipher.getAuthTag(), ciphertext]);
+};
+const blobKeyId = (blob: Buffer): string => blob.subarray(0, idBytes).toString('ascii');
+const openBlob = (key: StoredKey & { kind: 'symmetric' }, blob: Buffer, context: Record<string, string>) => {
+  const decipher = createDecipheriv('aes-256-gcm', key.material, blob.subarray(idBytes, idBytes + 12))
+    .setAAD(contextBytes(context))
+    .setAuthTag(blob.subarray(idBytes + 12, idBytes + 28));
+  try {
+    return Buffer.concat([decipher.update(blob.subarray(idBytes + 28)), decipher.final()]);
+  } catch {
+    throw new KmsError(400, 'InvalidCiphertextException', 'The ciphertext or its encryption context is not valid.');
+  }
+};
 
 const sendJson = (response: ServerResponse, status: number, body: unknown) => {
   response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
@@ -67,9 +123,9 @@ const sendJson = (response: ServerResponse, status: number, body: unknown) => {
 
 export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<LocalKms> => {
   const credentials = options.credentials ?? newLocalAwsCredentials();
-  const keys = new Map<string, SigningKey>();
+  const keys = new Map<string, StoredKey>();
 
-  const keyFor = (keyId: string, action: string): SigningKey => {
+  const keyFor = (keyId: string, action: string): StoredKey => {
     const id = keyId.startsWith('arn:') ? (keyId.split('/').at(-1) ?? '') : keyId;
     const key = keys.get(id);
     if (key === undefined) throw new KmsError(400, 'NotFoundException', `Key '${keyId}' does not exist`);
@@ -83,6 +139,26 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
     options.onCall?.({ action, resource: key.arn });
     return key;
   };
+  /** KMS refuses a key of another usage than the action's. */
+  const wrongUsage = (key: StoredKey, action: string) =>
+    new KmsError(400, 'InvalidKeyUsageException', `${key.arn} cannot be used for ${action}.`);
+  const signingKey = (keyId: string, action: string) => {
+    const key = keyFor(keyId, action);
+    if (key.kind !== 'sign') throw wrongUsage(key, action);
+    return key;
+  };
+  const symmetricKey = (keyId: string, action: string) => {
+    const key = keyFor(keyId, action);
+    if (key.kind !== 'symmetric') throw wrongUsage(key, action);
+    return key;
+  };
+  const hmacKey = (keyId: string, action: string) => {
+    const key = keyFor(keyId, action);
+    if (key.kind !== 'hmac') throw wrongUsage(key, action);
+    return key;
+  };
+  const macOf = (key: StoredKey & { kind: 'hmac' }, message: string) =>
+    createHmac('sha256', key.material).update(Buffer.from(message, 'base64')).digest();
 
   /** The message as signed: RAW messages are hashed with SHA-256; this endpoint takes no precomputed digest. */
   const messageOf = (request: z.infer<typeof SignRequest>): Buffer => {
@@ -100,20 +176,20 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
   const actions: Record<string, (body: unknown) => unknown> = {
     Sign: (body) => {
       const request = parse(SignRequest, body);
-      const key = keyFor(request.KeyId, 'kms:Sign');
+      const key = signingKey(request.KeyId, 'kms:Sign');
       const signature = sign('sha256', messageOf(request), key.privateKey);
       return { KeyId: key.arn, Signature: signature.toString('base64'), SigningAlgorithm: algorithm };
     },
     Verify: (body) => {
       const request = parse(VerifyRequest, body);
-      const key = keyFor(request.KeyId, 'kms:Verify');
+      const key = signingKey(request.KeyId, 'kms:Verify');
       if (!verify('sha256', messageOf(request), key.publicKey, Buffer.from(request.Signature, 'base64'))) {
         throw new KmsError(400, 'KMSInvalidSignatureException', 'The signature is not valid.');
       }
       return { KeyId: key.arn, SignatureValid: true, SigningAlgorithm: algorithm };
     },
     GetPublicKey: (body) => {
-      const key = keyFor(parse(KeyRequest, body).KeyId, 'kms:GetPublicKey');
+      const key = signingKey(parse(KeyRequest, body).KeyId, 'kms:GetPublicKey');
       return {
         KeyId: key.arn,
         KeySpec: 'ECC_NIST_P256',
@@ -122,6 +198,45 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
         SigningAlgorithms: [algorithm],
       };
     },
+    GenerateDataKey: (body) => {
+      const request = parse(GenerateDataKeyRequest, body);
+      const key = symmetricKey(request.KeyId, 'kms:GenerateDataKey');
+      const plaintext = randomBytes(request.NumberOfBytes ?? (request.KeySpec === 'AES_128' ? 16 : 32));
+      const blob = sealBlob(key, plaintext, request.EncryptionContext);
+      return { KeyId: key.arn, Plaintext: plaintext.toString('base64'), CiphertextBlob: blob.toString('base64') };
+    },
+    Decrypt: (body) => {
+      const request = parse(DecryptRequest, body);
+      const blob = Buffer.from(request.CiphertextBlob, 'base64');
+      const key = symmetricKey(request.KeyId ?? blobKeyId(blob), 'kms:Decrypt');
+      if (blobKeyId(blob) !== key.id) {
+        throw new KmsError(400, 'IncorrectKeyException', 'The ciphertext was not encrypted with this key.');
+      }
+      const plaintext = openBlob(key, blob, request.EncryptionContext);
+      return { KeyId: key.arn, Plaintext: plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+    },
+    GenerateMac: (body) => {
+      const request = parse(MacRequest, body);
+      const key = hmacKey(request.KeyId, 'kms:GenerateMac');
+      return { KeyId: key.arn, Mac: macOf(key, request.Message).toString('base64'), MacAlgorithm: 'HMAC_SHA_256' };
+    },
+    VerifyMac: (body) => {
+      const request = parse(VerifyMacRequest, body);
+      const key = hmacKey(request.KeyId, 'kms:VerifyMac');
+      const presented = Buffer.from(request.Mac, 'base64');
+      const expected = macOf(key, request.Message);
+      if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+        throw new KmsError(400, 'KMSInvalidMacException', 'The MAC is not valid for this message and key.');
+      }
+      return { KeyId: key.arn, MacValid: true, MacAlgorithm: 'HMAC_SHA_256' };
+    },
+  };
+
+  const addKey = (key: LocalKey, { denied = [] }: KeyOptions): string => {
+    const id = randomUUID();
+    const arn = `arn:aws:kms:${region}:${account}:key/${id}`;
+    keys.set(id, { ...key, id, arn, denied: new Set(denied) });
+    return arn;
   };
 
   const answer = async (request: IncomingMessage, response: ServerResponse) => {
@@ -161,13 +276,12 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
   return {
     endpoint: `http://127.0.0.1:${listening.port}`,
     credentials,
-    createSigningKey: ({ denied = [] } = {}) => {
-      const id = randomUUID();
+    createSigningKey: (keyOptions = {}) => {
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-      const arn = `arn:aws:kms:${region}:${account}:key/${id}`;
-      keys.set(id, { arn, privateKey, publicKey: createPublicKey(privateKey), denied: new Set(denied) });
-      return arn;
+      return addKey({ kind: 'sign', privateKey, publicKey: createPublicKey(privateKey) }, keyOptions);
     },
+    createSymmetricKey: (keyOptions = {}) => addKey({ kind: 'symmetric', material: randomBytes(32) }, keyOptions),
+    createHmacKey: (keyOptions = {}) => addKey({ kind: 'hmac', material: randomBytes(32) }, keyOptions),
     close: () => listening.close(),
   };
 };
