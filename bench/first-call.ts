@@ -1,6 +1,6 @@
 // The MCP function's first tools/call in a fresh process, as Lambda's cold start pays it: the
 // bundle as the stack builds it, imported by a fresh `node` with the function's environment, then
-// invoked with an HTTP API (payload 2.0) event carrying the claims the JWT authorizer passes. It
+// invoked with an HTTP API (payload 2.0) event carrying the caller the agent authorizer passes. It
 // loads the configuration from the config table (pushed there by `npm run config:push`), builds
 // Cedar, reads from the demo ERP and answers. Everything is on loopback: dynalite here stands in
 // for DynamoDB (the AWS SDK reaches it through AWS_ENDPOINT_URL_DYNAMODB), and every other AWS
@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { type DemoErp, startDemoErp } from '../examples/erp/server.js';
+import { startDemoErp } from '../examples/erp/server.js';
 import { ensureTables, type LocalDynamoDb, startLocalDynamoDb } from '../infra/local/dynamodb.js';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
 import { portOf } from './bed.js';
 import { bundleFunctions } from './bundles.js';
-import { pushDemoConfiguration } from './local-config-push.js';
+import { type PushedConfiguration, pushDemoConfiguration } from './local-config-push.js';
 import type { Measured } from './measured.js';
 import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
@@ -26,13 +26,14 @@ import { median, ms } from './stats.js';
 const tables = { executions: 'bench-executions', config: 'bench-config' } as const;
 /** Where nothing listens: an AWS client sent there fails at once. */
 const closedPort = 'http://127.0.0.1:9';
-const agent = { sub: 'procurement-agent', groups: '[procurement]' } as const;
+/** The caller the agent authorizer passes on, here the demo's procurement agent by its id. */
+const caller = { agentId: 'procurement-agent' } as const;
 const apiHost = 'abc123.execute-api.us-east-1.amazonaws.com';
 /** Warm calls per kind after the first two, for the handler time per call the cost section uses. */
 const warmCalls = 5;
 const marker = 'FIRST-CALL ';
 
-/** An API Gateway HTTP API v2 event for a stateless 2026-07-28 tools/call, as the JWT authorizer passes it. */
+/** An API Gateway HTTP API v2 event for a stateless 2026-07-28 tools/call, as the agent authorizer passes it. */
 const toolCallEvent = (id: number, name: string, args: Record<string, unknown>) => {
   const body = JSON.stringify({
     jsonrpc: '2.0',
@@ -75,7 +76,7 @@ const toolCallEvent = (id: number, name: string, args: Record<string, unknown>) 
       stage: '$default',
       time: new Date().toUTCString(),
       timeEpoch: Date.now(),
-      authorizer: { jwt: { claims: agent, scopes: null } },
+      authorizer: { lambda: caller },
     },
   };
 };
@@ -148,13 +149,14 @@ const runChild = (probe: string, events: string, env: NodeJS.ProcessEnv): Promis
   });
 
 /** What the deployed MCP function's process sees, its AWS endpoints on loopback. */
-const functionEnvironment = (store: LocalDynamoDb, erp: DemoErp): NodeJS.ProcessEnv => ({
+const functionEnvironment = (store: LocalDynamoDb, pushed: PushedConfiguration): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH,
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: store.credentials.accessKeyId,
   AWS_SECRET_ACCESS_KEY: store.credentials.secretAccessKey,
   AWS_ENDPOINT_URL_DYNAMODB: store.endpoint,
-  AWS_ENDPOINT_URL_KMS: closedPort,
+  AWS_ENDPOINT_URL_KMS: pushed.kmsEndpoint,
+  AWS_ENDPOINT_URL_S3: pushed.s3Endpoint,
   AWS_ENDPOINT_URL_SFN: closedPort,
   AWS_ENDPOINT_URL_EVENTBRIDGE: closedPort,
   AWS_CONFIG_FILE: '/dev/null',
@@ -165,14 +167,10 @@ const functionEnvironment = (store: LocalDynamoDb, erp: DemoErp): NodeJS.Process
   NODE_OPTIONS: '--enable-source-maps',
   EXECUTIONS_TABLE: tables.executions,
   CONFIG_TABLE: tables.config,
-  CONFIG_BUCKET: 'config-bundles',
-  CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
+  CONFIG_BUCKET: pushed.bucket,
+  CONFIG_SIGNING_KEY_ID: pushed.signingKeyArn,
   DATA_KEY_ID: 'alias/approval-gateway',
   STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:111111111111:stateMachine:approvals',
-  // The pushed configuration names its systems through these; the call reaches the first only.
-  DEMO_ERP_URL: erp.url,
-  DEMO_CALL_TOOL_URL: `${closedPort}/tool/call-tool`,
-  DEMO_MCP_URL: `${closedPort}/mcp`,
 });
 
 export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> => {
@@ -188,7 +186,13 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
     ]);
     const erp = await startDemoErp({ port: 0 });
     closers.push(() => erp.close());
-    line(await pushDemoConfiguration(store, tables.config, folder));
+    // The pushed configuration names the demo's systems; the call reaches the ERP only.
+    const pushed = await pushDemoConfiguration(store, tables.config, folder, {
+      DEMO_ERP_URL: erp.url,
+      DEMO_CALL_TOOL_URL: `${closedPort}/tool/call-tool`,
+    });
+    closers.push(() => pushed.close());
+    line(pushed.output);
     const workspace = await bundleFunctions();
     closers.push(() => workspace.remove());
     const mcp = workspace.bundles.find((bundle) => bundle.name === 'mcp');
@@ -197,7 +201,7 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
     await copyFile(fileURLToPath(new URL('./first-call-probe.mjs', import.meta.url)), probe);
     const events = join(folder, 'events.json');
     await writeFile(events, JSON.stringify(probeEvents(portOf(store.endpoint), erp.port)));
-    const env = functionEnvironment(store, erp);
+    const env = functionEnvironment(store, pushed);
     const runs: ProbeResult[] = [];
     for (let run = 0; run < plan.firstCallRuns; run += 1) {
       runs.push(await runChild(probe, events, env));
@@ -251,7 +255,7 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
       `${plan.firstCallRuns} fresh node processes with the function's environment (NODE_OPTIONS=--enable-source-maps); ` +
         'erp.shipments.track for procurement-agent, a direct read',
     );
-    line('configuration from the config table (dynalite on loopback), pushed by npm run config:push');
+    line('configuration from the config table's pointer and the bundles bucket (dynalite, S3 and KMS stand-ins on loopback), pushed by npm run config:push');
     measured.handlerMs.directRead = readMs;
     measured.handlerMs.directWrite = writeMs;
     return [
