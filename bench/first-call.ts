@@ -1,7 +1,7 @@
 // The MCP function's first tools/call in a fresh process, as Lambda's cold start pays it: the
 // bundle as the stack builds it, imported by a fresh `node` with the function's environment, then
 // invoked with an HTTP API (payload 2.0) event carrying the caller the agent authorizer passes. It
-// loads the configuration from the config table (pushed there by `npm run config:push`), builds
+// loads the configuration the config table names (pushed by `npm run config:push` to the bucket), builds
 // Cedar, reads from the demo ERP and answers. Everything is on loopback: dynalite here stands in
 // for DynamoDB (the AWS SDK reaches it through AWS_ENDPOINT_URL_DYNAMODB), and every other AWS
 // endpoint points at a closed port, so a call that needed KMS, Step Functions or EventBridge
@@ -255,7 +255,9 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
       `${plan.firstCallRuns} fresh node processes with the function's environment (NODE_OPTIONS=--enable-source-maps); ` +
         'erp.shipments.track for procurement-agent, a direct read',
     );
-    line('configuration from the config table's pointer and the bundles bucket (dynalite, S3 and KMS stand-ins on loopback), pushed by npm run config:push');
+    line(
+      'configuration from the config table pointer and the bundles bucket (dynalite, S3 and KMS stand-ins on loopback), pushed by npm run config:push',
+    );
     measured.handlerMs.directRead = readMs;
     measured.handlerMs.directWrite = writeMs;
     return [
