@@ -178,7 +178,12 @@ describe('the compiled snapshot', () => {
         base_url: 'http://erp.internal',
         credentials: { type: 'bearer', token: 'function-secret' },
       });
-      expect(aws.config).toEqual((await snapshotOf(withSecrets, { environment })).config);
+      // Agents' tokens are the local runtime's only: the function leaves them unread.
+      const local = (await snapshotOf(withSecrets, { environment })).config;
+      expect(aws.config).toEqual({
+        ...local,
+        agents: local.agents.map((agent) => ({ ...agent, token: '(unset variable)' })),
+      });
     },
   );
 
@@ -201,8 +206,12 @@ describe('the compiled snapshot', () => {
           files: { read: async () => undefined },
         });
         const aws = loadCompiledSnapshot(bundle, environment);
-        expect(local.ok).toBe(false);
-        expect(aws).toEqual(local);
+        if (local.ok) throw new Error('expected the local runtime to refuse it');
+        // The same problems, but for the agents' tokens, which the function leaves unread.
+        expect(aws).toEqual({
+          ok: false,
+          problems: local.problems.filter((problem) => !/^agents\[\d+\]\.token$/.test(problem.path)),
+        });
       }
       expect(loadCompiledSnapshot(bundle, {})).toMatchObject({
         ok: false,
