@@ -1,6 +1,9 @@
 // The local stand-in for API Gateway's HTTP API: matches routes, authorizes with the local
 // authorizer, turns each request into a payload-2.0 event with a Lambda context and invokes the
 // very handler module Lambda would run; then writes its result back as HTTP.
+//
+// Long: the payload-2.0 event and the Lambda context, shared with the harness that runs the
+// synthesized stack, beside the server that routes, authorizes and writes answers back.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';

@@ -44,7 +44,7 @@ describe('the banner of npm start', () => {
     try {
       const output = runtime.output();
       for (const secret of Object.values(secrets)) expect(output).not.toContain(secret);
-      expect(output).toMatch(/procurement-agent\s+\(from the environment\)/);
+      expect(output).toMatch(/procurement-agent\s+\(from a reference\)/);
       expect(output).toMatch(/finance-approver\s+\(from the environment\)/);
       // Literal values are demo values, and still shown.
       expect(output).toContain(demoTokens.support);

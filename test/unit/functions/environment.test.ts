@@ -31,6 +31,7 @@ describe('parseEnvironment', () => {
       CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
       DATA_KEY_ID: 'alias/gateway',
       CONFIG_REFRESH_SECONDS: 30,
+      SECRETS_MAX_AGE_SECONDS: 300,
       ALLOWED_HOSTS: [],
       ALLOWED_ORIGINS: [],
       AUTHORIZATION_SERVERS: [],
