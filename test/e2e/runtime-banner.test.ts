@@ -45,7 +45,7 @@ describe('the banner of npm start', () => {
       const output = runtime.output();
       for (const secret of Object.values(secrets)) expect(output).not.toContain(secret);
       expect(output).toMatch(/procurement-agent\s+\(from a reference\)/);
-      expect(output).toMatch(/finance-approver\s+\(from the environment\)/);
+      expect(output).toMatch(/finance-approver\s+\(from a reference\)/);
       // Literal values are demo values, and still shown.
       expect(output).toContain(demoTokens.support);
       expect(output).toContain('demo-operations-password');
