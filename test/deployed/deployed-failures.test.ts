@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { type Assembly, deployedAssembly } from './assembly.js';
-import { agent } from './organization.js';
+import { agentAuthorization } from './organization.js';
 import { type DeployedStack, functionId, startDeployedStack } from './stack.js';
 
 const mcpHeaders = {
@@ -15,13 +15,12 @@ const mcpHeaders = {
   accept: 'application/json, text/event-stream',
   'mcp-protocol-version': '2025-11-25',
 };
-const listTools = (stack: DeployedStack) =>
+const listTools = async (stack: DeployedStack) =>
   stack.http({
     method: 'POST',
     path: '/mcp',
-    headers: mcpHeaders,
+    headers: { ...mcpHeaders, ...(await agentAuthorization(stack)) },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-    agent,
   });
 
 /** The MCP function's resource in a copy of the template, to change. */

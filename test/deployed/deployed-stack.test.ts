@@ -10,7 +10,7 @@ import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { type Assembly, deployedAssembly } from './assembly.js';
 import {
-  agent,
+  agentAuthorization,
   approver,
   type Ledger,
   ledgerKey,
@@ -105,15 +105,15 @@ describe('the synthesized stack, run here', () => {
   let folder: Awaited<ReturnType<typeof temporaryFolder>>;
   let secretsPrefix: string | undefined;
   let rpcId = 0;
+  let authorization: Record<string, string>;
 
-  const mcp = async (method: string, params: Record<string, unknown>) => {
+  const mcp = async (method: string, params: Record<string, unknown>, as = authorization) => {
     rpcId += 1;
     const answer = await stack.http({
       method: 'POST',
       path: '/mcp',
-      headers: mcpHeaders,
+      headers: { ...mcpHeaders, ...as },
       body: JSON.stringify({ jsonrpc: '2.0', id: rpcId, method, params }),
-      agent,
     });
     if (answer.functionError !== undefined) throw answer.functionError;
     expect(answer.status).toBe(200);
@@ -135,6 +135,7 @@ describe('the synthesized stack, run here', () => {
       secretsPrefix === undefined ? ledgerKey : '${secret:ledger-key}',
     );
     await pushConfiguration(stack, file);
+    authorization = await agentAuthorization(stack);
   });
 
   afterAll(async () => {
