@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KmsSessionSigner } from '../../shared/adapters/kms-session-signer.js';
 import { encodeSession, newSession } from '../../shared/console/session.js';
 import { eventually } from '../support/approval-org.js';
+import { startAgentTokenIssuer } from '../support/oidc-provider.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { type Assembly, deployedAssembly } from './assembly.js';
 import {
+  agent,
   agentAuthorization,
   approver,
   type Ledger,
@@ -145,7 +147,10 @@ describe('the synthesized stack, run here', () => {
   });
 
   it(
-    verifies(['deployed.runs-what-ships', 'deployed.core-flows'], 'lists the tools and runs a direct call'),
+    verifies(
+      ['deployed.runs-what-ships', 'deployed.core-flows', 'deployed.agent-authorizer'],
+      "lists the tools and runs a direct call, as the configured agent with its entry's groups",
+    ),
     async () => {
       const listed = JSON.parse(await mcp('tools/list', {}));
       const names: unknown[] = listed.result.tools.map((tool: { name: unknown }) => tool.name);
@@ -216,6 +221,79 @@ describe('the synthesized stack, run here', () => {
     );
     expect(status.status).toBe('succeeded');
   });
+
+  it(
+    verifies(
+      ['deployed.agent-authorizer', 'agents.any-app-client'],
+      'lets in an app client added to the pool after the push, as an agent with no groups',
+    ),
+    async () => {
+      // An operator adds an app client to the agents' pool; the configuration does not list it.
+      const later = { id: '7laterclientid000000000000', secret: 'later-client-secret' };
+      await stack.agentPool.addClient(later);
+      const token = await stack.agentPool.token(later, stack.agentPool.scope);
+      const as = { authorization: `Bearer ${token}` };
+      // Let in by the authorizer; with no groups no policy permits it the ledger, whose tools are
+      // then hidden from it (and a call to one refused as unknown), while the gateway's own are listed.
+      const listed = JSON.parse(await mcp('tools/list', {}, as));
+      const names: unknown[] = listed.result.tools.map((tool: { name: unknown }) => tool.name);
+      expect(names).toContain('get_execution_status');
+      expect(names).not.toContain('ledger.balances.get');
+      const refused = structured(
+        await mcp('tools/call', { name: 'ledger.balances.get', arguments: { account: 'A-1' } }, as),
+      );
+      expect(refused).toMatchObject({ status: 'denied', code: 'unknown_tool' });
+      expect(ledger.requests.filter((request) => request.path === '/balances/A-1')).toHaveLength(1);
+    },
+  );
+
+  it(
+    verifies(
+      ['deployed.agent-authorizer', 'agents.unauthorized-challenge'],
+      'refuses a token of another issuer, a token without the agent scope, and a request without a token',
+    ),
+    async () => {
+      const client = { id: agent.clientId, secret: agent.secret };
+      // Another issuer with an app client of the same id and the same scope.
+      const stranger = await startAgentTokenIssuer({ clients: [client], scope: stack.agentPool.scope });
+      const otherScope = { id: '8otherscopeclient000000000', secret: 'other-scope-secret' };
+      const notAgentScope = `${stack.agentPool.scope.split('/')[0]}/not-the-agent-scope`;
+      await stack.agentPool.addClient(otherScope, [notAgentScope]);
+      try {
+        const tokens = [
+          await stranger.token(client, stack.agentPool.scope),
+          await stack.agentPool.token(otherScope, notAgentScope),
+        ];
+        const authorizer = stack.functions.get(functionId(stack, 'AgentAuthorizer'));
+        for (const token of tokens) {
+          const answer = await stack.http({
+            method: 'POST',
+            path: '/mcp',
+            headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+          });
+          // The authorizer lets the request on with no caller; the MCP function answers the challenge.
+          expect(answer.status, authorizer?.logs()).toBe(401);
+          expect(answer.headers['www-authenticate']).toMatch(/^Bearer /);
+        }
+        expect(authorizer?.logs().match(/token not valid/g)).toHaveLength(2);
+
+        // Without an Authorization header API Gateway answers itself; the authorizer never runs.
+        const bare = await stack.http({
+          method: 'POST',
+          path: '/mcp',
+          headers: mcpHeaders,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+        });
+        expect(bare.status).toBe(401);
+        expect(bare.headers['www-authenticate']).toBeUndefined();
+        expect(JSON.parse(bare.body)).toEqual({ message: 'Unauthorized' });
+        expect(authorizer?.logs().match(/token refused/g)).toHaveLength(2);
+      } finally {
+        await stranger.close();
+      }
+    },
+  );
 
   it(
     verifies(

@@ -211,6 +211,7 @@ export const startAgentTokenIssuer = async (options: AgentTokenIssuerOptions): P
     jwks: { keys: [{ ...signingKey, use: 'sig', alg: 'RS256', kid: 'agent-signing-key' }] },
     ...(options.jwksPath === undefined ? {} : { routes: { jwks: options.jwksPath } }),
     features: {
+      devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
