@@ -196,11 +196,14 @@ describe('the synthesized stack, run here', () => {
     const cookie = `__Host-gateway_session=${await encodeSession(new KmsSessionSigner(kms, sessionKey), session)}`;
     kms.destroy();
 
-    // The page offers the decision once the approval run has registered.
-    const page = await eventually(
-      () => stack.http({ method: 'GET', path: `/console/executions/${executionId}`, headers: { cookie } }),
-      (answer) => answer.status !== 200 || /name="arguments_hash" value="[0-9a-f]+"/.test(answer.body),
+    // The approvers are notified once the approval run has registered: the decision then resumes
+    // the run (SendTaskSuccess) rather than being handed over when the run registers.
+    const notices = await eventually(
+      async () => stack.events.filter((event) => JSON.stringify(event.detail).includes(executionId)),
+      (found) => found.length > 0,
     );
+    expect(notices).toHaveLength(1);
+    const page = await stack.http({ method: 'GET', path: `/console/executions/${executionId}`, headers: { cookie } });
     expect(page.functionError).toBeUndefined();
     expect(page.status).toBe(200);
     const argumentsHash = /name="arguments_hash" value="([0-9a-f]+)"/.exec(page.body)?.[1] ?? '';
