@@ -97,14 +97,19 @@ permit (principal in Group::"treasury", action == Action::"ledger.transfers.crea
 `;
 
 /** Writes the configuration into `folder`; its credential is `credential` as written. */
-export const writeOrganization = async (folder: string, ledgerUrl: string, credential: string): Promise<string> => {
+export const writeOrganization = async (
+  folder: string,
+  ledgerUrl: string,
+  credential: string,
+  approvalTime = '1h',
+): Promise<string> => {
   await writeFile(join(folder, 'ledger.openapi.json'), JSON.stringify(openapi));
   await writeFile(join(folder, 'ledger.cedar'), policies);
   const file = join(folder, 'gateway.config.yaml');
   await writeFile(
     file,
     `settings:
-  approval_time: 1h
+  approval_time: ${approvalTime}
 systems:
   - key: ledger
     base_url: ${ledgerUrl}
