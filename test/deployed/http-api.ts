@@ -36,7 +36,13 @@ interface Authorizer {
   /** Request headers that must all be present (`$request.header.<name>`), lowercased. */
   readonly identityHeaders: readonly string[];
   readonly simpleResponses: boolean;
+  /** How long an answer is reused for the same identity source values (0: never). */
+  readonly ttlSeconds: number;
+  /** Answers by identity source values, while their time lasts. */
+  readonly cache: Map<string, { readonly until: number; readonly outcome: Authorized }>;
 }
+
+type Authorized = { context: Record<string, unknown> } | { refused: HttpAnswer };
 
 interface Route {
   readonly method: string;
@@ -110,6 +116,8 @@ const authorizerOf = (
     fn: functionNamed(resolve(props.AuthorizerUri, `${logicalId}.AuthorizerUri`), functionsByArn, logicalId),
     identityHeaders,
     simpleResponses: props.EnableSimpleResponses === true,
+    ttlSeconds: Number(props.AuthorizerResultTtlInSeconds ?? 0),
+    cache: new Map(),
   };
 };
 
@@ -119,15 +127,28 @@ type RequestEvent = ReturnType<typeof httpApiEvent>;
  * Runs a route's authorizer as API Gateway does: the request without its body, with the route's
  * ARN and the identity source's values; a simple response's isAuthorized, or a 500 when the
  * authorizer fails or answers what API Gateway cannot read. Answers the context to hand on, or the
- * answer that ends the request.
+ * answer that ends the request. An answer is reused for the same identity source values for the
+ * authorizer's result TTL, as API Gateway caches it (a failure is not kept).
  */
-const authorize = async (
+const authorize = async (authorizer: Authorizer, event: RequestEvent, routeArn: string): Promise<Authorized> => {
+  const identitySource = authorizer.identityHeaders.map((name) => event.headers[name] ?? '');
+  const key = JSON.stringify(identitySource);
+  const cached = authorizer.cache.get(key);
+  if (cached !== undefined && cached.until > Date.now()) return cached.outcome;
+  const outcome = await runAuthorizer(authorizer, event, routeArn, identitySource);
+  const failed = 'refused' in outcome && outcome.refused.status === 500;
+  if (authorizer.ttlSeconds > 0 && !failed)
+    authorizer.cache.set(key, { until: Date.now() + authorizer.ttlSeconds * 1000, outcome });
+  return outcome;
+};
+
+const runAuthorizer = async (
   authorizer: Authorizer,
   event: RequestEvent,
   routeArn: string,
-): Promise<{ context: Record<string, unknown> } | { refused: HttpAnswer }> => {
+  identitySource: readonly string[],
+): Promise<Authorized> => {
   const { body: _body, isBase64Encoded: _encoded, ...request } = event;
-  const identitySource = authorizer.identityHeaders.map((name) => event.headers[name] ?? '');
   let result: unknown;
   try {
     result = await authorizer.fn.invoke({ ...request, type: 'REQUEST', routeArn, identitySource });
