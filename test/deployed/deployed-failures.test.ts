@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { type Assembly, deployedAssembly } from './assembly.js';
-import { agent } from './organization.js';
+import { agentAuthorization } from './organization.js';
 import { type DeployedStack, functionId, startDeployedStack } from './stack.js';
 
 const mcpHeaders = {
@@ -15,14 +15,32 @@ const mcpHeaders = {
   accept: 'application/json, text/event-stream',
   'mcp-protocol-version': '2025-11-25',
 };
-const listTools = (stack: DeployedStack) =>
+const listTools = async (stack: DeployedStack) =>
   stack.http({
     method: 'POST',
     path: '/mcp',
-    headers: mcpHeaders,
+    headers: { ...mcpHeaders, ...(await agentAuthorization(stack)) },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-    agent,
   });
+
+/** A copy of a function's bundle folder with its entry changed; the assembly serving the copy. */
+const withChangedBundle = async (
+  assembly: Assembly,
+  construct: string,
+  folder: string,
+  change: (source: string) => string,
+): Promise<Assembly> => {
+  const resource = Object.entries(assembly.template.Resources).find(([id]) =>
+    id.startsWith(`${construct}Function`),
+  )?.[1];
+  const code = resource?.Properties.Code;
+  const objectKey = typeof code === 'object' && code !== null && 'S3Key' in code ? String(code.S3Key) : '';
+  const bundle = join(folder, 'asset');
+  await cp(assembly.assetPath(objectKey), bundle, { recursive: true });
+  const entry = join(bundle, 'index.mjs');
+  await writeFile(entry, change(await readFile(entry, 'utf8')));
+  return { ...assembly, assetPath: (key) => (key === objectKey ? bundle : assembly.assetPath(key)) };
+};
 
 /** The MCP function's resource in a copy of the template, to change. */
 const mcpResource = (assembly: Assembly) => {
@@ -51,25 +69,36 @@ describe('the harness, when what ships and the template part ways', () => {
     async () => {
       const folder = await temporaryFolder('gateway-renamed-');
       cleanups.push(() => folder.remove());
-      const copy = structuredClone(assembly.template);
-      const changed: Assembly = { ...assembly, template: copy };
-      const code = mcpResource(changed).Properties.Code;
-      const objectKey = typeof code === 'object' && code !== null && 'S3Key' in code ? String(code.S3Key) : '';
-      const bundle = join(folder.path, 'asset');
-      await cp(assembly.assetPath(objectKey), bundle, { recursive: true });
-      const entry = join(bundle, 'index.mjs');
-      const source = await readFile(entry, 'utf8');
-      expect(source).toMatch(/as handler\}/);
-      await writeFile(entry, source.replace(/as handler\}/, 'as main}'));
-      stack = await startDeployedStack({
-        ...changed,
-        assetPath: (key) => (key === objectKey ? bundle : assembly.assetPath(key)),
+      const renamed = await withChangedBundle(assembly, 'Mcp', folder.path, (source) => {
+        expect(source).toMatch(/as handler\}/);
+        return source.replace(/as handler\}/, 'as main}');
       });
+      stack = await startDeployedStack(renamed);
       const answer = await listTools(stack);
       expect(answer.status).toBe(500);
       expect(answer.functionError?.message).toBe(
         `${functionId(stack, 'Mcp')} failed: Runtime.HandlerNotFound: index.handler is undefined or not exported`,
       );
+    },
+  );
+
+  it(
+    verifies('deployed.agent-authorizer', "answers API Gateway's 403 when the authorizer says isAuthorized false"),
+    async () => {
+      const folder = await temporaryFolder('gateway-denying-');
+      cleanups.push(() => folder.remove());
+      // The HTTP API branch of the authorizer, made to deny every request.
+      const denying = await withChangedBundle(assembly, 'AgentAuthorizer', folder.path, (source) => {
+        expect(source).toContain('isAuthorized:!0');
+        return source.replace('isAuthorized:!0', 'isAuthorized:!1');
+      });
+      const started = await startDeployedStack(denying);
+      stack = started;
+      const answer = await listTools(started);
+      expect(answer.status).toBe(403);
+      expect(JSON.parse(answer.body)).toEqual({ message: 'Forbidden' });
+      // The request never reached the MCP function.
+      expect(started.calls.filter((call) => call.caller === functionId(started, 'Mcp'))).toEqual([]);
     },
   );
 

@@ -6,11 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KmsSessionSigner } from '../../shared/adapters/kms-session-signer.js';
 import { encodeSession, newSession } from '../../shared/console/session.js';
 import { eventually } from '../support/approval-org.js';
+import { startAgentTokenIssuer } from '../support/oidc-provider.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { type Assembly, deployedAssembly } from './assembly.js';
 import {
   agent,
+  agentAuthorization,
   approver,
   type Ledger,
   ledgerKey,
@@ -105,15 +107,15 @@ describe('the synthesized stack, run here', () => {
   let folder: Awaited<ReturnType<typeof temporaryFolder>>;
   let secretsPrefix: string | undefined;
   let rpcId = 0;
+  let authorization: Record<string, string>;
 
-  const mcp = async (method: string, params: Record<string, unknown>) => {
+  const mcp = async (method: string, params: Record<string, unknown>, as = authorization) => {
     rpcId += 1;
     const answer = await stack.http({
       method: 'POST',
       path: '/mcp',
-      headers: mcpHeaders,
+      headers: { ...mcpHeaders, ...as },
       body: JSON.stringify({ jsonrpc: '2.0', id: rpcId, method, params }),
-      agent,
     });
     if (answer.functionError !== undefined) throw answer.functionError;
     expect(answer.status).toBe(200);
@@ -135,6 +137,7 @@ describe('the synthesized stack, run here', () => {
       secretsPrefix === undefined ? ledgerKey : '${secret:ledger-key}',
     );
     await pushConfiguration(stack, file);
+    authorization = await agentAuthorization(stack);
   });
 
   afterAll(async () => {
@@ -144,7 +147,10 @@ describe('the synthesized stack, run here', () => {
   });
 
   it(
-    verifies(['deployed.runs-what-ships', 'deployed.core-flows'], 'lists the tools and runs a direct call'),
+    verifies(
+      ['deployed.runs-what-ships', 'deployed.core-flows', 'deployed.agent-authorizer'],
+      "lists the tools and runs a direct call, as the configured agent with its entry's groups",
+    ),
     async () => {
       const listed = JSON.parse(await mcp('tools/list', {}));
       const names: unknown[] = listed.result.tools.map((tool: { name: unknown }) => tool.name);
@@ -190,11 +196,14 @@ describe('the synthesized stack, run here', () => {
     const cookie = `__Host-gateway_session=${await encodeSession(new KmsSessionSigner(kms, sessionKey), session)}`;
     kms.destroy();
 
-    // The page offers the decision once the approval run has registered.
-    const page = await eventually(
-      () => stack.http({ method: 'GET', path: `/console/executions/${executionId}`, headers: { cookie } }),
-      (answer) => answer.status !== 200 || /name="arguments_hash" value="[0-9a-f]+"/.test(answer.body),
+    // The approvers are notified once the approval run has registered: the decision then resumes
+    // the run (SendTaskSuccess) rather than being handed over when the run registers.
+    const notices = await eventually(
+      async () => stack.events.filter((event) => JSON.stringify(event.detail).includes(executionId)),
+      (found) => found.length > 0,
     );
+    expect(notices).toHaveLength(1);
+    const page = await stack.http({ method: 'GET', path: `/console/executions/${executionId}`, headers: { cookie } });
     expect(page.functionError).toBeUndefined();
     expect(page.status).toBe(200);
     const argumentsHash = /name="arguments_hash" value="([0-9a-f]+)"/.exec(page.body)?.[1] ?? '';
@@ -215,6 +224,81 @@ describe('the synthesized stack, run here', () => {
     );
     expect(status.status).toBe('succeeded');
   });
+
+  it(
+    verifies(
+      ['deployed.agent-authorizer', 'agents.any-app-client'],
+      'lets in an app client added to the pool after the push, as an agent with no groups',
+    ),
+    async () => {
+      // An operator adds an app client to the agents' pool; the configuration does not list it.
+      const later = { id: '7laterclientid000000000000', secret: 'later-client-secret' };
+      await stack.agentPool.addClient(later);
+      const token = await stack.agentPool.token(later, stack.agentPool.scope);
+      const as = { authorization: `Bearer ${token}` };
+      // Let in by the authorizer; with no groups no policy permits it the ledger, whose tools are
+      // then hidden from it (and a call to one refused as unknown), while the gateway's own are listed.
+      const listed = JSON.parse(await mcp('tools/list', {}, as));
+      const names: unknown[] = listed.result.tools.map((tool: { name: unknown }) => tool.name);
+      expect(names).toContain('get_execution_status');
+      expect(names).not.toContain('ledger.balances.get');
+      const refused = structured(
+        await mcp('tools/call', { name: 'ledger.balances.get', arguments: { account: 'A-1' } }, as),
+      );
+      expect(refused).toMatchObject({ status: 'denied', code: 'unknown_tool' });
+      expect(ledger.requests.filter((request) => request.path === '/balances/A-1')).toHaveLength(1);
+    },
+  );
+
+  it(
+    verifies(
+      ['deployed.agent-authorizer', 'agents.unauthorized-challenge'],
+      'refuses a token of another issuer, a token without the agent scope, and a request without a token',
+    ),
+    async () => {
+      const client = { id: agent.clientId, secret: agent.secret };
+      // Another issuer with an app client of the same id and the same scope.
+      const stranger = await startAgentTokenIssuer({ clients: [client], scope: stack.agentPool.scope });
+      const otherScope = { id: '8otherscopeclient000000000', secret: 'other-scope-secret' };
+      const notAgentScope = `${stack.agentPool.scope.split('/')[0]}/not-the-agent-scope`;
+      await stack.agentPool.addClient(otherScope, [notAgentScope]);
+      try {
+        const tokens = [
+          await stranger.token(client, stack.agentPool.scope),
+          await stack.agentPool.token(otherScope, notAgentScope),
+        ];
+        const authorizer = stack.functions.get(functionId(stack, 'AgentAuthorizer'));
+        // Each token twice: the second answer is the authorizer's cached one (its result TTL).
+        for (const token of [...tokens, ...tokens]) {
+          const answer = await stack.http({
+            method: 'POST',
+            path: '/mcp',
+            headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+          });
+          // The authorizer lets the request on with no caller; the MCP function answers the challenge.
+          expect(answer.status, authorizer?.logs()).toBe(401);
+          expect(answer.headers['www-authenticate']).toMatch(/^Bearer /);
+        }
+        // Run once per token: the repeats were answered from the cache.
+        expect(authorizer?.logs().match(/token not valid/g)).toHaveLength(2);
+
+        // Without an Authorization header API Gateway answers itself; the authorizer never runs.
+        const bare = await stack.http({
+          method: 'POST',
+          path: '/mcp',
+          headers: mcpHeaders,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+        });
+        expect(bare.status).toBe(401);
+        expect(bare.headers['www-authenticate']).toBeUndefined();
+        expect(JSON.parse(bare.body)).toEqual({ message: 'Unauthorized' });
+        expect(authorizer?.logs().match(/token refused/g)).toHaveLength(2);
+      } finally {
+        await stranger.close();
+      }
+    },
+  );
 
   it(
     verifies(

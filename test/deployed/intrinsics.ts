@@ -13,6 +13,11 @@ export const partition = 'aws';
 export interface Physical {
   readonly ref: string;
   readonly attributes: Readonly<Record<string, string>>;
+  /**
+   * A URL AWS serves the resource at (a user pool's issuer), and where its stand-in serves it here:
+   * a value the template builds on the first (a Fn::Join or Fn::Sub) resolves on the second.
+   */
+  readonly played?: { readonly url: string; readonly at: string };
 }
 
 const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -27,7 +32,11 @@ const arn = (service: string, resource: string, regional = true) =>
 export const physicalResources = (
   template: Template,
   stackName: string,
-  given: { readonly keyArns: ReadonlyMap<string, string> },
+  given: {
+    readonly keyArns: ReadonlyMap<string, string>;
+    /** The issuer URL of each user pool a local OpenID provider plays, by logical id. */
+    readonly poolIssuers?: ReadonlyMap<string, string>;
+  },
 ): Map<string, Physical> => {
   const resources = new Map<string, Physical>();
   for (const [logicalId, resource] of Object.entries(template.Resources)) {
@@ -77,12 +86,15 @@ export const physicalResources = (
         break;
       case 'AWS::Cognito::UserPool': {
         const id = `${region}_${logicalId}`;
+        const issuer = `https://cognito-idp.${region}.amazonaws.com/${id}`;
+        const at = given.poolIssuers?.get(logicalId);
         resources.set(logicalId, {
           ref: id,
           attributes: {
             Arn: arn('cognito-idp', `userpool/${id}`),
-            ProviderURL: `cognito-idp.${region}.amazonaws.com/${id}`,
+            ProviderURL: (at ?? issuer).replace(/^https:\/\//, ''),
           },
+          ...(at === undefined ? {} : { played: { url: issuer, at } }),
         });
         break;
       }
@@ -122,6 +134,14 @@ const pseudo: Record<string, string> = {
 
 /** Resolves one value of the template (a string, or an intrinsic function) to a string. */
 export const resolver = (resources: ReadonlyMap<string, Physical>, stackName: string) => {
+  const played = [...resources.values()].flatMap((physical) =>
+    physical.played === undefined ? [] : [physical.played],
+  );
+  /** A URL built on one AWS serves a played resource at, on where the stand-in serves it. */
+  const local = (value: string): string => {
+    const found = played.find(({ url }) => value === url || value.startsWith(`${url}/`));
+    return found === undefined ? value : `${found.at}${value.slice(found.url.length)}`;
+  };
   const resolve = (value: unknown, where: string, variables: Readonly<Record<string, string>> = {}): string => {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
     if (!isJson(value) || Object.keys(value).length !== 1) {
@@ -154,18 +174,22 @@ export const resolver = (resources: ReadonlyMap<string, Physical>, stackName: st
       case 'Fn::Join': {
         const [separator, parts] = list(2);
         if (!Array.isArray(parts)) throw new Error(`${where}: Fn::Join expects a list of parts`);
-        return parts.map((part, index) => resolve(part, `${where}[${index}]`, variables)).join(String(separator));
+        return local(
+          parts.map((part, index) => resolve(part, `${where}[${index}]`, variables)).join(String(separator)),
+        );
       }
       case 'Fn::Sub': {
         const [text, own] = typeof argument === 'string' ? [argument, {}] : list(2);
         const subs: Record<string, string> = { ...variables };
         if (isJson(own)) for (const [key, part] of Object.entries(own)) subs[key] = resolve(part, `${where}.${key}`);
-        return String(text).replace(/\$\{([^}!]+)\}/g, (_, reference: string) => {
-          const [logicalId, attribute] = reference.split('.');
-          if (subs[reference] !== undefined) return subs[reference];
-          if (attribute !== undefined) return resolve({ 'Fn::GetAtt': [logicalId, attribute] }, where);
-          return resolve({ Ref: reference }, where, subs);
-        });
+        return local(
+          String(text).replace(/\$\{([^}!]+)\}/g, (_, reference: string) => {
+            const [logicalId, attribute] = reference.split('.');
+            if (subs[reference] !== undefined) return subs[reference];
+            if (attribute !== undefined) return resolve({ 'Fn::GetAtt': [logicalId, attribute] }, where);
+            return resolve({ Ref: reference }, where, subs);
+          }),
+        );
       }
       case 'Fn::Select': {
         const [index, items] = list(2);

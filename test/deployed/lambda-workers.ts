@@ -56,7 +56,15 @@ registerHooks({
     }
   },
 });
-const { existsSync } = require('node:fs');
+const { existsSync, readFileSync } = require('node:fs');
+// Node reads NODE_EXTRA_CA_CERTS once, when the process starts; an instance is a thread of a
+// process already started, so its bootstrap adds them as Node would, to the agent that HTTPS
+// requests use by default.
+if (process.env.NODE_EXTRA_CA_CERTS) {
+  const https = require('node:https');
+  const tls = require('node:tls');
+  https.globalAgent.options.ca = [...tls.rootCertificates, readFileSync(process.env.NODE_EXTRA_CA_CERTS, 'utf8')];
+}
 const { join } = require('node:path');
 const { pathToFileURL } = require('node:url');
 const { taskRoot, handler, functionName, functionArn, memoryMiB } = workerData;

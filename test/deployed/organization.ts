@@ -11,7 +11,19 @@ import type { DeployedStack } from './stack.js';
 
 export const ledgerKey = 'ledger-key-3b9d';
 /** The agent: an app client of the agents' pool, its groups from its `agents:` entry by subject. */
-export const agent = { id: 'treasury-agent', clientId: '5treasuryclientid0000000000', groups: ['treasury'] };
+export const agent = {
+  id: 'treasury-agent',
+  clientId: '5treasuryclientid0000000000',
+  secret: 'treasury-client-secret',
+  groups: ['treasury'],
+};
+
+/** The agent's app client registered in the stack's agents' pool, and a token of it in an Authorization header. */
+export const agentAuthorization = async (stack: DeployedStack): Promise<Record<string, string>> => {
+  const client = { id: agent.clientId, secret: agent.secret };
+  await stack.agentPool.addClient(client);
+  return { authorization: `Bearer ${await stack.agentPool.token(client, stack.agentPool.scope)}` };
+};
 export const approver = { id: 'finance-approver', name: 'Farah (Finance)', groups: ['finance'] };
 
 export interface Ledger extends Listening<Server> {
@@ -85,14 +97,19 @@ permit (principal in Group::"treasury", action == Action::"ledger.transfers.crea
 `;
 
 /** Writes the configuration into `folder`; its credential is `credential` as written. */
-export const writeOrganization = async (folder: string, ledgerUrl: string, credential: string): Promise<string> => {
+export const writeOrganization = async (
+  folder: string,
+  ledgerUrl: string,
+  credential: string,
+  approvalTime = '1h',
+): Promise<string> => {
   await writeFile(join(folder, 'ledger.openapi.json'), JSON.stringify(openapi));
   await writeFile(join(folder, 'ledger.cedar'), policies);
   const file = join(folder, 'gateway.config.yaml');
   await writeFile(
     file,
     `settings:
-  approval_time: 1h
+  approval_time: ${approvalTime}
 systems:
   - key: ledger
     base_url: ${ledgerUrl}

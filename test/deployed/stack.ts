@@ -14,8 +14,11 @@ import { startLocalKms } from '../../infra/local/kms.js';
 import { startLocalS3 } from '../../infra/local/s3.js';
 import { startLocalSecretsManager } from '../../infra/local/secrets-manager.js';
 import { startLocalStepFunctions } from '../../infra/local/step-functions.js';
+import { type AgentTokenIssuer, startAgentTokenIssuer } from '../support/oidc-provider.js';
+import { temporaryFolder } from '../support/runtime-process.js';
+import { loopbackCertificate } from '../support/tls.js';
 import type { Assembly, Json, Resource } from './assembly.js';
-import { type Agent, type HttpAnswer, httpRoutes } from './http-api.js';
+import { type HttpAnswer, httpRoutes } from './http-api.js';
 import { physicalResources, region, resolver } from './intrinsics.js';
 import { type LambdaFunction, lambdaFunction } from './lambda-workers.js';
 import { type RecordedCall, type Service, startRecordingProxies } from './recording-proxy.js';
@@ -46,13 +49,12 @@ export interface DeployedStack {
     readonly endpoints: { dynamodb: string; s3: string; kms: string };
   };
   /** A request to the HTTP API, routed and authorized as its template says. */
-  http(request: {
-    method: string;
-    path: string;
-    headers?: Record<string, string>;
-    body?: string;
-    agent?: Agent;
-  }): Promise<HttpAnswer>;
+  http(request: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<HttpAnswer>;
+  /**
+   * The agents' user pool, played by a local OpenID provider over HTTPS at the issuer the template's
+   * values name; its app clients are added as an operator adds them, and granted the pool's scope.
+   */
+  readonly agentPool: AgentTokenIssuer & { readonly scope: string };
   /** Resolves a value of the template as the functions' environment is resolved. */
   resolve(value: unknown, where: string): string;
   /** Resolves when no approval run is running any more. */
@@ -103,6 +105,38 @@ const endpointVariables: Readonly<Record<Service, string>> = {
   events: 'AWS_ENDPOINT_URL_EVENTBRIDGE',
 };
 
+/**
+ * The agents' user pool (its logical id starts AgentIdentityPool) played by a local OpenID provider
+ * issuing Cognito-shaped client-credentials tokens for the scope its resource server declares, over
+ * HTTPS with a certificate of its own (aws-jwt-verify fetches keys over HTTPS only) and its keys
+ * where Cognito serves them.
+ */
+const startAgentPool = async (assembly: Assembly, closers: (() => Promise<void>)[]) => {
+  const [pool] = ofType(assembly, 'AWS::Cognito::UserPool').filter(([id]) => id.startsWith('AgentIdentityPool'));
+  if (pool === undefined) throw new Error("The template declares no agents' user pool (AgentIdentityPool).");
+  const [logicalId] = pool;
+  const server = ofType(assembly, 'AWS::Cognito::UserPoolResourceServer').find(
+    ([, { Properties: props }]) => isJson(props.UserPoolId) && props.UserPoolId.Ref === logicalId,
+  )?.[1].Properties;
+  const declared = Array.isArray(server?.Scopes) ? server.Scopes.filter(isJson) : [];
+  const scopeName = declared[0]?.ScopeName;
+  if (server === undefined || typeof scopeName !== 'string')
+    throw new Error(`The template declares no resource server scope of the user pool ${logicalId}.`);
+  const scope = `${String(server.Identifier)}/${scopeName}`;
+  const folder = await temporaryFolder('gateway-agent-pool-');
+  closers.push(() => folder.remove());
+  const tls = await loopbackCertificate(folder.path);
+  const issuer = await startAgentTokenIssuer({
+    clients: [],
+    scope,
+    otherScopes: [`${String(server.Identifier)}/not-the-agent-scope`],
+    tls,
+    jwksPath: '/.well-known/jwks.json',
+  });
+  closers.push(() => issuer.close());
+  return { pool: { ...issuer, scope }, logicalId, certPath: tls.certPath };
+};
+
 export const startDeployedStack = async (assembly: Assembly): Promise<DeployedStack> => {
   const closers: (() => Promise<void>)[] = [];
   const standIn = newLocalAwsCredentials();
@@ -132,7 +166,11 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
           : kms.createSymmetricKey(),
     );
   }
-  const physical = physicalResources(assembly.template, assembly.stackName, { keyArns });
+  const { pool: agentPool, logicalId: agentPoolId, certPath } = await startAgentPool(assembly, closers);
+  const physical = physicalResources(assembly.template, assembly.stackName, {
+    keyArns,
+    poolIssuers: new Map([[agentPoolId, agentPool.issuer]]),
+  });
   const resolve = resolver(physical, assembly.stackName);
   const nameOf = (logicalId: string) => physical.get(logicalId)?.ref ?? logicalId;
   for (const [logicalId, { Type, Properties }] of Object.entries(assembly.template.Resources)) {
@@ -223,6 +261,8 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
         LAMBDA_RUNTIME_DIR: '/var/runtime',
         _HANDLER: String(props.Handler),
         TZ: ':UTC',
+        // The runtime's trusted certificates: the public ones and the agents' pool stand-in's own.
+        NODE_EXTRA_CA_CERTS: certPath,
         LANG: 'en_US.UTF-8',
         NODE_PATH: `${process.cwd()}/node_modules`,
         AWS_ACCESS_KEY_ID: credentials.accessKeyId,
@@ -262,6 +302,7 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
       endpoints: { dynamodb: dynamodb.endpoint, s3: s3.endpoint, kms: kms.endpoint },
     },
     http: (request) => routes(request),
+    agentPool,
     resolve: (value, where) => resolve(value, where),
     settled: () => stepFunctions.settled(),
     stateMachineArn: stepFunctions.stateMachineArn,

@@ -3,7 +3,8 @@
 // code with PKCE), the accounts the test names, and the provider's development login and consent
 // pages (any password is accepted; the login names the account), which a real browser fills in.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import Provider from 'oidc-provider';
 import { listen } from '../../infra/local/net.js';
 
@@ -141,12 +142,56 @@ export interface AgentClient {
 }
 
 export interface AgentTokenIssuer {
-  /** `http://127.0.0.1:<port>`: discovery is at /.well-known/openid-configuration. */
+  /** `http(s)://127.0.0.1:<port>`: discovery is at /.well-known/openid-configuration. */
   readonly issuer: string;
   /** A client-credentials access token for the client, asking for the scope. */
   token(client: AgentClient, scope: string): Promise<string>;
+  /** Registers one more app client with the scopes, as an operator adds one to a Cognito pool. */
+  addClient(client: AgentClient, scopes?: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
+
+export interface AgentTokenIssuerOptions {
+  readonly clients: readonly AgentClient[];
+  /** The scope every client is granted. */
+  readonly scope: string;
+  /** More scopes of the resource server, granted only to the clients added with them. */
+  readonly otherScopes?: readonly string[];
+  /** HTTPS with this key and certificate, as Cognito's issuer is; plain HTTP when not given. */
+  readonly tls?: { readonly key: string; readonly cert: string };
+  /** Where the keys are served: Cognito's `/.well-known/jwks.json`. @default oidc-provider's `/jwks` */
+  readonly jwksPath?: string;
+}
+
+/** POSTs a form over HTTP or HTTPS (trusting the issuer's own certificate) and reads the JSON answer. */
+const postForm = (url: string, headers: Record<string, string>, form: string, ca: string | undefined) =>
+  new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+    const send = url.startsWith('https:') ? httpsRequest : httpRequest;
+    const request = send(url, { method: 'POST', headers, ...(ca === undefined ? {} : { ca }) }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        try {
+          resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+        } catch (error) {
+          reject(error);
+        }
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(form);
+  });
+
+const clientMetadata = (client: AgentClient, scopes: readonly string[]) => ({
+  client_id: client.id,
+  client_secret: client.secret,
+  grant_types: ['client_credentials'],
+  response_types: [],
+  redirect_uris: [],
+  token_endpoint_auth_method: 'client_secret_basic',
+  scope: scopes.join(' '),
+});
 
 /**
  * An issuer of agents' tokens shaped like the stack's Cognito pool issues them: the client
@@ -154,34 +199,26 @@ export interface AgentTokenIssuer {
  * and `token_use: access`, and nothing about groups or customers. (oidc-provider always puts an
  * `aud`, the resource, in a JWT access token; Cognito does not, and the gateway reads none.)
  */
-export const startAgentTokenIssuer = async (options: {
-  readonly clients: readonly AgentClient[];
-  readonly scope: string;
-}): Promise<AgentTokenIssuer> => {
-  const server = createServer();
+export const startAgentTokenIssuer = async (options: AgentTokenIssuerOptions): Promise<AgentTokenIssuer> => {
+  const server = options.tls === undefined ? createServer() : createHttpsServer(options.tls);
   const listening = await listen(server, '127.0.0.1', 0);
-  const issuer = `http://127.0.0.1:${listening.port}`;
+  const issuer = `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${listening.port}`;
   const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
+  const allScopes = [options.scope, ...(options.otherScopes ?? [])];
   const provider = new Provider(issuer, {
-    clients: options.clients.map((client) => ({
-      client_id: client.id,
-      client_secret: client.secret,
-      grant_types: ['client_credentials'],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: 'client_secret_basic',
-      scope: options.scope,
-    })),
-    scopes: [options.scope],
+    clients: options.clients.map((client) => clientMetadata(client, [options.scope])),
+    scopes: allScopes,
     jwks: { keys: [{ ...signingKey, use: 'sig', alg: 'RS256', kid: 'agent-signing-key' }] },
+    ...(options.jwksPath === undefined ? {} : { routes: { jwks: options.jwksPath } }),
     features: {
+      devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => 'https://gateway.example.com',
         useGrantedResource: () => true,
         getResourceServerInfo: () => ({
-          scope: options.scope,
+          scope: allScopes.join(' '),
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
@@ -200,21 +237,25 @@ export const startAgentTokenIssuer = async (options: {
   return {
     issuer,
     token: async (client, scope) => {
-      const response = await fetch(`${issuer}/token`, {
-        method: 'POST',
-        headers: {
+      const answer = await postForm(
+        `${issuer}/token`,
+        {
           authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
           'content-type': 'application/x-www-form-urlencoded',
         },
-        body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
-      });
-      const body: unknown = await response.json();
-      const token = typeof body === 'object' && body !== null ? Reflect.get(body, 'access_token') : undefined;
-      if (response.status !== 200 || typeof token !== 'string') {
-        throw new Error(`The issuer answered ${response.status}: ${JSON.stringify(body)}`);
+        new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
+        options.tls?.cert,
+      );
+      const token =
+        typeof answer.body === 'object' && answer.body !== null ? Reflect.get(answer.body, 'access_token') : undefined;
+      if (answer.status !== 200 || typeof token !== 'string') {
+        throw new Error(`The issuer answered ${answer.status}: ${JSON.stringify(answer.body)}`);
       }
       return token;
     },
+    // oidc-provider finds a client it was not configured with in its adapter (in memory).
+    addClient: (client, scopes = [options.scope]) =>
+      provider.Client.adapter.upsert(client.id, clientMetadata(client, scopes), 3600),
     close: () => listening.close(),
   };
 };

@@ -22,6 +22,8 @@ declare module 'oidc-provider' {
       };
     };
     readonly ttl?: Record<string, number>;
+    /** Where each endpoint is served (e.g. `jwks`). */
+    readonly routes?: Readonly<Record<string, string>>;
     findAccount?(context: unknown, sub: string, token?: unknown): Promise<Account | undefined>;
   }
 
@@ -31,5 +33,11 @@ declare module 'oidc-provider' {
     proxy: boolean;
     callback(): (request: IncomingMessage, response: ServerResponse) => void;
     on(event: string, listener: (...args: unknown[]) => void): this;
+    /** The client model: a client not in the configuration is found in its adapter. */
+    readonly Client: {
+      readonly adapter: {
+        upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
+      };
+    };
   }
 }
