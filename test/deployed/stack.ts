@@ -5,6 +5,9 @@
 // lambda-workers.ts), and requests reach the functions as the HTTP API's routes in the template
 // route them, as payload-2.0 events. Every AWS call a function makes passes the recording step
 // (recording-proxy.ts), signed with that function's own key.
+//
+// Long: one stand-in per kind of resource the template declares, each set up from it, and the
+// agents' pool played by a local OpenID provider; split, each would re-read the template.
 import { readFile } from 'node:fs/promises';
 import { CreateTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { newLocalAwsCredentials } from '../../infra/local/aws-signature.js';
