@@ -19,38 +19,9 @@ import { reportingRefusedCredentials } from '../../shared/invoke/system-client.j
 import { ManualClock } from '../support/clock.js';
 import { type CompiledBundle, compiledBundleOf } from '../support/compiled-bundles.js';
 import { verifies } from '../support/requirements.js';
+import { secretsConfig as configText } from '../support/snapshots.js';
 
 const prefix = 'approval-gateway/Test/';
-
-const configText = (erpUrl: string) =>
-  [
-    'settings:',
-    '  allowed_staleness: 10m',
-    'systems:',
-    '  - key: erp',
-    `    base_url: ${erpUrl}`,
-    '    credentials:',
-    '      type: bearer',
-    '      token: ${secret:erp/token}',
-    '    operations:',
-    '      - id: orders.list',
-    '        method: GET',
-    '        path: /orders',
-    '        description: Lists orders.',
-    '  - key: crm',
-    '    base_url: http://127.0.0.1:9',
-    '    credentials:',
-    '      type: basic',
-    '      username: gateway',
-    '      password: ${secret:crm#password}',
-    '    operations:',
-    '      - id: notes.add',
-    '        method: POST',
-    '        path: /notes',
-    '        description: Adds a note.',
-    'policies: []',
-    '',
-  ].join('\n');
 
 /** The pushed bundle, as the table and the bucket would hand it to a function (already checked). */
 const storeOf = (bundle: CompiledBundle): ConfigBundleStore => {

@@ -24,6 +24,24 @@ export const adminOnlyConfig = (options: { enabled?: boolean; staleness?: string
     '',
   ].join('\n');
 
+/** Two systems whose credentials are `${secret:…}` references: a whole secret, and a JSON secret's field. */
+export const secretsConfig = (erpUrl: string) =>
+  [
+    'systems:',
+    '  - key: erp',
+    `    base_url: ${erpUrl}`,
+    '    credentials: { type: bearer, token: "${secret:erp/token}" }',
+    '    operations:',
+    '      - { id: orders.list, method: GET, path: /orders, description: Lists orders. }',
+    '  - key: crm',
+    '    base_url: http://127.0.0.1:9',
+    '    credentials: { type: basic, username: gateway, password: "${secret:crm#password}" }',
+    '    operations:',
+    '      - { id: notes.add, method: POST, path: /notes, description: Adds a note. }',
+    'policies: []',
+    '',
+  ].join('\n');
+
 export interface SnapshotFiles {
   /** The files the configuration names (OpenAPI documents, policies), by path. */
   readonly files?: Readonly<Record<string, string>>;

@@ -8,34 +8,7 @@ import { loadConfigText } from '../../../shared/config/load.js';
 import { formatProblem } from '../../../shared/config/resolved.js';
 import { verifies } from '../../support/requirements.js';
 import { temporaryFolder } from '../../support/runtime-process.js';
-
-const configText = (erpUrl: string) =>
-  [
-    'systems:',
-    '  - key: erp',
-    `    base_url: ${erpUrl}`,
-    '    credentials:',
-    '      type: bearer',
-    '      token: ${secret:erp/token}',
-    '    operations:',
-    '      - id: orders.list',
-    '        method: GET',
-    '        path: /orders',
-    '        description: Lists orders.',
-    '  - key: crm',
-    '    base_url: http://127.0.0.1:9',
-    '    credentials:',
-    '      type: basic',
-    '      username: gateway',
-    '      password: ${secret:crm#password}',
-    '    operations:',
-    '      - id: notes.add',
-    '        method: POST',
-    '        path: /notes',
-    '        description: Adds a note.',
-    'policies: []',
-    '',
-  ].join('\n');
+import { secretsConfig as configText } from '../../support/snapshots.js';
 
 describe('secrets in the local runtime', () => {
   const load = (text: string, dataDir: string | null, environment: Record<string, string> = {}) => {
