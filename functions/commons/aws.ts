@@ -104,43 +104,36 @@ const notifierFor = (
     metrics,
   );
 
-/** What the state machine's steps need (functions/held-call-steps.ts). */
+/** What every function that sends calls to systems needs: recovery's whole set, the others' core. */
+export const recoveryServicesFor = (
+  environment: ApprovalEnvironment,
+  logger: Logger,
+  metrics: GatewayMetrics | null = null,
+): RecoveryDeps & { readonly controlPlane: StoredControlPlane } => {
+  const controlPlane = controlPlaneFor(environment, logger);
+  return {
+    store: executionStoreFor(environment, metrics),
+    clock: systemClock,
+    systems: systemsFor(controlPlane),
+    toolServers: toolServerClient(),
+    log: logger,
+    controlPlane,
+    sealer: sealerFor(environment),
+    approvalRuns: approvalRunsFor(environment),
+  };
+};
+
+/** What the state machine's steps need (functions/held-call-steps.ts): recovery's, and notices. */
 export const heldCallStepsServicesFor = (
   environment: ApprovalEnvironment,
   logger: Logger,
   metrics: GatewayMetrics | null = null,
 ): HeldCallStepsDeps => {
-  const controlPlane = controlPlaneFor(environment, logger);
+  const services = recoveryServicesFor(environment, logger, metrics);
   return {
-    store: executionStoreFor(environment, metrics),
-    clock: systemClock,
-    systems: systemsFor(controlPlane),
-    toolServers: toolServerClient(),
-    log: logger,
-    controlPlane,
-    sealer: sealerFor(environment),
-    approvalRuns: approvalRunsFor(environment),
-    notifier: notifierFor(environment, controlPlane, logger, metrics),
+    ...services,
+    notifier: notifierFor(environment, services.controlPlane, logger, metrics),
     consoleUrl: consoleUrlFor(environment),
-  };
-};
-
-/** What recovery needs (functions/reconciler.ts): it runs approved calls, never notifies. */
-export const recoveryServicesFor = (
-  environment: ApprovalEnvironment,
-  logger: Logger,
-  metrics: GatewayMetrics | null = null,
-): RecoveryDeps => {
-  const controlPlane = controlPlaneFor(environment, logger);
-  return {
-    store: executionStoreFor(environment, metrics),
-    clock: systemClock,
-    systems: systemsFor(controlPlane),
-    toolServers: toolServerClient(),
-    log: logger,
-    controlPlane,
-    sealer: sealerFor(environment),
-    approvalRuns: approvalRunsFor(environment),
   };
 };
 
@@ -149,18 +142,8 @@ export const agentServicesFor = (
   environment: ApprovalEnvironment,
   logger: Logger,
   metrics: GatewayMetrics | null = null,
-): CallToolDeps => {
-  const controlPlane = controlPlaneFor(environment, logger);
-  return {
-    store: executionStoreFor(environment, metrics),
-    ids: uuidV7Ids,
-    clock: systemClock,
-    controlPlane,
-    sealer: sealerFor(environment),
-    systems: systemsFor(controlPlane),
-    toolServers: toolServerClient(),
-    log: logger,
-    approvalRuns: approvalRunsFor(environment),
-    customerUrl: customerUrlFor(environment),
-  };
-};
+): CallToolDeps => ({
+  ...recoveryServicesFor(environment, logger, metrics),
+  ids: uuidV7Ids,
+  customerUrl: customerUrlFor(environment),
+});
