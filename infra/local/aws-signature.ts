@@ -5,6 +5,7 @@ import { createHash, createHmac, type Hash, type Hmac, randomBytes, timingSafeEq
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Checksum, HttpRequest, SourceData } from '@smithy/types';
+import type * as z from 'zod';
 
 export interface LocalAwsCredentials {
   readonly accessKeyId: string;
@@ -191,4 +192,83 @@ export const refuseUnsigned = (response: ServerResponse): void => {
     connection: 'close',
   });
   response.end(JSON.stringify({ __type: type, message: 'The request is not signed with this runtime’s credentials.' }));
+};
+
+/** A refusal in the AWS JSON protocol: its error type, message and HTTP status. */
+export class AwsJsonError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The request handler of a local endpoint speaking the AWS JSON protocol: the body read (1 MB at
+ * most) and its signature checked first, then the action the `X-Amz-Target` header names (after
+ * `targetPrefix`) called with the parsed body; what it returns is the answer, an AwsJsonError
+ * thrown is the refusal, anything else a 500.
+ */
+export const awsJsonHandler =
+  (options: {
+    readonly credentials: LocalAwsCredentials;
+    readonly targetPrefix: string;
+    readonly contentType: string;
+    /** Names the endpoint in the refusal of an action it does not answer. */
+    readonly name: string;
+    readonly actions: Readonly<Record<string, (body: unknown) => unknown>>;
+  }) =>
+  (request: IncomingMessage, response: ServerResponse): void => {
+    const send = (status: number, body: unknown, errorType?: string) => {
+      response.writeHead(status, {
+        'content-type': options.contentType,
+        ...(errorType === undefined ? {} : { 'x-amzn-errortype': errorType }),
+      });
+      response.end(JSON.stringify(body));
+    };
+    (async () => {
+      let raw: Buffer;
+      try {
+        raw = await readRequestBody(request, 1024 * 1024);
+      } catch (error) {
+        if (error instanceof BodyTooLargeError)
+          throw new AwsJsonError('ValidationException', 'The request is larger than 1 MB.', 413);
+        throw error;
+      }
+      if (!(await isSignedBy(options.credentials, request, raw))) {
+        refuseUnsigned(response);
+        return;
+      }
+      const target = String(request.headers['x-amz-target'] ?? '');
+      const action = target.startsWith(options.targetPrefix)
+        ? options.actions[target.slice(options.targetPrefix.length)]
+        : undefined;
+      if (action === undefined)
+        throw new AwsJsonError('UnknownOperationException', `This local ${options.name} does not answer ${target}.`);
+      let body: unknown;
+      try {
+        body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+      } catch {
+        throw new AwsJsonError('SerializationException', 'The request body is not JSON.');
+      }
+      send(200, action(body));
+    })().catch((error: unknown) => {
+      const failure =
+        error instanceof AwsJsonError ? error : new AwsJsonError('InternalFailure', 'Internal error.', 500);
+      if (response.headersSent) response.destroy();
+      else send(failure.status, { __type: failure.type, message: failure.message }, failure.type);
+    });
+  };
+
+/** A request body parsed by its schema, or a ValidationException naming the first problem. */
+export const parseAwsJson = <S extends z.ZodType>(schema: S, body: unknown): z.infer<S> => {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new AwsJsonError(
+    'ValidationException',
+    `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid request'}`,
+  );
 };

@@ -2,16 +2,9 @@
 // endpoint's credential (SigV4, checked as the other local endpoints do), onto buses made in
 // memory. What is put is kept, so a test reads the notices a function sent.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import * as z from 'zod';
-import {
-  BodyTooLargeError,
-  isSignedBy,
-  type LocalAwsCredentials,
-  newLocalAwsCredentials,
-  readRequestBody,
-  refuseUnsigned,
-} from './aws-signature.js';
+import { awsJsonHandler, type LocalAwsCredentials, newLocalAwsCredentials, parseAwsJson } from './aws-signature.js';
 import { listen } from './net.js';
 
 export interface LocalEvent {
@@ -45,14 +38,6 @@ const PutEvents = z.object({
     .max(10),
 });
 
-const sendJson = (response: ServerResponse, status: number, body: unknown) => {
-  response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
-};
-const sendError = (response: ServerResponse, status: number, type: string, message: string) => {
-  response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-errortype': type });
-  response.end(JSON.stringify({ __type: type, message }));
-};
-
 /** The bus a name or ARN means (an entry may name its bus either way). */
 const busName = (nameOrArn: string): string =>
   nameOrArn.startsWith('arn:') ? (nameOrArn.split('/').at(-1) ?? '') : nameOrArn;
@@ -65,12 +50,7 @@ export const startLocalEventBridge = async (
   const events: LocalEvent[] = [];
 
   const putEvents = (body: unknown) => {
-    const parsed = PutEvents.safeParse(body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return { ok: false as const, message: `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid request'}` };
-    }
-    const entries = parsed.data.Entries.map((entry) => {
+    const entries = parseAwsJson(PutEvents, body).Entries.map((entry) => {
       const bus = busName(entry.EventBusName);
       if (!buses.has(bus))
         return { ErrorCode: 'ResourceNotFoundException', ErrorMessage: `Event bus ${bus} does not exist.` };
@@ -84,40 +64,18 @@ export const startLocalEventBridge = async (
       return { EventId: randomUUID() };
     });
     const failed = entries.filter((entry) => 'ErrorCode' in entry).length;
-    return { ok: true as const, body: { FailedEntryCount: failed, Entries: entries } };
+    return { FailedEntryCount: failed, Entries: entries };
   };
 
-  const answer = async (request: IncomingMessage, response: ServerResponse) => {
-    const raw = await readRequestBody(request, 1024 * 1024);
-    if (!(await isSignedBy(credentials, request, raw))) {
-      refuseUnsigned(response);
-      return;
-    }
-    const target = String(request.headers['x-amz-target'] ?? '');
-    if (target !== 'AWSEvents.PutEvents') {
-      sendError(response, 400, 'UnknownOperationException', `This local EventBridge does not answer ${target}.`);
-      return;
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      sendError(response, 400, 'SerializationException', 'The request body is not JSON.');
-      return;
-    }
-    const result = putEvents(body);
-    if (result.ok) sendJson(response, 200, result.body);
-    else sendError(response, 400, 'ValidationException', result.message);
-  };
-
-  const server = createServer((request, response) => {
-    answer(request, response).catch((error: unknown) => {
-      if (response.headersSent) response.destroy();
-      else if (error instanceof BodyTooLargeError)
-        sendError(response, 413, 'ValidationException', 'The request is larger than 1 MB.');
-      else sendError(response, 500, 'InternalException', 'Internal error.');
-    });
-  });
+  const server = createServer(
+    awsJsonHandler({
+      credentials,
+      targetPrefix: 'AWSEvents.',
+      contentType: 'application/x-amz-json-1.1',
+      name: 'EventBridge',
+      actions: { PutEvents: putEvents },
+    }),
+  );
   const listening = await listen(server, '127.0.0.1', 0);
   return {
     endpoint: `http://127.0.0.1:${listening.port}`,

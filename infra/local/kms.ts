@@ -18,15 +18,14 @@ import {
   timingSafeEqual,
   verify,
 } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import * as z from 'zod';
 import {
-  BodyTooLargeError,
-  isSignedBy,
+  AwsJsonError,
+  awsJsonHandler,
   type LocalAwsCredentials,
   newLocalAwsCredentials,
-  readRequestBody,
-  refuseUnsigned,
+  parseAwsJson,
 } from './aws-signature.js';
 import { listen } from './net.js';
 
@@ -60,16 +59,6 @@ type LocalKey =
   | { readonly kind: 'hmac'; readonly material: Buffer };
 
 type StoredKey = LocalKey & { readonly id: string; readonly arn: string; readonly denied: ReadonlySet<string> };
-
-class KmsError extends Error {
-  constructor(
-    readonly status: number,
-    readonly type: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 const region = 'local';
 const account = '000000000000';
@@ -113,12 +102,8 @@ const openBlob = (key: StoredKey & { kind: 'symmetric' }, blob: Buffer, context:
   try {
     return Buffer.concat([decipher.update(blob.subarray(idBytes + 28)), decipher.final()]);
   } catch {
-    throw new KmsError(400, 'InvalidCiphertextException', 'The ciphertext or its encryption context is not valid.');
+    throw new AwsJsonError('InvalidCiphertextException', 'The ciphertext or its encryption context is not valid.');
   }
-};
-
-const sendJson = (response: ServerResponse, status: number, body: unknown) => {
-  response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
 };
 
 export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<LocalKms> => {
@@ -128,10 +113,9 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
   const keyFor = (keyId: string, action: string): StoredKey => {
     const id = keyId.startsWith('arn:') ? (keyId.split('/').at(-1) ?? '') : keyId;
     const key = keys.get(id);
-    if (key === undefined) throw new KmsError(400, 'NotFoundException', `Key '${keyId}' does not exist`);
+    if (key === undefined) throw new AwsJsonError('NotFoundException', `Key '${keyId}' does not exist`);
     if (key.denied.has(action)) {
-      throw new KmsError(
-        400,
+      throw new AwsJsonError(
         'AccessDeniedException',
         `User: local is not authorized to perform: ${action} on resource: ${key.arn} because no identity-based policy allows the ${action} action`,
       );
@@ -141,7 +125,7 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
   };
   /** KMS refuses a key of another usage than the action's. */
   const wrongUsage = (key: StoredKey, action: string) =>
-    new KmsError(400, 'InvalidKeyUsageException', `${key.arn} cannot be used for ${action}.`);
+    new AwsJsonError('InvalidKeyUsageException', `${key.arn} cannot be used for ${action}.`);
   const signingKey = (keyId: string, action: string) => {
     const key = keyFor(keyId, action);
     if (key.kind !== 'sign') throw wrongUsage(key, action);
@@ -163,33 +147,33 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
   /** The message as signed: RAW messages are hashed with SHA-256; this endpoint takes no precomputed digest. */
   const messageOf = (request: z.infer<typeof SignRequest>): Buffer => {
     if (request.SigningAlgorithm !== algorithm) {
-      throw new KmsError(400, 'InvalidKeyUsageException', `This key signs with ${algorithm} only.`);
+      throw new AwsJsonError('InvalidKeyUsageException', `This key signs with ${algorithm} only.`);
     }
     if (request.MessageType === 'DIGEST') {
-      throw new KmsError(400, 'ValidationException', 'This local KMS signs RAW messages only.');
+      throw new AwsJsonError('ValidationException', 'This local KMS signs RAW messages only.');
     }
     const message = Buffer.from(request.Message, 'base64');
-    if (message.length > 4096) throw new KmsError(400, 'ValidationException', 'A RAW message is at most 4096 bytes.');
+    if (message.length > 4096) throw new AwsJsonError('ValidationException', 'A RAW message is at most 4096 bytes.');
     return message;
   };
 
   const actions: Record<string, (body: unknown) => unknown> = {
     Sign: (body) => {
-      const request = parse(SignRequest, body);
+      const request = parseAwsJson(SignRequest, body);
       const key = signingKey(request.KeyId, 'kms:Sign');
       const signature = sign('sha256', messageOf(request), key.privateKey);
       return { KeyId: key.arn, Signature: signature.toString('base64'), SigningAlgorithm: algorithm };
     },
     Verify: (body) => {
-      const request = parse(VerifyRequest, body);
+      const request = parseAwsJson(VerifyRequest, body);
       const key = signingKey(request.KeyId, 'kms:Verify');
       if (!verify('sha256', messageOf(request), key.publicKey, Buffer.from(request.Signature, 'base64'))) {
-        throw new KmsError(400, 'KMSInvalidSignatureException', 'The signature is not valid.');
+        throw new AwsJsonError('KMSInvalidSignatureException', 'The signature is not valid.');
       }
       return { KeyId: key.arn, SignatureValid: true, SigningAlgorithm: algorithm };
     },
     GetPublicKey: (body) => {
-      const key = signingKey(parse(KeyRequest, body).KeyId, 'kms:GetPublicKey');
+      const key = signingKey(parseAwsJson(KeyRequest, body).KeyId, 'kms:GetPublicKey');
       return {
         KeyId: key.arn,
         KeySpec: 'ECC_NIST_P256',
@@ -199,34 +183,34 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
       };
     },
     GenerateDataKey: (body) => {
-      const request = parse(GenerateDataKeyRequest, body);
+      const request = parseAwsJson(GenerateDataKeyRequest, body);
       const key = symmetricKey(request.KeyId, 'kms:GenerateDataKey');
       const plaintext = randomBytes(request.NumberOfBytes ?? (request.KeySpec === 'AES_128' ? 16 : 32));
       const blob = sealBlob(key, plaintext, request.EncryptionContext);
       return { KeyId: key.arn, Plaintext: plaintext.toString('base64'), CiphertextBlob: blob.toString('base64') };
     },
     Decrypt: (body) => {
-      const request = parse(DecryptRequest, body);
+      const request = parseAwsJson(DecryptRequest, body);
       const blob = Buffer.from(request.CiphertextBlob, 'base64');
       const key = symmetricKey(request.KeyId ?? blobKeyId(blob), 'kms:Decrypt');
       if (blobKeyId(blob) !== key.id) {
-        throw new KmsError(400, 'IncorrectKeyException', 'The ciphertext was not encrypted with this key.');
+        throw new AwsJsonError('IncorrectKeyException', 'The ciphertext was not encrypted with this key.');
       }
       const plaintext = openBlob(key, blob, request.EncryptionContext);
       return { KeyId: key.arn, Plaintext: plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
     },
     GenerateMac: (body) => {
-      const request = parse(MacRequest, body);
+      const request = parseAwsJson(MacRequest, body);
       const key = hmacKey(request.KeyId, 'kms:GenerateMac');
       return { KeyId: key.arn, Mac: macOf(key, request.Message).toString('base64'), MacAlgorithm: 'HMAC_SHA_256' };
     },
     VerifyMac: (body) => {
-      const request = parse(VerifyMacRequest, body);
+      const request = parseAwsJson(VerifyMacRequest, body);
       const key = hmacKey(request.KeyId, 'kms:VerifyMac');
       const presented = Buffer.from(request.Mac, 'base64');
       const expected = macOf(key, request.Message);
       if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
-        throw new KmsError(400, 'KMSInvalidMacException', 'The MAC is not valid for this message and key.');
+        throw new AwsJsonError('KMSInvalidMacException', 'The MAC is not valid for this message and key.');
       }
       return { KeyId: key.arn, MacValid: true, MacAlgorithm: 'HMAC_SHA_256' };
     },
@@ -239,39 +223,15 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
     return arn;
   };
 
-  const answer = async (request: IncomingMessage, response: ServerResponse) => {
-    let raw: Buffer;
-    try {
-      raw = await readRequestBody(request, 1024 * 1024);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError)
-        throw new KmsError(413, 'ValidationException', 'The request is larger than 1 MB.');
-      throw error;
-    }
-    if (!(await isSignedBy(credentials, request, raw))) {
-      refuseUnsigned(response);
-      return;
-    }
-    const target = String(request.headers['x-amz-target'] ?? '');
-    const action = target.startsWith('TrentService.') ? actions[target.slice('TrentService.'.length)] : undefined;
-    if (action === undefined)
-      throw new KmsError(400, 'UnknownOperationException', `This local KMS does not answer ${target}.`);
-    let body: unknown;
-    try {
-      body = raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
-    } catch {
-      throw new KmsError(400, 'SerializationException', 'The request body is not JSON.');
-    }
-    sendJson(response, 200, action(body));
-  };
-
-  const server = createServer((request, response) => {
-    answer(request, response).catch((error: unknown) => {
-      const failure = error instanceof KmsError ? error : new KmsError(500, 'KMSInternalException', 'Internal error.');
-      if (!response.headersSent) sendJson(response, failure.status, { __type: failure.type, message: failure.message });
-      else response.destroy();
-    });
-  });
+  const server = createServer(
+    awsJsonHandler({
+      credentials,
+      targetPrefix: 'TrentService.',
+      contentType: 'application/x-amz-json-1.1',
+      name: 'KMS',
+      actions,
+    }),
+  );
   const listening = await listen(server, '127.0.0.1', 0);
   return {
     endpoint: `http://127.0.0.1:${listening.port}`,
@@ -284,15 +244,4 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
     createHmacKey: (keyOptions = {}) => addKey({ kind: 'hmac', material: randomBytes(32) }, keyOptions),
     close: () => listening.close(),
   };
-};
-
-const parse = <S extends z.ZodType>(schema: S, body: unknown): z.infer<S> => {
-  const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new KmsError(
-    400,
-    'ValidationException',
-    `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid request'}`,
-  );
 };
