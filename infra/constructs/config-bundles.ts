@@ -46,7 +46,7 @@ export class ConfigBundles extends Construct {
     // no listing, no bucket settings.
     Grant.addToPrincipal({
       grantee: role,
-      actions: ['s3:GetObject', 's3:GetObjectVersion'],
+      actions: ['s3:GetObjectVersion'],
       resourceArns: [this.bucket.arnForObjects(`${bundleObjectPrefix}*`)],
     });
     Validations.of(role).acknowledge({

@@ -3,13 +3,11 @@
 // with a role (never the function's code).
 const cdkTableGrant = 'CDK grants on a table cover its indexes (index/*) alike; the code uses only some of the pairs';
 const sealing = 'sealing secret arguments: the flows here hold no call with a secret argument';
-const byVersion = 'the functions read bundles by version (s3:GetObjectVersion); a candidate to drop';
 const reconciler = 'the reconciler runs on a schedule; no flow here runs it yet';
 const channel = 'the /tool/call-tool WebSocket channel; no flow here runs it yet';
 /** Granted actions no flow here uses (by function construct and action), each with its reason. */
 export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'ApprovalsHeldCallStepsFunction kms:Decrypt': sealing,
-  'ApprovalsHeldCallStepsFunction s3:GetObject': byVersion,
   'ApprovalsHeldCallStepsFunction states:SendTaskSuccess':
     'the steps hand a decision back themselves (a customer step, an expiry); not in these flows',
   'ApprovalsReconcilerFunction dynamodb:GetItem': reconciler,
@@ -17,7 +15,6 @@ export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'ApprovalsReconcilerFunction dynamodb:UpdateItem': reconciler,
   'ApprovalsReconcilerFunction kms:Decrypt': reconciler,
   'ApprovalsReconcilerFunction kms:Verify': reconciler,
-  'ApprovalsReconcilerFunction s3:GetObject': reconciler,
   'ApprovalsReconcilerFunction s3:GetObjectVersion': reconciler,
   'ApprovalsReconcilerFunction states:SendTaskSuccess': reconciler,
   'ApprovalsReconcilerFunction states:StartExecution': reconciler,
@@ -31,7 +28,6 @@ export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'CallToolSocketFunction kms:Decrypt': channel,
   'CallToolSocketFunction kms:GenerateDataKey': channel,
   'CallToolSocketFunction kms:Verify': channel,
-  'CallToolSocketFunction s3:GetObject': channel,
   'CallToolSocketFunction s3:GetObjectVersion': channel,
   'CallToolSocketFunction states:StartExecution': channel,
   'CallToolSocketFunction secretsmanager:GetSecretValue': channel,
@@ -47,7 +43,6 @@ export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'McpFunction dynamodb:UpdateItem': cdkTableGrant,
   'McpFunction kms:Decrypt': sealing,
   'McpFunction kms:GenerateDataKey': sealing,
-  'McpFunction s3:GetObject': byVersion,
   'McpFunction states:SendTaskSuccess': "tasks/cancel ends a withdrawn call's approval run; no flow here cancels",
 };
 

@@ -86,7 +86,7 @@ describe('the configuration bundles in the stack', () => {
         });
         const statements = statementsForRole(template, logicalIdOf(fn.role));
         const onBucket = statements.filter(naming(bucketId));
-        expect(onBucket.flatMap(actionsOf).sort(), name).toEqual(['s3:GetObject', 's3:GetObjectVersion']);
+        expect(onBucket.flatMap(actionsOf).sort(), name).toEqual(['s3:GetObjectVersion']);
         expect(
           onBucket.flatMap((statement) => asList(statement.Resource)),
           name,
