@@ -43,10 +43,13 @@ describe('the result code vocabulary', () => {
   );
 
   it(
-    verifies('result.code-vocabulary', 'lists in the README exactly the codes of the table, with their meanings'),
+    verifies(
+      'result.code-vocabulary',
+      'lists in the reference page exactly the codes of the table, with their meanings',
+    ),
     async () => {
-      const readme = await readFile(projectPath('README.md'), 'utf8');
-      const section = readme.slice(readme.indexOf('### Result codes'), readme.indexOf('## Approvals'));
+      const page = await readFile(projectPath('docs', 'reference.md'), 'utf8');
+      const section = page.slice(page.indexOf('## Result codes'), page.indexOf('## Limits'));
       const rows = [...section.matchAll(/^\| `([a-z_]+)` +\| (.+?) +\|$/gm)].map(([, code, meaning]) => [
         code,
         meaning,
