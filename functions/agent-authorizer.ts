@@ -7,7 +7,7 @@
 //
 // On the HTTP API a token that is not valid is let through with no caller, so that the MCP
 // function answers the 401 with its WWW-Authenticate challenge (a deny would be API Gateway's bare
-// 403); the function refuses every request whose context names no caller (docs/decisions.md).
+// 403); the function refuses every request whose context names no caller (docs/adr/0002-identity-the-token-names-a-subject-the-configuration-names-t.md).
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import type { Caller } from '../shared/auth/agent.js';

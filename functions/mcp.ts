@@ -57,7 +57,7 @@ const renderJsonRpcError = (statusCode: number, message: string): HttpResult => 
 });
 
 export const createMcpFunction = (deps: McpFunctionDeps) => {
-  // One gate per process for /mcp and /tool/call-tool: exact locally, per instance in Lambda (docs/decisions.md).
+  // One gate per process for /mcp and /tool/call-tool: exact locally, per instance in Lambda (docs/adr/0015-per-agent-limits.md).
   const requestGate = deps.requestGate ?? new RequestGate(deps.services.clock);
   const endpoint: McpEndpoint = createMcpEndpoint(deps.services, {
     allowedHostnames: deps.allowedHostnames,

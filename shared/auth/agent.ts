@@ -1,6 +1,6 @@
 // Who is calling: the agent identity every use-case receives. A verified token names a subject;
 // the configuration's `agents:` entry listing that subject decides the agent's id, groups and
-// customer, and the token's own claims speak only for a subject no entry lists (docs/decisions.md).
+// customer, and the token's own claims speak only for a subject no entry lists (docs/adr/0002-identity-the-token-names-a-subject-the-configuration-names-t.md).
 
 export interface AgentIdentity {
   readonly id: string;

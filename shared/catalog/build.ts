@@ -41,7 +41,7 @@ interface InputShape {
 }
 
 /**
- * Header and cookie parameters agents cannot fill (the gateway's decision in docs/decisions.md):
+ * Header and cookie parameters agents cannot fill (the gateway's decision in docs/adr/0016-header-parameters-refused-when-the-catalog-is-built.md):
  * names OpenAPI says to ignore (Accept, Content-Type, Authorization) are ignored; the credential's
  * header, x-request-id and traceparent are the gateway's own; the transport's headers, Cookie,
  * names that are no header name, and cookie parameters are never taken from an agent: an optional

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
-/** The fully qualified name of the tool gateway service (the reference names no package; see docs/decisions.md). */
+/** The fully qualified name of the tool gateway service (the reference names no package; see docs/adr/0045-the-grpc-tool-gateway-a-second-front-on-the-same-use-cases.md). */
 export const gatewayServiceName = 'pcc.toolgateway.v1.PccToolGateway';
 
 /**

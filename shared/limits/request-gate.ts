@@ -1,6 +1,6 @@
 // Per-agent admission of MCP requests, in memory: a token bucket for the rate and a count of
 // requests in progress. Locally one process sees every request, so both limits are exact; in
-// Lambda each instance keeps its own gate (see docs/decisions.md, "Per-agent limits").
+// Lambda each instance keeps its own gate (see docs/adr/0015-per-agent-limits.md).
 import type { Clock } from '../clock.js';
 import { type Refusal, refusal, resultCodes } from '../errors.js';
 import type { AgentLimits } from './agent-limits.js';
