@@ -11,6 +11,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import type { Caller } from '../shared/auth/agent.js';
+import { errorText } from '../shared/errors.js';
 import { agentTokenAuthenticator } from './commons/agent-tokens.js';
 import { type CallerContext, callerContext } from './commons/caller-context.js';
 import { processAgentAuthorizerEnvironment } from './commons/environment.js';
@@ -74,7 +75,15 @@ export const createAgentAuthorizer = (deps: AgentAuthorizerDeps) => {
     where: Record<string, string | null>,
   ): Promise<Caller | null> => {
     const token = bearerToken(headers ?? {});
-    const caller = token === null ? null : await deps.authenticate(token);
+    const caller =
+      token === null
+        ? null
+        : await deps.authenticate(token).catch((error: unknown) => {
+            // The issuer's keys could not be had: the request fails (API Gateway answers 500, a
+            // retry may pass) rather than being told its token is not valid, and nothing is cached.
+            deps.logger.warn("an agent's token could not be checked now", { ...where, error: errorText(error) });
+            throw error;
+          });
     if (caller === null) {
       deps.logger.info('token refused', { ...where, reason: token === null ? 'no bearer token' : 'token not valid' });
     }

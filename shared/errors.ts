@@ -224,3 +224,6 @@ export const outcomeMessage = (outcome: {
 /** What an agent reads when tools/call fails inside the gateway: nothing of the fault itself. */
 export const toolCallFaultMessage =
   'The gateway met an internal fault while handling this call, and its outcome is not known here. Check before repeating a write.';
+
+/** What a caught failure says, for a log line or a message: its message, or the thrown value as text. */
+export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

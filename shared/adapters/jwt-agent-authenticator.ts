@@ -2,6 +2,7 @@
 // authorizer makes: the one token check of the agent authorizer (the HTTP API and the /tool/call-tool
 // WebSocket API) and of the gRPC container. It finds the caller the token names; who that caller is
 // (its entry in the configuration) is decided behind it (identifyCaller).
+import { JwksValidationError } from 'aws-jwt-verify/error';
 import { type Fetcher, SimpleFetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
@@ -63,10 +64,24 @@ const authorizerChecks =
     }
   };
 
+/** The issuer's configuration or keys could not be had: the token was not judged. */
+export class TokenCheckUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(
+      `The issuer's configuration or keys could not be had: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+    this.name = 'TokenCheckUnavailable';
+  }
+}
+
 /**
  * A bearer token to the caller it names, or null for any token that is not valid (malformed,
  * unsigned or wrongly signed, expired or not yet valid, another issuer, audience or scope, or
- * naming no subject). Throws nothing for a bad token; a JWKS that cannot be fetched is null too.
+ * naming no subject). Throws nothing for a bad token; throws TokenCheckUnavailable when the
+ * issuer's configuration or keys cannot be had, so that an outage is never told as a bad token.
  * Throws at once when given neither an audience nor a required scope: any token of the issuer would do.
  */
 export const jwtAgentAuthenticator = (options: JwtAgentAuthenticatorOptions) => {
@@ -75,7 +90,14 @@ export const jwtAgentAuthenticator = (options: JwtAgentAuthenticatorOptions) => 
       "Agents' tokens need an audience or a required scope: without either, any token of the issuer would do.",
     );
   }
-  const fetcher = options.fetcher ?? new SimpleFetcher();
+  const inner = options.fetcher ?? new SimpleFetcher();
+  // A document that cannot be fetched judges no token: the failure is told as an outage.
+  const fetcher: Fetcher = {
+    fetch: (...args) =>
+      inner.fetch(...args).catch((error: unknown) => {
+        throw new TokenCheckUnavailable(error);
+      }),
+  };
   const jwksCache = new SimpleJwksCache({ fetcher });
   const fetchJson = async (uri: string): Promise<unknown> =>
     JSON.parse(new TextDecoder().decode(await fetcher.fetch(uri)));
@@ -97,10 +119,15 @@ export const jwtAgentAuthenticator = (options: JwtAgentAuthenticatorOptions) => 
     return verifier;
   };
   return async (token: string): Promise<Caller | null> => {
+    const verify = await verifierFor().catch((error: unknown) => {
+      throw error instanceof TokenCheckUnavailable ? error : new TokenCheckUnavailable(error);
+    });
     try {
-      const payload = await (await verifierFor()).verify(token);
-      return callerFromClaims(payload, options.claimNames);
-    } catch {
+      return callerFromClaims(await verify.verify(token), options.claimNames);
+    } catch (error) {
+      // Keys that could not be fetched (or read) judge no token; anything else is the token's fault.
+      if (error instanceof TokenCheckUnavailable) throw error;
+      if (error instanceof JwksValidationError) throw new TokenCheckUnavailable(error);
       return null;
     }
   };

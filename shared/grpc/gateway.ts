@@ -4,6 +4,7 @@
 // standard grpc.health.v1 Check for load balancers.
 import * as grpc from '@grpc/grpc-js';
 import type { AgentIdentity } from '../auth/agent.js';
+import { errorText } from '../errors.js';
 import type { RequestGate } from '../limits/request-gate.js';
 import type { Log } from '../log.js';
 import type { McpServices } from '../mcp/server.js';
@@ -122,7 +123,13 @@ export const startGrpcGateway = async (options: GrpcGatewayOptions): Promise<Grp
       const token = bearerToken(call.metadata);
       if (token === null)
         return fail(grpc.status.UNAUTHENTICATED, 'A bearer token is required (authorization metadata).');
-      agent = await options.authenticate(token).catch(() => null);
+      try {
+        agent = await options.authenticate(token);
+      } catch (error) {
+        // The issuer's keys could not be had (or the configuration read): not the token's fault.
+        log.warn("an agent's token could not be checked now", { error: errorText(error) });
+        return fail(grpc.status.UNAVAILABLE, 'The bearer token could not be checked now: retry shortly.');
+      }
       if (agent === null) return fail(grpc.status.UNAUTHENTICATED, 'The bearer token is not valid.');
       if (closing) return fail(grpc.status.UNAVAILABLE, 'The gateway is stopping: retry shortly.');
       const open = streamsPerAgent.get(agent.id) ?? 0;

@@ -7,7 +7,7 @@
 // push is lost, the run (when it registers) or recovery hands it over again.
 import type { ApprovalRunOutcome, ApprovalRuns } from '../approvals/approval-runs.js';
 import { type Clock, isoAt } from '../clock.js';
-import { resultCodes } from '../errors.js';
+import { errorText, resultCodes } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter, type TransitionResult } from '../executions/store.js';
 import type { Log } from '../log.js';
@@ -17,8 +17,6 @@ export const keyOf = (execution: Pick<Execution, 'execution_id' | 'agent_id'>): 
   execution_id: execution.execution_id,
   agent_id: execution.agent_id,
 });
-
-export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** What a waiting approval run is told of a call that left pending: run it, or end. */
 export const runOutcome = (execution: Execution): ApprovalRunOutcome =>

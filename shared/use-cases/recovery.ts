@@ -2,11 +2,12 @@
 // reconciler in AWS on a schedule. Pending calls past their time expire, lost approval runs start
 // again, decisions whose push was lost are handed over (or run here), and abandoned claims settle.
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
+import { errorText } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import { expireApproval } from './held-call-steps.js';
-import { errorText, keyOf, openExecutions, pushDecision } from './held-calls.js';
+import { keyOf, openExecutions, pushDecision } from './held-calls.js';
 import { type ApprovedRunDeps, claimGraceMs, runApproved, settleAbandonedClaim } from './run-once.js';
 
 export interface RecoveryDeps extends ApprovedRunDeps {

@@ -225,6 +225,27 @@ describe('the agent authorizer on the /tool/call-tool WebSocket API', () => {
   });
 });
 
+describe('the agent authorizer while the issuer is down', () => {
+  it(
+    verifies('grpc.jwt-identity', 'fails the request with a log line instead of telling a good token it is not valid'),
+    async () => {
+      const warn = vi.spyOn(logger, 'warn');
+      const down = stackAuthorizer({
+        fetcher: {
+          fetch: async () => {
+            throw new Error('connect ECONNREFUSED');
+          },
+        },
+      });
+      await expect(authorizeRoute(down, { Authorization: `Bearer ${sign(claims())}` })).rejects.toThrow(
+        /could not be had/,
+      );
+      expect(warn).toHaveBeenCalledWith("an agent's token could not be checked now", expect.anything());
+      warn.mockRestore();
+    },
+  );
+});
+
 describe('the agent authorizer on the HTTP API', () => {
   it(
     verifies(

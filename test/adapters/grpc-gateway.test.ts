@@ -33,7 +33,10 @@ const start = async (limits: Partial<GrpcLimits> = {}, bed?: UseCaseBed, request
     host: '127.0.0.1',
     port: 0,
     services: bench.deps,
-    authenticate: async (presented): Promise<AgentIdentity | null> => (presented === token ? procurementAgent : null),
+    authenticate: async (presented): Promise<AgentIdentity | null> => {
+      if (presented === 'while-the-issuer-is-down') throw new Error('connect ECONNREFUSED');
+      return presented === token ? procurementAgent : null;
+    },
     limits,
     log: bench.deps.log,
   });
@@ -137,6 +140,17 @@ describe('the gRPC gateway: stream life', () => {
         stream.connect({ server_id: '*' });
         expect(await stream.ended).toMatchObject({ code: 16 });
       }
+    },
+  );
+
+  it(
+    verifies('grpc.jwt-identity', 'ends a stream UNAVAILABLE, with a log line, when its token cannot be checked now'),
+    async () => {
+      const { address, bed } = await start();
+      const stream = open(address, { authorization: 'Bearer while-the-issuer-is-down' });
+      stream.connect({ server_id: '*' });
+      expect(await stream.ended).toMatchObject({ code: 14 });
+      expect(bed.warnings).toContain("an agent's token could not be checked now");
     },
   );
 

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Fetcher } from 'aws-jwt-verify/https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jwtAgentAuthenticator } from '../../shared/adapters/jwt-agent-authenticator.js';
+import { jwtAgentAuthenticator, TokenCheckUnavailable } from '../../shared/adapters/jwt-agent-authenticator.js';
 import { verifies } from '../support/requirements.js';
 
 const rsa = () => generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -182,17 +182,22 @@ describe('jwtAgentAuthenticator', () => {
     }
   });
 
-  it(verifies('grpc.jwt-identity', 'answers null while the issuer cannot be reached, and recovers'), async () => {
-    let reachable = false;
-    const flaky: Fetcher = {
-      fetch: async (uri, options) => {
-        if (!reachable) throw new Error('connection refused');
-        return loopbackFetcher.fetch(uri, options);
-      },
-    };
-    const authenticate = authenticator({ fetcher: flaky });
-    expect(await authenticate(sign(claims()))).toBeNull();
-    reachable = true;
-    expect(await authenticate(sign(claims()))).toMatchObject({ subject: 'billing-agent' });
-  });
+  it(
+    verifies('grpc.jwt-identity', 'tells an unreachable issuer as an outage, never as a bad token, and recovers'),
+    async () => {
+      let reachable = false;
+      const flaky: Fetcher = {
+        fetch: async (uri, options) => {
+          if (!reachable) throw new Error('connection refused');
+          return loopbackFetcher.fetch(uri, options);
+        },
+      };
+      const authenticate = authenticator({ fetcher: flaky });
+      await expect(authenticate(sign(claims()))).rejects.toBeInstanceOf(TokenCheckUnavailable);
+      // A bad token is still a bad token, whatever the issuer's state: it is judged once keys are had.
+      reachable = true;
+      expect(await authenticate('garbage')).toBeNull();
+      expect(await authenticate(sign(claims()))).toMatchObject({ subject: 'billing-agent' });
+    },
+  );
 });
