@@ -219,6 +219,8 @@ export const awsJsonHandler =
     /** Names the endpoint in the refusal of an action it does not answer. */
     readonly name: string;
     readonly actions: Readonly<Record<string, (body: unknown) => unknown>>;
+    /** Told of a failure that is not a refusal (answered 500). @default nothing */
+    readonly onFailure?: (error: unknown) => void;
   }) =>
   (request: IncomingMessage, response: ServerResponse): void => {
     const send = (status: number, body: unknown, errorType?: string) => {
@@ -255,6 +257,7 @@ export const awsJsonHandler =
       }
       send(200, action(body));
     })().catch((error: unknown) => {
+      if (!(error instanceof AwsJsonError)) options.onFailure?.(error);
       const failure =
         error instanceof AwsJsonError ? error : new AwsJsonError('InternalFailure', 'Internal error.', 500);
       if (response.headersSent) response.destroy();
