@@ -5,4 +5,6 @@ export const jsonRpcCodes = {
   methodNotFound: -32601,
   invalidParams: -32602,
   internalError: -32603,
+  /** The range JSON-RPC leaves to servers: a limit's refusal, a wait that ended, a method not allowed. */
+  serverError: -32000,
 } as const;

@@ -83,7 +83,7 @@ export const answerMessage = async (
   if (admission?.kind === 'refused') {
     return message.method === 'tools/call'
       ? resultAnswer(id, toCallToolResult(resultObject(admission.refusal)))
-      : errorAnswer(id, -32000, admission.refusal.message ?? 'A limit refused this request.');
+      : errorAnswer(id, jsonRpcCodes.serverError, admission.refusal.message ?? 'A limit refused this request.');
   }
   try {
     return await answerRequest(services, stream, id, message.method, params, read.toolArguments);

@@ -16,6 +16,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { readMessage, type StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
+import { jsonRpcCodes } from '../json-rpc-codes.js';
 import { limitsNow } from '../limits/agent-limits.js';
 import type { LimitRefusal, RequestGate } from '../limits/request-gate.js';
 import { isRecord } from '../objects.js';
@@ -73,18 +74,26 @@ const jsonRpcErrorResponse = (status: number, code: number, message: string): Re
   Response.json({ jsonrpc: '2.0', id: null, error: { code, message } }, { status });
 
 export const bodyTooLargeResponse = (): Response =>
-  jsonRpcErrorResponse(413, -32600, `The request body is larger than ${maxRequestBodyBytes} bytes.`);
+  jsonRpcErrorResponse(
+    413,
+    jsonRpcCodes.invalidRequest,
+    `The request body is larger than ${maxRequestBodyBytes} bytes.`,
+  );
 
 /** A request other than tools/call refused by a limit: HTTP 429, as API Gateway's own throttling answers. */
 const limitedResponse = (refusal: LimitRefusal): Response => {
-  const response = jsonRpcErrorResponse(429, -32000, refusal.message);
+  const response = jsonRpcErrorResponse(429, jsonRpcCodes.serverError, refusal.message);
   response.headers.set('retry-after', String(refusal.retryAfterSeconds));
   return response;
 };
 
 /** JSON-RPC batches (removed from MCP in 2025-06-18) are refused on every path. */
 const batchRefusedResponse = (): Response =>
-  jsonRpcErrorResponse(400, -32600, 'JSON-RPC batches are not supported: send one request per HTTP POST.');
+  jsonRpcErrorResponse(
+    400,
+    jsonRpcCodes.invalidRequest,
+    'JSON-RPC batches are not supported: send one request per HTTP POST.',
+  );
 
 /** What reading a request's body gave: the message for the SDK and a tool call's arguments, or the answer. */
 type ReadBody =
@@ -119,7 +128,7 @@ const readBody = async (request: McpRequestHead, given: string | undefined): Pro
   if (read === null) {
     return {
       kind: 'answered',
-      response: jsonRpcErrorResponse(400, -32700, 'Parse error: the body is not valid JSON.'),
+      response: jsonRpcErrorResponse(400, jsonRpcCodes.parseError, 'Parse error: the body is not valid JSON.'),
     };
   }
   if (Array.isArray(read.message)) return { kind: 'answered', response: batchRefusedResponse() };
@@ -158,7 +167,8 @@ const serveLegacy = async (
   context: McpRequestContext,
   parsedBody: unknown,
 ): Promise<Response> => {
-  if (request.method.toUpperCase() !== 'POST') return jsonRpcErrorResponse(405, -32000, 'Method not allowed.');
+  if (request.method.toUpperCase() !== 'POST')
+    return jsonRpcErrorResponse(405, jsonRpcCodes.serverError, 'Method not allowed.');
   const initialize = initializeDeclaresUrlElicitation(parsedBody);
   const session = initialize
     ? 'none'

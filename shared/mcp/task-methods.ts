@@ -16,6 +16,7 @@ import {
 import * as z from 'zod';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { Execution } from '../executions/execution.js';
+import { jsonRpcCodes } from '../json-rpc-codes.js';
 import type { ResultObject } from '../result.js';
 import { findOwnCall, listOwnCalls, type WithdrawDeps, withdrawCall } from '../use-cases/tasks.js';
 import {
@@ -138,7 +139,7 @@ const register2025 = (server: Server, deps: WithdrawDeps, agent: AgentIdentity):
       const left = deadline - deps.clock.now();
       if (left <= 0) {
         throw new ProtocolError(
-          -32000,
+          jsonRpcCodes.serverError,
           'The task is still working (a person has not decided yet). Call tasks/result again, or poll tasks/get.',
         );
       }
