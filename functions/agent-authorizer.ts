@@ -11,6 +11,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import type { Caller } from '../shared/auth/agent.js';
+import { bearerToken } from '../shared/auth/bearer.js';
 import { errorText } from '../shared/errors.js';
 import { agentTokenAuthenticator } from './commons/agent-tokens.js';
 import { type CallerContext, callerContext } from './commons/caller-context.js';
@@ -62,19 +63,16 @@ const policy = (effect: 'Allow' | 'Deny', resource: string) => ({
   Statement: [{ Action: 'execute-api:Invoke' as const, Effect: effect, Resource: resource }],
 });
 
-/** The token of an `Authorization: Bearer <token>` header, whatever the header's case. */
-const bearerToken = (headers: Readonly<Record<string, string | undefined>>): string | null => {
-  const entry = Object.entries(headers).find(([name]) => name.toLowerCase() === 'authorization');
-  const match = /^Bearer +(\S+) *$/i.exec(entry?.[1] ?? '');
-  return match?.[1] ?? null;
-};
+/** The Authorization header's value, whatever the header name's case. */
+const authorizationOf = (headers: Readonly<Record<string, string | undefined>>): string | undefined =>
+  Object.entries(headers).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
 
 export const createAgentAuthorizer = (deps: AgentAuthorizerDeps) => {
   const check = async (
     headers: Readonly<Record<string, string | undefined>> | null | undefined,
     where: Record<string, string | null>,
   ): Promise<Caller | null> => {
-    const token = bearerToken(headers ?? {});
+    const token = bearerToken(authorizationOf(headers ?? {}));
     const caller =
       token === null
         ? null

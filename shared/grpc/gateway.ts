@@ -4,6 +4,7 @@
 // standard grpc.health.v1 Check for load balancers.
 import * as grpc from '@grpc/grpc-js';
 import type { AgentIdentity } from '../auth/agent.js';
+import { bearerToken } from '../auth/bearer.js';
 import { errorText } from '../errors.js';
 import type { RequestGate } from '../limits/request-gate.js';
 import type { Log } from '../log.js';
@@ -55,12 +56,6 @@ export interface GrpcGateway {
   /** Refuses new streams, lets calls in flight finish (their executions complete), then stops. */
   close(): Promise<void>;
 }
-
-const bearerToken = (metadata: grpc.Metadata): string | null => {
-  const value = metadata.get('authorization')[0];
-  const match = typeof value === 'string' ? /^bearer\s+(\S+)\s*$/i.exec(value) : null;
-  return match?.[1] ?? null;
-};
 
 export const startGrpcGateway = async (options: GrpcGatewayOptions): Promise<GrpcGateway> => {
   const limits: GrpcLimits = { ...defaultGrpcLimits, ...options.limits };
@@ -120,7 +115,8 @@ export const startGrpcGateway = async (options: GrpcGatewayOptions): Promise<Grp
     };
 
     const authenticate = async (): Promise<void> => {
-      const token = bearerToken(call.metadata);
+      const authorization = call.metadata.get('authorization')[0];
+      const token = bearerToken(typeof authorization === 'string' ? authorization : undefined);
       if (token === null)
         return fail(grpc.status.UNAUTHENTICATED, 'A bearer token is required (authorization metadata).');
       try {
