@@ -2,6 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import { Pool } from 'undici';
+import { errorText } from '../shared/errors.js';
 import type { LatencyResult, LoadJob, Target, ThroughputResult } from './load.js';
 
 interface Exchange {
@@ -24,7 +25,7 @@ const exchange = async (pool: Pool, target: Target): Promise<Exchange> => {
     const good = response.statusCode === 200 && text.includes(target.expect);
     return { ms, failure: good ? null : `${response.statusCode}: ${text.slice(0, 300)}` };
   } catch (error) {
-    return { ms: performance.now() - started, failure: error instanceof Error ? error.message : String(error) };
+    return { ms: performance.now() - started, failure: errorText(error) };
   }
 };
 
@@ -85,7 +86,6 @@ port.on('message', (job: LoadJob) => {
       : throughput(job.target, job.connections, job.durationMs);
   work.then(
     (result) => port.postMessage(result),
-    (error: unknown) =>
-      port.postMessage({ kind: 'error', message: error instanceof Error ? error.message : String(error) }),
+    (error: unknown) => port.postMessage({ kind: 'error', message: errorText(error) }),
   );
 });

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'undici';
 import { type Listening, listen } from '../infra/local/net.js';
+import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
 import { defaultRetentionMs, epochSeconds, retentionSeconds } from '../shared/executions/retention.js';
 
@@ -172,7 +173,7 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
 
   const server = createServer((incoming, response) => {
     handle(incoming, response).catch((error: unknown) => {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorText(error);
       if (!response.headersSent) reply(response, 500, { jsonrpc: '2.0', id: null, error: { code: -32603, message } });
       else response.destroy();
     });

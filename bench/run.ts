@@ -11,6 +11,7 @@
 // --only named a section there is not.
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { errorText } from '../shared/errors.js';
 import { awsCosts } from './aws-costs.js';
 import { type Bed, startBed } from './bed.js';
 import { lambdaBundles } from './bundles.js';
@@ -82,8 +83,6 @@ const expected: Record<SectionKey, readonly { what: string; target: string }[]> 
     { what: 'AWS cost per million calls (direct read / write, held approved / expired)', target: 'reported' },
   ],
 };
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 

@@ -2,6 +2,7 @@
 // for the stack. The stack runs it as a child process because CDK asks for its bundles
 // synchronously and esbuild's plugins run only in its asynchronous API.
 import { parseArgs } from 'node:util';
+import { errorText } from '../../shared/errors.js';
 import { bundleFunction } from './bundle-function.js';
 
 const { values, positionals } = parseArgs({
@@ -19,7 +20,7 @@ bundleFunction(name, folder, { cedar: values.cedar }).then(
     process.stdout.write(`${name}: ${bundle.coldStartBytes} bytes at cold start, ${bundle.shippedBytes} shipped\n`);
   },
   (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`${errorText(error)}\n`);
     process.exit(1);
   },
 );

@@ -8,6 +8,7 @@ import { agentTokenAuthenticator } from '../../functions/commons/agent-tokens.js
 import { agentServicesFor, serviceLogger } from '../../functions/commons/aws.js';
 import { processGrpcEnvironment } from '../../functions/commons/environment.js';
 import { systemClock } from '../../shared/clock.js';
+import { errorText } from '../../shared/errors.js';
 import { startGrpcGateway } from '../../shared/grpc/gateway.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
@@ -35,7 +36,7 @@ process.once('SIGTERM', () => {
     () => process.exit(0),
     (error: unknown) => {
       logger.warn('the gRPC gateway did not close cleanly', {
-        error: error instanceof Error ? error.message : String(error),
+        error: errorText(error),
       });
       process.exit(1);
     },

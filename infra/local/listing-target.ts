@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbExecutionListing } from '../../shared/adapters/dynamodb/execution-listing.js';
+import { errorText } from '../../shared/errors.js';
 import type { ExecutionListing } from '../../shared/executions/listing.js';
 import { localAwsProfile, readLocalAwsConfig } from './aws-config-file.js';
 import { lockDataFolder, lockHolder } from './data-lock.js';
@@ -60,7 +61,7 @@ const stoppedGateway = async (dataDir: string): Promise<OpenedListing> => {
     );
   }
   const lock = await lockDataFolder(dataDir).catch((error: unknown) => {
-    throw new TargetError(error instanceof Error ? error.message : String(error));
+    throw new TargetError(errorText(error));
   });
   try {
     const dynamodb = await startLocalDynamoDb({ dataPath: join(dataDir, 'dynamodb') });

@@ -9,6 +9,7 @@ import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import * as z from 'zod';
 import { type Caller, type ClaimNames, callerFromClaims } from '../auth/agent.js';
+import { errorText } from '../errors.js';
 
 export interface JwtAgentAuthenticatorOptions {
   /** The OIDC issuer; a token's `iss` must equal it. */
@@ -67,12 +68,9 @@ const authorizerChecks =
 /** The issuer's configuration or keys could not be had: the token was not judged. */
 export class TokenCheckUnavailable extends Error {
   constructor(cause: unknown) {
-    super(
-      `The issuer's configuration or keys could not be had: ${cause instanceof Error ? cause.message : String(cause)}`,
-      {
-        cause,
-      },
-    );
+    super(`The issuer's configuration or keys could not be had: ${errorText(cause)}`, {
+      cause,
+    });
     this.name = 'TokenCheckUnavailable';
   }
 }

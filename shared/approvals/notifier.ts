@@ -1,6 +1,7 @@
 // Telling approvers a call waits for them. A notice carries the console link, the tool, the agent
 // and a summary of the arguments with secrets redacted; never a secret value.
 import type { ControlPlane } from '../control-plane/control-plane.js';
+import { errorText } from '../errors.js';
 import type { Log } from '../log.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { type HiddenSecret, shownArgumentsJson } from '../secret-pointers.js';
@@ -41,7 +42,7 @@ export class Notifiers implements Notifier {
           this.metrics?.notificationFailed();
           this.log.warn('a notification channel failed', {
             execution_id: notice.execution_id,
-            error: error instanceof Error ? error.message : String(error),
+            error: errorText(error),
           });
         }
       }),

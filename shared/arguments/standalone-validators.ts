@@ -11,6 +11,7 @@ import * as ucs2length from 'ajv/dist/runtime/ucs2length.js';
 import * as validationError from 'ajv/dist/runtime/validation_error.js';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { type ArgumentsValidator, isJsonObject } from '../catalog/tool.js';
+import { errorText } from '../errors.js';
 import { inputErrorsOf } from './validation.js';
 
 /** A CommonJS module's default export, whichever way the loader presents it (Node: module.exports). */
@@ -63,7 +64,7 @@ export const instantiateValidator = (code: string): ValidatorInstance => {
         reason: `its code asks for the module ${JSON.stringify(error.module)}, which is none of ${runtimeModuleNames.join(', ')}`,
       };
     }
-    return { ok: false, reason: `its code does not run (${error instanceof Error ? error.message : String(error)})` };
+    return { ok: false, reason: `its code does not run (${errorText(error)})` };
   }
   const exported = module.exports;
   if (typeof exported !== 'function') return { ok: false, reason: 'its code exports no validation function' };

@@ -8,6 +8,7 @@ import { instantiateValidator } from '../arguments/standalone-validators.js';
 import { type CatalogTool, isJsonObject, type ToolWithValidator } from '../catalog/tool.js';
 import { referencePaths } from '../config/resolve.js';
 import { type ConfigProblem, formatPath } from '../config/resolved.js';
+import { errorText } from '../errors.js';
 import type { CheckedPolicySet } from '../policy/policy-set.js';
 import {
   type BundledMcpCatalog,
@@ -58,7 +59,7 @@ const withGeneratedValidators = (
         file: read.file,
         path: formatPath(path),
         line: read.lineAt(path),
-        message: `the input schema of ${tool.name} cannot be compiled (${error instanceof Error ? error.message : String(error)})`,
+        message: `the input schema of ${tool.name} cannot be compiled (${errorText(error)})`,
       });
       continue;
     }

@@ -182,7 +182,7 @@ export const startGrpcGateway = async (options: GrpcGatewayOptions): Promise<Grp
           }
         })
         .catch((error: unknown) => {
-          log.warn('a gRPC message failed', { error: error instanceof Error ? error.message : String(error) });
+          log.warn('a gRPC message failed', { error: errorText(error) });
           fail(grpc.status.INTERNAL, 'The gateway met an internal fault.');
         })
         .finally(() => {
@@ -222,7 +222,7 @@ export const startGrpcGateway = async (options: GrpcGatewayOptions): Promise<Grp
     let chain = authenticate();
     const then = (step: () => Promise<void> | void) => {
       chain = chain.then(step).catch((error: unknown) => {
-        log.warn('a gRPC stream failed', { error: error instanceof Error ? error.message : String(error) });
+        log.warn('a gRPC stream failed', { error: errorText(error) });
         fail(grpc.status.INTERNAL, 'The gateway met an internal fault.');
       });
     };
