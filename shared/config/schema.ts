@@ -145,7 +145,7 @@ const Settings = z
         message: 'expected a retention from 1d to 3650d',
       })
       .describe(
-        'How long a call is kept once it is final (succeeded, failed, unknown, denied, rejected, expired), then deleted by the table (1d to 3650d). Calls still waiting or running are kept. Each call keeps the retention in force when it was made.',
+        "How long a call is kept once it is final (succeeded, failed, unknown, denied, rejected, expired), then deleted (by the table's time to live in AWS, by a sweep every ten minutes locally; 1d to 3650d). Calls still waiting or running are kept. Each call keeps the retention in force when it was made.",
       ),
     allowed_staleness: Duration.prefault('15m').describe(
       'How old the last good configuration load may be before the gateway stops offering tools.',

@@ -4,6 +4,7 @@
 // its date when deleted (the condition), so a record made final again meanwhile is kept.
 import { DeleteCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { isPastRetention } from '../../executions/retention.js';
+import { isConditionFailure } from './execution-store.js';
 import type { TableDefinition } from './tables.js';
 
 /** Items read per scan page, and pages one sweep reads at most (the rest wait for the next sweep). */
@@ -63,7 +64,7 @@ export const deleteExpiredItems = async (
         .then(
           () => true,
           (error: unknown) => {
-            if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+            if (isConditionFailure(error)) return false;
             throw error;
           },
         );
