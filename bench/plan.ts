@@ -45,6 +45,8 @@ export interface Plan {
   readonly memorySampleMs: number;
   /** Calls in flight at once during that load. */
   readonly memoryConnections: number;
+  /** Timed plain reads of the other agent per phase of the fairness section (alone, flooded, alone). */
+  readonly fairnessCalls: number;
   /** The run is stopped (exit code 1) if it has not ended by then. */
   readonly watchdogMs: number;
 }
@@ -76,6 +78,7 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     memoryWarmupMs: 60_000,
     memorySampleMs: 5_000,
     memoryConnections: 4,
+    fairnessCalls: 100,
     // The ten-minute memory load and everything else, with room for a slow machine.
     watchdogMs: 1_320_000,
   },
@@ -105,6 +108,7 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     memoryWarmupMs: 4_000,
     memorySampleMs: 2_000,
     memoryConnections: 4,
+    fairnessCalls: 20,
     watchdogMs: 240_000,
   },
 };

@@ -16,6 +16,7 @@ import { awsCosts } from './aws-costs.js';
 import { type Bed, startBed } from './bed.js';
 import { lambdaBundles } from './bundles.js';
 import { ownCost, storeRequests, throughput } from './direct-calls.js';
+import { fairness, fairnessTarget, fairnessWhat } from './fairness.js';
 import { firstCall } from './first-call.js';
 import { decisionToSend, heldCallCosts, heldReply } from './held-calls.js';
 import { heldPathWhat } from './held-path.js';
@@ -29,6 +30,7 @@ const summaryOrder = [
   'own-cost',
   'throughput',
   'held-reply',
+  'fairness',
   'decision',
   'bundles',
   'first-call',
@@ -56,6 +58,7 @@ const expected: Record<SectionKey, readonly { what: string; target: string }[]> 
     { what: 'reply to a held call (pending_approval), p50', target: '≤ 5 ms' },
     { what: heldPathWhat, target: 'reported' },
   ],
+  fairness: [{ what: fairnessWhat, target: fairnessTarget }],
   decision: [{ what: 'decision click → downstream call sent, local', target: '≤ 200 ms' }],
   bundles: [
     { what: 'Lambda bundle per function, code loaded at cold start', target: '≤ 650 KB' },
@@ -140,6 +143,7 @@ const main = async (): Promise<number> => {
       await measure('held-reply', () => heldReply(ready, plan, measured));
       await measure('decision', () => decisionToSend(ready, plan, measured));
       await measure('held-cost', () => heldCallCosts(ready, plan, measured));
+      await measure('fairness', () => fairness(ready, plan));
     } catch (error) {
       complete = false;
       line(`!! the bench bed did not start: ${errorText(error)}`);

@@ -5,13 +5,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { RequestGate } from '../shared/limits/request-gate.js';
 import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
-import {
-  bodyTooLargeResponse,
-  createMcpEndpoint,
-  type McpEndpoint,
-  maxRequestBodyBytes,
-  readsJsonBody,
-} from '../shared/mcp/endpoint.js';
+import { createMcpEndpoint, type McpEndpoint, readsJsonBody } from '../shared/mcp/endpoint.js';
+import { bodyTooLargeResponse, maxRequestBodyBytes } from '../shared/mcp/http-refusals.js';
 import { isPlainAnswer } from '../shared/mcp/plain-tool-call.js';
 import { requestHeadOf } from '../shared/mcp/request-head.js';
 import type { McpServices } from '../shared/mcp/server.js';

@@ -27,9 +27,12 @@ export const resultCodes = {
   },
   // denied: one of the agent's own limits (settings.limits); nothing ran, the call may be made again later
   rate_limited: {
-    meaning: 'The agent made more requests per second than its limit allows.',
+    meaning: 'The agent made more requests, or sent more bytes, per second or per day than its limits allow.',
     message: (perSecond: number, burst: number, retryAfterSeconds: number): string =>
       `This agent may make ${perSecond} requests per second (bursts of ${burst}); nothing ran. Try again in ${retryAfterSeconds} s.`,
+    /** The request_bytes_per_second or request_bytes_per_day allowance. */
+    bytes: (allowed: number, per: 'second' | 'day', retryAfterSeconds: number): string =>
+      `This agent may send ${allowed} bytes of requests per ${per}; nothing ran. Try again in ${retryAfterSeconds} s.`,
   },
   concurrency_limited: {
     meaning: 'The agent already has as many requests in progress as its limit allows.',

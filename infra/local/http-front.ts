@@ -11,7 +11,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { type CallerContext, callerContext } from '../../functions/commons/caller-context.js';
 import type { HttpResult } from '../../functions/commons/middleware.js';
 import { unauthorizedResponse } from '../../shared/mcp/auth-challenge.js';
-import { bodyTooLargeResponse, maxRequestBodyBytes } from '../../shared/mcp/endpoint.js';
+import { bodyTooLargeResponse, maxRequestBodyBytes } from '../../shared/mcp/http-refusals.js';
 import type { Authorization } from './authorizer.js';
 import type { CallToolFront } from './call-tool-front.js';
 import { isWellFormedHost, type Listening, listen, urlHost } from './net.js';

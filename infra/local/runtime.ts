@@ -65,6 +65,7 @@ import { McpCatalogFiles } from './mcp-catalog-files.js';
 import { writesMetricLines } from './metric-lines.js';
 import { isLoopback, urlHost } from './net.js';
 import { type LocalOptions, logLevelOf } from './options.js';
+import { startRetentionSweep } from './retention-sweep.js';
 import { type LocalFunction, type LocalStepFunctions, startLocalStepFunctions } from './step-functions.js';
 
 export { localTableNames } from './dynamodb.js';
@@ -446,6 +447,9 @@ export const startLocalRuntime = async (
     if (recovered.resumed + recovered.expired + recovered.executed + recovered.settled > 0) {
       stepsLogger.info('open calls recovered', { ...recovered });
     }
+    // settings.retention locally too: the embedded store has no time to live, so a sweep deletes
+    // what AWS's would (retain_until passed), at start and every few minutes.
+    cleanups.push(startRetentionSweep(dynamodb.documents, systemClock, logger('retention')));
 
     return {
       baseUrl,

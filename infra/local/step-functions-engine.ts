@@ -52,8 +52,7 @@ class TaskFailure extends Error {
 /** How many executions the engine remembers (running ones are never forgotten). */
 const maxExecutions = 10_000;
 const epochSeconds = (ms: number): number => ms / 1000;
-const region = 'local';
-const account = '000000000000';
+const [region, account] = ['local', '000000000000'];
 
 export interface EngineOptions {
   readonly stateMachineName: string;
@@ -161,9 +160,7 @@ export class LocalStateMachineEngine {
     };
   }
 
-  statesEntered(name: string): readonly string[] {
-    return this.executions.get(name)?.states ?? [];
-  }
+  statesEntered = (name: string): readonly string[] => this.executions.get(name)?.states ?? [];
 
   /**
    * A clean stop: executions that only wait for a decision stop (they resume at the next start,
@@ -240,9 +237,7 @@ export class LocalStateMachineEngine {
     return waited;
   }
 
-  private executionByArn(arn: string): LocalExecution | undefined {
-    return [...this.executions.values()].find((candidate) => candidate.arn === arn);
-  }
+  private executionByArn = (arn: string) => [...this.executions.values()].find((candidate) => candidate.arn === arn);
 
   /** Ends an execution that only waits for its token: its task settles, so its timer goes too. */
   private stopWaiting(token: string): void {

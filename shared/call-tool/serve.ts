@@ -147,7 +147,8 @@ const answerChannelCall = async (
   try {
     // Every call counts against the agent's limits, as on /mcp, before its params are even read: a
     // flood of unreadable params costs a gate check each. A refusal is the result object.
-    admission = options.gate?.admit(call.agent.id, await limitsNow(services.controlPlane, call.agent)) ?? null;
+    const cost = { bytes: Buffer.byteLength(text, 'utf8') };
+    admission = options.gate?.admit(call.agent.id, await limitsNow(services.controlPlane, call.agent), cost) ?? null;
     if (admission?.kind === 'refused') return resultAnswer(null, resultObject(admission.refusal));
     const read = readToolCallParams(text);
     if (read === null) return errorAnswer(null, jsonRpcCodes.parseError, 'Parse error: the params are not JSON.');

@@ -73,6 +73,15 @@ const wholeNumber = (field: string, max: number) =>
     .min(1, `expected ${field} of at least 1`)
     .max(max, `expected ${field} of at most ${max}`);
 
+/** Byte allowances hold at least the largest request (256 KiB), so every request can be admitted. */
+const minRequestBytes = 256 * 1024;
+const requestBytes = (field: string) =>
+  z
+    .number({ error: `expected ${field} as a whole number` })
+    .int(`expected ${field} as a whole number`)
+    .min(minRequestBytes, `expected ${field} of at least ${minRequestBytes} (the largest request)`)
+    .max(Number.MAX_SAFE_INTEGER, `expected ${field} of at most ${Number.MAX_SAFE_INTEGER}`);
+
 /** Largest pending_calls: an agent's held calls are tracked in one store item, which must stay small. */
 const maxPendingCallsLimit = 1_000;
 
@@ -92,6 +101,12 @@ const LimitValues = z
     pending_calls: wholeNumber('pending_calls', maxPendingCallsLimit).describe(
       'Calls of one agent that may wait for approval at once; a call that would be held beyond it is denied.',
     ),
+    request_bytes_per_second: requestBytes('request_bytes_per_second').describe(
+      "Bytes of MCP requests one agent may send per second (a bucket of one second's worth): what reading its requests may cost the gateway.",
+    ),
+    request_bytes_per_day: requestBytes('request_bytes_per_day').describe(
+      'Bytes of MCP requests one agent may send per day (a bucket of one day refilled evenly): a bound on what its calls can make the gateway store.',
+    ),
   })
   .strict();
 
@@ -102,6 +117,8 @@ export const Limits = LimitValues.extend({
   requests_per_second: LimitValues.shape.requests_per_second.default(50),
   burst: LimitValues.shape.burst.default(100),
   pending_calls: LimitValues.shape.pending_calls.default(100),
+  request_bytes_per_second: LimitValues.shape.request_bytes_per_second.default(1_048_576),
+  request_bytes_per_day: LimitValues.shape.request_bytes_per_day.default(1_073_741_824),
   groups: z
     .record(z.string().min(1), LimitOverrides)
     .default({})
@@ -128,7 +145,7 @@ const Settings = z
         message: 'expected a retention from 1d to 3650d',
       })
       .describe(
-        'How long a call is kept once it is final (succeeded, failed, unknown, denied, rejected, expired), then deleted by the table (1d to 3650d). Calls still waiting or running are kept. Each call keeps the retention in force when it was made.',
+        "How long a call is kept once it is final (succeeded, failed, unknown, denied, rejected, expired), then deleted (by the table's time to live in AWS, by a sweep every ten minutes locally; 1d to 3650d). Calls still waiting or running are kept. Each call keeps the retention in force when it was made.",
       ),
     allowed_staleness: Duration.prefault('15m').describe(
       'How old the last good configuration load may be before the gateway stops offering tools.',
@@ -136,7 +153,7 @@ const Settings = z
     public_url: z.url().optional().describe('Base URL used in links (console, approval_url).'),
     notifications: Notifications.prefault({}).describe('Where approvers hear about held calls, besides the console.'),
     limits: Limits.prefault({}).describe(
-      'Per-agent limits on concurrent requests, request rate and calls waiting for approval; overridable per group and per agent.',
+      'Per-agent limits on concurrent requests, request rate, request bytes and calls waiting for approval; overridable per group and per agent.',
     ),
     data_key: Secret.optional().describe(
       'Local runtime only: the 256-bit key (base64) that encrypts secret argument values at rest. Default: a key kept in the data folder. In AWS, KMS does this.',

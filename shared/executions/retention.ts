@@ -1,6 +1,7 @@
 // How long an execution is kept once it is final: the configuration's settings.retention, recorded
 // on the call when it is made, counted from the write that makes it final. The table's TTL deletes
-// it after that; calls still waiting or running are never given a date.
+// it after that (locally, the runtime's sweep does, by the same rule); calls still waiting or
+// running are never given a date.
 import type { ExecutionStatus } from '../result.js';
 import { terminalStatuses } from './execution.js';
 
@@ -24,3 +25,10 @@ export const epochSeconds = (at: string): number => Math.floor(Date.parse(at) / 
  */
 export const retainUntil = (status: ExecutionStatus, at: string, retention_s: number | null): number | null =>
   terminalStatuses.has(status) ? epochSeconds(at) + (retention_s ?? retentionSeconds(defaultRetentionMs)) : null;
+
+/**
+ * Whether an item whose time-to-live attribute holds `until` may be deleted at `nowSeconds`: the
+ * rule DynamoDB's time to live applies in AWS, and the local runtime's sweep the same way.
+ */
+export const isPastRetention = (until: unknown, nowSeconds: number): boolean =>
+  typeof until === 'number' && until < nowSeconds;

@@ -79,7 +79,8 @@ export const answerMessage = async (
   if (!isRecord(params)) return errorAnswer(id, jsonRpcCodes.invalidParams, 'Invalid params: expected an object.');
   // Every request counts against the agent's limits, as on HTTP: a refused tools/call is answered
   // with the result object (denied, the limit in its message), anything else with a -32000 error.
-  const admission = stream.gate?.admit(stream.agent.id, await limitsNow(services.controlPlane, stream.agent)) ?? null;
+  const limits = await limitsNow(services.controlPlane, stream.agent);
+  const admission = stream.gate?.admit(stream.agent.id, limits, { bytes: Buffer.byteLength(text, 'utf8') }) ?? null;
   if (admission?.kind === 'refused') {
     return message.method === 'tools/call'
       ? resultAnswer(id, toCallToolResult(resultObject(admission.refusal)))

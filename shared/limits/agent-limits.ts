@@ -9,6 +9,10 @@ export interface AgentLimits {
   readonly requestsPerSecond: number;
   readonly burst: number;
   readonly pendingCalls: number;
+  /** Bytes of requests per second (the bucket holds one second's worth). */
+  readonly requestBytesPerSecond: number;
+  /** Bytes of requests per day (the bucket holds one day's worth). */
+  readonly requestBytesPerDay: number;
 }
 
 /**
@@ -21,7 +25,13 @@ const defaults = (): Limits => {
   return defaultLimits;
 };
 
-type LimitField = 'concurrent_requests' | 'requests_per_second' | 'burst' | 'pending_calls';
+type LimitField =
+  | 'concurrent_requests'
+  | 'requests_per_second'
+  | 'burst'
+  | 'pending_calls'
+  | 'request_bytes_per_second'
+  | 'request_bytes_per_day';
 
 /**
  * Per limit: the agent's own override; else the highest any of its groups sets (a group grants
@@ -43,6 +53,8 @@ export const limitsFor = (limits: Limits, agent: Pick<AgentIdentity, 'id' | 'gro
     requestsPerSecond: pick('requests_per_second'),
     burst: pick('burst'),
     pendingCalls: pick('pending_calls'),
+    requestBytesPerSecond: pick('request_bytes_per_second'),
+    requestBytesPerDay: pick('request_bytes_per_day'),
   };
 };
 

@@ -14,12 +14,19 @@ import {
   validateOriginHeader,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { readMessage, type StrictArguments } from '../arguments/strict-json.js';
+import { type ReadMessage, readMessage, type StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import { jsonRpcCodes } from '../json-rpc-codes.js';
 import { limitsNow } from '../limits/agent-limits.js';
 import type { LimitRefusal, RequestGate } from '../limits/request-gate.js';
 import { isRecord } from '../objects.js';
+import {
+  batchRefusedResponse,
+  bodyTooLargeResponse,
+  jsonRpcErrorResponse,
+  limitedResponse,
+  maxRequestBodyBytes,
+} from './http-refusals.js';
 import { initializeDeclaresUrlElicitation, readSessionId, sessionIdFor } from './legacy-session.js';
 import {
   answerPlainToolCall,
@@ -31,9 +38,6 @@ import {
 import { McpRequestContext, requestContextOf } from './request-context.js';
 import { type McpRequestHead, requestHeadOf } from './request-head.js';
 import { buildMcpServer, type McpServices } from './server.js';
-
-/** Largest MCP request body accepted, in bytes. */
-export const maxRequestBodyBytes = 256 * 1024;
 
 export interface McpEndpointOptions {
   /** Host header names accepted (port-agnostic); null accepts any (the edge already routed by host). */
@@ -70,35 +74,14 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-const jsonRpcErrorResponse = (status: number, code: number, message: string): Response =>
-  Response.json({ jsonrpc: '2.0', id: null, error: { code, message } }, { status });
-
-export const bodyTooLargeResponse = (): Response =>
-  jsonRpcErrorResponse(
-    413,
-    jsonRpcCodes.invalidRequest,
-    `The request body is larger than ${maxRequestBodyBytes} bytes.`,
-  );
-
-/** A request other than tools/call refused by a limit: HTTP 429, as API Gateway's own throttling answers. */
-const limitedResponse = (refusal: LimitRefusal): Response => {
-  const response = jsonRpcErrorResponse(429, jsonRpcCodes.serverError, refusal.message);
-  response.headers.set('retry-after', String(refusal.retryAfterSeconds));
-  return response;
-};
-
-/** JSON-RPC batches (removed from MCP in 2025-06-18) are refused on every path. */
-const batchRefusedResponse = (): Response =>
-  jsonRpcErrorResponse(
-    400,
-    jsonRpcCodes.invalidRequest,
-    'JSON-RPC batches are not supported: send one request per HTTP POST.',
-  );
-
 /** What reading a request's body gave: the message for the SDK and a tool call's arguments, or the answer. */
 type ReadBody =
   | { readonly kind: 'read'; readonly parsedBody: unknown; readonly toolArguments: StrictArguments | null }
   | { readonly kind: 'answered'; readonly response: Response };
+
+/** Whether a parsed body is a tools/call request (its own `method` member, as the strict reader reads it). */
+const isToolCall = (body: unknown): boolean =>
+  isRecord(body) && Object.hasOwn(body, 'method') && body.method === 'tools/call';
 
 /** Whether the endpoint reads this request's body itself, as JSON text: a POST of JSON. */
 export const readsJsonBody = (method: string, contentType: string | null | undefined): boolean =>
@@ -112,11 +95,25 @@ const bodyTextOf = async (request: McpRequestHead, given: string | undefined): P
 };
 
 /**
+ * A request a limit refused is only answered, so its body is parsed natively (about a tenth of the
+ * strict reader's cost), for its method and id: a flood that is refused does not buy the strict
+ * reading it would otherwise cost.
+ */
+const parseRefused = (text: string): ReadMessage | null => {
+  try {
+    return { message: JSON.parse(text), toolArguments: null };
+  } catch {
+    return null;
+  }
+};
+
+/**
  * Reads a POST's JSON body once, strictly: the SDK gets the message already parsed (it does not
  * read the text again), a tools/call gets its arguments as the strict reader saw them. Anything
- * else (other methods, other media types) goes to the SDK untouched, which answers it.
+ * else (other methods, other media types) goes to the SDK untouched, which answers it. `admitted`:
+ * false for a request a limit refused (see parseRefused).
  */
-const readBody = async (request: McpRequestHead, given: string | undefined): Promise<ReadBody> => {
+const readBody = async (request: McpRequestHead, given: string | undefined, admitted: boolean): Promise<ReadBody> => {
   if (!readsJsonBody(request.method, request.header('content-type'))) {
     // The SDK reads (and answers) any other request from the request's own body.
     if (given !== undefined) throw new Error('Only a POST of JSON comes with its body already read.');
@@ -124,7 +121,7 @@ const readBody = async (request: McpRequestHead, given: string | undefined): Pro
   }
   const text = await bodyTextOf(request, given);
   if (text === null) return { kind: 'answered', response: bodyTooLargeResponse() };
-  const read = readMessage(text);
+  const read = admitted ? readMessage(text) : parseRefused(text);
   if (read === null) {
     return {
       kind: 'answered',
@@ -238,18 +235,21 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
     if (refused !== undefined) return refused;
     const declaredLength = Number(request.header('content-length') ?? '0');
     if (declaredLength > maxRequestBodyBytes) return bodyTooLargeResponse();
-    // Every request of a known agent counts against its limits, unreadable ones included.
-    const admission = options.requestGate.admit(agent.id, await limitsNow(services.controlPlane, agent));
+    // Every request of a known agent counts against its limits, unreadable ones included, and is
+    // charged its size before its body is read.
+    const bytes = bodyText === undefined ? Math.max(0, declaredLength || 0) : Buffer.byteLength(bodyText, 'utf8');
+    const limits = await limitsNow(services.controlPlane, agent);
+    const admission = options.requestGate.admit(agent.id, limits, { bytes });
     if (admission.kind === 'refused' && admission.first) options.onLimited?.(agent, admission.refusal);
     try {
       // The body is read once, here (see readBody): a tool call's arguments come from the
       // request's own text, where duplicate keys, huge integers and lone surrogates are visible.
-      const body = await readBody(request, bodyText);
+      const body = await readBody(request, bodyText, admission.kind === 'admitted');
       if (body.kind === 'answered') return body.response;
       const { parsedBody, toolArguments } = body;
       // A refused tools/call is answered with a result object the agent reads (denied, the limit
       // in its message); any other refused request gets 429 before the SDK sees it.
-      if (admission.kind === 'refused' && toolArguments === null) return limitedResponse(admission.refusal);
+      if (admission.kind === 'refused' && !isToolCall(parsedBody)) return limitedResponse(admission.refusal);
       const context = new McpRequestContext(
         agent,
         toolArguments,

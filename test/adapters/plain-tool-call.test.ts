@@ -174,7 +174,14 @@ describe('a plain 2026-07-28 tools/call, answered without the SDK’s server', (
       // A gate whose agent may make no call at all: every request is refused before it runs.
       const refusing = () => {
         const gate = new RequestGate(bed.services.clock);
-        const none: AgentLimits = { concurrentRequests: 0, requestsPerSecond: 0, burst: 0, pendingCalls: 0 };
+        const none: AgentLimits = {
+          concurrentRequests: 0,
+          requestsPerSecond: 0,
+          burst: 0,
+          pendingCalls: 0,
+          requestBytesPerSecond: 0,
+          requestBytesPerDay: 0,
+        };
         return new Proxy(gate, {
           get: (target, key, receiver) =>
             key === 'admit' ? (agentId: string) => target.admit(agentId, none) : Reflect.get(target, key, receiver),

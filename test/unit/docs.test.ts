@@ -65,6 +65,8 @@ describe('the docs', () => {
       'requests per second per agent (default)': limits.requests_per_second,
       'burst above that rate per agent (default)': limits.burst,
       'calls waiting for approval per agent (default)': limits.pending_calls,
+      'bytes of requests per second per agent (default)': limits.request_bytes_per_second,
+      'bytes of requests per day per agent (default)': limits.request_bytes_per_day,
       'gRPC message': defaultGrpcLimits.maxMessageBytes,
       'gRPC messages per stream': defaultGrpcLimits.maxMessagesPerStream,
       'gRPC open streams per agent': defaultGrpcLimits.maxStreamsPerAgent,
@@ -76,11 +78,19 @@ describe('the docs', () => {
       'approver console session': sessionTtlMs,
       'customer session': customerSessionTtlMs,
     };
-    const units: Record<string, number> = { '': 1, KiB: 1024, s: 1000, min: 60_000, h: 3_600_000 };
+    const units: Record<string, number> = {
+      '': 1,
+      KiB: 1024,
+      MiB: 1024 ** 2,
+      GiB: 1024 ** 3,
+      s: 1000,
+      min: 60_000,
+      h: 3_600_000,
+    };
     const text = await readFile(projectPath('docs', 'reference.md'), 'utf8');
     const table = text.slice(text.indexOf('## Limits'), text.indexOf('## Commands'));
     const stated = Object.fromEntries(
-      [...table.matchAll(/^\| (.+?) +\| ([\d ]+?) ?(KiB|s|min|h)? +\|$/gm)].map(
+      [...table.matchAll(/^\| (.+?) +\| ([\d ]+?) ?(KiB|MiB|GiB|s|min|h)? +\|$/gm)].map(
         ([, label = '', number = '', unit = '']) => [
           label,
           Number(number.replaceAll(' ', '')) * (units[unit] ?? Number.NaN),

@@ -62,7 +62,8 @@ const itemOf = (execution: Execution): Record<string, unknown> => {
 const pendingPlacesKey = (agentId: string) => ({ execution_id: `pending-calls#${agentId}`, agent_id: agentId });
 const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
 
-const isConditionFailure = (error: unknown): boolean =>
+/** Whether a conditional write failed on its condition (DynamoDB and dynalite name it alike). */
+export const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /**

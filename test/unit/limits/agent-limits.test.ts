@@ -25,6 +25,8 @@ describe('limitsFor', () => {
       requestsPerSecond: 50,
       burst: 100,
       pendingCalls: 100,
+      requestBytesPerSecond: 1_048_576,
+      requestBytesPerDay: 1_073_741_824,
     });
   });
 
@@ -55,18 +57,24 @@ describe('limitsFor', () => {
         requestsPerSecond: 5,
         burst: 10,
         pendingCalls: 20,
+        requestBytesPerSecond: 1_048_576,
+        requestBytesPerDay: 1_073_741_824,
       });
       expect(limitsFor(limits, { id: 'both-agent', groups: ['finance', 'batch'] })).toEqual({
         concurrentRequests: 4,
         requestsPerSecond: 100,
         burst: 200,
         pendingCalls: 50,
+        requestBytesPerSecond: 1_048_576,
+        requestBytesPerDay: 1_073_741_824,
       });
       expect(limitsFor(limits, { id: 'reporting-agent', groups: ['batch'] })).toEqual({
         concurrentRequests: 4,
         requestsPerSecond: 2,
         burst: 200,
         pendingCalls: 20,
+        requestBytesPerSecond: 1_048_576,
+        requestBytesPerDay: 1_073_741_824,
       });
       // Names are looked up as data, never as inherited properties.
       expect(limitsFor(limits, { id: '__proto__', groups: ['constructor', 'toString'] })).toEqual(

@@ -12,6 +12,8 @@ const limits = (overrides: Partial<AgentLimits> = {}): AgentLimits => ({
   requestsPerSecond: 2,
   burst: 4,
   pendingCalls: 10,
+  requestBytesPerSecond: 1_000_000,
+  requestBytesPerDay: 1_000_000_000,
   ...overrides,
 });
 
