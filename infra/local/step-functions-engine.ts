@@ -49,8 +49,7 @@ class TaskFailure extends Error {
   }
 }
 
-/** How many executions the engine remembers (running ones are never forgotten). */
-const maxExecutions = 10_000;
+const maxExecutions = 10_000; // remembered for DescribeExecution; running ones are never forgotten
 const epochSeconds = (ms: number): number => ms / 1000;
 const [region, account] = ['local', '000000000000'];
 
