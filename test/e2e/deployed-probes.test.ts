@@ -2,9 +2,9 @@
 // against the local runtime (the demo organization, the procurement agent's demo token) and leave
 // no held call for approvers; against a gateway that is wrong they fail, naming what, and the
 // command exits non-zero without printing the agent's secret or token.
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Listening, listen } from '../../infra/local/net.js';
@@ -125,10 +125,10 @@ describe('npm run test:deployed', () => {
     await folder?.remove();
   });
 
-  const kit = (args: string[]) =>
+  const kit = (args: string[], env: Record<string, string> = {}) =>
     runProcess(process.execPath, ['--import', 'tsx', projectPath('scripts/test-deployed.ts'), ...args], {
       cwd: projectPath(),
-      env: { ...process.env, GATEWAY_PROBE_CLIENT_SECRET: clientSecret },
+      env: { ...process.env, GATEWAY_PROBE_CLIENT_SECRET: clientSecret, ...env },
       timeoutMs: 60_000,
     });
 
@@ -136,18 +136,32 @@ describe('npm run test:deployed', () => {
     verifies('deploy.probe-kit-failures', 'exits 1 on a gateway that lets any token in, printing no secret'),
     async () => {
       const base = `http://127.0.0.1:${permissive.port}`;
-      const outputs = join(folder.path, 'outputs.json');
-      await writeFile(
-        outputs,
-        JSON.stringify({
-          ProbeStack: {
-            McpUrl: `${base}/mcp`,
-            AgentTokenUrl: `${base}/oauth2/token`,
-            AgentScope: 'approval-gateway/invoke',
+      // No AWS account here: the AWS CLI is played by a script that answers DescribeStacks.
+      const described = {
+        Stacks: [
+          {
+            Outputs: [
+              { OutputKey: 'McpUrl', OutputValue: `${base}/mcp` },
+              { OutputKey: 'AgentTokenUrl', OutputValue: `${base}/oauth2/token` },
+              { OutputKey: 'AgentScope', OutputValue: 'approval-gateway/invoke' },
+            ],
           },
-        }),
+        ],
+      };
+      const bin = join(folder.path, 'bin');
+      await mkdir(bin);
+      await writeFile(join(folder.path, 'described.json'), JSON.stringify(described));
+      await writeFile(
+        join(bin, 'aws'),
+        `#!/bin/sh\necho "$@" > "${folder.path}/aws-args"\ncat "${folder.path}/described.json"\n`,
+        { mode: 0o755 },
       );
-      const run = await kit(['--stack', 'ProbeStack', '--outputs', outputs, '--client-id', 'probe-agent']);
+      const run = await kit(['--stack', 'ProbeStack', '--client-id', 'probe-agent'], {
+        PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
+      });
+      expect(await readFile(join(folder.path, 'aws-args'), 'utf8')).toBe(
+        'cloudformation describe-stacks --stack-name ProbeStack --output json\n',
+      );
       expect(run.code, run.output).toBe(1);
       const lines = run.stdout.split('\n');
       expect(lines).toContain(
