@@ -47,12 +47,18 @@ export interface ProbeResult {
 
 /** A probe that found the gateway wrong: its message is the line's detail. */
 class ProbeFailure extends Error {}
+/** A probe that cannot run because one before it failed. */
+class ProbeSkipped extends Error {}
 
 const check: (holds: boolean, detail: string) => asserts holds = (holds, detail) => {
   if (!holds) throw new ProbeFailure(detail);
 };
 
-/** An answer every probe's detail is cut to, so that a long page body stays one line. */
+const needs: (holds: boolean, why: string) => asserts holds = (holds, why) => {
+  if (!holds) throw new ProbeSkipped(why);
+};
+
+/** A detail is one line of at most 200 characters, however long the page or error it quotes. */
 const shortened = (text: string): string => {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
@@ -163,7 +169,7 @@ const probeHeldCall = async (client: Client, calls: ProbeCalls, record: Probe): 
   const id = held.id;
   const status = () => callTool(client, { tool: 'get_execution_status', arguments: { execution_id: id } });
   await record('held-status', async () => {
-    check(id !== null, 'skip: no call was held');
+    needs(id !== null, 'no call was held');
     const result = await status();
     check(
       result.status === 'pending_approval',
@@ -172,7 +178,7 @@ const probeHeldCall = async (client: Client, calls: ProbeCalls, record: Probe): 
     return 'get_execution_status answers pending_approval';
   });
   await record('withdraw', async () => {
-    check(id !== null, 'skip: no call was held');
+    needs(id !== null, 'no call was held');
     const cancelled = await client.request({ method: 'tasks/cancel', params: { taskId: id } }, Task).then(
       (task) => (task.status === 'cancelled' ? null : `tasks/cancel left the task ${task.status}`),
       (error: unknown) => `tasks/cancel failed (${messageOf(error)})`,
@@ -212,9 +218,7 @@ export const runProbes = async (target: ProbeTarget, calls: ProbeCalls = demoPro
       results.push({ name, outcome: 'pass', detail: await run() });
       return true;
     } catch (error) {
-      const detail = messageOf(error);
-      const skipped = error instanceof ProbeFailure && detail.startsWith('skip: ');
-      results.push({ name, outcome: skipped ? 'skip' : 'fail', detail: skipped ? detail.slice(6) : detail });
+      results.push({ name, outcome: error instanceof ProbeSkipped ? 'skip' : 'fail', detail: messageOf(error) });
       return false;
     }
   };
@@ -224,12 +228,12 @@ export const runProbes = async (target: ProbeTarget, calls: ProbeCalls = demoPro
     return `a token no issuer signed is answered 401 with a Bearer challenge naming ${metadataUrl}`;
   });
   await record('metadata', async () => {
-    check(metadataUrl !== '', 'skip: no challenge named the document');
+    needs(metadataUrl !== '', 'no challenge named the document');
     return probeMetadata(target, send, metadataUrl);
   });
   const client = new Client({ name: 'approval-gateway-probes', version: '1.0.0' });
   const connected = await record('connect', async () => {
-    check(target.token !== null, 'skip: the agent has no token');
+    needs(target.token !== null, 'the agent has no token');
     await client.connect(
       new StreamableHTTPClientTransport(new URL(target.mcpUrl), {
         requestInit: { headers: { Authorization: `Bearer ${target.token}` } },

@@ -78,6 +78,11 @@ const outputsFromFile = (text: string, file: string, stack: string): Record<stri
   return outputs;
 };
 
+const readOutputsFile = (file: string): Promise<string> =>
+  readFile(file, 'utf8').catch((error: unknown) => {
+    throw new SetupError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  });
+
 const describeStack = (stack: string): Promise<Record<string, string>> =>
   new Promise((resolve, reject) => {
     const args = ['cloudformation', 'describe-stacks', '--stack-name', stack, '--output', 'json'];
@@ -130,11 +135,13 @@ const probeStack = async (values: Values): Promise<{ results: ProbeResult[]; sec
   const outputs =
     values.outputs === undefined
       ? await describeStack(stack)
-      : outputsFromFile(await readFile(values.outputs, 'utf8'), values.outputs, stack);
-  const output = (name: string) => required(outputs[name], `The stack's output ${name}`);
-  const mcpUrl = output('McpUrl');
-  const tokenUrl = values['token-url'] ?? output('AgentTokenUrl');
-  const scope = values.scope ?? output('AgentScope');
+      : outputsFromFile(await readOutputsFile(values.outputs), values.outputs, stack);
+  const mcpUrl = required(outputs.McpUrl, "The stack's output McpUrl");
+  // A stack given its own issuer has no token endpoint of its own: the operator names it.
+  const ownIssuer = ' (a stack with its own issuer: pass --token-url and --scope)';
+  const tokenUrl =
+    values['token-url'] ?? required(outputs.AgentTokenUrl, `The stack's output AgentTokenUrl${ownIssuer}`);
+  const scope = values.scope ?? required(outputs.AgentScope, `The stack's output AgentScope${ownIssuer}`);
   const endpoint = URL.parse(tokenUrl);
   if (endpoint === null) throw new SetupError(`The token endpoint ${tokenUrl} is not a URL`);
   const token = await requestClientCredentialsToken(

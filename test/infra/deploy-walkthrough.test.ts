@@ -27,7 +27,7 @@ describe('the deploy walkthrough', () => {
   it(verifies('deploy.probe-kit-outputs', 'the probe kit reads only outputs the stack has'), () => {
     const outputs = stackOutputs();
     const kit = readFileSync(projectPath('scripts/test-deployed.ts'), 'utf8');
-    const read = [...kit.matchAll(/output\('([A-Za-z]+)'\)/g)].map((m) => m[1]);
+    const read = [...kit.matchAll(/outputs\.([A-Za-z]+)/g)].map((m) => m[1]);
     expect(read).toEqual(['McpUrl', 'AgentTokenUrl', 'AgentScope']);
     expect(read.filter((name) => name === undefined || !outputs.includes(name))).toEqual([]);
   });
