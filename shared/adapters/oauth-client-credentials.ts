@@ -58,27 +58,64 @@ export class ClientCredentialsTokens {
 
   private async fetchToken(): Promise<string> {
     const endpoint = await this.tokenEndpoint();
-    const form = new URLSearchParams({ grant_type: 'client_credentials', resource: this.system.url });
-    if (this.credentials.scope !== null) form.set('scope', this.credentials.scope);
-    const basic = Buffer.from(
-      `${encodeURIComponent(this.credentials.client_id)}:${encodeURIComponent(this.credentials.client_secret)}`,
-    ).toString('base64');
-    const response = await this.plainFetch(endpoint, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${basic}`,
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
+    const token = await requestClientCredentialsToken(
+      endpoint,
+      {
+        clientId: this.credentials.client_id,
+        clientSecret: this.credentials.client_secret,
+        scope: this.credentials.scope,
+        resource: this.system.url,
       },
-      body: form.toString(),
-      signal: AbortSignal.timeout(this.system.timeout),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`the token endpoint answered ${response.status}`);
-    const parsed = TokenAnswer.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new Error('the token endpoint answered no access token');
-    const lifetime = parsed.data.expires_in === undefined ? defaultTokenMs : parsed.data.expires_in * 1000;
-    this.token = { value: parsed.data.access_token, until: Date.now() + Math.max(0, lifetime - tokenMarginMs) };
-    return parsed.data.access_token;
+      { fetch: this.plainFetch, timeoutMs: this.system.timeout },
+    );
+    const lifetime = token.expiresIn === undefined ? defaultTokenMs : token.expiresIn * 1000;
+    this.token = { value: token.accessToken, until: Date.now() + Math.max(0, lifetime - tokenMarginMs) };
+    return token.accessToken;
   }
 }
+
+export interface ClientCredentialsRequest {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scope: string | null;
+  /** The resource indicator (RFC 8707), for servers that bind tokens to one; null to send none. */
+  readonly resource: string | null;
+}
+
+/**
+ * One client-credentials token (RFC 6749 §4.4), the client authenticated with HTTP Basic. What it
+ * throws names the endpoint's status, never the secret or the token.
+ */
+export const requestClientCredentialsToken = async (
+  endpoint: URL,
+  request: ClientCredentialsRequest,
+  options: { readonly fetch: FetchLike; readonly timeoutMs: number },
+): Promise<{ readonly accessToken: string; readonly expiresIn: number | undefined }> => {
+  const form = new URLSearchParams({ grant_type: 'client_credentials' });
+  if (request.resource !== null) form.set('resource', request.resource);
+  if (request.scope !== null) form.set('scope', request.scope);
+  const basic = Buffer.from(
+    `${encodeURIComponent(request.clientId)}:${encodeURIComponent(request.clientSecret)}`,
+  ).toString('base64');
+  const response = await options.fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${basic}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    },
+    body: form.toString(),
+    signal: AbortSignal.timeout(options.timeoutMs),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`the token endpoint answered ${response.status}`);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error('the token endpoint answered no JSON');
+  }
+  const parsed = TokenAnswer.safeParse(body);
+  if (!parsed.success) throw new Error('the token endpoint answered no access token');
+  return { accessToken: parsed.data.access_token, expiresIn: parsed.data.expires_in };
+};

@@ -8,14 +8,28 @@ import { verifies } from '../support/requirements.js';
 import { synthesize } from './synthesis.js';
 
 const walkthrough = readFileSync(projectPath('docs/deploy.md'), 'utf8');
+/** The synthesized stack's output names, synthesized once for the file. */
+let synthesizedOutputs: string[] | undefined;
+const stackOutputs = (): string[] => {
+  synthesizedOutputs ??= Object.keys(synthesize().template.toJSON().Outputs ?? {});
+  return synthesizedOutputs;
+};
 const matches = (pattern: RegExp): string[] => [...new Set([...walkthrough.matchAll(pattern)].map((m) => m[1] ?? ''))];
 
 describe('the deploy walkthrough', () => {
   it(verifies('aws.deploy-walkthrough', 'reads only outputs the stack has'), () => {
-    const outputs = Object.keys(synthesize().template.toJSON().Outputs ?? {});
+    const outputs = stackOutputs();
     const read = matches(/(?<!-)output ([A-Z][A-Za-z]+)/g);
     expect(read.length).toBeGreaterThan(10);
     expect(read.filter((name) => !outputs.includes(name))).toEqual([]);
+  });
+
+  it(verifies('deploy.probe-kit-outputs', 'the probe kit reads only outputs the stack has'), () => {
+    const outputs = stackOutputs();
+    const kit = readFileSync(projectPath('scripts/test-deployed.ts'), 'utf8');
+    const read = [...kit.matchAll(/outputs\.([A-Za-z]+)/g)].map((m) => m[1]);
+    expect(read).toEqual(['McpUrl', 'AgentTokenUrl', 'AgentScope']);
+    expect(read.filter((name) => name === undefined || !outputs.includes(name))).toEqual([]);
   });
 
   it(verifies('aws.deploy-walkthrough', 'passes only context values the app reads'), () => {
@@ -25,10 +39,11 @@ describe('the deploy walkthrough', () => {
     expect(given.filter((name) => !app.includes(`'${name}'`))).toEqual([]);
   });
 
-  it(verifies('aws.deploy-walkthrough', 'gives config:push and config:check only options they take'), () => {
+  it(verifies('aws.deploy-walkthrough', 'gives each npm command only options it takes'), () => {
     for (const [script, command] of [
       ['scripts/config-push.ts', 'config:push'],
       ['scripts/config-check.ts', 'config:check'],
+      ['scripts/test-deployed.ts', 'test:deployed'],
     ] as const) {
       const source = readFileSync(projectPath(script), 'utf8');
       const commands = walkthrough.split('npm run ').filter((part) => part.startsWith(`${command} `));
