@@ -2,6 +2,7 @@
 import { callToolPath } from './call-tool-front.js';
 import { parseLocalOptions, usage } from './options.js';
 import { type LocalRuntime, StartupError, startLocalRuntime } from './runtime.js';
+import { stopSignals } from './stop-signals.js';
 
 /** Shown instead of a secret read from the environment: only literal demo values are printed. */
 const fromEnvironment = '(from a reference)';
@@ -88,14 +89,20 @@ const main = async (): Promise<number> => {
   }
   process.stdout.write(banner(runtime, parsed.options.memory));
   await new Promise<void>((resolve) => {
-    let stopping = false;
+    const requests = stopSignals(Date.now);
     const shutdown = (signal: string) => {
-      if (stopping) {
+      const request = requests(signal);
+      if (request === 'same') {
+        process.stdout.write(
+          `${signal} received again within a second: still stopping cleanly (once more stops at once).\n`,
+        );
+        return;
+      }
+      if (request === 'force') {
         // Calls cut short here are settled at the next start (never sent twice).
         process.stdout.write(`\n${signal} received again: stopping at once.\n`);
         process.exit(1);
       }
-      stopping = true;
       process.stdout.write(
         `\n${signal} received, stopping: new requests are refused, calls in flight finish first (Ctrl-C again stops at once)...\n`,
       );
