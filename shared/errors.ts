@@ -224,3 +224,21 @@ export const outcomeMessage = (outcome: {
 /** What an agent reads when tools/call fails inside the gateway: nothing of the fault itself. */
 export const toolCallFaultMessage =
   'The gateway met an internal fault while handling this call, and its outcome is not known here. Check before repeating a write.';
+
+/**
+ * The execution store could not be read or written just now (a fault on its side, throttling, a
+ * failing or full disk under the local store): nothing was recorded by that operation, and it may
+ * work again shortly. Thrown by store adapters; a call that meets it before anything was sent
+ * answers `storeUnavailableMessage`.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+}
+
+/** What an agent reads when the store could not record a new call: a temporary refusal. */
+export const storeUnavailableMessage =
+  'The gateway cannot record calls just now (its store is failing), so nothing was sent. Try again shortly.';
+
+/** The words of a failed tools/call: temporary when the store refused before anything was sent. */
+export const toolCallFaultMessageOf = (error: unknown): string =>
+  error instanceof StoreUnavailableError ? storeUnavailableMessage : toolCallFaultMessage;

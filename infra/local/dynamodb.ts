@@ -27,6 +27,8 @@ export interface LocalDynamoDb {
    * before it answers, so between requests this is 0.
    */
   openCursors(): number;
+  /** Reads and writes the data folder refused since the start (each answered as a temporary error). */
+  faults(): number;
   /**
    * In memory: how many kept keys and records are views into a larger buffer than their own (a
    * slice of Node's shared pool pins the whole slab for as long as it is kept). 0 on disk.
@@ -55,6 +57,11 @@ const dynaliteDb: typeof DynaliteDb = createRequire(import.meta.url)('dynalite/d
 interface StoreHooks {
   /** Iterators created and not yet ended (their close() not called). */
   openCursors: number;
+  /** Reads and writes the data folder refused (an I/O error, a full disk), since the start. */
+  faults: number;
+  /** Whether the data folder refused a read or write, and no write has worked since. */
+  failing: boolean;
+  onFault?: (fault: StoreFaultEvent) => void;
   crashBetweenIndexAndRecord: boolean;
   /** The in-memory store's database, once dynalite has made it. */
   memory?: DynaliteDb.LevelDatabase;
@@ -127,6 +134,59 @@ const leavesAnIndex = (
       !index.KeySchema.every((key) => after?.[key.AttributeName] != null),
   );
 
+/** The store began failing (its first refused read or write), or works again after `faults` failures. */
+export type StoreFaultEvent =
+  | { readonly kind: 'failing'; readonly error: string }
+  | { readonly kind: 'recovered'; readonly faults: number };
+
+/**
+ * What dynalite answers for a read or write the data folder refused: DynamoDB's own 500
+ * InternalServerError, which clients treat as temporary. dynalite throws any other error out of
+ * its request handler, which ended the whole process at the first failed write.
+ */
+const faultAnswer = (error: unknown) =>
+  Object.assign(new Error('The local store could not read or write its data folder.'), {
+    statusCode: 500,
+    body: {
+      __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+      message: 'The local store could not read or write its data folder; try again shortly.',
+    },
+    cause: error,
+  });
+
+/**
+ * Every storage operation's failure is answered as a temporary error, logged once when the store
+ * begins failing and once when it works again: the next operation simply tries the folder again.
+ */
+const answerFaults = (database: DynaliteDb.LevelDatabase, hooks: StoreHooks): void => {
+  // A read may work while writes still fail (a full disk): only a write says the store works again.
+  const answering =
+    <A extends unknown[], R>(operation: (...args: A) => Promise<R>, write: boolean) =>
+    async (...args: A): Promise<R> => {
+      let result: R;
+      try {
+        result = await operation(...args);
+      } catch (error) {
+        hooks.faults += 1;
+        if (!hooks.failing) {
+          hooks.failing = true;
+          hooks.onFault?.({ kind: 'failing', error: error instanceof Error ? error.message : String(error) });
+        }
+        throw faultAnswer(error);
+      }
+      if (write && hooks.failing) {
+        hooks.failing = false;
+        hooks.onFault?.({ kind: 'recovered', faults: hooks.faults });
+      }
+      return result;
+    };
+  database._put = answering(database._put.bind(database), true);
+  database._batch = answering(database._batch.bind(database), true);
+  database._del = answering(database._del.bind(database), true);
+  database._get = answering(database._get.bind(database), false);
+  database._getMany = answering(database._getMany.bind(database), false);
+};
+
 const createStore = dynaliteDb.create;
 dynaliteDb.create = (options) => {
   const store = createStore(options);
@@ -136,6 +196,7 @@ dynaliteDb.create = (options) => {
     keepExactCopies(store.db);
     hooks.memory = store.db;
   }
+  if (hooks !== undefined) answerFaults(store.db, hooks);
   return store;
 };
 // dynalite writes a record's index entries first and the record after, as separate writes. The
@@ -164,8 +225,16 @@ export const startLocalDynamoDb = async (options: {
   crashBetweenIndexAndRecord?: boolean;
   /** @default a fresh credential for this store */
   credentials?: LocalAwsCredentials;
+  /** Told when the data folder begins refusing reads or writes, and when it works again. */
+  onFault?: (fault: StoreFaultEvent) => void;
 }): Promise<LocalDynamoDb> => {
-  const hooks: StoreHooks = { openCursors: 0, crashBetweenIndexAndRecord: options.crashBetweenIndexAndRecord ?? false };
+  const hooks: StoreHooks = {
+    openCursors: 0,
+    faults: 0,
+    failing: false,
+    crashBetweenIndexAndRecord: options.crashBetweenIndexAndRecord ?? false,
+    ...(options.onFault === undefined ? {} : { onFault: options.onFault }),
+  };
   const dynaliteOptions = {
     ...(options.dataPath === null ? {} : { path: options.dataPath }),
     createTableMs: 0,
@@ -185,6 +254,7 @@ export const startLocalDynamoDb = async (options: {
     documents: documentClient(client),
     credentials,
     openCursors: () => hooks.openCursors,
+    faults: () => hooks.faults,
     sharedBuffersKept: async () => {
       if (hooks.memory === undefined) return 0;
       let shared = 0;

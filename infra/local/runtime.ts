@@ -211,8 +211,17 @@ export const startLocalRuntime = async (
     }
     // One credential per run: only this process's clients (and whoever may read the data folder) can sign.
     const awsCredentials = newLocalAwsCredentials();
+    const storeLogger = logger('store');
     const dynamodb: LocalDynamoDb = await startLocalDynamoDb({
       dataPath: options.memory ? null : join(options.dataDir, 'dynamodb'),
+      // Calls are refused with a temporary error meanwhile; the store tries the folder again at each one.
+      onFault: (fault) =>
+        fault.kind === 'failing'
+          ? storeLogger.error('the local store cannot read or write its data folder: calls are refused until it can', {
+              data_folder: options.dataDir,
+              error: fault.error,
+            })
+          : storeLogger.info('the local store works again', { failed_operations: fault.faults }),
       port: options.dynamodbPort,
       credentials: awsCredentials,
       crashBetweenIndexAndRecord: options.crashAt === 'between-index-and-record',
