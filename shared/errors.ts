@@ -230,3 +230,21 @@ export const toolCallFaultMessage =
 
 /** What a caught failure says, for a log line or a message: its message, or the thrown value as text. */
 export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * The execution store could not be read or written just now (a fault on its side, throttling, a
+ * failing or full disk under the local store): nothing was recorded by that operation, and it may
+ * work again shortly. Thrown by store adapters; a call that meets it before anything was sent
+ * answers `storeUnavailableMessage`.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+}
+
+/** What an agent reads when the store could not record a new call: a temporary refusal. */
+export const storeUnavailableMessage =
+  'The gateway cannot record calls just now (its store is failing), so nothing was sent. Try again shortly.';
+
+/** The words of a failed tools/call: temporary when the store refused before anything was sent. */
+export const toolCallFaultMessageOf = (error: unknown): string =>
+  error instanceof StoreUnavailableError ? storeUnavailableMessage : toolCallFaultMessage;

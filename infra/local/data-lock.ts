@@ -5,7 +5,7 @@ import { chmod, lstat, mkdir, open, readdir, readFile, rm } from 'node:fs/promis
 import { join } from 'node:path';
 
 /** What the runtime keeps in its data folder; only these are tightened in a folder made before. */
-const runtimeEntries = ['runtime.lock', 'data.key', 'aws-config', 'dynamodb'];
+const runtimeEntries = ['runtime.lock', 'data.key', 'aws-config', 'dynamodb', 'metrics.jsonl', 'metrics.1.jsonl'];
 
 const tighten = async (path: string): Promise<void> => {
   const stats = await lstat(path).catch(() => null);

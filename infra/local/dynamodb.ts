@@ -15,6 +15,9 @@ import type * as DynaliteDb from 'dynalite/db/index.js';
 import type { TableDefinition } from '../../shared/adapters/dynamodb/tables.js';
 import { type LocalAwsCredentials, newLocalAwsCredentials, requireSignedRequests } from './aws-signature.js';
 import { listen } from './net.js';
+import { answerFaults, type FaultHooks, type StoreFaultEvent } from './store-faults.js';
+
+export type { StoreFaultEvent } from './store-faults.js';
 
 export interface LocalDynamoDb {
   readonly endpoint: string;
@@ -27,6 +30,8 @@ export interface LocalDynamoDb {
    * before it answers, so between requests this is 0.
    */
   openCursors(): number;
+  /** Reads and writes the data folder refused since the start (each answered as a temporary error). */
+  faults(): number;
   /**
    * In memory: how many kept keys and records are views into a larger buffer than their own (a
    * slice of Node's shared pool pins the whole slab for as long as it is kept). 0 on disk.
@@ -52,7 +57,7 @@ export const documentClient = (client: DynamoDBClient): DynamoDBDocumentClient =
 // the module at each call, so the patches apply to every store made in this process).
 const dynaliteDb: typeof DynaliteDb = createRequire(import.meta.url)('dynalite/db/index.js');
 
-interface StoreHooks {
+interface StoreHooks extends FaultHooks {
   /** Iterators created and not yet ended (their close() not called). */
   openCursors: number;
   crashBetweenIndexAndRecord: boolean;
@@ -136,6 +141,7 @@ dynaliteDb.create = (options) => {
     keepExactCopies(store.db);
     hooks.memory = store.db;
   }
+  if (hooks !== undefined) answerFaults(store.db, hooks);
   return store;
 };
 // dynalite writes a record's index entries first and the record after, as separate writes. The
@@ -164,8 +170,16 @@ export const startLocalDynamoDb = async (options: {
   crashBetweenIndexAndRecord?: boolean;
   /** @default a fresh credential for this store */
   credentials?: LocalAwsCredentials;
+  /** Told when the data folder begins refusing reads or writes, and when it works again. */
+  onFault?: (fault: StoreFaultEvent) => void;
 }): Promise<LocalDynamoDb> => {
-  const hooks: StoreHooks = { openCursors: 0, crashBetweenIndexAndRecord: options.crashBetweenIndexAndRecord ?? false };
+  const hooks: StoreHooks = {
+    openCursors: 0,
+    faults: 0,
+    failing: false,
+    crashBetweenIndexAndRecord: options.crashBetweenIndexAndRecord ?? false,
+    ...(options.onFault === undefined ? {} : { onFault: options.onFault }),
+  };
   const dynaliteOptions = {
     ...(options.dataPath === null ? {} : { path: options.dataPath }),
     createTableMs: 0,
@@ -185,6 +199,7 @@ export const startLocalDynamoDb = async (options: {
     documents: documentClient(client),
     credentials,
     openCursors: () => hooks.openCursors,
+    faults: () => hooks.faults,
     sharedBuffersKept: async () => {
       if (hooks.memory === undefined) return 0;
       let shared = 0;

@@ -97,7 +97,8 @@ export const usage = `Usage: npm start -- [options]
   --demo-mcp-port <n>       port of the demo MCP server (GATEWAY_DEMO_MCP_PORT, default 8791; 0 = any free port)
   --no-demo-mcp             do not start the demo MCP server (GATEWAY_DEMO_MCP=0)
   --log-level <level>       debug, info, warn, error or silent (GATEWAY_LOG_LEVEL, default info); the
-                            metric lines are info: written at debug and info only
+                            metric lines are info: written at debug and info only, to the data
+                            folder's metrics.jsonl (on standard output at debug)
   --help                    show this text
 `;
 

@@ -62,7 +62,7 @@ import {
 import { lambdaContext, startHttpFront } from './http-front.js';
 import { localSecrets } from './local-secrets.js';
 import { McpCatalogFiles } from './mcp-catalog-files.js';
-import { writesMetricLines } from './metric-lines.js';
+import { metricLinesOf } from './metric-lines.js';
 import { isLoopback, urlHost } from './net.js';
 import { type LocalOptions, logLevelOf } from './options.js';
 import { startRetentionSweep } from './retention-sweep.js';
@@ -212,8 +212,17 @@ export const startLocalRuntime = async (
     }
     // One credential per run: only this process's clients (and whoever may read the data folder) can sign.
     const awsCredentials = newLocalAwsCredentials();
+    const storeLogger = logger('store');
     const dynamodb: LocalDynamoDb = await startLocalDynamoDb({
       dataPath: options.memory ? null : join(options.dataDir, 'dynamodb'),
+      // Calls are refused with a temporary error meanwhile; the store tries the folder again at each one.
+      onFault: (fault) =>
+        fault.kind === 'failing'
+          ? storeLogger.error('the local store cannot read or write its data folder: calls are refused until it can', {
+              data_folder: options.dataDir,
+              error: fault.error,
+            })
+          : storeLogger.info('the local store works again', { failed_operations: fault.faults }),
       port: options.dynamodbPort,
       credentials: awsCredentials,
       crashBetweenIndexAndRecord: options.crashAt === 'between-index-and-record',
@@ -278,10 +287,11 @@ export const startLocalRuntime = async (
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
     const approvalsLogger = logger('approvals');
     const toolServers = new ToolServers({ mcp: mcpClient });
-    // The metrics the functions write in AWS, as the same embedded-metric-format lines on standard
-    // output: flushed after each request or step, and every few seconds for what else runs here.
-    // They are informational output: a runtime logging only warnings or errors writes none.
-    const emf = writesMetricLines(logLevel) ? new EmfMetrics() : null;
+    // The metrics the functions write in AWS, as the same embedded-metric-format lines: flushed after
+    // each request or step, and every few seconds for what else runs here (metric-lines.ts says where).
+    const metricLines = metricLinesOf(logLevel, options.memory ? null : options.dataDir);
+    const emf =
+      metricLines.to === 'none' ? null : new EmfMetrics(metricLines.to === 'file' ? { write: metricLines.write } : {});
     const metrics = emf ?? noMetrics;
     const flushedMetrics =
       emf === null ? { flush: () => undefined } : invocationMetrics(emf, { controlPlane, clock: systemClock });

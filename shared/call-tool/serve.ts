@@ -12,7 +12,7 @@
 import { readToolCallParams } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import { isJsonObject } from '../catalog/tool.js';
-import { toolCallFaultMessage } from '../errors.js';
+import { toolCallFaultMessageOf } from '../errors.js';
 import { jsonRpcCodes } from '../json-rpc-codes.js';
 import { limitsNow } from '../limits/agent-limits.js';
 import type { Admission, RequestGate } from '../limits/request-gate.js';
@@ -180,7 +180,7 @@ const answerChannelCall = async (
       transport: 'call-tool',
       error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
     });
-    return errorAnswer(tool, jsonRpcCodes.internalError, toolCallFaultMessage);
+    return errorAnswer(tool, jsonRpcCodes.internalError, toolCallFaultMessageOf(error));
   } finally {
     if (admission?.kind === 'admitted') admission.release();
   }

@@ -3,17 +3,12 @@
 // as HTTP MCP (shared/mcp/server.ts, tool-result.ts), so a call is decided, run and answered alike.
 import { readMessage, readParsedArguments, type StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
+import { toolCallFaultMessageOf } from '../errors.js';
 import type { ExecutionOrigin } from '../executions/execution.js';
 import { jsonRpcCodes } from '../json-rpc-codes.js';
 import { limitsNow } from '../limits/agent-limits.js';
 import type { RequestGate } from '../limits/request-gate.js';
-import {
-  instructions,
-  listToolsFor,
-  type McpServices,
-  negotiatedVersion,
-  toolCallFaultMessage,
-} from '../mcp/server.js';
+import { instructions, listToolsFor, type McpServices, negotiatedVersion } from '../mcp/server.js';
 import { statusToolName } from '../mcp/status-tool.js';
 import { toCallToolResult } from '../mcp/tool-result.js';
 import { isRecord } from '../objects.js';
@@ -151,6 +146,6 @@ const answerToolCall = async (
       transport: 'grpc',
       error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
     });
-    return errorAnswer(id, jsonRpcCodes.internalError, toolCallFaultMessage);
+    return errorAnswer(id, jsonRpcCodes.internalError, toolCallFaultMessageOf(error));
   }
 };

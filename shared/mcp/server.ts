@@ -19,7 +19,7 @@ import {
 import { readParsedArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool } from '../catalog/tool.js';
-import { toolCallFaultMessage } from '../errors.js';
+import { toolCallFaultMessageOf } from '../errors.js';
 import { type ResultObject, resultObject, resultObjectJsonSchema } from '../result.js';
 import { type CallToolDeps, callTool, visibleTools } from '../use-cases/call-tool.js';
 import { getExecutionStatus } from '../use-cases/get-execution-status.js';
@@ -129,7 +129,7 @@ export const toolCallFault = (
     tool: name.slice(0, 200),
     error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
   });
-  return new ProtocolError(ProtocolErrorCode.InternalError, toolCallFaultMessage);
+  return new ProtocolError(ProtocolErrorCode.InternalError, toolCallFaultMessageOf(error));
 };
 
 /** The server's identity, as initialize and every 2026-07-28 result's _meta carry it. */

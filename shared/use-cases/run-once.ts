@@ -19,7 +19,7 @@ import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';
 import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
-import { outcomeMessage, resultCodes } from '../errors.js';
+import { outcomeMessage, resultCodes, StoreUnavailableError } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { fitsRecord } from '../executions/record-size.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
@@ -163,6 +163,17 @@ const keptOutcome = (execution: Execution, outcome: CallOutcome, latency: number
     : { status: 'failed', code: 'response_too_large', result: null, httpStatus: outcome.httpStatus };
 };
 
+/**
+ * Records what a sent call did. The store failing here is not the temporary refusal it is before
+ * sending (nothing was sent): the call went out, so it reads as a fault of unknown outcome.
+ */
+const recordingSent = <T>(write: Promise<T>): Promise<T> =>
+  write.catch((error: unknown) => {
+    throw error instanceof StoreUnavailableError
+      ? new Error('The outcome of a sent call could not be recorded.', { cause: error })
+      : error;
+  });
+
 /** Sends a claimed call (status approved, claim recorded) and records its outcome. */
 const sendClaimed = async (
   deps: RunOnceDeps,
@@ -175,12 +186,14 @@ const sendClaimed = async (
   const latency = sent.latency;
   const outcome = keptOutcome(claimed, sent.outcome, latency);
   deps.probe?.('answered', claimed.execution_id);
-  const settled = await deps.store.transition(claimed, {
-    from: 'approved',
-    to: outcome.status,
-    at: isoAt(deps.clock),
-    patch: outcomeFields(outcome, latency),
-  });
+  const settled = await recordingSent(
+    deps.store.transition(claimed, {
+      from: 'approved',
+      to: outcome.status,
+      at: isoAt(deps.clock),
+      patch: outcomeFields(outcome, latency),
+    }),
+  );
   // Someone may have settled the claim first (it outlived its deadline): then their answer stands.
   return heldAfter(settled, claimed);
 };
@@ -209,7 +222,7 @@ export const runDirect = async (deps: RunOnceDeps, execution: Execution, sendabl
     updated_at: at,
     history: [...execution.history, { status: outcome.status, at }],
   };
-  await deps.store.create(settled);
+  await recordingSent(deps.store.create(settled));
   return settled;
 };
 

@@ -1,28 +1,42 @@
-// The local runtime writes the metrics the functions write in AWS: EMF lines on its standard output,
-// after each request, which the same parser reads as CloudWatch would.
+// The local runtime writes the metrics the functions write in AWS: EMF lines, after each request,
+// which the same parser reads as CloudWatch would; in the data folder's metrics file, not on the
+// terminal, which is for people.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricsFileName } from '../../infra/local/metric-lines.js';
 import { ResultObject } from '../../shared/result.js';
 import { type MetricPoint, parseEmfLines, sumOf, valuesOf } from '../support/emf.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
-import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
+import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
 let runtime: RuntimeProcess;
 let client: Client;
+let folder: Awaited<ReturnType<typeof temporaryFolder>>;
 
 beforeAll(async () => {
-  runtime = await startRuntimeProcess(['--memory']);
+  folder = await temporaryFolder('gateway-metrics-');
+  runtime = await startRuntimeProcess(['--data-dir', folder.path]);
   client = await connectAgent(runtime.mcpUrl, demoTokens.procurement);
 });
 afterAll(async () => {
   await client?.close();
   await runtime?.stop();
+  await folder?.remove();
 });
 
+const metricsFile = (): string => {
+  try {
+    return readFileSync(join(folder.path, metricsFileName), 'utf8');
+  } catch {
+    return '';
+  }
+};
+
 const emfLines = (): string[] =>
-  runtime
-    .output()
+  metricsFile()
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line.startsWith('{') && line.includes('"CloudWatchMetrics"'));
@@ -40,7 +54,7 @@ const pointsWhen = async (done: (points: MetricPoint[]) => boolean): Promise<Met
 };
 
 describe('metrics of the local runtime', () => {
-  it(verifies('ops.metrics', 'writes EMF lines for a direct call and a held call on its standard output'), async () => {
+  it(verifies('ops.metrics', 'writes EMF lines for a direct call and a held call'), async () => {
     const tool = 'erp.purchase_orders.create';
     const direct = await client.callTool({ name: tool, arguments: order('500') });
     expect(ResultObject.parse(direct.structuredContent).status).toBe('succeeded');
@@ -58,6 +72,11 @@ describe('metrics of the local runtime', () => {
     expect(staleness.length).toBeGreaterThan(0);
     expect(Math.max(...staleness)).toBeLessThan(50);
     for (const line of emfLines()) expect(line).not.toContain(demoTokens.procurement);
+  });
+
+  it(verifies('local.terminal-for-people', 'writes the metric lines to the data folder, none on the terminal'), () => {
+    expect(emfLines().length).toBeGreaterThan(0);
+    expect(runtime.output()).not.toContain('CloudWatchMetrics');
   });
 });
 

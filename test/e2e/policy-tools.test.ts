@@ -127,6 +127,15 @@ describe('npm run policy:test', () => {
     expect(result.stdout).toContain('argument error /currency: not_allowed_value');
   });
 
+  it(verifies('local.cli-commands-as-documented', "runs the policy page's command as printed"), async () => {
+    const page = await readFile(projectPath('docs', 'policies.md'), 'utf8');
+    const printed = /^npm run policy:test -- (.+)$/m.exec(page)?.[1];
+    expect(printed).toBeDefined();
+    const result = await script('policy-test.ts', (printed ?? '').split(' '));
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain('12 of 12 cases pass\n');
+  });
+
   it(verifies('ops.policy-test', 'fails a wrong expectation, saying expected and got at the case line'), async () => {
     const file = await written(
       'failing.yaml',

@@ -1,11 +1,14 @@
 // Nothing lost under a store fault: the runtime (a real process) is killed inside the embedded
 // store, after a sent write's call has left the index of open calls and before its record says
-// so. The demo ERP runs in this process, so it outlives the gateway and its log of calls is the
+// so; and a data folder that refuses writes (made immutable) refuses calls for a while, without
+// ending the gateway. The demo ERP runs in this process, so it outlives the gateway and its log of calls is the
 // system's own account of what was sent.
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { projectPath } from '../../infra/paths.js';
+import { storeUnavailableMessage } from '../../shared/errors.js';
 import { ResultObject } from '../../shared/result.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
@@ -68,6 +71,58 @@ describe('a gateway killed between a record and its index entry', () => {
       } finally {
         await revived.stop();
       }
+    },
+  );
+});
+
+/** Whether this machine lets the test make a folder immutable (chattr +i: root, and a file system that has the flag). */
+const canMakeImmutable = ((): boolean => {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    execFileSync('chattr', ['-i', projectPath('package.json')], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const immutable = (folder: string, on: boolean) => execFileSync('chattr', ['-R', on ? '+i' : '-i', folder]);
+
+describe('a data folder that refuses writes', () => {
+  it.skipIf(!canMakeImmutable)(
+    verifies(
+      'local.store-faults-answered',
+      'refuses calls with a temporary error and nothing sent, keeps answering reads, and works again by itself',
+    ),
+    async () => {
+      const dataDir = join(folder.path, 'immutable');
+      const runtime = await startGateway(dataDir);
+      const agent = await connectAgent(runtime.mcpUrl, demoTokens.procurement);
+      const order = {
+        name: 'erp.purchase_orders.create',
+        arguments: { vendor_id: 'V-100', amount: '10', currency: 'EUR' },
+      };
+      const sentBefore = erp.calls().length;
+      const first = ResultObject.parse((await agent.callTool(order)).structuredContent);
+      expect(first.status).toBe('succeeded');
+      try {
+        immutable(join(dataDir, 'dynamodb'), true);
+        await expect(agent.callTool(order)).rejects.toThrow(storeUnavailableMessage);
+        expect(erp.calls()).toHaveLength(sentBefore + 1);
+        const status = await agent.callTool({
+          name: 'get_execution_status',
+          arguments: { execution_id: first.execution_id ?? '' },
+        });
+        expect(ResultObject.parse(status.structuredContent).status).toBe('succeeded');
+        expect(runtime.output()).toContain('the local store cannot read or write its data folder');
+      } finally {
+        immutable(join(dataDir, 'dynamodb'), false);
+      }
+      const after = ResultObject.parse((await agent.callTool(order)).structuredContent);
+      expect(after.status).toBe('succeeded');
+      expect(runtime.output()).toContain('the local store works again');
+      await agent.close();
+      const stopped = await runtime.stop('SIGTERM');
+      expect(stopped.code, stopped.output).toBe(0);
     },
   );
 });

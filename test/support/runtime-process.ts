@@ -24,8 +24,18 @@ export interface RuntimeProcess {
   readonly awsConfigFile: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
-  /** Sends a signal and waits for the process to exit. */
+  /**
+   * Sends a signal and waits for the process to exit (with `npmStart`, to its whole process group,
+   * and waits until the runtime under npm has ended too).
+   */
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; output: string }>;
+}
+
+export interface RuntimeLaunch {
+  /** @default 120_000 */
+  readonly timeoutMs?: number;
+  /** Runs `npm start` (the package's script, through npm) in a process group of its own. */
+  readonly npmStart?: boolean;
 }
 
 export const demoTokens = {
@@ -33,15 +43,15 @@ export const demoTokens = {
   support: 'demo-support-token',
 } as const;
 
-const runtimeCommand = (args: readonly string[]) => ({
-  command: process.execPath,
-  args: ['--import', 'tsx', projectPath('infra/local/main.ts'), ...args],
-});
+const runtimeCommand = (args: readonly string[], npmStart: boolean) =>
+  npmStart
+    ? { command: 'npm', args: ['start', '--silent', '--', ...args] }
+    : { command: process.execPath, args: ['--import', 'tsx', projectPath('infra/local/main.ts'), ...args] };
 
 export const startRuntimeProcess = (
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
-  timeoutMs = 120_000,
+  { timeoutMs = 120_000, npmStart = false }: RuntimeLaunch = {},
 ): Promise<RuntimeProcess> => {
   // Where the runtime leaves its credential: the data folder's file, or one given (--memory keeps none).
   const given = args.indexOf('--aws-config-file');
@@ -53,33 +63,50 @@ export const startRuntimeProcess = (
     credentialsFolder = mkdtempSync(join(tmpdir(), 'gateway-aws-'));
     awsConfigFile = join(credentialsFolder, 'aws-config');
   } else awsConfigFile = join(dataDir >= 0 ? (args[dataDir + 1] ?? '') : projectPath('.gateway-data'), 'aws-config');
-  const { command, args: argv } = runtimeCommand([
-    '--port',
-    '0',
-    '--erp-port',
-    '0',
-    '--demo-tools-port',
-    '0',
-    '--demo-mcp-port',
-    '0',
-    '--grpc-port',
-    '0',
-    ...args,
-    ...(credentialsFolder === null ? [] : ['--aws-config-file', awsConfigFile]),
-  ]);
+  const { command, args: argv } = runtimeCommand(
+    [
+      '--port',
+      '0',
+      '--erp-port',
+      '0',
+      '--demo-tools-port',
+      '0',
+      '--demo-mcp-port',
+      '0',
+      '--grpc-port',
+      '0',
+      ...args,
+      ...(credentialsFolder === null ? [] : ['--aws-config-file', awsConfigFile]),
+    ],
+    npmStart,
+  );
   const running = startProcess(command, argv, {
     cwd: projectPath(),
     env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
+    detached: npmStart,
   });
   const { child, output } = running;
-  const exited = running.exit.then(({ code }) => code);
+  // Under npm the runtime is npm's grandchild: it has ended once the output it shares is closed.
+  const exited = (npmStart ? running.finished : running.exit).then(({ code }) => code);
   void exited.then(() =>
     credentialsFolder === null ? undefined : rm(credentialsFolder, { recursive: true, force: true }),
   );
 
+  const send = (signal: NodeJS.Signals) => {
+    if (!npmStart || child.pid === undefined) {
+      if (child.exitCode === null) child.kill(signal);
+      return;
+    }
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group has ended already.
+    }
+  };
+
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      send('SIGKILL');
       reject(new Error(`The runtime did not start within ${timeoutMs} ms:\n${output()}`));
     }, timeoutMs);
     const check = () => {
@@ -91,7 +118,7 @@ export const startRuntimeProcess = (
       clearTimeout(timer);
       child.stdout?.off('data', check);
       const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
-        if (child.exitCode === null) child.kill(signal);
+        send(signal);
         return { code: await exited, output: output() };
       };
       readLocalAwsConfig(awsConfigFile).then(

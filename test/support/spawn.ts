@@ -10,6 +10,8 @@ export interface SpawnOptions {
   readonly stdin?: string | Buffer;
   /** After this long the child is killed (SIGKILL) and the result says it timed out. */
   readonly timeoutMs?: number;
+  /** Starts the child in a process group of its own (its pid is the group's id), as a service manager would. */
+  readonly detached?: boolean;
 }
 
 export interface ProcessExit {
@@ -39,7 +41,7 @@ export interface RunningProcess {
 
 /** Starts a program and collects its output as it runs. */
 export const startProcess = (command: string, args: readonly string[], options: SpawnOptions = {}): RunningProcess => {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: 'pipe' });
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: 'pipe', detached: options.detached });
   let stdout = '';
   let stderr = '';
   let output = '';

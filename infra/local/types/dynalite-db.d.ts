@@ -1,5 +1,6 @@
 // Type declarations for the parts of dynalite's storage module (dynalite/db) the local runtime
-// patches at load: iterator clean-up and the fault injection between an index entry and its record.
+// patches at load: iterator clean-up, storage faults answered as errors, and the fault injection
+// between an index entry and its record.
 declare module 'dynalite/db/index.js' {
   /** A LevelDB iterator (abstract-level 3): `close()` ends it; dynalite's streams call `return()`. */
   export interface LevelIterator {
@@ -17,6 +18,9 @@ declare module 'dynalite/db/index.js' {
     /** abstract-level's storage hooks, given encoded keys and values. */
     _put(key: unknown, value: unknown, options: unknown): Promise<void>;
     _batch(operations: { type: string; key: unknown; value?: unknown }[], options: unknown): Promise<void>;
+    _del(key: unknown, options: unknown): Promise<void>;
+    _get(key: unknown, options: unknown): Promise<unknown>;
+    _getMany(keys: unknown[], options: unknown): Promise<unknown[]>;
   }
 
   export type DynamoItem = Record<string, unknown>;

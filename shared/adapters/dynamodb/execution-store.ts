@@ -6,6 +6,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import { StoreUnavailableError } from '../../errors.js';
 import { checkTransition, Execution, openStatuses, terminalStatuses } from '../../executions/execution.js';
 import { defaultRetentionMs, epochSeconds, retainUntil, retentionSeconds } from '../../executions/retention.js';
 import type {
@@ -88,11 +89,36 @@ const encodeCursor = (position: unknown): string => Buffer.from(JSON.stringify(p
 const decodeCursor = <S extends z.ZodType>(cursor: string, shape: S): z.infer<S> =>
   shape.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
 
+/** DynamoDB's answers that mean "not now": nothing was written, and the same request may work shortly. */
+const throttlingErrors = new Set([
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'ThrottlingException',
+  'LimitExceededException',
+]);
+const isTemporaryFault = (error: unknown): boolean =>
+  error instanceof Error && (('$fault' in error && error.$fault === 'server') || throttlingErrors.has(error.name));
+
 export class DynamoDbExecutionStore implements ExecutionStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    // Once the SDK's own retries are spent, a fault on the store's side is one kind of error the
+    // callers know: a call refused with nothing sent, not an internal fault of unknown outcome.
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        try {
+          return await next(args);
+        } catch (error) {
+          throw isTemporaryFault(error)
+            ? new StoreUnavailableError('The execution store is unavailable.', { cause: error })
+            : error;
+        }
+      },
+      { step: 'initialize', name: 'storeUnavailable', override: true },
+    );
+  }
 
   async create(execution: Execution): Promise<CreateResult> {
     try {
