@@ -14,6 +14,9 @@ import * as z from 'zod';
 import { projectPath } from '../../infra/paths.js';
 
 export type Json = Record<string, unknown>;
+/** Whether a template value is an object (not a list). */
+export const isJson = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const Resource = z.object({ Type: z.string(), Properties: z.record(z.string(), z.unknown()).default({}) });
 export type Resource = z.infer<typeof Resource>;
