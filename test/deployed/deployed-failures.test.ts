@@ -7,14 +7,9 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { type Assembly, deployedAssembly } from './assembly.js';
-import { agentAuthorization } from './organization.js';
+import { agentAuthorization, mcpHeaders } from './organization.js';
 import { type DeployedStack, functionId, startDeployedStack } from './stack.js';
 
-const mcpHeaders = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-11-25',
-};
 const listTools = async (stack: DeployedStack) =>
   stack.http({
     method: 'POST',

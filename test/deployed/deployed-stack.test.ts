@@ -213,14 +213,16 @@ describe('the synthesized stack, run here', () => {
       expect(await openChannel(url, { authorization: 'Bearer not-a-token' }, params)).toEqual({ status: 403 });
 
       const opened = await openChannel(url, authorization, params);
-      const socketFn = functionId(stack, 'CallToolSocket');
-      expect(opened.received, stack.functions.get(socketFn)?.logs()).toHaveLength(1);
+      const failures = stack.socketFailures.map((failure) => failure.message).join('\n');
+      expect(opened.status, failures).toBe(101);
+      expect(opened.received, failures).toHaveLength(1);
       expect(opened.code).toBe(1000);
       const frame = decodeFrame(new Uint8Array(opened.received?.[0]?.data ?? []));
       expect(frame.kind).toBe('result');
       expect(JSON.stringify(frame)).toContain('1250.00');
       expect(ledger.requests.at(-1)).toMatchObject({ method: 'GET', path: '/balances/A-7' });
       // The frame was posted and the connection closed through the stage's management API.
+      const socketFn = functionId(stack, 'CallToolSocket');
       const managed = stack.calls.filter((call) => call.action === 'execute-api:ManageConnections');
       expect(managed.map(({ caller, resource }) => `${caller} ${resource}`)).toEqual(
         ['POST', 'DELETE'].map((method) =>

@@ -24,7 +24,7 @@ import { loopbackCertificate } from '../support/tls.js';
 import { type Assembly, isJson, type Json, type Resource } from './assembly.js';
 import { type HttpAnswer, httpRoutes } from './http-api.js';
 import { physicalResources, region, resolver } from './intrinsics.js';
-import { type LambdaFunction, lambdaFunction } from './lambda-workers.js';
+import { type LambdaFunction, type LambdaInvocationError, lambdaFunction } from './lambda-workers.js';
 import { type RecordedCall, type Service, startRecordingProxies } from './recording-proxy.js';
 import { startWebSocketApi } from './websocket-api.js';
 
@@ -52,6 +52,8 @@ export interface DeployedStack {
     readonly env: Readonly<Record<string, string>>;
     readonly endpoints: { dynamodb: string; s3: string; kms: string };
   };
+  /** Function failures the WebSocket API answered for (an HTTP answer carries its own). */
+  readonly socketFailures: readonly LambdaInvocationError[];
   /** A request to the HTTP API, routed and authorized as its template says. */
   http(request: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<HttpAnswer>;
   /**
@@ -310,6 +312,7 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
       endpoints: { dynamodb: dynamodb.endpoint, s3: s3.endpoint, kms: kms.endpoint },
     },
     http: (request) => routes(request),
+    socketFailures: webSocketApi?.failures ?? [],
     agentPool,
     resolve: (value, where) => resolve(value, where),
     settled: () => stepFunctions.settled(),

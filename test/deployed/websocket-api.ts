@@ -32,6 +32,8 @@ export interface WebSocketApiFront {
   readonly apiId: string;
   /** `http://127.0.0.1:<port>`: where its endpoints (wss:// and https://) are served here. */
   readonly origin: string;
+  /** The functions' failures it answered for (a refused handshake, an "Internal server error" message). */
+  readonly failures: readonly LambdaInvocationError[];
   /** Serves the API with the template's routes, once its functions run. */
   serve(options: {
     readonly resolve: (value: unknown, where: string) => string;
@@ -87,6 +89,13 @@ export const startWebSocketApi = async (assembly: Assembly): Promise<WebSocketAp
   const origin = `http://127.0.0.1:${listening.port}`;
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes, perMessageDeflate: false });
   const connections = new Map<string, Connection>();
+  const failures: LambdaInvocationError[] = [];
+  /** A function's failure is API Gateway's 500; the harness keeps the cause for the test's message. */
+  const failed = (error: unknown) => {
+    if (!(error instanceof LambdaInvocationError)) throw error;
+    failures.push(error);
+    return { statusCode: 500 };
+  };
 
   const serve: WebSocketApiFront['serve'] = ({ resolve, functionsByArn, callers, record }) => {
     const stage = Object.values(resources).find(
@@ -150,8 +159,8 @@ export const startWebSocketApi = async (assembly: Assembly): Promise<WebSocketAp
           requestContext: requestContext(connectionId, '$connect', 'CONNECT', request),
         });
       } catch (error) {
-        if (error instanceof LambdaInvocationError) return refusal(500, 'Internal Server Error');
-        throw error;
+        failed(error);
+        return refusal(500, 'Internal Server Error');
       }
       if (!policyAllows(result, methodArn)) return refusal(403, 'Forbidden');
       const context = isJson(result) && isJson(result.context) ? result.context : {};
@@ -159,13 +168,9 @@ export const startWebSocketApi = async (assembly: Assembly): Promise<WebSocketAp
     };
 
     const invoke = (fn: LambdaFunction, event: Json) =>
-      fn.invoke(event).then(
-        (result) => ({ statusCode: isJson(result) ? Number(result.statusCode ?? 200) : 200 }),
-        (error: unknown) => {
-          if (error instanceof LambdaInvocationError) return { statusCode: 500 };
-          throw error;
-        },
-      );
+      fn
+        .invoke(event)
+        .then((result) => ({ statusCode: isJson(result) ? Number(result.statusCode ?? 200) : 200 }), failed);
 
     const onMessage = async (connectionId: string, request: IncomingMessage, data: RawData) => {
       const connection = connections.get(connectionId);
@@ -282,6 +287,7 @@ export const startWebSocketApi = async (assembly: Assembly): Promise<WebSocketAp
   return {
     apiId,
     origin,
+    failures,
     serve,
     close: async () => {
       for (const { ws } of connections.values()) ws.terminate();
