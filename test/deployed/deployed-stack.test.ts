@@ -1,8 +1,10 @@
 // The synthesized stack run here (test/deployed/stack.ts): the core flows through the functions
 // `cdk synth` bundles, with the environment the template declares, and every AWS call they make
 // checked against their roles in the template.
+//
+// Long: the core flows (direct, staff, customer, the channel) share one stack, so the permission
+// check sees every call they make and judges each grant left unused against all of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { decodeFrame } from '../../shared/call-tool/frame.js';
 import { newCustomerSession, newSession } from '../../shared/console/session.js';
 import { eventually } from '../support/approval-org.js';
@@ -18,6 +20,7 @@ import {
   type Ledger,
   ledgerKey,
   mcpHeaders,
+  openChannel,
   pushConfiguration,
   signedInCookie,
   startLedger,
@@ -31,31 +34,6 @@ import { reasonKey, runtimeActions, unusedGrantReasons } from './unused-grants.j
 /** The executions table's logical id. */
 const executionsTableId = (assembly: Assembly): string =>
   Object.keys(assembly.template.Resources).find((id) => id.startsWith('ExecutionsTable')) ?? 'ExecutionsTable';
-
-/**
- * A WebSocket client's connection to the channel: the HTTP status its handshake got (101 when it
- * opened), then, once it sent `message`, what came back and the close code.
- */
-const openChannel = (url: string, headers: Record<string, string>, message: string) =>
-  new Promise<{ status: number; received?: { data: Buffer; binary: boolean }[]; code?: number }>((resolve, reject) => {
-    const socket = new WebSocket(url, { headers });
-    const received: { data: Buffer; binary: boolean }[] = [];
-    socket.on('unexpected-response', (_request, response) => {
-      response.resume();
-      resolve({ status: response.statusCode ?? 0 });
-    });
-    socket.on('open', () => socket.send(message));
-    socket.on('message', (data, binary) =>
-      received.push({
-        data: Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data,
-        binary,
-      }),
-    );
-    socket.on('close', (code) => resolve({ status: 101, received, code }));
-    socket.on('error', (error) => {
-      if (!error.message.startsWith('Unexpected server response')) reject(error);
-    });
-  });
 
 describe('the synthesized stack, run here', () => {
   let assembly: Assembly;

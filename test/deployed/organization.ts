@@ -6,6 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { join } from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { WebSocket } from 'ws';
 import { type Listening, listen } from '../../infra/local/net.js';
 import { projectPath } from '../../infra/paths.js';
 import { KmsSessionSigner } from '../../shared/adapters/kms-session-signer.js';
@@ -95,6 +96,20 @@ export const startLedger = async (): Promise<Ledger> => {
   return { ...listening, url: `http://127.0.0.1:${listening.port}`, requests };
 };
 
+/** A required JSON body whose fields are all required short strings. */
+const textFields = (names: readonly string[]) => ({
+  required: true,
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        required: names,
+        properties: Object.fromEntries(names.map((name) => [name, { type: 'string', maxLength: 20 }])),
+      },
+    },
+  },
+});
+
 const openapi = {
   openapi: '3.1.0',
   info: { title: 'Ledger', version: '1.0.0' },
@@ -113,18 +128,7 @@ const openapi = {
         operationId: 'refunds.create',
         summary: 'Refund a customer',
         description: "Pays an amount back to the customer's account.",
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['amount'],
-                properties: { amount: { type: 'string', maxLength: 20 } },
-              },
-            },
-          },
-        },
+        requestBody: textFields(['amount']),
         responses: { '201': { description: 'Booked.' } },
       },
     },
@@ -133,18 +137,7 @@ const openapi = {
         operationId: 'transfers.create',
         summary: 'Transfer money',
         description: 'Moves an amount to another account.',
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['to', 'amount'],
-                properties: { to: { type: 'string', maxLength: 20 }, amount: { type: 'string', maxLength: 20 } },
-              },
-            },
-          },
-        },
+        requestBody: textFields(['to', 'amount']),
         responses: { '201': { description: 'Booked.' } },
       },
     },
@@ -229,3 +222,28 @@ export const pushConfiguration = async (stack: DeployedStack, file: string): Pro
   if (run.code !== 0) throw new Error(`config:push failed: ${run.output}`);
   return run.stdout;
 };
+
+/**
+ * A WebSocket client's connection to the channel: the HTTP status its handshake got (101 when it
+ * opened), then, once it sent `message`, what came back and the close code.
+ */
+export const openChannel = (url: string, headers: Record<string, string>, message: string) =>
+  new Promise<{ status: number; received?: { data: Buffer; binary: boolean }[]; code?: number }>((resolve, reject) => {
+    const socket = new WebSocket(url, { headers });
+    const received: { data: Buffer; binary: boolean }[] = [];
+    socket.on('unexpected-response', (_request, response) => {
+      response.resume();
+      resolve({ status: response.statusCode ?? 0 });
+    });
+    socket.on('open', () => socket.send(message));
+    socket.on('message', (data, binary) =>
+      received.push({
+        data: Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data,
+        binary,
+      }),
+    );
+    socket.on('close', (code) => resolve({ status: 101, received, code }));
+    socket.on('error', (error) => {
+      if (!error.message.startsWith('Unexpected server response')) reject(error);
+    });
+  });
