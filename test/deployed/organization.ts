@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { join } from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { WebSocket } from 'ws';
+import { bytesOf } from '../../infra/local/call-tool-front.js';
 import { type Listening, listen } from '../../infra/local/net.js';
 import { projectPath } from '../../infra/paths.js';
 import { KmsSessionSigner } from '../../shared/adapters/kms-session-signer.js';
@@ -236,12 +237,7 @@ export const openChannel = (url: string, headers: Record<string, string>, messag
       resolve({ status: response.statusCode ?? 0 });
     });
     socket.on('open', () => socket.send(message));
-    socket.on('message', (data, binary) =>
-      received.push({
-        data: Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data,
-        binary,
-      }),
-    );
+    socket.on('message', (data, binary) => received.push({ data: bytesOf(data), binary }));
     socket.on('close', (code) => resolve({ status: 101, received, code }));
     socket.on('error', (error) => {
       if (!error.message.startsWith('Unexpected server response')) reject(error);
