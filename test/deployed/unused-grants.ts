@@ -13,7 +13,7 @@ export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'ApprovalsHeldCallStepsFunction kms:Decrypt': sealing,
   'ApprovalsHeldCallStepsFunction s3:GetObject': byVersion,
   'ApprovalsHeldCallStepsFunction states:SendTaskSuccess':
-    'the steps hand a decision back themselves (a customer step, an expiry); not in these flows',
+    'the register step hands over a decision taken before the run listened; the flows here decide after it registered',
   'ApprovalsReconcilerFunction dynamodb:GetItem': reconciler,
   'ApprovalsReconcilerFunction dynamodb:Query': reconciler,
   'ApprovalsReconcilerFunction dynamodb:UpdateItem': reconciler,
