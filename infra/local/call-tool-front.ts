@@ -73,7 +73,8 @@ export interface CallToolFront {
 
 type Transport = 'websocket' | 'http';
 
-const bytesOf = (data: RawData): Buffer =>
+/** A WebSocket message's bytes, in whichever of its forms ws hands it over. */
+export const bytesOf = (data: RawData): Buffer =>
   Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
 
 const headerValue = (value: string | string[] | undefined): string | null =>

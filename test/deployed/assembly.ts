@@ -4,16 +4,20 @@
 // temporary folder, keyed by a hash of everything that goes into it (infra/, functions/, shared/,
 // the lock file and cdk.json): every harness test file, and every run until a source changes,
 // reads the same one. Two files synthesizing at once each write their own folder and the first
-// rename wins.
+// rename wins. Assemblies of other sources (another checkout's, an older one) are removed once
+// unused for a day, so checkouts side by side do not throw each other's away.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import * as z from 'zod';
 import { projectPath } from '../../infra/paths.js';
 
 export type Json = Record<string, unknown>;
+/** Whether a template value is an object (not a list). */
+export const isJson = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const Resource = z.object({ Type: z.string(), Properties: z.record(z.string(), z.unknown()).default({}) });
 export type Resource = z.infer<typeof Resource>;
@@ -85,6 +89,7 @@ const synthesizeInto = async (outdir: string): Promise<void> => {
 };
 
 const cacheRoot = join(tmpdir(), 'approval-gateway-assemblies');
+const dayMs = 24 * 3_600_000;
 
 /** The synthesized assembly of the current sources: made once, then read from its cache folder. */
 export const deployedAssembly = async (): Promise<Assembly> => {
@@ -100,12 +105,14 @@ export const deployedAssembly = async (): Promise<Assembly> => {
     synthMs = Math.round(performance.now() - started);
     await writeFile(join(staging, 'harness-synth-ms'), String(synthMs));
     await rename(staging, directory).catch(() => rm(staging, { recursive: true, force: true }));
-    // Assemblies of older sources are not read again.
     for (const name of await readdir(cacheRoot)) {
-      if (name !== key && !name.includes('.staging-'))
+      const used = await stat(join(cacheRoot, name, 'manifest.json')).catch(() => null);
+      if (name !== key && !name.includes('.staging-') && (used === null || used.mtimeMs < Date.now() - dayMs))
         await rm(join(cacheRoot, name), { recursive: true, force: true });
     }
   }
+  // Marks the assembly used now (see above).
+  await utimes(join(directory, 'manifest.json'), new Date(), new Date());
   return readAssembly(directory, synthMs);
 };
 

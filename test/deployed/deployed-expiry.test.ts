@@ -10,29 +10,15 @@ import {
   agentAuthorization,
   type Ledger,
   ledgerKey,
+  mcpHeaders,
   pushConfiguration,
   startLedger,
+  structured,
   writeOrganization,
 } from './organization.js';
 import { checkCalls, grantsOfRole, roleOf } from './permissions.js';
 import { type DeployedStack, functionId, startDeployedStack } from './stack.js';
-
-const mcpHeaders = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-11-25',
-};
-
-/** What the Lambda service itself does with a function's role, never the function's code. */
-const runtimeActions = (action: string) => action.startsWith('logs:') || action.startsWith('xray:');
-
-const structured = (body: string): Record<string, unknown> => {
-  const parsed: unknown = JSON.parse(body);
-  const result = typeof parsed === 'object' && parsed !== null && 'result' in parsed ? parsed.result : undefined;
-  if (typeof result !== 'object' || result === null) throw new Error(`not a JSON-RPC result: ${body}`);
-  const content = 'structuredContent' in result ? result.structuredContent : result;
-  return typeof content === 'object' && content !== null ? { ...content } : {};
-};
+import { runtimeActions } from './unused-grants.js';
 
 describe('the synthesized stack, a held call nobody decides', () => {
   let assembly: Assembly;

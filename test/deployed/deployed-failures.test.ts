@@ -7,14 +7,9 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { type Assembly, deployedAssembly } from './assembly.js';
-import { agentAuthorization } from './organization.js';
+import { agentAuthorization, mcpHeaders, openChannel } from './organization.js';
 import { type DeployedStack, functionId, startDeployedStack } from './stack.js';
 
-const mcpHeaders = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-11-25',
-};
 const listTools = async (stack: DeployedStack) =>
   stack.http({
     method: 'POST',
@@ -42,12 +37,17 @@ const withChangedBundle = async (
   return { ...assembly, assetPath: (key) => (key === objectKey ? bundle : assembly.assetPath(key)) };
 };
 
-/** The MCP function's resource in a copy of the template, to change. */
-const mcpResource = (assembly: Assembly) => {
-  const id = Object.keys(assembly.template.Resources).find((logicalId) => logicalId.startsWith('McpFunction'));
-  const resource = id === undefined ? undefined : assembly.template.Resources[id];
-  if (resource === undefined) throw new Error('The template has no MCP function.');
-  return resource;
+/** Takes a variable out of a function's environment in a template (a copy, to change). */
+const dropVariable = (template: Assembly['template'], construct: string, name: string) => {
+  const id = Object.keys(template.Resources).find((logicalId) => logicalId.startsWith(`${construct}Function`));
+  const environment = template.Resources[id ?? '']?.Properties.Environment;
+  const variables =
+    typeof environment === 'object' && environment !== null && 'Variables' in environment
+      ? environment.Variables
+      : undefined;
+  if (typeof variables !== 'object' || variables === null || !(name in variables))
+    throw new Error(`The ${construct} function no longer declares ${name}.`);
+  Reflect.deleteProperty(variables, name);
 };
 
 describe('the harness, when what ships and the template part ways', () => {
@@ -102,21 +102,31 @@ describe('the harness, when what ships and the template part ways', () => {
     },
   );
 
-  it(verifies('deployed.failures-reported', 'reports a variable the template no longer declares'), async () => {
-    const copy = structuredClone(assembly.template);
-    const changed: Assembly = { ...assembly, template: copy };
-    const environment = mcpResource(changed).Properties.Environment;
-    const variables =
-      typeof environment === 'object' && environment !== null && 'Variables' in environment
-        ? environment.Variables
-        : undefined;
-    if (typeof variables !== 'object' || variables === null || !('CONFIG_TABLE' in variables))
-      throw new Error('The MCP function no longer declares CONFIG_TABLE.');
-    Reflect.deleteProperty(variables, 'CONFIG_TABLE');
-    stack = await startDeployedStack(changed);
-    const answer = await listTools(stack);
-    expect(answer.status).toBe(500);
-    const said = `${answer.functionError?.message ?? ''} ${stack.functions.get(functionId(stack, 'Mcp'))?.logs() ?? ''}`;
-    expect(said).toContain('CONFIG_TABLE');
-  });
+  it(
+    verifies(
+      ['deployed.failures-reported', 'deployed.call-tool-channel'],
+      'reports a variable the template no longer declares, on the HTTP API and on the WebSocket API',
+    ),
+    async () => {
+      const changed: Assembly = { ...assembly, template: structuredClone(assembly.template) };
+      dropVariable(changed.template, 'Mcp', 'CONFIG_TABLE');
+      dropVariable(changed.template, 'CallToolSocket', 'CONNECTIONS_URL');
+      const started = await startDeployedStack(changed);
+      stack = started;
+      const answer = await listTools(started);
+      expect(answer.status).toBe(500);
+      const said = `${answer.functionError?.message ?? ''} ${started.functions.get(functionId(started, 'Mcp'))?.logs() ?? ''}`;
+      expect(said).toContain('CONFIG_TABLE');
+      // The channel function fails at $connect: API Gateway's 500 to the handshake, the cause kept.
+      const opened = await openChannel(
+        started.outputs.CallToolWebSocketUrl ?? '',
+        await agentAuthorization(started),
+        '{}',
+      );
+      expect(opened).toEqual({ status: 500 });
+      expect(started.socketFailures.map((failure) => failure.message).join('\n')).toMatch(
+        new RegExp(`^${functionId(started, 'CallToolSocket')} failed: .*CONNECTIONS_URL`),
+      );
+    },
+  );
 });

@@ -10,8 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { deployedAssembly } from './assembly.js';
-import { mcpSender, structured } from './mcp-requests.js';
-import { pushConfiguration } from './organization.js';
+import { mcpSender, pushConfiguration, structured } from './organization.js';
 import { type DeployedStack, functionId, startDeployedStack } from './stack.js';
 
 const developer = { id: 'docs-agent', clientId: '6docsagentclient0000000000', secret: 'docs-agent-secret' };

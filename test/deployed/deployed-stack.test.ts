@@ -1,10 +1,12 @@
 // The synthesized stack run here (test/deployed/stack.ts): the core flows through the functions
 // `cdk synth` bundles, with the environment the template declares, and every AWS call they make
 // checked against their roles in the template.
-import { KMSClient } from '@aws-sdk/client-kms';
+//
+// Long: the core flows (direct, staff, customer, the channel) share one stack, so the permission
+// check sees every call they make and judges each grant left unused against all of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KmsSessionSigner } from '../../shared/adapters/kms-session-signer.js';
-import { encodeSession, newSession } from '../../shared/console/session.js';
+import { decodeFrame } from '../../shared/call-tool/frame.js';
+import { newCustomerSession, newSession } from '../../shared/console/session.js';
 import { eventually } from '../support/approval-org.js';
 import { startAgentTokenIssuer } from '../support/oidc-provider.js';
 import { verifies } from '../support/requirements.js';
@@ -14,10 +16,15 @@ import {
   agent,
   agentAuthorization,
   approver,
+  customer,
   type Ledger,
   ledgerKey,
+  mcpHeaders,
+  openChannel,
   pushConfiguration,
+  signedInCookie,
   startLedger,
+  structured,
   writeOrganization,
 } from './organization.js';
 import { checkCalls, grantsOfRole, roleOf } from './permissions.js';
@@ -27,20 +34,6 @@ import { reasonKey, runtimeActions, unusedGrantReasons } from './unused-grants.j
 /** The executions table's logical id. */
 const executionsTableId = (assembly: Assembly): string =>
   Object.keys(assembly.template.Resources).find((id) => id.startsWith('ExecutionsTable')) ?? 'ExecutionsTable';
-
-const mcpHeaders = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2025-11-25',
-};
-
-const structured = (body: string): Record<string, unknown> => {
-  const parsed: unknown = JSON.parse(body);
-  const result = typeof parsed === 'object' && parsed !== null && 'result' in parsed ? parsed.result : undefined;
-  if (typeof result !== 'object' || result === null) throw new Error(`not a JSON-RPC result: ${body}`);
-  const content = 'structuredContent' in result ? result.structuredContent : result;
-  return typeof content === 'object' && content !== null ? { ...content } : {};
-};
 
 describe('the synthesized stack, run here', () => {
   let assembly: Assembly;
@@ -116,56 +109,108 @@ describe('the synthesized stack, run here', () => {
     );
   });
 
-  it(verifies('deployed.core-flows', 'holds a call, takes the decision in the console, and runs it once'), async () => {
-    const held = structured(
-      await mcp('tools/call', { name: 'ledger.transfers.create', arguments: { to: 'B-2', amount: '900.00' } }),
-    );
+  /** A held call's id, once its approval run has registered (the approvers' notice is sent then). */
+  const heldAndRegistered = async (name: string, args: Record<string, unknown>) => {
+    const held = structured(await mcp('tools/call', { name, arguments: args }));
     expect(held.status).toBe('pending_approval');
     const executionId = String(held.execution_id);
-
-    // The console's sign-in ends by issuing this session cookie (signed by the session key in KMS).
-    const consoleFn = stack.functions.get(functionId(stack, 'Console'));
-    const sessionKey = consoleFn?.spec.environment.SESSION_KEY_ID ?? '';
-    const kms = new KMSClient({
-      endpoint: stack.operator.endpoints.kms,
-      region: 'local',
-      credentials: {
-        accessKeyId: stack.operator.env.AWS_ACCESS_KEY_ID ?? '',
-        secretAccessKey: stack.operator.env.AWS_SECRET_ACCESS_KEY ?? '',
-      },
-    });
-    const session = newSession(approver, Date.now());
-    const cookie = `__Host-gateway_session=${await encodeSession(new KmsSessionSigner(kms, sessionKey), session)}`;
-    kms.destroy();
-
-    // The approvers are notified once the approval run has registered: the decision then resumes
-    // the run (SendTaskSuccess) rather than being handed over when the run registers.
+    // Registered, the run is resumed by the decision (SendTaskSuccess), not handed it when it registers.
     const notices = await eventually(
       async () => stack.events.filter((event) => JSON.stringify(event.detail).includes(executionId)),
       (found) => found.length > 0,
     );
     expect(notices).toHaveLength(1);
-    const page = await stack.http({ method: 'GET', path: `/console/executions/${executionId}`, headers: { cookie } });
-    expect(page.functionError).toBeUndefined();
-    expect(page.status).toBe(200);
-    const argumentsHash = /name="arguments_hash" value="([0-9a-f]+)"/.exec(page.body)?.[1] ?? '';
-    const decision = await stack.http({
-      method: 'POST',
-      path: `/console/executions/${executionId}/decision`,
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf: session.csrf, outcome: 'approve', arguments_hash: argumentsHash }).toString(),
-    });
-    expect(decision.functionError).toBeUndefined();
-    expect(decision.status).toBe(303);
+    return { executionId, held };
+  };
 
+  /** Opens a call's page as the cookie's holder and sends its form: the arguments shown, the session's CSRF token. */
+  const answerOnPage = async (page: string, action: string, cookie: string, fields: Record<string, string>) => {
+    const shown = await stack.http({ method: 'GET', path: page, headers: { cookie } });
+    expect(shown.functionError).toBeUndefined();
+    expect(shown.status).toBe(200);
+    const argumentsHash = /name="arguments_hash" value="([0-9a-f]+)"/.exec(shown.body)?.[1] ?? '';
+    const answer = await stack.http({
+      method: 'POST',
+      path: action,
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...fields, arguments_hash: argumentsHash }).toString(),
+    });
+    expect(answer.functionError).toBeUndefined();
+    expect(answer.status).toBe(303);
+    return answer;
+  };
+
+  const statusOf = async (executionId: string) =>
+    structured(await mcp('tools/call', { name: 'get_execution_status', arguments: { execution_id: executionId } }))
+      .status;
+
+  it(verifies('deployed.core-flows', 'holds a call, takes the decision in the console, and runs it once'), async () => {
+    const { executionId } = await heldAndRegistered('ledger.transfers.create', { to: 'B-2', amount: '900.00' });
+    // The console's sign-in ends by issuing this session cookie.
+    const session = newSession(approver, Date.now());
+    const page = `/console/executions/${executionId}`;
+    await answerOnPage(page, `${page}/decision`, await signedInCookie(stack, session), {
+      csrf: session.csrf,
+      outcome: 'approve',
+    });
     await stack.settled();
-    const transfers = ledger.requests.filter((request) => request.method === 'POST');
-    expect(transfers).toHaveLength(1);
-    const status = structured(
-      await mcp('tools/call', { name: 'get_execution_status', arguments: { execution_id: executionId } }),
-    );
-    expect(status.status).toBe('succeeded');
+    expect(ledger.requests.filter((request) => request.path === '/transfers')).toHaveLength(1);
+    expect(await statusOf(executionId)).toBe('succeeded');
   });
+
+  it(
+    verifies('deployed.customer-step', 'holds a call for the customer, who confirms it on their page; it runs once'),
+    async () => {
+      const { executionId, held } = await heldAndRegistered('ledger.refunds.create', { amount: '40.00' });
+      // The link the agent hands its customer: the customer's page of the call, on the API's address.
+      const page = `/customer/calls/${executionId}`;
+      expect(held.approval_url).toBe(stack.outputs.McpUrl?.replace(/\/mcp$/, page));
+      // The customer's sign-in ends with a session for this one call.
+      const session = newCustomerSession(customer, executionId, Date.now());
+      const answered = await answerOnPage(page, `${page}/answer`, await signedInCookie(stack, session), {
+        csrf: session.csrf,
+        outcome: 'confirm',
+      });
+      expect(answered.headers.location).toBe('/customer/answered?outcome=runs');
+      await stack.settled();
+      expect(ledger.requests.filter((request) => request.path === '/refunds')).toHaveLength(1);
+      expect(await statusOf(executionId)).toBe('succeeded');
+    },
+  );
+
+  it(
+    verifies(
+      'deployed.call-tool-channel',
+      "answers one call-tool message over the WebSocket API with one frame, as its $connect token's agent",
+    ),
+    async () => {
+      const url = stack.outputs.CallToolWebSocketUrl ?? '';
+      const params = JSON.stringify({ name: 'ledger.balances.get', arguments: { account: 'A-7' } });
+      // Refused at the handshake: no token (API Gateway's own 401), a token of another issuer (the authorizer's Deny).
+      expect(await openChannel(url, {}, params)).toEqual({ status: 401 });
+      expect(await openChannel(url, { authorization: 'Bearer not-a-token' }, params)).toEqual({ status: 403 });
+
+      const opened = await openChannel(url, authorization, params);
+      const failures = stack.socketFailures.map((failure) => failure.message).join('\n');
+      expect(opened.status, failures).toBe(101);
+      expect(opened.received, failures).toHaveLength(1);
+      expect(opened.code).toBe(1000);
+      const frame = decodeFrame(new Uint8Array(opened.received?.[0]?.data ?? []));
+      expect(frame.kind).toBe('result');
+      expect(JSON.stringify(frame)).toContain('1250.00');
+      expect(ledger.requests.at(-1)).toMatchObject({ method: 'GET', path: '/balances/A-7' });
+      // The frame was posted and the connection closed through the stage's management API.
+      const socketFn = functionId(stack, 'CallToolSocket');
+      const managed = stack.calls.filter((call) => call.action === 'execute-api:ManageConnections');
+      expect(managed.map(({ caller, resource }) => `${caller} ${resource}`)).toEqual(
+        ['POST', 'DELETE'].map((method) =>
+          expect.stringMatching(
+            new RegExp(`^${socketFn} arn:aws:execute-api:local:\\d+:\\w+/live/${method}/@connections/[^/]+$`),
+          ),
+        ),
+      );
+    },
+  );
 
   it(
     verifies(
@@ -210,6 +255,9 @@ describe('the synthesized stack, run here', () => {
           await stack.agentPool.token(otherScope, notAgentScope),
         ];
         const authorizer = stack.functions.get(functionId(stack, 'AgentAuthorizer'));
+        // The authorizer's log lines from here on (the channel's refused handshake came before).
+        const count = (line: RegExp) => authorizer?.logs().match(line)?.length ?? 0;
+        const [notValidBefore, refusedBefore] = [count(/token not valid/g), count(/token refused/g)];
         // Each token twice: the second answer is the authorizer's cached one (its result TTL).
         for (const token of [...tokens, ...tokens]) {
           const answer = await stack.http({
@@ -223,7 +271,7 @@ describe('the synthesized stack, run here', () => {
           expect(answer.headers['www-authenticate']).toMatch(/^Bearer /);
         }
         // Run once per token: the repeats were answered from the cache.
-        expect(authorizer?.logs().match(/token not valid/g)).toHaveLength(2);
+        expect(count(/token not valid/g) - notValidBefore).toBe(2);
 
         // Without an Authorization header API Gateway answers itself; the authorizer never runs.
         const bare = await stack.http({
@@ -235,7 +283,7 @@ describe('the synthesized stack, run here', () => {
         expect(bare.status).toBe(401);
         expect(bare.headers['www-authenticate']).toBeUndefined();
         expect(JSON.parse(bare.body)).toEqual({ message: 'Unauthorized' });
-        expect(authorizer?.logs().match(/token refused/g)).toHaveLength(2);
+        expect(count(/token refused/g) - refusedBefore).toBe(2);
       } finally {
         await stranger.close();
       }

@@ -6,7 +6,7 @@
 // makes (httpApiEvent), and the function's result read back as API Gateway reads it: a function
 // that fails is a 500.
 import { httpApiEvent } from '../../infra/local/http-front.js';
-import type { Assembly, Json } from './assembly.js';
+import { type Assembly, isJson } from './assembly.js';
 import { type LambdaFunction, LambdaInvocationError } from './lambda-workers.js';
 
 export interface HttpAnswer {
@@ -17,10 +17,8 @@ export interface HttpAnswer {
   readonly functionError?: LambdaInvocationError;
 }
 
-const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** The logical id a value refers to with its first Ref (a route's Target joins one in). */
-const firstRef = (value: unknown): string | undefined => {
+export const firstRef = (value: unknown): string | undefined => {
   if (Array.isArray(value)) return value.map(firstRef).find((found) => found !== undefined);
   if (!isJson(value)) return undefined;
   if (typeof value.Ref === 'string') return value.Ref;
@@ -84,7 +82,7 @@ const readResult = (result: unknown): HttpAnswer => {
 };
 
 /** The function a template value's ARN names (an integration's or an authorizer's URI). */
-const functionNamed = (
+export const functionNamed = (
   uri: string,
   functionsByArn: ReadonlyMap<string, LambdaFunction>,
   where: string,

@@ -3,7 +3,7 @@
 // the local KMS, the state machine's ARN at the local Step Functions), in the region `local` of
 // account 000000000000 that the stand-ins use. A reference the harness has no stand-in for is an
 // error naming it, never a guess.
-import type { Json, Template } from './assembly.js';
+import { isJson, type Template } from './assembly.js';
 
 export const region = 'local';
 export const account = '000000000000';
@@ -14,20 +14,20 @@ export interface Physical {
   readonly ref: string;
   readonly attributes: Readonly<Record<string, string>>;
   /**
-   * A URL AWS serves the resource at (a user pool's issuer), and where its stand-in serves it here:
-   * a value the template builds on the first (a Fn::Join or Fn::Sub) resolves on the second.
+   * URLs AWS serves the resource at (a user pool's issuer, a WebSocket API's endpoints), each with
+   * where its stand-in serves it here: a value the template builds on the first (a Fn::Join or
+   * Fn::Sub) resolves on the second.
    */
-  readonly played?: { readonly url: string; readonly at: string };
+  readonly played?: readonly { readonly url: string; readonly at: string }[];
 }
-
-const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const arn = (service: string, resource: string, regional = true) =>
   `arn:${partition}:${service}:${regional ? region : ''}:${regional || service === 'iam' ? account : ''}:${resource}`;
 
 /**
  * The physical names of the resources the harness plays, from the template and the ARNs the
- * stand-ins gave (KMS keys). An HTTP API's endpoint is `https://<id>.execute-api.local.amazonaws.com`.
+ * stand-ins gave (KMS keys). An API's endpoint is `https://<id>.execute-api.local.amazonaws.com`
+ * (`wss://` for a WebSocket API's).
  */
 export const physicalResources = (
   template: Template,
@@ -36,6 +36,8 @@ export const physicalResources = (
     readonly keyArns: ReadonlyMap<string, string>;
     /** The issuer URL of each user pool a local OpenID provider plays, by logical id. */
     readonly poolIssuers?: ReadonlyMap<string, string>;
+    /** Where the stand-in of an API serves it (`http://127.0.0.1:<port>`), by logical id. */
+    readonly apiOrigins?: ReadonlyMap<string, string>;
   },
 ): Map<string, Physical> => {
   const resources = new Map<string, Physical>();
@@ -94,7 +96,7 @@ export const physicalResources = (
             Arn: arn('cognito-idp', `userpool/${id}`),
             ProviderURL: (at ?? issuer).replace(/^https:\/\//, ''),
           },
-          ...(at === undefined ? {} : { played: { url: issuer, at } }),
+          ...(at === undefined ? {} : { played: [{ url: issuer, at }] }),
         });
         break;
       }
@@ -108,9 +110,20 @@ export const physicalResources = (
       case 'AWS::ApiGatewayV2::Api': {
         const id = logicalId.toLowerCase().slice(0, 10);
         const webSocket = props.ProtocolType === 'WEBSOCKET';
+        const host = `${id}.execute-api.${region}.amazonaws.com`;
+        // A WebSocket API's stand-in serves the connections (wss://) and the management API (https://).
+        const at = given.apiOrigins?.get(logicalId);
         resources.set(logicalId, {
           ref: id,
-          attributes: { ApiEndpoint: `${webSocket ? 'wss' : 'https'}://${id}.execute-api.${region}.amazonaws.com` },
+          attributes: { ApiEndpoint: `${webSocket ? 'wss' : 'https'}://${host}` },
+          ...(at === undefined
+            ? {}
+            : {
+                played: [
+                  { url: `https://${host}`, at },
+                  { url: `wss://${host}`, at: at.replace(/^http/, 'ws') },
+                ],
+              }),
         });
         break;
       }
@@ -134,9 +147,7 @@ const pseudo: Record<string, string> = {
 
 /** Resolves one value of the template (a string, or an intrinsic function) to a string. */
 export const resolver = (resources: ReadonlyMap<string, Physical>, stackName: string) => {
-  const played = [...resources.values()].flatMap((physical) =>
-    physical.played === undefined ? [] : [physical.played],
-  );
+  const played = [...resources.values()].flatMap((physical) => physical.played ?? []);
   /** A URL built on one AWS serves a played resource at, on where the stand-in serves it. */
   const local = (value: string): string => {
     const found = played.find(({ url }) => value === url || value.startsWith(`${url}/`));

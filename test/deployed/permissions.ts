@@ -4,10 +4,9 @@
 // case-insensitively), resources resolved to the stand-ins' names as the functions' environment
 // is. Conditions are not evaluated (the stack's function roles carry none); a Deny, NotAction or
 // NotResource is refused as something this check does not read.
-import type { Assembly, Json } from './assembly.js';
+import { type Assembly, isJson } from './assembly.js';
 import type { RecordedCall } from './recording-proxy.js';
 
-const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
 
 export interface Grant {

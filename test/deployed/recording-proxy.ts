@@ -105,6 +105,19 @@ const callsOf = (service: Service, request: IncomingMessage, raw: Buffer, machin
   return [];
 };
 
+/** The caller whose own credential signed the request (its access key and signature), or null. */
+export const signingCaller = async (
+  callers: ReadonlyMap<string, LocalAwsCredentials>,
+  request: IncomingMessage,
+  body: Buffer,
+): Promise<string | null> => {
+  const keyId = /Credential=([A-Za-z0-9]+)\//.exec(String(request.headers.authorization ?? ''))?.[1];
+  for (const [caller, credentials] of callers) {
+    if (credentials.accessKeyId === keyId && (await isSignedBy(credentials, request, body))) return caller;
+  }
+  return null;
+};
+
 /** Headers the step signs again; the rest pass unsigned (the stand-ins check only signed ones). */
 const resigned = new Set(['authorization', 'x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256', 'host']);
 
@@ -112,6 +125,8 @@ export interface RecordingProxies {
   /** The endpoint each service is reached at, for the functions' AWS_ENDPOINT_URL_* variables. */
   readonly endpoints: Readonly<Record<Service, string>>;
   readonly calls: readonly RecordedCall[];
+  /** Notes a call another stand-in checked (a WebSocket API's management calls). */
+  record(call: RecordedCall): void;
   close(): Promise<void>;
 }
 
@@ -125,17 +140,9 @@ export const startRecordingProxies = async (options: {
   readonly machineArn: string;
 }): Promise<RecordingProxies> => {
   const calls: RecordedCall[] = [];
-  const callerOf = async (request: IncomingMessage, body: Buffer): Promise<string | null> => {
-    const keyId = /Credential=([A-Za-z0-9]+)\//.exec(String(request.headers.authorization ?? ''))?.[1];
-    for (const [caller, credentials] of options.callers) {
-      if (credentials.accessKeyId === keyId && (await isSignedBy(credentials, request, body))) return caller;
-    }
-    return null;
-  };
-
   const forward = async (service: Service, request: IncomingMessage, response: ServerResponse) => {
     const body = await readRequestBody(request, 64 * 1024 * 1024);
-    const caller = await callerOf(request, body);
+    const caller = await signingCaller(options.callers, request, body);
     if (caller === null) {
       refuseUnsigned(response);
       return;
@@ -224,6 +231,9 @@ export const startRecordingProxies = async (options: {
       events: all('events'),
     },
     calls,
+    record: (call) => {
+      calls.push(call);
+    },
     close: async () => {
       await Promise.all(listening.map((bound) => bound.close()));
     },

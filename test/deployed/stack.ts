@@ -3,7 +3,8 @@
 // local Step Functions runs the state machine definition the template ships, each function runs
 // from its shipped bundle with exactly the environment the template declares (see
 // lambda-workers.ts), and requests reach the functions as the HTTP API's routes in the template
-// route them, as payload-2.0 events. Every AWS call a function makes passes the recording step
+// route them, as payload-2.0 events, and as its WebSocket API's routes (websocket-api.ts, at the
+// URLs its outputs name). Every AWS call a function makes passes the recording step
 // (recording-proxy.ts), signed with that function's own key.
 //
 // Long: one stand-in per kind of resource the template declares, each set up from it, and the
@@ -20,13 +21,13 @@ import { startLocalStepFunctions } from '../../infra/local/step-functions.js';
 import { type AgentTokenIssuer, startAgentTokenIssuer } from '../support/oidc-provider.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { loopbackCertificate } from '../support/tls.js';
-import type { Assembly, Json, Resource } from './assembly.js';
+import { type Assembly, isJson, type Json, type Resource } from './assembly.js';
 import { type HttpAnswer, httpRoutes } from './http-api.js';
 import { physicalResources, region, resolver } from './intrinsics.js';
-import { type LambdaFunction, lambdaFunction } from './lambda-workers.js';
+import { type LambdaFunction, type LambdaInvocationError, lambdaFunction } from './lambda-workers.js';
 import { type RecordedCall, type Service, startRecordingProxies } from './recording-proxy.js';
+import { startWebSocketApi } from './websocket-api.js';
 
-const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const ofType = (assembly: Assembly, type: string): [string, Resource][] =>
   Object.entries(assembly.template.Resources).filter(([, resource]) => resource.Type === type);
 
@@ -51,6 +52,8 @@ export interface DeployedStack {
     readonly env: Readonly<Record<string, string>>;
     readonly endpoints: { dynamodb: string; s3: string; kms: string };
   };
+  /** Function failures the WebSocket API answered for (an HTTP answer carries its own). */
+  readonly socketFailures: readonly LambdaInvocationError[];
   /** A request to the HTTP API, routed and authorized as its template says. */
   http(request: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<HttpAnswer>;
   /**
@@ -170,9 +173,12 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
     );
   }
   const { pool: agentPool, logicalId: agentPoolId, certPath } = await startAgentPool(assembly, closers);
+  const webSocketApi = await startWebSocketApi(assembly);
+  if (webSocketApi !== null) closers.unshift(() => webSocketApi.close());
   const physical = physicalResources(assembly.template, assembly.stackName, {
     keyArns,
     poolIssuers: new Map([[agentPoolId, agentPool.issuer]]),
+    apiOrigins: new Map(webSocketApi === null ? [] : [[webSocketApi.apiId, webSocketApi.origin]]),
   });
   const resolve = resolver(physical, assembly.stackName);
   const nameOf = (logicalId: string) => physical.get(logicalId)?.ref ?? logicalId;
@@ -294,6 +300,7 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
   }
 
   const routes = httpRoutes(assembly, resolve, byArn);
+  webSocketApi?.serve({ resolve, functionsByArn: byArn, callers, record: proxies.record });
   return {
     functions,
     calls: proxies.calls,
@@ -305,6 +312,7 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
       endpoints: { dynamodb: dynamodb.endpoint, s3: s3.endpoint, kms: kms.endpoint },
     },
     http: (request) => routes(request),
+    socketFailures: webSocketApi?.failures ?? [],
     agentPool,
     resolve: (value, where) => resolve(value, where),
     settled: () => stepFunctions.settled(),

@@ -4,12 +4,14 @@
 const cdkTableGrant = 'CDK grants on a table cover its indexes (index/*) alike; the code uses only some of the pairs';
 const sealing = 'sealing secret arguments: the flows here hold no call with a secret argument';
 const reconciler = 'the reconciler runs on a schedule; no flow here runs it yet';
-const channel = 'the /tool/call-tool WebSocket channel; no flow here runs it yet';
+const channelRead =
+  'the channel flow here is one direct read; a held call, its status or its cancel sent on the channel reads, queries and updates the records';
+const conflict = 'a decision that loses a race reads the record as it is now; the flows here decide each call once';
 /** Granted actions no flow here uses (by function construct and action), each with its reason. */
 export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'ApprovalsHeldCallStepsFunction kms:Decrypt': sealing,
   'ApprovalsHeldCallStepsFunction states:SendTaskSuccess':
-    'the steps hand a decision back themselves (a customer step, an expiry); not in these flows',
+    'the register step hands over a decision taken before the run listened; the flows here decide after it registered',
   'ApprovalsReconcilerFunction dynamodb:GetItem': reconciler,
   'ApprovalsReconcilerFunction dynamodb:Query': reconciler,
   'ApprovalsReconcilerFunction dynamodb:UpdateItem': reconciler,
@@ -20,19 +22,15 @@ export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'ApprovalsReconcilerFunction states:StartExecution': reconciler,
   'ApprovalsReconcilerFunction states:DescribeExecution': reconciler,
   'ApprovalsReconcilerFunction secretsmanager:GetSecretValue': reconciler,
-  'CallToolSocketFunction dynamodb:GetItem': channel,
-  'CallToolSocketFunction dynamodb:PutItem': channel,
-  'CallToolSocketFunction dynamodb:Query': channel,
-  'CallToolSocketFunction dynamodb:UpdateItem': channel,
-  'CallToolSocketFunction execute-api:ManageConnections': channel,
-  'CallToolSocketFunction kms:Decrypt': channel,
-  'CallToolSocketFunction kms:GenerateDataKey': channel,
-  'CallToolSocketFunction kms:Verify': channel,
-  'CallToolSocketFunction s3:GetObjectVersion': channel,
-  'CallToolSocketFunction states:StartExecution': channel,
-  'CallToolSocketFunction secretsmanager:GetSecretValue': channel,
-  'ConsoleFunction dynamodb:GetItem':
-    'the console reads a call by its id with a Query; GetItem serves the customer pages, not in these flows',
+  'CallToolSocketFunction dynamodb:GetItem': channelRead,
+  'CallToolSocketFunction dynamodb:PutItem': cdkTableGrant,
+  'CallToolSocketFunction dynamodb:Query': channelRead,
+  'CallToolSocketFunction dynamodb:UpdateItem': channelRead,
+  'CallToolSocketFunction kms:Decrypt': sealing,
+  'CallToolSocketFunction kms:GenerateDataKey': sealing,
+  'CallToolSocketFunction states:StartExecution':
+    'a call the channel holds starts its approval run; the channel flow here is a direct read',
+  'ConsoleFunction dynamodb:GetItem': conflict,
   'ConsoleFunction dynamodb:Query':
     'the inbox lists open calls (open-by-deadline); these flows open a call page directly',
   'ConsoleFunction kms:GenerateMac':
