@@ -46,6 +46,35 @@ describe("a tool server's answer", () => {
   );
 
   it(
+    verifies('secrets.every-text-block', 'redacts JSON text by name in a text block and an embedded resource alike'),
+    () => {
+      const json = JSON.stringify({ account: 'A-1', api_token: 'tok-991', pin: '1234' });
+      const redacted = JSON.stringify({ account: 'A-1', api_token: '[REDACTED]', pin: '[REDACTED]' });
+      const resource = { uri: 'file:///accounts/A-1.json', mimeType: 'application/json' };
+      const content = [
+        { type: 'text', text: json },
+        { type: 'resource', resource: { ...resource, text: ` ${json}\n` } },
+        { type: 'resource', resource: { uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'no secrets here' } },
+      ];
+      const shown = outcome({ kind: 'result', result: { content } }, read);
+      expect(shown.result).toEqual([
+        { type: 'text', text: redacted },
+        { type: 'resource', resource: { ...resource, text: redacted } },
+        content[2],
+      ]);
+      expect(JSON.stringify(shown)).not.toMatch(/tok-991|1234/);
+      // Nested beyond what is read, the embedded text is dropped as a text block's is.
+      const deep = `${'['.repeat(80)}${']'.repeat(80)}`;
+      expect(
+        outcome(
+          { kind: 'result', result: { content: [{ type: 'resource', resource: { ...resource, text: deep } }] } },
+          read,
+        ).result,
+      ).toEqual([{ type: 'resource', resource: { ...resource, text: '[REDACTED]' } }]);
+    },
+  );
+
+  it(
     verifies(
       'systems.tool-server-outcomes',
       "fails a tool's isError with its own machine code, else tool_error, never its prose",
