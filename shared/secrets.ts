@@ -3,6 +3,7 @@
 // when its name says so, read as whole words across snake_case, kebab-case and camelCase:
 // `api_key`, `apiKey`, `client-secret`, `portalPassword` are secret; `passenger_name` and
 // `boarding_pass` are not.
+import { exactJsonText } from './arguments/exact-json.js';
 import { anyApplies, anyWithin, memberSchemas, type StringContent, stringContent } from './catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
 import { depthOf, maxResultDepth } from './json-depth.js';
@@ -184,7 +185,7 @@ export const redactWithPointers = (
 
 /** Whether any value in the arguments is secret (so they must be kept encrypted). */
 export const holdsSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules): boolean =>
-  JSON.stringify(redactSecrets(value, schema, rules)) !== JSON.stringify(value);
+  exactJsonText(redactSecrets(value, schema, rules)) !== exactJsonText(value);
 
 /** The secret rules of a system's tools: the field names its configuration lists as sensitive. */
 export const secretRulesOf = (system: { readonly sensitive_fields?: readonly string[] } | undefined): SecretRules => ({

@@ -2,6 +2,7 @@
 // or spoken to directly), and what its answer means. The answer is MCP's CallToolResult or a
 // JSON-RPC error; like an HTTP system's, its free text never comes back: a failed tool's code only
 // when it is a short machine token, a JSON-RPC error only as `mcp_<code>`.
+import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { isJsonObject } from '../catalog/tool.js';
 import type { ResolvedToolServer } from '../config/resolved.js';
@@ -86,13 +87,14 @@ const redactedText = (block: unknown, schema: JsonObject | null, rules: SecretRu
   if (!text.startsWith('{') && !text.startsWith('[')) return block;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseExactJson(text);
   } catch {
     return block;
   }
   if (depthOf(parsed, maxResultDepth) > maxResultDepth) return carried.replaced(redactedValue);
   const redacted = redactSecrets(parsed, schema, rules);
-  return JSON.stringify(redacted) === JSON.stringify(parsed) ? block : carried.replaced(JSON.stringify(redacted));
+  const written = exactJsonText(redacted);
+  return written === exactJsonText(parsed) ? block : carried.replaced(written);
 };
 
 export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, rules: SecretRules): CallOutcome => {
