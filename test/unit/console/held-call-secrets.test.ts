@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { customerCallPage } from '../../../shared/console/customer-pages.js';
 import { executionPage } from '../../../shared/console/pages.js';
+import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
 import { anAgent } from '../../support/agents.js';
@@ -25,6 +26,18 @@ afterAll(async () => {
   await local?.close();
 });
 
+/** Holds one call of the portal's tool with these arguments (JSON text) and reads back its record. */
+const heldRecord = async (snapshot: GatewaySnapshot, clock: ManualClock, argumentsJson: string) => {
+  const result = await callTool(
+    holdingDepsFor(local.store, clock, snapshot),
+    anAgent('agent-1', ['staff']),
+    'portal.logins.create',
+    readArguments(argumentsJson, []) ?? expect.unreachable(),
+  );
+  expect(result.status).toBe('pending_approval');
+  return (await local.store.get(result.execution_id ?? '')) ?? expect.unreachable();
+};
+
 describe('a held call with a look-alike and real secrets', () => {
   it(
     verifies(
@@ -34,15 +47,11 @@ describe('a held call with a look-alike and real secrets', () => {
     async () => {
       const snapshot = await snapshotOf(portal.text, { files: portal.files });
       const clock = new ManualClock();
-      const result = await callTool(
-        holdingDepsFor(local.store, clock, snapshot),
-        anAgent('agent-1', ['staff']),
-        'portal.logins.create',
-        readArguments('{"note":"[REDACTED]","first_password":"Pa55-word","pin":"[REDACTED]"}', []) ??
-          expect.unreachable(),
+      const execution = await heldRecord(
+        snapshot,
+        clock,
+        '{"note":"[REDACTED]","first_password":"Pa55-word","pin":"[REDACTED]"}',
       );
-      expect(result.status).toBe('pending_approval');
-      const execution = (await local.store.get(result.execution_id ?? '')) ?? expect.unreachable();
       expect(execution.secret_pointers).toEqual(['/first_password', '/pin']);
       expect(execution.arguments_json).toBe('{"first_password":"[REDACTED]","note":"[REDACTED]","pin":"[REDACTED]"}');
 
@@ -76,14 +85,7 @@ describe('a held call whose string carries JSON with a secret (contentSchema)', 
       const snapshot = await snapshotOf(jsonLogin.text, { files: jsonLogin.files });
       const clock = new ManualClock();
       const login = JSON.stringify({ user: 'u-1', code: 'Hunter-22' });
-      const result = await callTool(
-        holdingDepsFor(local.store, clock, snapshot),
-        anAgent('agent-1', ['staff']),
-        'portal.logins.create',
-        readArguments(JSON.stringify({ note: 'n', login }), []) ?? expect.unreachable(),
-      );
-      expect(result.status).toBe('pending_approval');
-      const execution = (await local.store.get(result.execution_id ?? '')) ?? expect.unreachable();
+      const execution = await heldRecord(snapshot, clock, JSON.stringify({ note: 'n', login }));
       expect(execution.secret_pointers).toEqual(['/login']);
       expect(execution.arguments_json).toBe('{"login":"[REDACTED]","note":"n"}');
       expect(execution.sealed_arguments).not.toBeNull();
@@ -104,13 +106,7 @@ describe('a held call whose string carries JSON with a secret (contentSchema)', 
 
       // The same string without a secret in it (the code is null) is shown as it is, and nothing is sealed.
       const plain = JSON.stringify({ user: 'u-1', code: null });
-      const open = await callTool(
-        holdingDepsFor(local.store, clock, snapshot),
-        anAgent('agent-1', ['staff']),
-        'portal.logins.create',
-        readArguments(JSON.stringify({ note: 'n', login: plain }), []) ?? expect.unreachable(),
-      );
-      const openExecution = (await local.store.get(open.execution_id ?? '')) ?? expect.unreachable();
+      const openExecution = await heldRecord(snapshot, clock, JSON.stringify({ note: 'n', login: plain }));
       expect(openExecution.secret_pointers).toEqual([]);
       expect(openExecution.sealed_arguments).toBeNull();
       expect(JSON.parse(openExecution.arguments_json ?? 'null')).toEqual({ note: 'n', login: plain });
