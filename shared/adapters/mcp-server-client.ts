@@ -20,11 +20,11 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import * as z from 'zod';
-import { parseExactJson, stringifiable } from '../arguments/exact-json.js';
+import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../arguments/exact-json.js';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
-import { countedBody, type Exchange, httpFetch } from './mcp-fetch.js';
+import { countedBody, type Exchange, exactResultOf, httpFetch } from './mcp-fetch.js';
 import { ClientCredentialsTokens, maxDocumentBytes } from './oauth-client-credentials.js';
 import { Slots } from './slots.js';
 import { type Agents, beforeSending, codeOf, keepAliveAgents } from './socket-tracking.js';
@@ -113,6 +113,7 @@ export class McpServerClient implements ToolServerClient {
           limit: request.maxResponseBytes,
           tooLarge: false,
           signal: controller.signal,
+          kept: [],
         };
         this.exchanges.set(exchangeId, exchange);
         this.inProgress.set(client, (this.inProgress.get(client) ?? 0) + 1);
@@ -127,7 +128,10 @@ export class McpServerClient implements ToolServerClient {
               headers: { traceparent: request.traceparent, [requestIdHeader]: exchangeId },
             },
           );
-          return { kind: 'result', result };
+          // The MCP client reads numbers as doubles: an answer with an integer beyond 2^53 is read
+          // again, exactly, from the bytes the server sent.
+          const exact = holdsUnsafeInteger(result) ? exactResultOf(exchange.kept ?? []) : undefined;
+          return { kind: 'result', result: exact ?? result };
         } catch (error) {
           const answer = this.faultOf(error, exchange, controller.signal.aborted);
           if (answer.kind !== 'error') this.drop(connection, error);

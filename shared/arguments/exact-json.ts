@@ -74,3 +74,19 @@ export const stringifiable = (value: unknown): unknown => {
   }
   return value;
 };
+
+/**
+ * Whether a value read by JSON.parse holds an integer beyond ±(2^53−1), which it may have rounded.
+ * Walked without recursion: an answer nested thousands deep is looked at, not a stack overflow.
+ */
+export const holdsUnsafeInteger = (value: unknown): boolean => {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'number' && Number.isInteger(item) && !Number.isSafeInteger(item)) return true;
+    if (typeof item === 'object' && item !== null) {
+      for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push(child);
+    }
+  }
+  return false;
+};
