@@ -3,8 +3,10 @@
 // when its name says so, read as whole words across snake_case, kebab-case and camelCase:
 // `api_key`, `apiKey`, `client-secret`, `portalPassword` are secret; `passenger_name` and
 // `boarding_pass` are not.
-import { anyApplies, memberSchemas } from './catalog/schema-walk.js';
+import { exactJsonText } from './arguments/exact-json.js';
+import { anyApplies, anyWithin, memberSchemas, type StringContent, stringContent } from './catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
+import { depthOf, maxResultDepth } from './json-depth.js';
 import { jsonPointer } from './json-pointer.js';
 import { LruMap } from './lru.js';
 import { setOwn } from './objects.js';
@@ -82,6 +84,49 @@ interface Hidden {
   readonly pointers: string[];
 }
 
+/** The JSON a string carries (base64-decoded first when its schema says so); undefined when it cannot be read. */
+const readContent = (text: string, base64: boolean): unknown => {
+  const texts = base64 ? [text, Buffer.from(text, 'base64').toString('utf8')] : [text];
+  for (const candidate of texts) {
+    try {
+      const parsed: unknown = JSON.parse(candidate);
+      // Content nested beyond what the gateway reads is not read (the walk below recurses).
+      return depthOf(parsed, maxResultDepth) > maxResultDepth ? undefined : parsed;
+    } catch {}
+  }
+  return undefined;
+};
+
+/**
+ * Whether the JSON a string carries (contentMediaType, contentSchema) holds a secret, by its
+ * content schema's marks or by name; content that cannot be read counts as secret when its
+ * content schema marks one anywhere, so a mark never depends on the text being well formed.
+ */
+const contentHoldsSecret = (text: string, content: StringContent, rules: SecretRules): boolean => {
+  const parsed = readContent(text, content.base64);
+  if (parsed === undefined) return content.schemas.some((schema) => anyWithin(schema, marksSecret));
+  const inner: Hidden = { path: [], pointers: [] };
+  redactUnder(parsed, content.schemas, rules, undefined, inner);
+  return inner.pointers.length > 0;
+};
+
+/**
+ * Whether a value is secret: marked so, listed or named so, or a string that carries JSON with a
+ * secret in it (hidden whole: its text is the secret's text).
+ */
+const isSecretValue = (
+  value: unknown,
+  schemas: readonly JsonObject[],
+  rules: SecretRules,
+  name: string | undefined,
+): boolean => {
+  if (anyApplies(schemas, marksSecret) || (name !== undefined && (rules.names.has(name) || isSecretName(name))))
+    return true;
+  if (typeof value !== 'string') return false;
+  const content = stringContent(schemas);
+  return content !== null && contentHoldsSecret(value, content, rules);
+};
+
 const redactUnder = (
   value: unknown,
   schemas: readonly JsonObject[],
@@ -89,7 +134,7 @@ const redactUnder = (
   name: string | undefined,
   hidden: Hidden | null,
 ): unknown => {
-  if (anyApplies(schemas, marksSecret) || (name !== undefined && (rules.names.has(name) || isSecretName(name)))) {
+  if (isSecretValue(value, schemas, rules, name)) {
     if (value === null) return null;
     hidden?.pointers.push(jsonPointer(hidden.path));
     return redactedValue;
@@ -117,7 +162,8 @@ const redactUnder = (
  * A copy of a JSON value with every secret value replaced by "[REDACTED]": by the schema's marks
  * where a schema is known (on any branch that may apply: allOf, anyOf, oneOf, if / then / else,
  * prefixItems, items, additional and pattern properties; see schema-walk.ts), by the
- * configuration's list and by name everywhere.
+ * configuration's list and by name everywhere; a string whose schema says it carries JSON
+ * (contentMediaType, contentSchema) is hidden whole when that JSON holds a secret.
  */
 export const redactSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules, name?: string): unknown =>
   redactUnder(value, schema === null ? [] : [schema], rules, name, null);
@@ -139,7 +185,7 @@ export const redactWithPointers = (
 
 /** Whether any value in the arguments is secret (so they must be kept encrypted). */
 export const holdsSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules): boolean =>
-  JSON.stringify(redactSecrets(value, schema, rules)) !== JSON.stringify(value);
+  exactJsonText(redactSecrets(value, schema, rules)) !== exactJsonText(value);
 
 /** The secret rules of a system's tools: the field names its configuration lists as sensitive. */
 export const secretRulesOf = (system: { readonly sensitive_fields?: readonly string[] } | undefined): SecretRules => ({

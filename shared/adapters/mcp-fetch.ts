@@ -2,6 +2,8 @@
 // follows no redirect and tells when a request reached a socket (see socket-tracking.ts), one
 // exchange's record of what its requests did, and answers read only up to their cap.
 import type { IncomingMessage } from 'node:http';
+import { parseExactJson } from '../arguments/exact-json.js';
+import { isJsonObject } from '../catalog/tool.js';
 import { type Agents, endRequest, openRequest, whenSent } from './socket-tracking.js';
 
 /** One exchange (a tools/call, or one discovery's pages): what its requests did, and its limits. */
@@ -13,6 +15,11 @@ export interface Exchange {
   readonly limit: number;
   tooLarge: boolean;
   readonly signal: AbortSignal;
+  /**
+   * The answer's bytes as they came (within the limit), kept where a number the MCP client reads
+   * as a double may need its own digits again (a tools/call).
+   */
+  readonly kept?: Uint8Array[];
 }
 
 /** The part of a request the MCP client and the OAuth helpers give a fetch. */
@@ -129,10 +136,37 @@ export const countedBody = (body: BodySource | null, exchange: Exchange | undefi
         await reader.cancel().catch(() => undefined);
         return controller.error(new Error('the answer is larger than the size cap'));
       }
+      exchange?.kept?.push(chunk.value);
       controller.enqueue(chunk.value);
     },
     cancel(reason) {
       return reader.cancel(reason);
     },
   });
+};
+
+/**
+ * The `result` of the JSON-RPC answer in an exchange's kept bytes, read exactly (integers beyond
+ * 2^53 as bigint): a JSON body, or the SSE event that carries it; undefined when none is found.
+ */
+export const exactResultOf = (kept: readonly Uint8Array[]): unknown => {
+  const text = Buffer.concat(kept).toString('utf8');
+  const trimmed = text.trim();
+  // A JSON body is one message; an SSE stream holds one per event, in `data:` lines.
+  const messages = trimmed.startsWith('{')
+    ? [trimmed]
+    : text.split(/\r\n\r\n|\n\n|\r\r/).map((event) =>
+        event
+          .split(/\r\n|\n|\r/)
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
+          .join('\n'),
+      );
+  for (const message of messages) {
+    try {
+      const value = parseExactJson(message);
+      if (isJsonObject(value) && Object.hasOwn(value, 'result')) return value.result;
+    } catch {}
+  }
+  return undefined;
 };

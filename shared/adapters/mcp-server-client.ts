@@ -20,27 +20,14 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import * as z from 'zod';
-import { parseExactJson } from '../arguments/exact-json.js';
+import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../arguments/exact-json.js';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
-import { countedBody, type Exchange, httpFetch } from './mcp-fetch.js';
+import { countedBody, type Exchange, exactResultOf, httpFetch } from './mcp-fetch.js';
 import { ClientCredentialsTokens, maxDocumentBytes } from './oauth-client-credentials.js';
 import { Slots } from './slots.js';
 import { type Agents, beforeSending, codeOf, keepAliveAgents } from './socket-tracking.js';
-
-/** The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits. */
-const rawJson: unknown = Reflect.get(JSON, 'rawJSON');
-const exactValue = (value: unknown): unknown => {
-  if (typeof value === 'bigint') {
-    return typeof rawJson === 'function' ? Reflect.apply(rawJson, JSON, [value.toString()]) : Number(value);
-  }
-  if (Array.isArray(value)) return value.map(exactValue);
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, exactValue(item)]));
-  }
-  return value;
-};
 
 const AnyResult = z.record(z.string(), z.unknown());
 const ListPage = z
@@ -117,7 +104,8 @@ export class McpServerClient implements ToolServerClient {
             ? { kind: 'timeout', sent: false }
             : { kind: 'connection_failed', sent: false };
         }
-        const args = exactValue(parseExactJson(request.argumentsJson));
+        // The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits.
+        const args = stringifiable(parseExactJson(request.argumentsJson));
         const exchangeId = request.executionId.length > 0 ? request.executionId : randomUUID();
         const exchange: Exchange = {
           sent: false,
@@ -125,6 +113,7 @@ export class McpServerClient implements ToolServerClient {
           limit: request.maxResponseBytes,
           tooLarge: false,
           signal: controller.signal,
+          kept: [],
         };
         this.exchanges.set(exchangeId, exchange);
         this.inProgress.set(client, (this.inProgress.get(client) ?? 0) + 1);
@@ -139,7 +128,10 @@ export class McpServerClient implements ToolServerClient {
               headers: { traceparent: request.traceparent, [requestIdHeader]: exchangeId },
             },
           );
-          return { kind: 'result', result };
+          // The MCP client reads numbers as doubles: an answer with an integer beyond 2^53 is read
+          // again, exactly, from the bytes the server sent.
+          const exact = holdsUnsafeInteger(result) ? exactResultOf(exchange.kept ?? []) : undefined;
+          return { kind: 'result', result: exact ?? result };
         } catch (error) {
           const answer = this.faultOf(error, exchange, controller.signal.aborted);
           if (answer.kind !== 'error') this.drop(connection, error);

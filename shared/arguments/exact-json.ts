@@ -1,7 +1,8 @@
-// JSON text for canonical arguments, which hold integers beyond ±(2^53−1) exactly, as bigint: the
-// canonical form (RFC 8785 key order) that is stored and hashed, the plain form sent to systems,
-// and a reader that gives such integers back exactly from stored text. JSON.stringify refuses a
-// bigint, so a place that forgets these fails loudly instead of rounding.
+// JSON text for canonical arguments and systems' answers, which hold integers beyond ±(2^53−1)
+// exactly, as bigint: the canonical form (RFC 8785 key order) that is stored and hashed, the plain
+// form sent to systems and stored of answers, a reader that gives such integers back exactly from a
+// system's bytes or stored text, and the copy handed to writers the gateway does not own (the MCP
+// SDK's). JSON.stringify refuses a bigint, so a place that forgets these fails loudly instead of rounding.
 
 /**
  * RFC 8785 text, a bigint written as its digits. For values without a bigint it is exactly what
@@ -54,3 +55,38 @@ export const parseExactJson = (text: string): unknown =>
       ? BigInt(context.source)
       : value,
   );
+
+/** JSON.rawJSON (ES2025, in Node 24), which JSON.stringify writes as the very text given; not yet in TypeScript's lib. */
+const rawJson: unknown = Reflect.get(JSON, 'rawJSON');
+
+/**
+ * A copy of a value for a writer that uses JSON.stringify (the MCP SDK's, a JSON-RPC answer): each
+ * bigint becomes a raw JSON number of its own digits, so it is written exactly, never rounded.
+ */
+export const stringifiable = (value: unknown): unknown => {
+  if (typeof value === 'bigint') {
+    if (typeof rawJson !== 'function') throw new Error('An integer beyond 2^53 needs JSON.rawJSON (Node 24).');
+    return Reflect.apply(rawJson, JSON, [value.toString()]);
+  }
+  if (Array.isArray(value)) return value.map(stringifiable);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, stringifiable(item)]));
+  }
+  return value;
+};
+
+/**
+ * Whether a value read by JSON.parse holds an integer beyond ±(2^53−1), which it may have rounded.
+ * Walked without recursion: an answer nested thousands deep is looked at, not a stack overflow.
+ */
+export const holdsUnsafeInteger = (value: unknown): boolean => {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'number' && Number.isInteger(item) && !Number.isSafeInteger(item)) return true;
+    if (typeof item === 'object' && item !== null) {
+      for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push(child);
+    }
+  }
+  return false;
+};

@@ -1,6 +1,7 @@
 // The /tool/call-tool response frame: one byte saying which variant, then that variant's JSON.
 // Tag 0: the tool's CallToolResult. Tag 1: a JSON-RPC ErrorData ({ code, message, data? }), whose
 // code travels unchanged (-32601 no such tool, -32602 wrong arguments). One frame answers one call.
+import { parseExactJson } from '../arguments/exact-json.js';
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
 
 export const frameTags = { result: 0, error: 1 } as const;
@@ -57,7 +58,8 @@ export const decodeFrame = (bytes: Uint8Array): Frame => {
   try {
     // Fatal decoding: bytes that are not UTF-8 are not JSON text either. A byte-order mark is kept
     // (ignoreBOM), so JSON.parse refuses it: it is not part of a JSON document (RFC 8259 §8.1).
-    body = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(1)));
+    // Exactly: an integer beyond 2^53 in a tool's answer is kept digit for digit.
+    body = parseExactJson(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(1)));
   } catch {
     throw new FrameDecodeError('body', `the frame's body (tag ${tag}) is not JSON`, tag);
   }

@@ -204,3 +204,37 @@ export const nameAt = (position: SchemaPosition, name: string | undefined): stri
       return undefined;
   }
 };
+
+/** Media types whose content is JSON text: application/json and every `+json` type. */
+const jsonMediaType = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+
+/** What the schemas of a string say about the text it carries (JSON Schema's content keywords). */
+export interface StringContent {
+  /** The contentSchema of every branch that applies; empty when only the media type says JSON. */
+  readonly schemas: readonly JsonObject[];
+  /** Whether a branch says the text is base64 (contentEncoding), so it is decoded before it is read. */
+  readonly base64: boolean;
+}
+
+/**
+ * The content a string's schemas describe, through every branch that applies in place: JSON text
+ * when a branch names a JSON media type (contentMediaType) or gives its contentSchema; null when
+ * no branch says the string carries JSON.
+ */
+export const stringContent = (schemas: readonly JsonObject[]): StringContent | null => {
+  const found: JsonObject[] = [];
+  let json = false;
+  let base64 = false;
+  for (const schema of schemas) {
+    for (const branch of inPlace(schema)) {
+      if (typeof branch.contentMediaType === 'string' && jsonMediaType.test(branch.contentMediaType)) json = true;
+      if (typeof branch.contentEncoding === 'string' && /^base64(?:url)?$/i.test(branch.contentEncoding)) base64 = true;
+      if (isJsonObject(branch.contentSchema) && !found.includes(branch.contentSchema)) found.push(branch.contentSchema);
+    }
+  }
+  return json || found.length > 0 ? { schemas: found, base64 } : null;
+};
+
+/** Whether a schema or any subschema within it, at any depth, passes `test`. */
+export const anyWithin = (schema: JsonObject, test: (schema: JsonObject) => boolean): boolean =>
+  test(schema) || subschemas(schema).some((child) => anyWithin(child.schema, test));

@@ -8,16 +8,37 @@ import { hiddenSecretsOf } from '../secret-pointers.js';
 import { splitInvisible } from '../text/invisible.js';
 import { type Html, html } from './html.js';
 
+/** Code points that are right-to-left by default (Hebrew, Arabic, Syriac, Thaana, N'Ko, … and their presentation forms). */
+const rightToLeft = '\\u0590-\\u08ff\\ufb1d-\\ufdff\\ufe70-\\ufeff\\u{10800}-\\u{10fff}\\u{1e800}-\\u{1efff}';
+/** A right-to-left stretch: its letters and what lies between them, but no Latin letter or digit. */
+const rightToLeftRun = new RegExp(`[${rightToLeft}](?:[^\\p{L}\\p{N}]*[${rightToLeft}])*\\p{M}*`, 'gu');
+
+/**
+ * Text with each right-to-left stretch isolated (<bdi>): it reads right to left within itself, but
+ * cannot carry the digits and words around it into its direction, so `acct א 111 999` is shown in
+ * that order, never as `acct 999 111 א`.
+ */
+const isolatedText = (text: string): Html => {
+  const parts: Html[] = [];
+  let last = 0;
+  for (const match of text.matchAll(rightToLeftRun)) {
+    parts.push(html`${text.slice(last, match.index)}<bdi>${match[0]}</bdi>`);
+    last = match.index + match[0].length;
+  }
+  return html`${parts}${text.slice(last)}`;
+};
+
 /**
  * Text with every character that displays as nothing, looks blank or moves other text around
- * shown as its visible code point, so an approver cannot be shown one thing and approve another.
+ * shown as its visible code point, and right-to-left stretches kept from reordering their
+ * neighbours, so an approver cannot be shown one thing and approve another.
  */
 export const visibleText = (text: string): Html => {
   const { runs, rest } = splitInvisible(text);
   return html`${runs.map(
     (run) =>
-      html`${run.before}<span class="hidden-char" title="an invisible or direction-changing character">${run.codePoint}</span>`,
-  )}${rest}`;
+      html`${isolatedText(run.before)}<span class="hidden-char" title="an invisible or direction-changing character">${run.codePoint}</span>`,
+  )}${isolatedText(rest)}`;
 };
 
 interface ArgumentRow {

@@ -16,6 +16,8 @@ h2 { font-size: 1.1rem; margin-top: 1.6rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #8883; vertical-align: top; }
 .arguments th { width: 30%; font-weight: normal; }
+/* Every value is isolated: its direction never reorders what stands beside it. */
+td, dd, .string, code, bdi { unicode-bidi: isolate; }
 .string { white-space: pre-wrap; word-break: break-word; }
 .hidden-char { font: 12px ui-monospace, monospace; border: 1px solid var(--bad); color: var(--bad); padding: 0 .2rem; margin: 0 .1rem; border-radius: 3px; }
 .secret { color: var(--muted); }

@@ -1,6 +1,7 @@
 // An execution is the gateway's record of one tools/call: who asked, what for, what was decided
 // and how it ended. Every answer about a call is derived from this record.
 import * as z from 'zod';
+import { parseExactJson, stringifiable } from '../arguments/exact-json.js';
 import { type ExecutionCode, isExecutionCode } from '../errors.js';
 import { ExecutionStatus, InputError, type ResultObject, resultObject } from '../result.js';
 
@@ -208,7 +209,8 @@ export const toResultObject = (execution: Execution): ResultObject =>
   resultObject({
     status: execution.status,
     execution_id: execution.execution_id,
-    result: execution.result_json === null ? null : JSON.parse(execution.result_json),
+    // Read exactly and handed on so any JSON writer sends an integer beyond 2^53 digit for digit.
+    result: execution.result_json === null ? null : stringifiable(parseExactJson(execution.result_json)),
     code: execution.code,
     message: execution.message,
     approval_url: execution.approval_url,

@@ -2,7 +2,7 @@
 // means: succeeded, failed (the system refused, or a read got no usable answer), or unknown (a
 // write was sent but no reliable answer came back). The system's free text never comes back:
 // only its error code, when it is a short machine token, or http_<status>.
-import { exactJsonText } from '../arguments/exact-json.js';
+import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import type { CatalogTool, HttpTarget, JsonObject } from '../catalog/tool.js';
 import type { ResolvedOpenApiSystem } from '../config/resolved.js';
 import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '../errors.js';
@@ -101,7 +101,8 @@ export const systemErrorCode = (body: unknown, pointer: string | undefined): Sys
 const parseJson = (body: Buffer): { ok: true; value: unknown } | { ok: false } => {
   if (body.length === 0) return { ok: true, value: null };
   try {
-    return { ok: true, value: JSON.parse(body.toString('utf8')) };
+    // Exactly: an integer beyond 2^53 in the system's answer reaches the agent digit for digit.
+    return { ok: true, value: parseExactJson(body.toString('utf8')) };
   } catch {
     return { ok: false };
   }

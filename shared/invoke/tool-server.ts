@@ -2,6 +2,7 @@
 // or spoken to directly), and what its answer means. The answer is MCP's CallToolResult or a
 // JSON-RPC error; like an HTTP system's, its free text never comes back: a failed tool's code only
 // when it is a short machine token, a JSON-RPC error only as `mcp_<code>`.
+import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { isJsonObject } from '../catalog/tool.js';
 import type { ResolvedToolServer } from '../config/resolved.js';
@@ -57,23 +58,43 @@ const isCallToolResult = (value: unknown): value is JsonObject =>
   (value.isError === undefined || typeof value.isError === 'boolean');
 
 /**
- * A text block that holds a JSON object or array (how many servers answer) is read as JSON, so its
- * secrets are found as in any answer (by name, or by the tool's output schema); a text that is not
- * JSON, or holds no secret, is kept as it came.
+ * The text a content block carries, with a way to put other text in its place: a text block's
+ * text, and an embedded resource's text (`{type: 'resource', resource: {uri, mimeType, text}}`).
+ */
+const carriedText = (
+  block: unknown,
+): { readonly text: string; readonly replaced: (text: string) => unknown } | null => {
+  if (!isJsonObject(block)) return null;
+  if (block.type === 'text' && typeof block.text === 'string') {
+    return { text: block.text, replaced: (text) => ({ ...block, text }) };
+  }
+  const resource = block.resource;
+  if (block.type === 'resource' && isJsonObject(resource) && typeof resource.text === 'string') {
+    return { text: resource.text, replaced: (text) => ({ ...block, resource: { ...resource, text } }) };
+  }
+  return null;
+};
+
+/**
+ * Every content block that carries text holding a JSON object or array (how many servers answer)
+ * is read as JSON, so its secrets are found as in any answer (by name, or by the tool's output
+ * schema); a text that is not JSON, or holds no secret, is kept as it came.
  */
 const redactedText = (block: unknown, schema: JsonObject | null, rules: SecretRules): unknown => {
-  if (!isJsonObject(block) || block.type !== 'text' || typeof block.text !== 'string') return block;
-  const text = block.text.trim();
+  const carried = carriedText(block);
+  if (carried === null) return block;
+  const text = carried.text.trim();
   if (!text.startsWith('{') && !text.startsWith('[')) return block;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseExactJson(text);
   } catch {
     return block;
   }
-  if (depthOf(parsed, maxResultDepth) > maxResultDepth) return { ...block, text: redactedValue };
+  if (depthOf(parsed, maxResultDepth) > maxResultDepth) return carried.replaced(redactedValue);
   const redacted = redactSecrets(parsed, schema, rules);
-  return JSON.stringify(redacted) === JSON.stringify(parsed) ? block : { ...block, text: JSON.stringify(redacted) };
+  const written = exactJsonText(redacted);
+  return written === exactJsonText(parsed) ? block : carried.replaced(written);
 };
 
 export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, rules: SecretRules): CallOutcome => {

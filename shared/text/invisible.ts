@@ -1,14 +1,18 @@
-// Characters a person cannot see: what the console marks as U+XXXX and identifiers refuse. Decided
-// from Unicode's own properties, so a character Unicode adds to them is covered without an edit.
+// Characters a person cannot see, or cannot know how they look: what the console marks as U+XXXX
+// and identifiers refuse. Decided from Unicode's own properties, so a character Unicode adds to
+// them is covered without an edit.
 
 /**
  * One code point that displays as nothing, as blank space, or moves other text around:
  * Default_Ignorable_Code_Point (zero-width characters, variation selectors, tag characters,
  * Hangul fillers, …), White_Space, format characters (Cf: bidi controls and the like), controls
  * (Cc), lone surrogates (Cs), and the symbols that are drawn blank though Unicode does not call
- * them white space: U+2800 BRAILLE PATTERN BLANK and U+1D159 MUSICAL SYMBOL NULL NOTEHEAD.
+ * them white space: U+2800 BRAILLE PATTERN BLANK and U+1D159 MUSICAL SYMBOL NULL NOTEHEAD. Code
+ * points with no agreed look count too, since a font may draw them as anything or nothing:
+ * private use (Co: U+E000–F8FF, planes 15 and 16) and unassigned ones (Cn, the noncharacters
+ * U+FDD0–FDEF and U+xFFFE / U+xFFFF included).
  */
-const invisible = /[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Cf}\p{Cc}\p{Cs}\u2800\u{1d159}]/u;
+const invisible = /[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Cf}\p{Cc}\p{Cs}\p{Co}\p{Cn}\u2800\u{1d159}]/u;
 
 /** Whether one character (a code point) is invisible; the ordinary space U+0020 counts. */
 export const isInvisible = (character: string): boolean => invisible.test(character);

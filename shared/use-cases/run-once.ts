@@ -143,7 +143,7 @@ const send = async (
 const outcomeFields = (outcome: CallOutcome, latency: number) => ({
   code: outcome.code,
   message: outcomeMessage(outcome),
-  result_json: outcome.status === 'succeeded' ? JSON.stringify(outcome.result) : null,
+  result_json: outcome.status === 'succeeded' ? exactJsonText(outcome.result) : null,
   http_status: outcome.httpStatus,
   latency_ms: latency,
 });

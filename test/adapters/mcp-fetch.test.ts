@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpFetch } from '../../shared/adapters/mcp-fetch.js';
+import { exactResultOf, httpFetch } from '../../shared/adapters/mcp-fetch.js';
 import { keepAliveAgents } from '../../shared/adapters/socket-tracking.js';
 import { verifies } from '../support/requirements.js';
 
@@ -168,4 +168,19 @@ describe("the MCP servers' fetch", () => {
     await expect(httpFetch(agents, new URL(`${base}/echo`), post('{}', AbortSignal.abort()))).rejects.toThrow(/abort/i);
     expect(seen.length).toBe(before);
   });
+});
+
+describe('an answer read again exactly', () => {
+  it(
+    verifies('answers.exact-integers', 'finds the JSON-RPC result in a JSON body or in the SSE event that carries it'),
+    () => {
+      const bytes = (text: string) => [Buffer.from(text.slice(0, 7)), Buffer.from(text.slice(7))];
+      const message = '{"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"id":9007199254740993}}}';
+      const exact = { structuredContent: { id: 9007199254740993n } };
+      expect(exactResultOf(bytes(message))).toEqual(exact);
+      const stream = `event: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\r\n\r\nid: 2\ndata: ${message}\n\n`;
+      expect(exactResultOf(bytes(stream))).toEqual(exact);
+      expect(exactResultOf(bytes('data: not json\n\n'))).toBeUndefined();
+    },
+  );
 });

@@ -5,6 +5,7 @@
 // checked one by one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
+import { exactJsonText } from '../../shared/arguments/exact-json.js';
 import { mcpToolSpecs } from '../../shared/catalog/mcp-tools.js';
 import { buildToolServerTools } from '../../shared/catalog/tool-server-tools.js';
 import type { ResolvedMcpSystem } from '../../shared/config/resolved.js';
@@ -209,6 +210,31 @@ describe('a server whose faults the test sets', () => {
         const seen = server.requests.find((request) => request.headers['x-request-id'] === call.executionId);
         expect(seen?.headers.authorization).toBe('Bearer issued-token-1');
       }
+    },
+  );
+
+  it(
+    verifies('answers.exact-integers', "keeps a server's integers beyond 2^53 digit for digit, in each revision"),
+    async () => {
+      // The server writes the digits as given (JSON.rawJSON), as a server in any language may.
+      const raw = (digits: string): unknown => Reflect.apply(Reflect.get(JSON, 'rawJSON'), JSON, [digits]);
+      server.behaviours.set('lookup', {
+        kind: 'result',
+        result: {
+          content: [],
+          structuredContent: { id: raw('9007199254740993'), small: 7, lines: [raw('-123456789012345678901')] },
+        },
+      });
+      for (const protocol of ['2025-11-25', '2026-07-28'] as const) {
+        const system = anMcpSystem(server.url, { protocol });
+        const answer = await client.call(aCall(system, 'lookup'));
+        expect(answer.kind).toBe('result');
+        const outcome = outcomeOf(system, 'lookup', 'read', answer);
+        expect(exactJsonText(outcome.result)).toBe(
+          '{"id":9007199254740993,"small":7,"lines":[-123456789012345678901]}',
+        );
+      }
+      server.behaviours.delete('lookup');
     },
   );
 

@@ -120,6 +120,32 @@ const argumentRows = (page: Page) =>
       ]),
     );
 
+/** The given words of an argument's shown value, in the order the browser drew them: line by line, left to right. */
+const drawnOrder = (page: Page, pointer: string, words: readonly string[]) =>
+  page.locator('table.arguments tbody tr').evaluateAll(
+    (rows, [wanted, pointerText]) => {
+      const cell = rows
+        .find((row) => row.querySelector('th')?.textContent?.trim() === pointerText)
+        ?.querySelector('td');
+      const drawn: [string, number, number][] = [];
+      const walker = document.createTreeWalker(cell ?? document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+        const text = node.textContent ?? '';
+        for (const word of wanted) {
+          const at = text.indexOf(word);
+          if (at < 0) continue;
+          const range = document.createRange();
+          range.setStart(node, at);
+          range.setEnd(node, at + word.length);
+          const box = range.getBoundingClientRect();
+          drawn.push([word, Math.round(box.top), box.left]);
+        }
+      }
+      return drawn.sort((a, b) => a[1] - b[1] || a[2] - b[2]).map(([word]) => word);
+    },
+    [words, pointer] as const,
+  );
+
 const fact = (page: Page, term: string) =>
   page.locator(`xpath=//dl[@class="facts"]/dt[.="${term}"]/following-sibling::dd[1]`);
 
@@ -203,12 +229,17 @@ describe('the approver console in Chromium against the local runtime', () => {
   }, 180_000);
 
   it(verifies(
-    'console.browser-flow',
+    ['console.browser-flow', 'console.bidi-isolated', 'console.no-look-marked'],
     'an approver rejects with a reason; the agent reads it and nothing runs',
   ), async () => {
     const before = createCalls().length;
-    // Tag characters and a blank braille cell hide text after what reads "Gold-plated staplers".
-    const { executionId } = await heldOrder(main, 'Gold-plated staplers\u{e0049}\u{e0067}\u2800');
+    // Tag characters and a blank braille cell hide text after what reads "Gold-plated staplers"; a
+    // Hebrew letter would pull the digit groups after it into its direction; a private-use
+    // character has no agreed look.
+    const { executionId } = await heldOrder(
+      main,
+      'Gold-plated staplers\u{e0049}\u{e0067}\u2800 acct א 111 999\u{f0000}',
+    );
     const reason = 'Over the quarterly budget; split it across two quarters.';
 
     const { context, page, problems } = await openPage(browser);
@@ -218,9 +249,19 @@ describe('the approver console in Chromium against the local runtime', () => {
       // The inbox lists the call; its Review link opens it.
       await page.locator(`a[href="/console/executions/${executionId}"]`).click();
       await page.waitForURL(callPage(main, executionId));
-      expect(await argumentRows(page)).toContainEqual(['/description', 'Gold-plated staplersU+E0049U+E0067U+2800']);
+      expect(await argumentRows(page)).toContainEqual([
+        '/description',
+        'Gold-plated staplersU+E0049U+E0067U+2800 acct א 111 999U+F0000',
+      ]);
       const marks = page.locator('table.arguments .hidden-char');
-      await expect(marks.count()).resolves.toBe(3);
+      await expect(marks.count()).resolves.toBe(4);
+      // Drawn in the order it is sent: the digit groups stay after the Hebrew letter, left to right.
+      await expect(drawnOrder(page, '/description', ['acct', 'א', '111', '999'])).resolves.toEqual([
+        'acct',
+        'א',
+        '111',
+        '999',
+      ]);
       for (const mark of await marks.all()) await expect(mark.isVisible()).resolves.toBe(true);
 
       await page.getByLabel('Reason').fill(reason);

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Execution } from '../../shared/executions/execution.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
+import { toCallToolResult } from '../../shared/mcp/tool-result.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';
@@ -154,6 +155,31 @@ describe('a call the policy lets run now', () => {
         code: 'invalid_arguments',
         input_errors: [{ path: '/execution_id', code: 'invalid_format' }],
       });
+    },
+  );
+
+  it(
+    verifies(
+      'answers.exact-integers',
+      "a system's integers beyond 2^53 reach the agent, the record and get_execution_status digit for digit",
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const body = '{"id":9007199254740993,"lines":[{"n":-123456789012345678901}],"api_key":"k-1","price":2.5}';
+      bed.behaviour = {
+        kind: 'answer',
+        result: { kind: 'response', status: 200, contentType: 'application/json', body: Buffer.from(body) },
+      };
+      const answer = await callTool(bed.deps, procurementAgent, tools.list, argumentsOf({}));
+      expect(answer.status).toBe('succeeded');
+      const exact = '{"id":9007199254740993,"lines":[{"n":-123456789012345678901}],"api_key":"[REDACTED]","price":2.5}';
+      // What the MCP SDK writes (JSON.stringify) of the answer: structured content and its text alike.
+      const sent = toCallToolResult(answer);
+      expect(JSON.stringify(sent.structuredContent)).toContain(`"result":${exact}`);
+      expect(sent.content).toEqual([{ type: 'text', text: expect.stringContaining(`"result":${exact}`) }]);
+      expect((await bed.record(answer.execution_id ?? '')).result_json).toBe(exact);
+      const status = await getExecutionStatus(bed.deps, procurementAgent, { execution_id: answer.execution_id ?? '' });
+      expect(JSON.stringify(status)).toContain(`"result":${exact}`);
     },
   );
 

@@ -279,6 +279,67 @@ describe('secrets under composition', () => {
   });
 });
 
+describe('secrets in the JSON a string carries (contentSchema)', () => {
+  const carried = (inner: JsonObject, extra: JsonObject = {}): JsonObject => ({
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      login: { type: 'string', contentMediaType: 'application/json', contentSchema: inner, ...extra },
+    },
+  });
+  const marked = {
+    type: 'object',
+    properties: { user: { type: 'string' }, code: { type: 'string', format: 'password' } },
+  };
+  const text = JSON.stringify({ user: 'u-1', code: secret });
+
+  it.each([
+    ['a mark in its contentSchema', carried(marked), text],
+    ['a mark under anyOf in its contentSchema', carried({ anyOf: [marked, { type: 'null' }] }), text],
+    [
+      'a contentSchema on a branch of the field',
+      {
+        type: 'object',
+        properties: { login: { anyOf: [{ type: 'null' }, { type: 'string', contentSchema: marked }] } },
+      },
+      text,
+    ],
+    ['a member secret by its name', carried({ type: 'object' }), JSON.stringify({ user: 'u-1', api_key: secret })],
+    [
+      'only a JSON media type, a member secret by its name',
+      { type: 'object', properties: { login: { type: 'string', contentMediaType: 'application/vnd.login+json' } } },
+      JSON.stringify({ token: secret }),
+    ],
+    ['base64 content', carried(marked, { contentEncoding: 'base64' }), Buffer.from(text).toString('base64')],
+    ['content that cannot be read, under a contentSchema that marks a secret', carried(marked), `{"code":"${secret}"`],
+  ])(verifies('secrets.content-schema', 'hides the string whole for %s'), (_form, schema, login) => {
+    const value = { id: 'A-1', login };
+    expect(redactSecrets(value, schema, noRules)).toEqual({ id: 'A-1', login: '[REDACTED]' });
+    expect(holdsSecrets(value, schema, noRules)).toBe(true);
+  });
+
+  it(
+    verifies('secrets.content-schema', 'keeps a string whose content holds no secret, and one not said to carry JSON'),
+    () => {
+      const plain = JSON.stringify({ user: 'u-1', code: null });
+      expect(redactSecrets({ login: plain }, carried(marked), noRules)).toEqual({ login: plain });
+      expect(redactSecrets({ login: 'not json' }, carried({ type: 'object' }), noRules)).toEqual({ login: 'not json' });
+      const untyped = { type: 'object', properties: { login: { type: 'string' } } };
+      expect(redactSecrets({ login: text }, untyped, noRules)).toEqual({ login: text });
+    },
+  );
+
+  it(verifies('secrets.content-schema', "redacts an answer's string by its response schema's contentSchema"), () => {
+    const response = toJsonSchema(carried({ type: 'object', properties: { code: { 'x-sensitive': true } } }), {
+      dialect: 'openapi-3.0',
+      dropReadOnly: false,
+    });
+    expect(redactSecrets([{ id: 'A-1', login: text }], { type: 'array', items: response }, noRules)).toEqual([
+      { id: 'A-1', login: '[REDACTED]' },
+    ]);
+  });
+});
+
 // --- the other rules that read a tool's schema ---
 
 const marksOf = (schema: JsonObject, sensitive: string[] = []) =>

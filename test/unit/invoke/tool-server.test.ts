@@ -1,5 +1,7 @@
 // What a tool server's answer means: the outcome of a call-tool or MCP system's tool.
 import { describe, expect, it } from 'vitest';
+import { exactJsonText } from '../../../shared/arguments/exact-json.js';
+import { decodeFrame } from '../../../shared/call-tool/frame.js';
 import type { CatalogTool } from '../../../shared/catalog/tool.js';
 import { outcomeMessage } from '../../../shared/errors.js';
 import { classifyToolAnswer, type ToolServerAnswer } from '../../../shared/invoke/tool-server.js';
@@ -42,6 +44,60 @@ describe("a tool server's answer", () => {
         status: 'succeeded',
         result: content,
       });
+    },
+  );
+
+  it(
+    verifies(
+      'answers.exact-integers',
+      "keeps a tool's integers beyond 2^53 from the frame's bytes, in text blocks too",
+    ),
+    () => {
+      const text = JSON.stringify({ id: 1, pin: '1234' }).replace('1', '9007199254740993');
+      const frame = Buffer.concat([
+        Buffer.from([0]),
+        Buffer.from(
+          `{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":{"id":12345678901234567890}}`,
+        ),
+      ]);
+      const decoded = decodeFrame(frame);
+      if (decoded.kind !== 'result') throw new Error('expected a result frame');
+      expect(exactJsonText(outcome({ kind: 'result', result: decoded.result }, read).result)).toBe(
+        '{"id":12345678901234567890}',
+      );
+      const { structuredContent: _, ...blocksOnly } = decoded.result;
+      expect(exactJsonText(outcome({ kind: 'result', result: blocksOnly }, read).result)).toBe(
+        `[{"type":"text","text":${JSON.stringify('{"id":9007199254740993,"pin":"[REDACTED]"}')}}]`,
+      );
+    },
+  );
+
+  it(
+    verifies('secrets.every-text-block', 'redacts JSON text by name in a text block and an embedded resource alike'),
+    () => {
+      const json = JSON.stringify({ account: 'A-1', api_token: 'tok-991', pin: '1234' });
+      const redacted = JSON.stringify({ account: 'A-1', api_token: '[REDACTED]', pin: '[REDACTED]' });
+      const resource = { uri: 'file:///accounts/A-1.json', mimeType: 'application/json' };
+      const content = [
+        { type: 'text', text: json },
+        { type: 'resource', resource: { ...resource, text: ` ${json}\n` } },
+        { type: 'resource', resource: { uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'no secrets here' } },
+      ];
+      const shown = outcome({ kind: 'result', result: { content } }, read);
+      expect(shown.result).toEqual([
+        { type: 'text', text: redacted },
+        { type: 'resource', resource: { ...resource, text: redacted } },
+        content[2],
+      ]);
+      expect(JSON.stringify(shown)).not.toMatch(/tok-991|1234/);
+      // Nested beyond what is read, the embedded text is dropped as a text block's is.
+      const deep = `${'['.repeat(80)}${']'.repeat(80)}`;
+      expect(
+        outcome(
+          { kind: 'result', result: { content: [{ type: 'resource', resource: { ...resource, text: deep } }] } },
+          read,
+        ).result,
+      ).toEqual([{ type: 'resource', resource: { ...resource, text: '[REDACTED]' } }]);
     },
   );
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { identifierProblem } from '../../../shared/arguments/text-rules.js';
 import { htmlText } from '../../../shared/console/html.js';
 import { visibleText } from '../../../shared/console/pages.js';
+import { stylesheet } from '../../../shared/console/style.js';
 import { escapeInvisible, isInvisible } from '../../../shared/text/invisible.js';
 import { verifies } from '../../support/requirements.js';
 
@@ -13,6 +14,8 @@ const byProperty = /[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Cf}\p{Cc}
 const blankLooking = ['\u2800', '\u{1d159}'];
 const expectedInvisible = (character: string): boolean =>
   byProperty.test(character) || blankLooking.includes(character);
+/** Code points with no agreed look: private use and unassigned (noncharacters included). */
+const noAgreedLook = /[\p{Co}\p{Cn}]/u;
 
 const isSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdfff;
 const hex = (code: number): string => `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
@@ -63,6 +66,8 @@ describe('invisible characters', () => {
       for (let code = 0; code <= 0x10ffff; code++) {
         if (isSurrogate(code)) continue;
         const character = String.fromCodePoint(code);
+        // Code points with no agreed look (some 950,000) are checked on their own below.
+        if (noAgreedLook.test(character) && !expectedInvisible(character)) continue;
         characters.push(character);
         if (code !== 0x20 && expectedInvisible(character)) expected.push(hex(code));
       }
@@ -115,7 +120,8 @@ describe('invisible characters', () => {
     verifies('console.invisible-marked', 'the ordinary space and visible letters and symbols are left as they are'),
     () => {
       const text = 'Office chairs × 4, Müller ب 中 😀 ⠁';
-      expect(htmlText(visibleText(text))).toBe(text);
+      // (The Arabic letter is isolated, not marked: see below.)
+      expect(htmlText(visibleText(text))).toBe(text.replace('ب', '<bdi>ب</bdi>'));
       expect(escapeInvisible(text)).toBe(text);
     },
   );
@@ -130,6 +136,70 @@ describe('invisible characters', () => {
       const escaped = escapeInvisible(JSON.stringify(value));
       expect(escaped).toBe('{"item":"Office chairs\\udb40\\udc41\\udb40\\udc42","note":"a\\u200bb\\u2800"}');
       expect(JSON.parse(escaped)).toEqual(value);
+    },
+  );
+});
+
+describe('code points with no agreed look, and right-to-left text beside digits', () => {
+  const samples: readonly (readonly [number, string])[] = [
+    [0xe000, 'the first private-use character'],
+    [0xf8ff, 'the last private-use character of the BMP'],
+    [0xf0000, 'plane 15 private use'],
+    [0x10fffd, 'plane 16 private use'],
+    [0xfdd0, 'the first noncharacter of U+FDD0–FDEF'],
+    [0xfdef, 'the last noncharacter of U+FDD0–FDEF'],
+    [0xfffe, 'U+FFFE'],
+    [0xffff, 'U+FFFF'],
+    [0x1fffe, 'U+1FFFE'],
+    [0x10ffff, 'U+10FFFF'],
+    [0x0378, 'an unassigned Greek code point'],
+    [0x2fffd, 'an unassigned code point of plane 2'],
+  ];
+  for (const [code, name] of samples) {
+    it(
+      verifies(
+        'console.no-look-marked',
+        `${hex(code)} (${name}) is marked on the page and in notices, and refused in identifiers`,
+      ),
+      () => {
+        const character = String.fromCodePoint(code);
+        expect(isInvisible(character)).toBe(true);
+        expect(htmlText(visibleText(`acct${character} 12`))).toBe(`acct${markOf(code)} 12`);
+        expect(escapeInvisible(`"acct${character}"`)).not.toContain(character);
+        expect(JSON.parse(escapeInvisible(`"acct${character}"`))).toBe(`acct${character}`);
+        expect(identifierProblem(`V-100${character}`)).toBe('disallowed_character');
+      },
+    );
+  }
+
+  it(
+    verifies(
+      'console.no-look-marked',
+      'marks exactly the private-use and unassigned code points besides the invisible ones',
+    ),
+    () => {
+      const wrong: string[] = [];
+      for (let code = 0; code <= 0x10ffff; code++) {
+        if (isSurrogate(code)) continue;
+        const character = String.fromCodePoint(code);
+        if (isInvisible(character) !== (expectedInvisible(character) || noAgreedLook.test(character)))
+          wrong.push(hex(code));
+      }
+      expect(wrong).toEqual([]);
+    },
+  );
+
+  it(
+    verifies('console.bidi-isolated', 'isolates each right-to-left stretch, so digits beside it keep their order'),
+    () => {
+      expect(htmlText(visibleText('acct א 111 999'))).toBe('acct <bdi>א</bdi> 111 999');
+      // A right-to-left phrase stays whole; digits and Latin words end it.
+      expect(htmlText(visibleText('acct ب 111 شكرا جزيلا 22 x'))).toBe(
+        'acct <bdi>ب</bdi> 111 <bdi>شكرا جزيلا</bdi> 22 x',
+      );
+      // A mark between two letters ends the stretch before it.
+      expect(htmlText(visibleText('א\u200fב'))).toBe(`<bdi>א</bdi>${markOf(0x200f)}<bdi>ב</bdi>`);
+      expect(stylesheet).toMatch(/td, dd, \.string, code, bdi \{ unicode-bidi: isolate; \}/);
     },
   );
 });
