@@ -1,5 +1,5 @@
 // Builds a system's tools from its operations: one input schema per tool merging path, query and
-// header parameters with the JSON body's fields, marks, annotations and the wire bindings.
+// header parameters with the fields of its JSON or form body, marks, annotations and the wire bindings.
 //
 // Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
@@ -96,10 +96,12 @@ const openApiInput = (operation: OperationSpec, convert: (schema: JsonObject) =>
   if (operation.body !== undefined) {
     const body = convert(operation.body.schema);
     const objectBody = isJsonObject(body.properties) && (body.type === undefined || body.type === 'object');
+    const form = operation.body.form;
     if (objectBody && isJsonObject(body.properties)) {
       for (const [name, child] of Object.entries(body.properties)) {
         properties[name] = child;
-        fields.push({ field: name, in: 'body', name });
+        const encoding = form?.[name];
+        fields.push({ field: name, in: form === undefined ? 'body' : 'form', name, ...(encoding ? { encoding } : {}) });
       }
       if (operation.body.required && Array.isArray(body.required)) {
         required.push(...body.required.filter((name): name is string => typeof name === 'string'));
@@ -221,7 +223,7 @@ export const buildSystemTools = (
     if (operation.unsupportedBody !== undefined) {
       warnings.push({
         path: where,
-        message: `${operation.source} (${name}) is left out: its request body is ${operation.unsupportedBody}, not JSON`,
+        message: `${operation.source} (${name}) is left out: its request body is ${operation.unsupportedBody}`,
       });
       continue;
     }

@@ -1113,7 +1113,10 @@ describe('tool names', () => {
 
 describe('operations left out with a warning', () => {
   it(
-    verifies('catalog.input-schema', 'leaves out an operation whose body is not JSON, with a warning and no problem'),
+    verifies(
+      ['catalog.input-schema', 'catalog.form-bodies'],
+      'leaves out an operation whose body is neither JSON nor a form naming its fields, with a warning and no problem',
+    ),
     async () => {
       const built = await build({
         '/upload': {
@@ -1156,12 +1159,12 @@ describe('operations left out with a warning', () => {
         {
           path: ['systems', 0, 'openapi'],
           message:
-            'openapi: POST /upload (erp.upload) is left out: its request body is multipart/form-data, text/plain, not JSON',
+            'openapi: POST /upload (erp.upload) is left out: its request body is multipart/form-data, text/plain, not JSON or a form',
         },
         {
           path: ['systems', 0, 'openapi'],
           message:
-            'openapi: POST /form (erp.form) is left out: its request body is application/x-www-form-urlencoded, not JSON',
+            'openapi: POST /form (erp.form) is left out: its request body is a form that does not name its fields (an object with properties)',
         },
       ]);
     },
