@@ -5,7 +5,7 @@
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
 import type { ResolvedOpenApiSystem, ResolvedSystem } from '../config/resolved.js';
 import { headerParameterRule } from '../invoke/headers.js';
-import { normalizeOperationId, toolName } from './naming.js';
+import { normalizeOperationId, shortenedNote, toolName } from './naming.js';
 import type { OperationSpec, ParameterSpec } from './operations.js';
 import { applyMarks, hasReference, type MarkRules, toJsonSchema } from './schema-conversion.js';
 import { type Access, type CatalogTool, type FieldBinding, isJsonObject, type JsonObject } from './tool.js';
@@ -220,6 +220,9 @@ export const buildSystemTools = (
       continue;
     }
     seen.set(name, operation.source);
+    if (named.fullName !== undefined) {
+      warnings.push({ path: where, message: `${operation.source}: ${shortenedNote(named.fullName, name)}` });
+    }
     if (operation.unsupportedBody !== undefined) {
       warnings.push({
         path: where,

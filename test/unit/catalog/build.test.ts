@@ -1098,17 +1098,22 @@ describe('tool names', () => {
     ]);
   });
 
-  it(verifies('catalog.tool-naming', 'a name over 128 characters is a problem'), async () => {
-    const id = 'x'.repeat(125);
-    const built = await build({ '/a': { get: { operationId: id, responses: ok } } });
-    expect(built.tools).toEqual([]);
-    expect(built.problems).toEqual([
-      {
-        path: ['systems', 0, 'openapi'],
-        message: `openapi: GET /a: the tool name erp.${id} is longer than 128 characters`,
-      },
-    ]);
-  });
+  it(
+    verifies('catalog.tool-name-length', 'a name over 64 characters is offered shortened, with a note naming both'),
+    async () => {
+      const id = 'x'.repeat(61);
+      const built = await build({ '/a': { get: { operationId: id, responses: ok } } });
+      const [tool] = built.tools;
+      expect(tool?.name).toMatch(/^erp\.x{51}_[0-9a-f]{8}$/);
+      expect(built.problems).toEqual([]);
+      expect(built.warnings).toEqual([
+        {
+          path: ['systems', 0, 'openapi'],
+          message: `openapi: GET /a: offered as ${tool?.name}: its full name erp.${id} is longer than 64 characters`,
+        },
+      ]);
+    },
+  );
 });
 
 describe('operations left out with a warning', () => {
