@@ -3,7 +3,7 @@
 // `<system key>.<tool name>` under the same schema rules as an HTTP system's operation: the input
 // is an object whose unknown fields are refused, with secrets, identifiers and amounts marked.
 import type { ResolvedToolServer } from '../config/resolved.js';
-import { type CatalogProblem, markRulesOf, type SystemTools, unknownToolNames } from './build.js';
+import { type CatalogProblem, isTurnedOff, markRulesOf, type SystemTools, unknownToolNames } from './build.js';
 import { fittedToolName, normalizeOperationId, shortenedNote } from './naming.js';
 import { applyMarks, hasReference, toJsonSchema } from './schema-conversion.js';
 import { type Access, type CatalogTool, isJsonObject, type JsonObject } from './tool.js';
@@ -98,7 +98,7 @@ export const buildToolServerTools = (
     const title = spec.title ?? spec.name;
     const outputSchema = outputSchemaOf(spec.outputSchema);
     // A turned-off tool is built all the same (policies may still name it) but never offered.
-    (system.disabled_tools.includes(name) ? disabled : tools).push({
+    (isTurnedOff(system, name) ? disabled : tools).push({
       name,
       systemKey: system.key,
       operationId: spec.name,

@@ -3,7 +3,7 @@
 // Long: the catalog is built from real OpenAPI documents; each conversion rule (names, parameters,
 // bodies, schemas, marks) has its table of cases here.
 import { describe, expect, it } from 'vitest';
-import { buildSystemTools, type SystemTools } from '../../../shared/catalog/build.js';
+import { buildSystemTools, matchesToolPattern, type SystemTools } from '../../../shared/catalog/build.js';
 import { loadOpenApiDocument } from '../../../shared/catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../../../shared/catalog/operations.js';
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
@@ -998,6 +998,74 @@ describe('access overrides', () => {
       expect(built.problems).toEqual([]);
     },
   );
+});
+
+describe('enabled tools: the tools a system offers, by pattern', () => {
+  const paths = {
+    '/repos/{id}': {
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: { operationId: 'repos.get', responses: ok },
+      delete: { operationId: 'repos.delete', responses: ok },
+    },
+    '/issues': {
+      get: { operationId: 'issues.list', responses: ok },
+      post: { operationId: 'issues.create', responses: ok },
+    },
+    '/gists': { get: { operationId: 'gists.list', responses: ok } },
+  };
+
+  it(
+    verifies('catalog.enabled-tools', 'offers only the tools a pattern matches; the others are built, turned off'),
+    async () => {
+      const built = await build(paths, { enabled_tools: ['erp.repos.*', 'erp.*.list'] });
+      expect(clean(built).map((tool) => tool.name)).toEqual([
+        'erp.repos.get',
+        'erp.repos.delete',
+        'erp.issues.list',
+        'erp.gists.list',
+      ]);
+      expect(built.disabled.map((tool) => tool.name)).toEqual(['erp.issues.create']);
+    },
+  );
+
+  it(verifies('catalog.enabled-tools', 'disabled_tools still turns off a tool a pattern matches'), async () => {
+    const built = await build(paths, { enabled_tools: ['erp.repos.*'], disabled_tools: ['erp.repos.delete'] });
+    expect(clean(built).map((tool) => tool.name)).toEqual(['erp.repos.get']);
+  });
+
+  it(
+    verifies('catalog.enabled-tools', 'a pattern matching no tool is a problem at systems[i].enabled_tools[j]'),
+    async () => {
+      const built = await build(
+        paths,
+        { enabled_tools: ['erp.repos.*', 'erp.pulls.*', 'Erp.gists.list'] },
+        { index: 1 },
+      );
+      expect(built.problems).toEqual([
+        { path: ['systems', 1, 'enabled_tools', 1], message: 'no tool matches erp.pulls.*' },
+        { path: ['systems', 1, 'enabled_tools', 2], message: 'no tool matches Erp.gists.list' },
+      ]);
+    },
+  );
+
+  const patterns: readonly (readonly [pattern: string, name: string, matches: boolean])[] = [
+    ['erp.repos.get', 'erp.repos.get', true],
+    ['erp.repos.get', 'erp.repos.get_all', false],
+    ['erp.*', 'erp.repos.get', true],
+    ['*.get', 'erp.repos.get', true],
+    ['erp.*.get', 'erp.repos.get', true],
+    ['erp.*.get', 'erp.get', false],
+    ['*', 'erp.anything', true],
+    ['erp.*repos*', 'erp.list_repos_for_org', true],
+    ['erp.r*s*s', 'erp.repos', false],
+    ['erp.r*o*s', 'erp.repos', true],
+    // Only "*" is special: "." and "?" are themselves.
+    ['erp?repos', 'erp.repos', false],
+    ['erp.repo.', 'erp.repos', false],
+  ];
+  it.each(patterns)(verifies('catalog.enabled-tools', '%j matches %j: %s'), (pattern, name, matches) => {
+    expect(matchesToolPattern(pattern, name)).toBe(matches);
+  });
 });
 
 describe('disabled tools and unknown names', () => {
