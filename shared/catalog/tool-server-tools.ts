@@ -3,8 +3,9 @@
 // `<system key>.<tool name>` under the same schema rules as an HTTP system's operation: the input
 // is an object whose unknown fields are refused, with secrets, identifiers and amounts marked.
 import type { ResolvedToolServer } from '../config/resolved.js';
-import { type CatalogProblem, isTurnedOff, markRulesOf, type SystemTools, unknownToolNames } from './build.js';
+import { type CatalogProblem, markRulesOf, type SystemTools } from './build.js';
 import { fittedToolName, normalizeOperationId, shortenedNote } from './naming.js';
+import { isTurnedOff, unknownToolNames } from './offered.js';
 import { applyMarks, hasReference, toJsonSchema } from './schema-conversion.js';
 import { type Access, type CatalogTool, isJsonObject, type JsonObject } from './tool.js';
 

@@ -17,7 +17,7 @@
 // serializer does (a reserved character is always encoded, which every server decodes the same,
 // so `allowReserved` changes nothing on the wire).
 import { canonicalJsonText } from '../arguments/exact-json.js';
-import { isJsonObject } from '../catalog/tool.js';
+import { isRecord } from '../objects.js';
 import { parameterText } from './parameter-values.js';
 
 export const formStyles = ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject', 'json'] as const;
@@ -61,12 +61,12 @@ const membersOf = (value: Readonly<Record<string, unknown>>): [string, unknown][
 
 /** The encoding a field's value is written with: the document's, else OpenAPI's default for its type. */
 const effective = (value: unknown, encoding: FormEncoding | undefined): FormEncoding =>
-  encoding ?? (isJsonObject(value) ? { style: 'json', explode: false } : { style: 'form', explode: true });
+  encoding ?? (isRecord(value) ? { style: 'json', explode: false } : { style: 'form', explode: true });
 
 const deepPairs = (key: string, value: unknown, pairs: [string, string][]): void => {
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) deepPairs(`${key}[${index}]`, item, pairs);
-  } else if (isJsonObject(value)) {
+  } else if (isRecord(value)) {
     for (const [member, item] of membersOf(value)) deepPairs(`${key}[${member}]`, item, pairs);
   } else {
     pairs.push([key, parameterText(value)]);
@@ -82,7 +82,7 @@ const fieldPairs = ({ name, value, encoding }: FormField, pairs: [string, string
   } else if (Array.isArray(value)) {
     if (explode) for (const item of value) pairs.push([name, flatText(item)]);
     else pairs.push([name, value.map(flatText).join(delimiters[style])]);
-  } else if (isJsonObject(value)) {
+  } else if (isRecord(value)) {
     const members = membersOf(value);
     if (explode) for (const [member, item] of members) pairs.push([member, flatText(item)]);
     else pairs.push([name, members.flatMap(([member, item]) => [member, flatText(item)]).join(delimiters[style])]);
@@ -102,7 +102,7 @@ const nullMessage = 'A form body cannot carry null: leave the field out.';
 /** Nulls and empty lists or objects under a field written with nesting (they would vanish or read as ""). */
 const nestedProblems = (value: unknown, path: (string | number)[], deep: boolean, found: FormProblem[]): void => {
   if (value === null) found.push({ path, message: nullMessage });
-  else if (Array.isArray(value) || isJsonObject(value)) {
+  else if (Array.isArray(value) || isRecord(value)) {
     const members: [string | number, unknown][] = Array.isArray(value)
       ? value.map((item, index) => [index, item])
       : Object.entries(value);

@@ -4,7 +4,7 @@
 // apply to it and the human step each decision some arguments get would need.
 import { posix } from 'node:path';
 import type { AgentIdentity } from '../auth/agent.js';
-import { isTurnedOff } from '../catalog/build.js';
+import { isTurnedOff } from '../catalog/offered.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
 import type { DenyReason, HiddenReason, HumanStep, PolicyDecision } from './engine.js';

@@ -3,7 +3,8 @@
 // Long: the catalog is built from real OpenAPI documents; each conversion rule (names, parameters,
 // bodies, schemas, marks) has its table of cases here.
 import { describe, expect, it } from 'vitest';
-import { buildSystemTools, matchesToolPattern, type SystemTools } from '../../../shared/catalog/build.js';
+import { buildSystemTools, type SystemTools } from '../../../shared/catalog/build.js';
+import { matchesToolPattern } from '../../../shared/catalog/offered.js';
 import { loadOpenApiDocument } from '../../../shared/catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../../../shared/catalog/operations.js';
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
