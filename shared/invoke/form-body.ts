@@ -99,13 +99,15 @@ export const formBodyText = (fields: readonly FormField[]): string => {
 const emptyMessage = 'A form body cannot carry an empty list or object: leave the field out.';
 const nullMessage = 'A form body cannot carry null: leave the field out.';
 
+/** A list's items by index, or an object's members by name. */
+const entriesOf = (value: readonly unknown[] | Readonly<Record<string, unknown>>): [string | number, unknown][] =>
+  Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value);
+
 /** Nulls and empty lists or objects under a field written with nesting (they would vanish or read as ""). */
 const nestedProblems = (value: unknown, path: (string | number)[], deep: boolean, found: FormProblem[]): void => {
   if (value === null) found.push({ path, message: nullMessage });
   else if (Array.isArray(value) || isRecord(value)) {
-    const members: [string | number, unknown][] = Array.isArray(value)
-      ? value.map((item, index) => [index, item])
-      : Object.entries(value);
+    const members = entriesOf(value);
     if (members.length === 0) found.push({ path, message: emptyMessage });
     for (const [key, item] of members) {
       if (deep && typeof key === 'string' && /[[\]]/.test(key)) {
@@ -125,16 +127,15 @@ const nestedProblems = (value: unknown, path: (string | number)[], deep: boolean
  */
 export const formProblems = (fields: readonly FormField[]): FormProblem[] => {
   const found: FormProblem[] = [];
-  const names = new Set(fields.map((field) => field.name));
+  const fieldNames = new Set(fields.map((field) => field.name));
+  // Names exploded objects' members are sent under: another field's, or one written twice, would clash.
+  const spread = new Set<string>();
   for (const { name, value, encoding } of fields) {
     const { style, explode } = effective(value, encoding);
     if (style === 'json') continue;
     nestedProblems(value, [name], style === 'deepObject', found);
-    if (style === 'deepObject' || isScalar(value)) continue;
-    const members: [string | number, unknown][] = Array.isArray(value)
-      ? value.map((item, index) => [index, item])
-      : Object.entries(value ?? {});
-    for (const [key, item] of members) {
+    if (style === 'deepObject' || !(Array.isArray(value) || isRecord(value))) continue;
+    for (const [key, item] of entriesOf(value)) {
       const texts = typeof key === 'string' ? [key, flatText(item)] : [flatText(item)];
       if (!explode && texts.some((text) => text.includes(delimiters[style]))) {
         found.push({
@@ -142,11 +143,14 @@ export const formProblems = (fields: readonly FormField[]): FormProblem[] => {
           message: `This value cannot hold "${delimiters[style]}": the form body separates values with it.`,
         });
       }
-      if (explode && typeof key === 'string' && names.has(key)) {
-        found.push({
-          path: [name, key],
-          message: `This member would be sent as the form field "${key}", which the tool has already.`,
-        });
+      if (explode && typeof key === 'string') {
+        if ((fieldNames.has(key) && key !== name) || spread.has(key)) {
+          found.push({
+            path: [name, key],
+            message: `This member would be sent as the form field "${key}", which the body has already.`,
+          });
+        }
+        spread.add(key);
       }
     }
   }

@@ -226,18 +226,26 @@ describe('values a form cannot carry', () => {
     },
   );
 
-  it(verifies('arguments.form-values', "refuses an exploded object's member named like another form field"), () => {
-    const fields = [
-      { name: 'color', value: { amount: 1, g: 2 }, encoding: { style: 'form', explode: true } },
-      { name: 'amount', value: 2, encoding: undefined },
-    ] as const;
-    // Written, the member and the field would be one name twice: the system could read either.
-    expect(formBodyText(fields)).toBe('amount=1&g=2&amount=2');
-    expect(formProblems(fields)).toEqual([
-      {
-        path: ['color', 'amount'],
-        message: 'This member would be sent as the form field "amount", which the tool has already.',
-      },
-    ]);
-  });
+  it(
+    verifies(
+      'arguments.form-values',
+      "refuses an exploded object's member named like another form field, or like another exploded member",
+    ),
+    () => {
+      const exploded = { style: 'form', explode: true } as const;
+      const fields = [
+        { name: 'color', value: { amount: 1, g: 2, color: 3 }, encoding: exploded },
+        { name: 'size', value: { g: 4 }, encoding: exploded },
+        { name: 'amount', value: 2, encoding: undefined },
+      ];
+      // Written, each clash is one name twice: the system could read either value.
+      expect(formBodyText(fields)).toBe('amount=1&color=3&g=2&g=4&amount=2');
+      const clash = (name: string) =>
+        `This member would be sent as the form field "${name}", which the body has already.`;
+      expect(formProblems(fields)).toEqual([
+        { path: ['color', 'amount'], message: clash('amount') },
+        { path: ['size', 'g'], message: clash('g') },
+      ]);
+    },
+  );
 });
