@@ -15,6 +15,7 @@ import {
   type ToolWithValidator,
 } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
+import { formProblems } from '../invoke/form-body.js';
 import { headerValueMessage, printableHeaderValue } from '../invoke/headers.js';
 import { headerText, unsafePathValue } from '../invoke/parameter-values.js';
 import { jsonPointer, parseJsonPointer, pointerSegment } from '../json-pointer.js';
@@ -295,6 +296,15 @@ export const canonicalizeArguments = (
     if (!printableHeaderValue(headerText(canonical[binding.field]))) {
       problems.push(error(jsonPointer([binding.field]), 'invalid_format', headerValueMessage));
     }
+  }
+  // A form body carries text only: what it would lose (a null, an empty list) is refused, not dropped.
+  const formFields = fieldBindings(tool).filter((binding) => binding.in === 'form');
+  for (const found of formProblems(
+    formFields
+      .filter((binding) => Object.hasOwn(canonical, binding.field))
+      .map((binding) => ({ name: binding.name, value: canonical[binding.field], encoding: binding.encoding })),
+  )) {
+    problems.push(error(jsonPointer(found.path), 'invalid_format', found.message));
   }
   // Where a value was not read (nested too deep, past a cap), the validator would only see a
   // stand-in (or nothing): its findings there are left out.

@@ -1,11 +1,12 @@
 // Builds a system's tools from its operations: one input schema per tool merging path, query and
-// header parameters with the JSON body's fields, marks, annotations and the wire bindings.
+// header parameters with the fields of its JSON or form body, marks, annotations and the wire bindings.
 //
 // Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
 import type { ResolvedOpenApiSystem, ResolvedSystem } from '../config/resolved.js';
 import { headerParameterRule } from '../invoke/headers.js';
-import { normalizeOperationId, toolName } from './naming.js';
+import { normalizeOperationId, shortenedNote, toolName } from './naming.js';
+import { isTurnedOff, unknownToolNames } from './offered.js';
 import type { OperationSpec, ParameterSpec } from './operations.js';
 import { applyMarks, hasReference, type MarkRules, toJsonSchema } from './schema-conversion.js';
 import { type Access, type CatalogTool, type FieldBinding, isJsonObject, type JsonObject } from './tool.js';
@@ -96,10 +97,12 @@ const openApiInput = (operation: OperationSpec, convert: (schema: JsonObject) =>
   if (operation.body !== undefined) {
     const body = convert(operation.body.schema);
     const objectBody = isJsonObject(body.properties) && (body.type === undefined || body.type === 'object');
+    const form = operation.body.form;
     if (objectBody && isJsonObject(body.properties)) {
       for (const [name, child] of Object.entries(body.properties)) {
         properties[name] = child;
-        fields.push({ field: name, in: 'body', name });
+        const encoding = form?.[name];
+        fields.push({ field: name, in: form === undefined ? 'body' : 'form', name, ...(encoding ? { encoding } : {}) });
       }
       if (operation.body.required && Array.isArray(body.required)) {
         required.push(...body.required.filter((name): name is string => typeof name === 'string'));
@@ -175,23 +178,6 @@ export const markRulesOf = (
   amount: new Set(system.amount_fields),
 });
 
-/** `disabled_tools` and `access` entries that name no tool of the system (`seen`: the names built). */
-export const unknownToolNames = (
-  system: Pick<ResolvedSystem, 'disabled_tools' | 'access'>,
-  systemPath: readonly PropertyKey[],
-  seen: ReadonlyMap<string, string>,
-): CatalogProblem[] => [
-  ...[...system.disabled_tools.entries()]
-    .filter(([, name]) => !seen.has(name))
-    .map(([index, name]) => ({
-      path: [...systemPath, 'disabled_tools', index],
-      message: `there is no tool named ${name}`,
-    })),
-  ...Object.keys(system.access)
-    .filter((name) => !seen.has(name))
-    .map((name) => ({ path: [...systemPath, 'access', name], message: `there is no tool named ${name}` })),
-];
-
 export const buildSystemTools = (
   system: ResolvedOpenApiSystem,
   systemIndex: number,
@@ -218,10 +204,13 @@ export const buildSystemTools = (
       continue;
     }
     seen.set(name, operation.source);
+    if (named.fullName !== undefined) {
+      warnings.push({ path: where, message: `${operation.source}: ${shortenedNote(named.fullName, name)}` });
+    }
     if (operation.unsupportedBody !== undefined) {
       warnings.push({
         path: where,
-        message: `${operation.source} (${name}) is left out: its request body is ${operation.unsupportedBody}, not JSON`,
+        message: `${operation.source} (${name}) is left out: its request body is ${operation.unsupportedBody}`,
       });
       continue;
     }
@@ -262,7 +251,7 @@ export const buildSystemTools = (
             rules,
           );
     // A turned-off tool is built all the same (policies may still name it) but never offered.
-    (system.disabled_tools.includes(name) ? disabled : tools).push({
+    (isTurnedOff(system, name) ? disabled : tools).push({
       name,
       systemKey: system.key,
       operationId,

@@ -1,5 +1,8 @@
 // Tool names: `<system key>.<operation id>`, lowercase, made only of letters, digits, "_", "." and
-// "-", at most 128 characters (what MCP clients accept).
+// "-", at most 64 characters (many MCP clients refuse longer names: 65 of GitHub's operations
+// would be). A longer name is shortened: its first 55 characters (without a trailing "_", "." or
+// "-"), "_" and the first 8 hex digits of the SHA-256 of the whole name, so it stays readable,
+// the same on every load, and distinct (a clash is still refused as a duplicate).
 //
 // The rule, applied to the operation id:
 //   1. a lowercase-or-digit → uppercase boundary becomes "_" (createPurchaseOrder → create_Purchase_Order),
@@ -9,8 +12,22 @@
 //   4. "_" at either end, and around ".", is dropped.
 // An operation without an id is named from its method and path: GET /purchase-orders/{id}/lines
 // becomes get_purchase_orders_by_id_lines.
+import { createHash } from 'node:crypto';
 
-const maxToolNameLength = 128;
+export const maxToolNameLength = 64;
+const hashDigits = 8;
+
+/** A name within the limit: as it is when it fits, else its readable start and a short hash of it. */
+export const fittedToolName = (name: string): string => {
+  if (name.length <= maxToolNameLength) return name;
+  const digest = createHash('sha256').update(name).digest('hex').slice(0, hashDigits);
+  const start = name.slice(0, maxToolNameLength - hashDigits - 1).replace(/[_.-]+$/, '');
+  return `${start}_${digest}`;
+};
+
+/** The note that says which name a tool got when its own was too long (config:check shows it). */
+export const shortenedNote = (fullName: string, name: string): string =>
+  `offered as ${name}: its full name ${fullName} is longer than ${maxToolNameLength} characters`;
 
 export const normalizeOperationId = (operationId: string): string =>
   operationId
@@ -33,7 +50,8 @@ export const operationIdFromRoute = (method: string, path: string): string => {
   return normalizeOperationId([method.toLowerCase(), ...segments].join('_'));
 };
 
-export type ToolNameResult = { ok: true; name: string } | { ok: false; reason: string };
+/** `fullName` is there when the name was shortened (it is the name before shortening). */
+export type ToolNameResult = { ok: true; name: string; fullName?: string } | { ok: false; reason: string };
 
 export const toolName = (
   systemKey: string,
@@ -43,9 +61,7 @@ export const toolName = (
 ): ToolNameResult => {
   const id = operationId === undefined ? operationIdFromRoute(method, path) : normalizeOperationId(operationId);
   if (id.length === 0) return { ok: false, reason: `the operation id "${operationId ?? ''}" has no usable character` };
-  const name = `${systemKey}.${id}`;
-  if (name.length > maxToolNameLength) {
-    return { ok: false, reason: `the tool name ${name} is longer than ${maxToolNameLength} characters` };
-  }
-  return { ok: true, name };
+  const fullName = `${systemKey}.${id}`;
+  const name = fittedToolName(fullName);
+  return name === fullName ? { ok: true, name } : { ok: true, name, fullName };
 };

@@ -2,6 +2,7 @@
 // the operations an admin describes in the configuration file.
 import * as z from 'zod';
 import type { AdminOperation } from '../config/schema.js';
+import { type FormEncoding, formStyles } from '../invoke/form-body.js';
 import { isJsonObject, type JsonObject } from './tool.js';
 
 export interface ParameterSpec {
@@ -23,15 +24,23 @@ export interface OperationSpec {
   readonly summary: string | undefined;
   readonly description: string | undefined;
   readonly parameters: readonly ParameterSpec[];
-  /** The JSON request body, when there is one. */
-  readonly body: { readonly required: boolean; readonly schema: JsonObject } | undefined;
-  /** Non-JSON request bodies the gateway cannot send. */
+  /** The request body, JSON or a form, when there is one the gateway can send. */
+  readonly body: BodySpec | undefined;
+  /** Why the request body cannot be sent (its media types, or a form field's encoding). */
   readonly unsupportedBody: string | undefined;
   readonly responseSchema: JsonObject | null;
   /** For admin-described operations: the input schema exactly as written. */
   readonly inputSchema: JsonObject | undefined;
   /** OpenAPI 3.0 schemas use `nullable` and boolean exclusive bounds; 3.1 is JSON Schema 2020-12. */
   readonly dialect: 'openapi-3.0' | 'json-schema-2020-12';
+}
+
+/** A JSON body, or a form body (application/x-www-form-urlencoded) with its fields' encodings. */
+export interface BodySpec {
+  readonly required: boolean;
+  readonly schema: JsonObject;
+  /** Present for a form body: the encoding the document gives each field, by name (none: the defaults). */
+  readonly form?: Readonly<Record<string, FormEncoding>>;
 }
 
 const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
@@ -44,7 +53,20 @@ const Parameter = z.looseObject({
   schema: z.record(z.string(), z.unknown()).optional(),
 });
 
-const MediaTypes = z.record(z.string(), z.looseObject({ schema: z.record(z.string(), z.unknown()).optional() }));
+const Encoding = z.looseObject({
+  contentType: z.string().optional(),
+  style: z.string().optional(),
+  explode: z.boolean().optional(),
+  allowReserved: z.boolean().optional(),
+});
+
+const MediaTypes = z.record(
+  z.string(),
+  z.looseObject({
+    schema: z.record(z.string(), z.unknown()).optional(),
+    encoding: z.record(z.string(), Encoding).optional(),
+  }),
+);
 
 const Operation = z.looseObject({
   operationId: z.string().optional(),
@@ -62,6 +84,54 @@ const jsonSchemaOf = (content: z.infer<typeof MediaTypes> | undefined): JsonObje
     if (isJsonMediaType(type)) return media.schema ?? {};
   }
   return undefined;
+};
+
+const formMediaType = 'application/x-www-form-urlencoded';
+
+/**
+ * A form field's encoding by OpenAPI 3.1's Encoding Object: `style`, `explode` or `allowReserved`
+ * given means a style (form unless named; exploded by default only for form); otherwise a JSON
+ * `contentType` means the field's JSON text; otherwise the defaults by value (form-body.ts).
+ */
+const formEncodingOf = (encoding: z.infer<typeof Encoding>): FormEncoding | undefined | string => {
+  if (encoding.style !== undefined || encoding.explode !== undefined || encoding.allowReserved !== undefined) {
+    const style = formStyles.find((known) => known === (encoding.style ?? 'form'));
+    if (style === undefined || style === 'json') return `style ${JSON.stringify(encoding.style)}`;
+    return { style, explode: encoding.explode ?? style === 'form' };
+  }
+  if (encoding.contentType !== undefined && isJsonMediaType(encoding.contentType)) {
+    return { style: 'json', explode: false };
+  }
+  return undefined;
+};
+
+/** The request body the gateway sends: JSON first, else a form; or why it cannot send any. */
+const bodyOf = (
+  requestBody: z.infer<typeof Operation>['requestBody'],
+): { body: BodySpec | undefined; unsupported: string | undefined } => {
+  const content = requestBody?.content ?? {};
+  const required = requestBody?.required ?? false;
+  const json = jsonSchemaOf(content);
+  if (json !== undefined) return { body: { required, schema: json }, unsupported: undefined };
+  const formType = Object.keys(content).find((type) => type.split(';')[0]?.trim().toLowerCase() === formMediaType);
+  const media = formType === undefined ? undefined : content[formType];
+  if (media === undefined) {
+    const types = Object.keys(content);
+    return { body: undefined, unsupported: types.length > 0 ? `${types.join(', ')}, not JSON or a form` : undefined };
+  }
+  const schema = media.schema ?? {};
+  if (!isJsonObject(schema.properties) || (schema.type !== undefined && schema.type !== 'object')) {
+    return { body: undefined, unsupported: 'a form that does not name its fields (an object with properties)' };
+  }
+  const form: Record<string, FormEncoding> = {};
+  for (const [name, encoding] of Object.entries(media.encoding ?? {})) {
+    const found = formEncodingOf(encoding);
+    if (typeof found === 'string') {
+      return { body: undefined, unsupported: `a form whose field ${JSON.stringify(name)} has ${found}` };
+    }
+    if (found !== undefined) form[name] = found;
+  }
+  return { body: { required, schema, form }, unsupported: undefined };
 };
 
 const parameterKey = (parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`;
@@ -84,9 +154,7 @@ export const operationsFromOpenApi = (document: JsonObject): OperationSpec[] => 
       for (const parameter of [...(shared.success ? shared.data : []), ...(operation.parameters ?? [])]) {
         byKey.set(parameterKey(parameter), parameter);
       }
-      const content = operation.requestBody?.content;
-      const bodySchema = jsonSchemaOf(content);
-      const contentTypes = Object.keys(content ?? {});
+      const { body, unsupported } = bodyOf(operation.requestBody);
       const success = Object.entries(operation.responses ?? {})
         .filter(([status]) => /^2\d\d$/.test(status) || status === '2XX')
         .sort(([left], [right]) => left.localeCompare(right))
@@ -107,11 +175,8 @@ export const operationsFromOpenApi = (document: JsonObject): OperationSpec[] => 
           schema: { ...(parameter.schema ?? {}) },
           description: parameter.description,
         })),
-        body:
-          bodySchema === undefined
-            ? undefined
-            : { required: operation.requestBody?.required ?? false, schema: bodySchema },
-        unsupportedBody: bodySchema === undefined && contentTypes.length > 0 ? contentTypes.join(', ') : undefined,
+        body,
+        unsupportedBody: unsupported,
         responseSchema: success ?? null,
         inputSchema: undefined,
         dialect,

@@ -3,8 +3,9 @@
 // `<system key>.<tool name>` under the same schema rules as an HTTP system's operation: the input
 // is an object whose unknown fields are refused, with secrets, identifiers and amounts marked.
 import type { ResolvedToolServer } from '../config/resolved.js';
-import { type CatalogProblem, markRulesOf, type SystemTools, unknownToolNames } from './build.js';
-import { normalizeOperationId } from './naming.js';
+import { type CatalogProblem, markRulesOf, type SystemTools } from './build.js';
+import { fittedToolName, normalizeOperationId, shortenedNote } from './naming.js';
+import { isTurnedOff, unknownToolNames } from './offered.js';
 import { applyMarks, hasReference, toJsonSchema } from './schema-conversion.js';
 import { type Access, type CatalogTool, isJsonObject, type JsonObject } from './tool.js';
 
@@ -33,8 +34,6 @@ export interface ToolServerBuildOptions {
    */
   readonly unusable: 'problem' | 'warning';
 }
-
-const maxToolNameLength = 128;
 
 /** The input schema as the gateway takes it, or why it cannot. */
 const inputSchemaOf = (given: JsonObject): JsonObject | string => {
@@ -78,8 +77,9 @@ export const buildToolServerTools = (
   for (const spec of specs) {
     const where = [...systemPath, ...spec.configPath];
     const id = normalizeOperationId(spec.name);
-    const name = `${system.key}.${id}`;
-    if (id.length === 0 || name.length > maxToolNameLength) {
+    const fullName = `${system.key}.${id}`;
+    const name = fittedToolName(fullName);
+    if (id.length === 0) {
       unusable(where, `${spec.source}: the tool name ${JSON.stringify(spec.name.slice(0, 200))} cannot be offered`);
       continue;
     }
@@ -89,6 +89,7 @@ export const buildToolServerTools = (
       continue;
     }
     seen.set(name, spec.source);
+    if (name !== fullName) warnings.push({ path: where, message: `${spec.source}: ${shortenedNote(fullName, name)}` });
     const input = inputSchemaOf(spec.inputSchema);
     if (typeof input === 'string') {
       unusable(where, `${spec.source} (${name}) is left out: ${input}`);
@@ -98,7 +99,7 @@ export const buildToolServerTools = (
     const title = spec.title ?? spec.name;
     const outputSchema = outputSchemaOf(spec.outputSchema);
     // A turned-off tool is built all the same (policies may still name it) but never offered.
-    (system.disabled_tools.includes(name) ? disabled : tools).push({
+    (isTurnedOff(system, name) ? disabled : tools).push({
       name,
       systemKey: system.key,
       operationId: spec.name,

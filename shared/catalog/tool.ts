@@ -1,5 +1,6 @@
 // A catalog tool: one tool of one system, as agents see it (name, schema, annotations) and as the
 // gateway calls it (an HTTP operation's method, path and field bindings, or a tool server's name).
+import type { FormEncoding } from '../invoke/form-body.js';
 import type { InputError } from '../result.js';
 
 export type JsonObject = { [key: string]: unknown };
@@ -7,13 +8,16 @@ export type JsonObject = { [key: string]: unknown };
 export const isJsonObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export type FieldLocation = 'path' | 'query' | 'header' | 'body' | 'whole-body';
+/** `body`: a member of a JSON body; `form`: a field of a form body (application/x-www-form-urlencoded). */
+export type FieldLocation = 'path' | 'query' | 'header' | 'body' | 'whole-body' | 'form';
 
 /** Where one input field travels: `field` is its name in the arguments, `name` on the wire. */
 export interface FieldBinding {
   readonly field: string;
   readonly in: FieldLocation;
   readonly name: string;
+  /** A form field's encoding, when the operation's Encoding Object gives one (form-body.ts). */
+  readonly encoding?: FormEncoding;
 }
 
 export type Access = 'read' | 'write';

@@ -233,6 +233,12 @@ const systemFields = {
     .default({})
     .describe('Tool name → read or write, overriding the default (GET/HEAD/OPTIONS read, others write).'),
   disabled_tools: z.array(z.string().min(1)).default([]).describe('Tool names not offered to agents.'),
+  enabled_tools: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      'Patterns of the tool names offered to agents, "*" matching any characters (e.g. github.repos_*); absent: every tool. disabled_tools still turns a tool off.',
+    ),
 };
 
 /** A system described by OpenAPI (or operations in the file) and called over HTTP: the default kind. */

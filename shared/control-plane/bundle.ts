@@ -6,6 +6,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as z from 'zod';
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
+import { formStyles } from '../invoke/form-body.js';
 
 /** A tool as discovered from an MCP server (ToolServerToolSpec), as the bundle carries it. */
 const BundledToolSpec = z.object({
@@ -58,8 +59,9 @@ const CompiledTool = z.object({
         .array(
           z.object({
             field: z.string(),
-            in: z.enum(['path', 'query', 'header', 'body', 'whole-body']),
+            in: z.enum(['path', 'query', 'header', 'body', 'whole-body', 'form']),
             name: z.string(),
+            encoding: z.object({ style: z.enum(formStyles), explode: z.boolean() }).optional(),
           }),
         )
         .readonly(),

@@ -10,6 +10,7 @@ import { limitsNow } from '../limits/agent-limits.js';
 import type { RequestGate } from '../limits/request-gate.js';
 import { instructions, listToolsFor, type McpServices, negotiatedVersion } from '../mcp/server.js';
 import { statusToolName } from '../mcp/status-tool.js';
+import { invalidToolsCursorMessage } from '../mcp/tool-pages.js';
 import { toCallToolResult } from '../mcp/tool-result.js';
 import { isRecord } from '../objects.js';
 import { resultObject } from '../result.js';
@@ -106,8 +107,12 @@ const answerRequest = async (
       });
     case 'ping':
       return resultAnswer(id, {});
-    case 'tools/list':
-      return resultAnswer(id, await listToolsFor(services, stream.agent, stream.systemKey));
+    case 'tools/list': {
+      const listed = await listToolsFor(services, stream.agent, stream.systemKey, params.cursor);
+      return listed === null
+        ? errorAnswer(id, jsonRpcCodes.invalidParams, invalidToolsCursorMessage)
+        : resultAnswer(id, listed);
+    }
     case 'tools/call':
       return answerToolCall(services, stream, id, params, toolArguments);
     default:

@@ -11,6 +11,7 @@ import { pointerValue } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
 import { credentialHeaders } from './credentials.js';
+import { type FormField, formBodyText } from './form-body.js';
 import { headerParameterRule } from './headers.js';
 import { headerText, parameterText, pathSegment } from './parameter-values.js';
 import type { OutboundRequest, OutboundResult } from './system-client.js';
@@ -33,6 +34,7 @@ export const buildRequest = (
   const body: JsonObject = {};
   let wholeBody: unknown;
   let hasBody = false;
+  const form: FormField[] = [];
   for (const binding of target.fields) {
     if (!Object.hasOwn(args, binding.field)) continue;
     const value = args[binding.field];
@@ -57,6 +59,9 @@ export const buildRequest = (
         wholeBody = value;
         hasBody = true;
         break;
+      case 'form':
+        form.push({ name: binding.name, value, encoding: binding.encoding });
+        break;
     }
   }
   // The gateway's own headers come last: nothing an agent sends can replace them.
@@ -64,12 +69,15 @@ export const buildRequest = (
   headers.traceparent = context.traceparent;
   Object.assign(headers, credentialHeaders(system.credentials));
   if (hasBody) headers['content-type'] = 'application/json';
+  // A tool's body is JSON or a form, never both (the catalog binds its fields to one of them).
+  if (form.length > 0) headers['content-type'] = 'application/x-www-form-urlencoded';
   const search = query.toString();
   return {
     method: target.method,
     url: `${system.base_url}${path}${search.length > 0 ? `?${search}` : ''}`,
     headers,
-    body: hasBody ? exactJsonText(wholeBody === undefined ? body : wholeBody) : null,
+    body:
+      form.length > 0 ? formBodyText(form) : hasBody ? exactJsonText(wholeBody === undefined ? body : wholeBody) : null,
     deadlineMs: system.timeout,
     maxResponseBytes: system.max_response_size,
   };

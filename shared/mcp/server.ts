@@ -36,6 +36,7 @@ import {
   tasksCapabilities,
 } from './task-methods.js';
 import type { TaskDialect } from './tasks.js';
+import { invalidToolsCursorMessage, toolsPage } from './tool-pages.js';
 import { toCallToolResult } from './tool-result.js';
 
 export type McpServices = CallToolDeps;
@@ -58,21 +59,26 @@ export const toMcpTool = (tool: CatalogTool): Tool => ({
 });
 
 /**
- * The tools an agent is offered: the status tool, then the catalog tools it may see (of one
- * system only, when a gRPC stream's server_id names one). One home for HTTP MCP and gRPC.
+ * The tools an agent is offered, a page at a time (tool-pages.ts): the status tool, then the
+ * catalog tools it may see (of one system only, when a gRPC stream's server_id names one); null
+ * for a cursor the gateway did not write. One home for HTTP MCP (both revisions) and gRPC.
  */
 export const listToolsFor = async (
   services: McpServices,
   agent: McpRequestContext['agent'],
   systemKey: string | null = null,
-): Promise<ListToolsResult> => ({
-  tools: [
-    statusTool,
-    ...(await visibleTools(services.controlPlane, agent))
-      .filter((tool) => systemKey === null || tool.systemKey === systemKey)
-      .map(toMcpTool),
-  ],
-});
+  cursor: unknown = undefined,
+): Promise<ListToolsResult | null> => {
+  const visible = (await visibleTools(services.controlPlane, agent)).filter(
+    (tool) => systemKey === null || tool.systemKey === systemKey,
+  );
+  const page = toolsPage(visible, cursor);
+  if (page === null) return null;
+  return {
+    tools: [...(page.first ? [statusTool] : []), ...page.tools.map(toMcpTool)],
+    ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+  };
+};
 
 /** The MCP revision answered to an initialize asking for `requested`: it, when supported, else the latest. */
 export const negotiatedVersion = (requested: unknown): string =>
@@ -181,7 +187,11 @@ export const buildMcpServer = (
     },
   );
 
-  server.setRequestHandler('tools/list', (): Promise<ListToolsResult> => listToolsFor(services, agent));
+  server.setRequestHandler('tools/list', async (request): Promise<ListToolsResult> => {
+    const listed = await listToolsFor(services, agent, null, request.params?.cursor);
+    if (listed === null) throw new ProtocolError(ProtocolErrorCode.InvalidParams, invalidToolsCursorMessage);
+    return listed;
+  });
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args = {} } = request.params;

@@ -4,6 +4,7 @@
 // apply to it and the human step each decision some arguments get would need.
 import { posix } from 'node:path';
 import type { AgentIdentity } from '../auth/agent.js';
+import { isTurnedOff } from '../catalog/offered.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
 import type { DenyReason, HiddenReason, HumanStep, PolicyDecision } from './engine.js';
@@ -143,7 +144,9 @@ const explainTool = (context: ExplainContext, agent: AgentIdentity, tool: Catalo
   const base = { tool: tool.name, system: tool.systemKey, policies };
   if (!snapshot.catalog.byName.has(tool.name)) {
     const index = snapshot.config.systems.findIndex((system) => system.key === tool.systemKey);
-    const turnedOff = snapshot.config.systems[index]?.disabled_tools.includes(tool.name) ?? true;
+    const system = snapshot.config.systems[index];
+    const turnedOff = system === undefined || isTurnedOff(system, tool.name);
+    const field = system?.disabled_tools.includes(tool.name) === false ? 'enabled_tools' : 'disabled_tools';
     return {
       ...base,
       visible: false,
@@ -151,7 +154,7 @@ const explainTool = (context: ExplainContext, agent: AgentIdentity, tool: Catalo
       depends_on_arguments: null,
       outcomes: [],
       summary: turnedOff
-        ? `turned off in the configuration (systems[${index}].disabled_tools)`
+        ? `turned off in the configuration (systems[${index}].${field})`
         : `withdrawn: the MCP server of ${tool.systemKey} has not answered tools/list within allowed_staleness`,
     };
   }

@@ -8,11 +8,13 @@ import { projectPath } from '../../infra/paths.js';
 import { maxInputErrors } from '../../shared/arguments/canonicalize.js';
 import { maxArgumentDepth, maxArgumentValues, maxArrayItems } from '../../shared/arguments/strict-json.js';
 import { channelParamsWaitMs, maxChannelParamsBytes } from '../../shared/call-tool/serve.js';
+import { maxToolNameLength } from '../../shared/catalog/naming.js';
 import { GatewayConfig } from '../../shared/config/schema.js';
 import { customerSessionTtlMs, sessionTtlMs } from '../../shared/console/session.js';
 import { defaultGrpcLimits } from '../../shared/grpc/gateway.js';
 import { taskResultWaitMs } from '../../shared/mcp/task-methods.js';
 import { taskPollIntervalMs } from '../../shared/mcp/tasks.js';
+import { toolsPageSize } from '../../shared/mcp/tool-pages.js';
 import { verifies } from '../support/requirements.js';
 
 const pages = async (): Promise<string[]> => {
@@ -61,6 +63,8 @@ describe('the docs', () => {
       'items in one array of arguments': maxArrayItems,
       'nesting of arguments': maxArgumentDepth,
       '`input_errors` listed in one refusal': maxInputErrors,
+      'tools in one `tools/list` page': toolsPageSize,
+      "characters in a tool's name (longer ones are shortened)": maxToolNameLength,
       'requests in progress per agent (default)': limits.concurrent_requests,
       'requests per second per agent (default)': limits.requests_per_second,
       'burst above that rate per agent (default)': limits.burst,

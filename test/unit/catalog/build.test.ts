@@ -4,6 +4,7 @@
 // bodies, schemas, marks) has its table of cases here.
 import { describe, expect, it } from 'vitest';
 import { buildSystemTools, type SystemTools } from '../../../shared/catalog/build.js';
+import { matchesToolPattern } from '../../../shared/catalog/offered.js';
 import { loadOpenApiDocument } from '../../../shared/catalog/openapi-document.js';
 import { type OperationSpec, operationsFromAdmin, operationsFromOpenApi } from '../../../shared/catalog/operations.js';
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
@@ -1000,6 +1001,74 @@ describe('access overrides', () => {
   );
 });
 
+describe('enabled tools: the tools a system offers, by pattern', () => {
+  const paths = {
+    '/repos/{id}': {
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: { operationId: 'repos.get', responses: ok },
+      delete: { operationId: 'repos.delete', responses: ok },
+    },
+    '/issues': {
+      get: { operationId: 'issues.list', responses: ok },
+      post: { operationId: 'issues.create', responses: ok },
+    },
+    '/gists': { get: { operationId: 'gists.list', responses: ok } },
+  };
+
+  it(
+    verifies('catalog.enabled-tools', 'offers only the tools a pattern matches; the others are built, turned off'),
+    async () => {
+      const built = await build(paths, { enabled_tools: ['erp.repos.*', 'erp.*.list'] });
+      expect(clean(built).map((tool) => tool.name)).toEqual([
+        'erp.repos.get',
+        'erp.repos.delete',
+        'erp.issues.list',
+        'erp.gists.list',
+      ]);
+      expect(built.disabled.map((tool) => tool.name)).toEqual(['erp.issues.create']);
+    },
+  );
+
+  it(verifies('catalog.enabled-tools', 'disabled_tools still turns off a tool a pattern matches'), async () => {
+    const built = await build(paths, { enabled_tools: ['erp.repos.*'], disabled_tools: ['erp.repos.delete'] });
+    expect(clean(built).map((tool) => tool.name)).toEqual(['erp.repos.get']);
+  });
+
+  it(
+    verifies('catalog.enabled-tools', 'a pattern matching no tool is a problem at systems[i].enabled_tools[j]'),
+    async () => {
+      const built = await build(
+        paths,
+        { enabled_tools: ['erp.repos.*', 'erp.pulls.*', 'Erp.gists.list'] },
+        { index: 1 },
+      );
+      expect(built.problems).toEqual([
+        { path: ['systems', 1, 'enabled_tools', 1], message: 'no tool matches erp.pulls.*' },
+        { path: ['systems', 1, 'enabled_tools', 2], message: 'no tool matches Erp.gists.list' },
+      ]);
+    },
+  );
+
+  const patterns: readonly (readonly [pattern: string, name: string, matches: boolean])[] = [
+    ['erp.repos.get', 'erp.repos.get', true],
+    ['erp.repos.get', 'erp.repos.get_all', false],
+    ['erp.*', 'erp.repos.get', true],
+    ['*.get', 'erp.repos.get', true],
+    ['erp.*.get', 'erp.repos.get', true],
+    ['erp.*.get', 'erp.get', false],
+    ['*', 'erp.anything', true],
+    ['erp.*repos*', 'erp.list_repos_for_org', true],
+    ['erp.r*s*s', 'erp.repos', false],
+    ['erp.r*o*s', 'erp.repos', true],
+    // Only "*" is special: "." and "?" are themselves.
+    ['erp?repos', 'erp.repos', false],
+    ['erp.repo.', 'erp.repos', false],
+  ];
+  it.each(patterns)(verifies('catalog.enabled-tools', '%j matches %j: %s'), (pattern, name, matches) => {
+    expect(matchesToolPattern(pattern, name)).toBe(matches);
+  });
+});
+
 describe('disabled tools and unknown names', () => {
   const paths = {
     '/vendors/{id}': {
@@ -1098,22 +1167,30 @@ describe('tool names', () => {
     ]);
   });
 
-  it(verifies('catalog.tool-naming', 'a name over 128 characters is a problem'), async () => {
-    const id = 'x'.repeat(125);
-    const built = await build({ '/a': { get: { operationId: id, responses: ok } } });
-    expect(built.tools).toEqual([]);
-    expect(built.problems).toEqual([
-      {
-        path: ['systems', 0, 'openapi'],
-        message: `openapi: GET /a: the tool name erp.${id} is longer than 128 characters`,
-      },
-    ]);
-  });
+  it(
+    verifies('catalog.tool-name-length', 'a name over 64 characters is offered shortened, with a note naming both'),
+    async () => {
+      const id = 'x'.repeat(61);
+      const built = await build({ '/a': { get: { operationId: id, responses: ok } } });
+      const [tool] = built.tools;
+      expect(tool?.name).toMatch(/^erp\.x{51}_[0-9a-f]{8}$/);
+      expect(built.problems).toEqual([]);
+      expect(built.warnings).toEqual([
+        {
+          path: ['systems', 0, 'openapi'],
+          message: `openapi: GET /a: offered as ${tool?.name}: its full name erp.${id} is longer than 64 characters`,
+        },
+      ]);
+    },
+  );
 });
 
 describe('operations left out with a warning', () => {
   it(
-    verifies('catalog.input-schema', 'leaves out an operation whose body is not JSON, with a warning and no problem'),
+    verifies(
+      ['catalog.input-schema', 'catalog.form-bodies'],
+      'leaves out an operation whose body is neither JSON nor a form naming its fields, with a warning and no problem',
+    ),
     async () => {
       const built = await build({
         '/upload': {
@@ -1156,12 +1233,12 @@ describe('operations left out with a warning', () => {
         {
           path: ['systems', 0, 'openapi'],
           message:
-            'openapi: POST /upload (erp.upload) is left out: its request body is multipart/form-data, text/plain, not JSON',
+            'openapi: POST /upload (erp.upload) is left out: its request body is multipart/form-data, text/plain, not JSON or a form',
         },
         {
           path: ['systems', 0, 'openapi'],
           message:
-            'openapi: POST /form (erp.form) is left out: its request body is application/x-www-form-urlencoded, not JSON',
+            'openapi: POST /form (erp.form) is left out: its request body is a form that does not name its fields (an object with properties)',
         },
       ]);
     },

@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizeOperationId, operationIdFromRoute, toolName } from '../../../shared/catalog/naming.js';
+import { isJsonObject } from '../../../shared/catalog/tool.js';
 import { verifies } from '../../support/requirements.js';
 
 describe(verifies('catalog.tool-naming', 'normalizeOperationId'), () => {
@@ -121,23 +124,30 @@ describe(verifies('catalog.tool-naming', 'toolName'), () => {
     });
   });
 
-  it(verifies('catalog.tool-naming', 'accepts a name of exactly 128 characters and refuses one of 129'), () => {
-    const longest = 'a'.repeat(124); // "erp." + 124 = 128
+  it(verifies('catalog.tool-name-length', 'keeps a name of exactly 64 characters and shortens one of 65 to 64'), () => {
+    const longest = 'a'.repeat(60); // "erp." + 60 = 64
     expect(toolName('erp', longest, 'GET', '/x')).toEqual({ ok: true, name: `erp.${longest}` });
-    const tooLong = 'a'.repeat(125);
-    expect(toolName('erp', tooLong, 'GET', '/x')).toEqual({
-      ok: false,
-      reason: `the tool name erp.${tooLong} is longer than 128 characters`,
+    const tooLong = 'a'.repeat(61);
+    const result = toolName('erp', tooLong, 'GET', '/x');
+    expect(result).toEqual({
+      ok: true,
+      name: expect.stringMatching(/^erp\.a{51}_[0-9a-f]{8}$/),
+      fullName: `erp.${tooLong}`,
     });
+    // The same on every load: the hash is of the whole name.
+    expect(toolName('erp', tooLong, 'GET', '/x')).toEqual(result);
   });
 
-  it(verifies('catalog.tool-naming', 'measures the length after normalization'), () => {
-    // 62 words "aB" → "a_b": 62 × 3 = 186 characters once split; before splitting it is 124.
-    const id = 'aB'.repeat(62);
-    const result = toolName('erp', id, 'GET', '/x');
-    expect(result.ok).toBe(false);
-    if (result.ok) return;
-    expect(result.reason).toMatch(/^the tool name erp\.a_ba_b.* is longer than 128 characters$/);
+  it(verifies('catalog.tool-name-length', 'measures the length after normalization'), () => {
+    // 22 words "aB" → "a_b": 22 × 3 = 66 characters once split; before splitting it is 44.
+    const result = toolName('erp', 'aB'.repeat(22), 'GET', '/x');
+    expect(result.ok && result.fullName).toBe(`erp.${'a_b'.repeat(22)}`);
+  });
+
+  it(verifies('catalog.tool-name-length', 'drops "_", "." and "-" before the hash, so the name reads cleanly'), () => {
+    // The 55th character falls on the "_" after "erp.", 50 letters.
+    const result = toolName('erp', `${'b'.repeat(50)}_${'c'.repeat(20)}`, 'GET', '/x');
+    expect(result.ok && result.name).toMatch(/^erp\.b{50}_[0-9a-f]{8}$/);
   });
 });
 
@@ -153,7 +163,7 @@ describe(verifies('catalog.tool-naming', 'properties of the rule'), () => {
   it(
     verifies(
       'catalog.tool-naming',
-      'a name, when given, is "<key>." then lowercase allowed characters, at most 128 long',
+      'a name, when given, is "<key>." then lowercase allowed characters, at most 64 long',
     ),
     () => {
       fc.assert(
@@ -165,24 +175,33 @@ describe(verifies('catalog.tool-naming', 'properties of the rule'), () => {
           expect(rest).toMatch(allowed);
           expect(rest).not.toMatch(/[_.-]$/);
           expect(rest).not.toMatch(/_\.|\._/);
-          expect(result.name.length).toBeLessThanOrEqual(128);
-          expect(rest).toBe(normalizeOperationId(id));
+          expect(result.name.length).toBeLessThanOrEqual(64);
+          // The whole normalized id, or its start and a hash when the name was too long.
+          if (result.fullName === undefined) expect(rest).toBe(normalizeOperationId(id));
+          else expect(result.fullName).toBe(`erp.${normalizeOperationId(id)}`);
         }),
         { numRuns: 2000 },
       );
     },
   );
 
-  it(verifies('catalog.tool-naming', 'a refusal happens exactly when nothing is left or the name is too long'), () => {
-    fc.assert(
-      fc.property(text, (id) => {
-        const normalized = normalizeOperationId(id);
-        const result = toolName('erp', id, 'GET', '/x');
-        expect(result.ok).toBe(normalized.length > 0 && normalized.length + 'erp.'.length <= 128);
-      }),
-      { numRuns: 2000 },
-    );
-  });
+  it(
+    verifies(
+      ['catalog.tool-naming', 'catalog.tool-name-length'],
+      'a refusal happens exactly when nothing is left, and a name is shortened exactly when too long',
+    ),
+    () => {
+      fc.assert(
+        fc.property(text, (id) => {
+          const normalized = normalizeOperationId(id);
+          const result = toolName('erp', id, 'GET', '/x');
+          expect(result.ok).toBe(normalized.length > 0);
+          if (result.ok) expect(result.fullName !== undefined).toBe(normalized.length + 'erp.'.length > 64);
+        }),
+        { numRuns: 2000 },
+      );
+    },
+  );
 
   it(verifies('catalog.tool-naming', 'normalizing twice gives the same as once'), () => {
     fc.assert(
@@ -209,4 +228,37 @@ describe(verifies('catalog.tool-naming', 'properties of the rule'), () => {
       { numRuns: 1000 },
     );
   });
+});
+
+describe("GitHub's description (the fixture of test/adapters/large-configuration.test.ts)", () => {
+  it(
+    verifies(
+      'catalog.tool-name-length',
+      'every operation gets a distinct name of at most 64 characters; 65 are shortened',
+    ),
+    async () => {
+      // Only the names are read here (no schema, no policy): the full load is the adapter test's.
+      const file = createRequire(import.meta.url).resolve('@octokit/openapi/generated/api.github.com.json');
+      const document: unknown = JSON.parse(await readFile(file, 'utf8'));
+      const paths = isJsonObject(document) && isJsonObject(document.paths) ? document.paths : {};
+      const names: string[] = [];
+      const shortened: string[] = [];
+      for (const [path, item] of Object.entries(paths)) {
+        for (const method of ['get', 'put', 'post', 'delete', 'options', 'head', 'patch']) {
+          const operation = isJsonObject(item) ? item[method] : undefined;
+          if (!isJsonObject(operation)) continue;
+          const id = typeof operation.operationId === 'string' ? operation.operationId : undefined;
+          const named = toolName('github', id, method.toUpperCase(), path);
+          if (!named.ok) throw new Error(named.reason);
+          names.push(named.name);
+          if (named.fullName !== undefined) shortened.push(named.fullName);
+        }
+      }
+      expect(names).toHaveLength(1223);
+      expect(new Set(names).size).toBe(names.length);
+      expect(Math.max(...names.map((name) => name.length))).toBeLessThanOrEqual(64);
+      expect(shortened).toHaveLength(65);
+      expect(names).toContain('github.code-security_get-repositories-for-enterprise-co_598fc294');
+    },
+  );
 });

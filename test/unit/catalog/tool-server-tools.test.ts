@@ -70,7 +70,6 @@ describe('tools of tool servers', () => {
         spec({ name: 'list', inputSchema: { type: 'array' } }),
         spec({ name: 'tree', inputSchema: { type: 'object', properties: { node: { $ref: '#/$defs/node' } } } }),
         spec({ name: '***' }),
-        spec({ name: 'x'.repeat(130) }),
       ];
       const discovered = buildToolServerTools(mcpSystem(), 2, unusable, { unusable: 'warning' });
       expect(discovered.tools).toEqual([]);
@@ -79,12 +78,27 @@ describe('tools of tool servers', () => {
         'tools/list of docs (docs.list) is left out: its input schema does not describe an object',
         'tools/list of docs (docs.tree) is left out: its input schema uses $ref, which the gateway does not follow',
         'tools/list of docs: the tool name "***" cannot be offered',
-        expect.stringContaining('cannot be offered'),
       ]);
       expect(discovered.warnings[0]?.path).toEqual(['systems', 2, 'tools', 0]);
       const configured = buildToolServerTools(channelSystem(), 0, unusable, { unusable: 'problem' });
-      expect(configured.problems).toHaveLength(4);
+      expect(configured.problems).toHaveLength(3);
       expect(configured.warnings).toEqual([]);
+    },
+  );
+
+  it(
+    verifies('catalog.tool-name-length', 'offers a tool whose name is too long under a shortened name, with a note'),
+    () => {
+      const long = `search_${'documents_'.repeat(8)}by_title`;
+      const built = buildToolServerTools(mcpSystem(), 2, [spec({ name: long })], { unusable: 'warning' });
+      const [tool] = built.tools;
+      expect(tool?.name).toMatch(/^docs\.search_documents_documents_documents_documents_doc_[0-9a-f]{8}$/);
+      expect(tool?.name).toHaveLength(64);
+      // Called on its server by its own name.
+      expect(tool?.target).toEqual({ kind: 'tool-server', name: long });
+      expect(built.warnings.map((warning) => warning.message)).toEqual([
+        `tools/list of docs: offered as ${tool?.name}: its full name docs.${long} is longer than 64 characters`,
+      ]);
     },
   );
 

@@ -110,6 +110,26 @@ describe('which tools an agent sees', () => {
     expect(tool.summary).toBe('turned off in the configuration (systems[1].disabled_tools)');
   });
 
+  it(
+    verifies(
+      ['ops.policy-explain', 'catalog.enabled-tools'],
+      'says a tool no enabled_tools pattern matches is turned off there',
+    ),
+    async () => {
+      const edited = await demo({
+        config: (text) =>
+          text.replace(
+            '    amount_fields: [amount]\n    operations:',
+            '    amount_fields: [amount]\n    enabled_tools: [erp.purchase_orders.*, erp.shipments.*]\n    operations:',
+          ),
+      });
+      const tool = toolIn(explainAgent(contextOf(edited), procurement), 'erp.vendors.get');
+      expect(tool).toMatchObject({ visible: false, hidden: 'disabled' });
+      expect(tool.summary).toBe('turned off in the configuration (systems[0].enabled_tools)');
+      expect(toolIn(explainAgent(contextOf(edited), procurement), 'erp.purchase_orders.get').visible).toBe(true);
+    },
+  );
+
   it(verifies('ops.policy-explain', 'says a forbid always holds, naming it and its line'), () => {
     for (const agent of [procurement, support]) {
       const tool = toolIn(explainAgent(contextOf(snapshot), agent), 'erp.vendors.delete');
