@@ -5,6 +5,7 @@
 // snapshot only; the raw text stays for people and for config:check.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as z from 'zod';
+import { McpPins } from '../catalog/mcp-pins.js';
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
 
 /** A tool as discovered from an MCP server (ToolServerToolSpec), as the bundle carries it. */
@@ -27,6 +28,8 @@ export const BundledMcpCatalog = z.object({
   fetchedAt: z.number(),
   specs: z.array(BundledToolSpec),
   leftOut: z.array(z.object({ name: z.string(), reason: z.string() })),
+  /** What the operator accepted of its tools (mcp-pins.ts); the next push holds changes against it. */
+  pins: McpPins.optional(),
 });
 export type BundledMcpCatalog = z.infer<typeof BundledMcpCatalog>;
 
