@@ -10,10 +10,9 @@ import { parseArgs } from 'node:util';
 import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { localSecrets } from '../infra/local/local-secrets.js';
 import { McpPinFiles, mcpCatalogFolder } from '../infra/local/mcp-catalog-files.js';
-import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
+import { discoverMcpTools, driftLines, type McpDiscovery } from '../infra/local/mcp-discovery.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../shared/adapters/secrets-manager-secrets.js';
 import { unlistedSubjectNote } from '../shared/auth/agent.js';
-import { driftLine } from '../shared/catalog/mcp-pins.js';
 import { directCallTimeoutWarnings, policyWarnings } from '../shared/config/checks.js';
 import { referencePaths } from '../shared/config/resolve.js';
 import { formatPath, formatProblem } from '../shared/config/resolved.js';
@@ -58,17 +57,6 @@ const mcpToolLines = (discovery: McpDiscovery, snapshot: GatewaySnapshot): strin
   }
   return lines;
 };
-
-/** The tools each MCP server changed since they were pinned, and how to accept the change. */
-const driftLines = (discovery: McpDiscovery): string[] =>
-  [...discovery.drift].flatMap(([key, drift]) =>
-    drift.length === 0
-      ? []
-      : [
-          `  warning: the MCP server of ${key} changed ${drift.length} tool${drift.length === 1 ? '' : 's'} since they were pinned (accept: npm run tools:accept -- ${key}; deployed: config:push --accept ${key}):`,
-          ...drift.map((tool) => `    ${driftLine(tool)}`),
-        ],
-  );
 
 const run = async (): Promise<number> => {
   let parsed: ReturnType<

@@ -4,7 +4,7 @@
 // held against the pins given (the data folder's, or the deployed bundle's).
 import { readFile } from 'node:fs/promises';
 import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
-import type { McpPins, ToolDrift } from '../../shared/catalog/mcp-pins.js';
+import { driftLine, type McpPins, type ToolDrift } from '../../shared/catalog/mcp-pins.js';
 import type { ToolServerToolSpec } from '../../shared/catalog/tool-server-tools.js';
 import { systemClock } from '../../shared/clock.js';
 import { loadConfigText } from '../../shared/config/load.js';
@@ -82,3 +82,14 @@ export const discoverMcpTools = async (
   }
   return { systems: [...systems], ...result };
 };
+
+/** The tools each MCP server changed since they were pinned, and how to accept the change. */
+export const driftLines = (discovery: McpDiscovery): string[] =>
+  [...discovery.drift].flatMap(([key, drift]) =>
+    drift.length === 0
+      ? []
+      : [
+          `  warning: the MCP server of ${key} changed ${drift.length} tool${drift.length === 1 ? '' : 's'} since they were pinned (accept: npm run tools:accept -- ${key}; deployed: config:push --accept ${key}):`,
+          ...drift.map((tool) => `    ${driftLine(tool)}`),
+        ],
+  );

@@ -258,6 +258,13 @@ export interface ConfigBundleStore {
   deployed(): Promise<DeployedBundle | undefined>;
   /** The bundle the pointer names, refused unless its object matches the hash and the signature. */
   load(pointer: BundlePointer): Promise<BundleRead>;
-  /** Replaces the deployed bundle, only if the deployed version is still `expectedVersion` (null: none yet). */
-  push(bundle: ConfigBundle, expectedVersion: string | null): Promise<PushResult>;
+  /**
+   * Replaces the deployed bundle, only if the deployed version is still `expectedVersion` (null:
+   * none yet). The same version is left as it is, unless `replaceSameVersion` (its MCP pins changed).
+   */
+  push(
+    bundle: ConfigBundle,
+    expectedVersion: string | null,
+    options?: { readonly replaceSameVersion?: boolean },
+  ): Promise<PushResult>;
 }
