@@ -5,18 +5,22 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSnapshotFromFile } from '../../infra/local/config-files.js';
 import { LocalConfigSource } from '../../infra/local/config-source.js';
 import { McpCatalogFiles, McpPinFiles } from '../../infra/local/mcp-catalog-files.js';
 import { projectPath } from '../../infra/paths.js';
 import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
+import { mcpToolSpecs } from '../../shared/catalog/mcp-tools.js';
+import { isJsonObject } from '../../shared/catalog/tool.js';
 import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
 import { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
 import { decideCall } from '../../shared/use-cases/decide-call.js';
 import { ManualClock } from '../support/clock.js';
-import { type FaultServer, startFaultServer } from '../support/mcp-servers.js';
+import { type FaultServer, startEverythingServer, startFaultServer } from '../support/mcp-servers.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { runProcess } from '../support/spawn.js';
+import { anMcpSystem } from '../support/systems.js';
 import { argumentsOf, procurementAgent } from '../support/use-case-bed.js';
 
 const policies = `
@@ -172,6 +176,43 @@ describe('an MCP server that changes tools the operator reviewed', () => {
       } finally {
         source.stop();
         await client.close();
+      }
+    },
+  );
+});
+
+describe('the demo configuration', () => {
+  it(
+    verifies('demo.mcp-access-pinned', 'states the access of every tool its MCP system offers: no hint decides it'),
+    async () => {
+      const reference = await startEverythingServer();
+      const client = new McpServerClient();
+      try {
+        const listing = await client.listTools(anMcpSystem({ key: 'reference', url: reference.url }));
+        // Every hint turned around: what the demo runs at once or holds must not follow.
+        const flipped = listing.tools.map((tool) =>
+          isJsonObject(tool) && isJsonObject(tool.annotations)
+            ? { ...tool, annotations: { ...tool.annotations, readOnlyHint: tool.annotations.readOnlyHint !== true } }
+            : tool,
+        );
+        const accessOf = async (tools: readonly unknown[]) => {
+          const loaded = await loadSnapshotFromFile(
+            projectPath('examples', 'gateway.config.yaml'),
+            { DEMO_ERP_URL: 'http://erp.test', DEMO_CALL_TOOL_URL: 'ws://tools.test', DEMO_MCP_URL: reference.url },
+            {},
+            new Map([['reference', mcpToolSpecs('reference', tools).specs]]),
+          );
+          if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+          const offered = loaded.snapshot.catalog.tools.filter((tool) => tool.systemKey === 'reference');
+          return Object.fromEntries(offered.map((tool) => [tool.name, tool.access]));
+        };
+        const asListed = await accessOf(listing.tools);
+        expect(Object.keys(asListed).length).toBeGreaterThan(3);
+        expect(await accessOf(flipped)).toEqual(asListed);
+        expect(asListed['reference.toggle-simulated-logging']).toBe('write');
+      } finally {
+        await client.close();
+        await reference.close();
       }
     },
   );
