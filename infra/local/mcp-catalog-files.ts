@@ -22,15 +22,27 @@ class JsonFiles<T> {
     private readonly schema: z.ZodType<T>,
   ) {}
 
-  async read(systemKey: string): Promise<T | undefined> {
-    const text = await readFile(this.pathOf(systemKey), 'utf8').catch(() => undefined);
+  /** The file's value, or undefined when there is none; a throw when it cannot be read or is not valid. */
+  protected async readOrThrow(systemKey: string): Promise<T | undefined> {
+    const path = this.pathOf(systemKey);
+    const text = await readFile(path, 'utf8').catch((error: unknown) => {
+      if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
+      throw error;
+    });
     if (text === undefined) return undefined;
+    let parsed: ReturnType<typeof this.schema.safeParse> | undefined;
     try {
-      const parsed = this.schema.safeParse(JSON.parse(text));
-      return parsed.success ? parsed.data : undefined;
+      parsed = this.schema.safeParse(JSON.parse(text));
     } catch {
-      return undefined;
+      parsed = undefined;
     }
+    if (parsed?.success !== true) throw new Error(`${path} is not valid`);
+    return parsed.data;
+  }
+
+  /** The file's value, or undefined when there is none or it cannot be read. */
+  async read(systemKey: string): Promise<T | undefined> {
+    return this.readOrThrow(systemKey).catch(() => undefined);
   }
 
   async write(systemKey: string, value: T): Promise<void> {
@@ -67,5 +79,10 @@ export class McpCatalogFiles extends JsonFiles<McpCatalog> implements McpCatalog
 export class McpPinFiles extends JsonFiles<McpPins> implements McpPinStore {
   constructor(folder: string) {
     super(folder, '.pins.json', McpPins);
+  }
+
+  /** Pins that cannot be read are not taken for none: that would accept whatever the server lists now. */
+  override read(systemKey: string): Promise<McpPins | undefined> {
+    return this.readOrThrow(systemKey);
   }
 }

@@ -72,8 +72,19 @@ const changedParts = (pin: ToolPin, listed: ToolPin): PinnedPart[] => {
   return changed;
 };
 
-/** The listed tools against their pins (none kept yet: every tool is seen for the first time). */
-export const pinnedSpecs = (specs: readonly ToolServerToolSpec[], pins: McpPins | undefined): PinnedSpecs => {
+/**
+ * The listed tools against their pins: none kept yet (undefined), every tool is seen for the first
+ * time; pins that cannot be read (null), every tool is held as a write until they can.
+ */
+export const pinnedSpecs = (specs: readonly ToolServerToolSpec[], pins: McpPins | undefined | null): PinnedSpecs => {
+  if (pins === null) {
+    return {
+      specs: specs.map((spec) => ({ ...spec, access: 'write', changed: true })),
+      pins: [],
+      added: false,
+      drift: [],
+    };
+  }
   const byName = new Map((pins ?? []).map((pin) => [pin.name, pin]));
   const added: ToolPin[] = [];
   const drift: ToolDrift[] = [];

@@ -4,6 +4,9 @@
 // to nobody, until the server answers again. A catalog may be kept on disk so that a restart with
 // the server down still knows its tools. What the operator reviewed of each tool is pinned
 // (mcp-pins.ts): a server's later change is held, logged once and counted, until accepted.
+//
+// Long: a system's catalog and its pins are one entry, changed by a refresh and by an acceptance
+// alike; kept in one place so that both see the same state.
 import { createHash } from 'node:crypto';
 import { driftLine, type McpPins, pinnedSpecs, type ToolDrift } from '../catalog/mcp-pins.js';
 import { type LeftOutTool, mcpToolSpecs } from '../catalog/mcp-tools.js';
@@ -86,8 +89,8 @@ interface Entry {
   loadedFromStore: boolean;
   /** The server the entry is about (address, revision, credentials), hashed. */
   identity: string;
-  /** What the operator accepted (undefined: nothing yet), and whether it was read from the pin store. */
-  pins: McpPins | undefined;
+  /** What the operator accepted (undefined: nothing yet; null: cannot be read), and whether it was read. */
+  pins: McpPins | undefined | null;
   pinsRead: boolean;
   /** The catalog's tools as offered (pins applied), and those changed since they were reviewed. */
   offered: readonly ToolServerToolSpec[];
@@ -159,11 +162,7 @@ export class McpCatalogs {
   }
 
   /** A system's tools as offered (pins applied), those changed since reviewed, and its pins. */
-  pinningOf(systemKey: string): {
-    readonly offered: readonly ToolServerToolSpec[];
-    readonly drift: readonly ToolDrift[];
-    readonly pins: McpPins;
-  } {
+  pinningOf(systemKey: string) {
     const entry = this.entries.get(systemKey);
     return { offered: entry?.offered ?? [], drift: entry?.drift ?? [], pins: entry?.pins ?? [] };
   }
@@ -173,19 +172,32 @@ export class McpCatalogs {
    * and applies them to the catalogs held.
    */
   async reloadPins(systems: readonly ResolvedMcpSystem[]): Promise<void> {
-    const store = this.pins;
-    if (store === null) return;
     await Promise.all(
       systems.map(async (system) => {
         const entry = this.entries.get(system.key);
         // Only a change can be accepted: a catalog that matches its pins has nothing to take.
-        if (entry === undefined || !entry.pinsRead || entry.drift.length === 0) return;
-        const pins = await store.read(system.key).catch(() => entry.pins);
-        if (JSON.stringify(pins) === JSON.stringify(entry.pins)) return;
-        entry.pins = pins;
-        await this.applyPins(system.key, entry);
+        if (entry === undefined || !entry.pinsRead || (entry.drift.length === 0 && entry.pins !== null)) return;
+        const before = JSON.stringify(entry.pins);
+        await this.readPins(system.key, entry);
+        if (JSON.stringify(entry.pins) !== before) await this.applyPins(system.key, entry);
       }),
     );
+  }
+
+  /** Reads a system's pins; pins that cannot be read hold every tool of the system as a write. */
+  private async readPins(systemKey: string, entry: Entry): Promise<void> {
+    entry.pinsRead = true;
+    try {
+      entry.pins = (await this.pins?.read(systemKey)) ?? undefined;
+    } catch (error) {
+      if (entry.pins !== null) {
+        this.log.warn('MCP tool pins cannot be read; every tool of the system is held as a write until they can', {
+          system: systemKey,
+          reason: error instanceof Error ? error.message : 'unknown',
+        });
+      }
+      entry.pins = null;
+    }
   }
 
   /** How the last attempt to list a system's tools went: why it failed, or why its list was cut short. */
@@ -228,8 +240,7 @@ export class McpCatalogs {
       }
     }
     if (!entry.pinsRead) {
-      entry.pinsRead = true;
-      entry.pins = (await this.pins?.read(system.key).catch(() => undefined)) ?? undefined;
+      await this.readPins(system.key, entry);
       if (entry.catalog !== null) await this.applyPins(system.key, entry);
     }
     const now = this.clock.now();

@@ -208,4 +208,27 @@ describe('MCP catalogs over time', () => {
       expect(restarted.catalog.byName.get('docs.search')).toMatchObject({ access: 'write', description: 'Searches.' });
     },
   );
+
+  it(
+    verifies('systems.mcp-pinned-tools', 'pins that cannot be read hold every tool as a write, not as seen first'),
+    async () => {
+      const clock = new ManualClock();
+      let readable = false;
+      const pins = {
+        read: async (): Promise<McpPins | undefined> => {
+          if (!readable) throw new Error('EIO');
+          return [];
+        },
+        write: async () => undefined,
+      };
+      const catalogs = new McpCatalogs(fakeSource(), null, clock, quietLog, pins);
+      const held = await snapshotWith(catalogs, byGroup);
+      expect(held.catalog.byName.get('docs.search')?.access).toBe('write');
+      readable = true;
+      const systems = held.config.systems.flatMap((system) => (system.kind === 'mcp' ? [system] : []));
+      await catalogs.reloadPins(systems);
+      const taken = await snapshotWith(catalogs, byGroup);
+      expect(taken.catalog.byName.get('docs.search')?.access).toBe('read');
+    },
+  );
 });
