@@ -15,9 +15,10 @@ import {
   freshStores,
   startBundleStands,
 } from '../support/bundle-stores.js';
+import { changedFaultTools } from '../support/changed-mcp-tools.js';
 import { ManualClock } from '../support/clock.js';
 import { expectSameAnswers } from '../support/compiled-bundles.js';
-import { changedFaultTools, startEverythingServer, startFaultServer } from '../support/mcp-servers.js';
+import { startEverythingServer, startFaultServer } from '../support/mcp-servers.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 

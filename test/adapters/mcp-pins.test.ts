@@ -15,13 +15,9 @@ import { isJsonObject } from '../../shared/catalog/tool.js';
 import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
 import { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
 import { decideCall } from '../../shared/use-cases/decide-call.js';
+import { changedFaultTools } from '../support/changed-mcp-tools.js';
 import { ManualClock } from '../support/clock.js';
-import {
-  changedFaultTools,
-  type FaultServer,
-  startEverythingServer,
-  startFaultServer,
-} from '../support/mcp-servers.js';
+import { type FaultServer, startEverythingServer, startFaultServer } from '../support/mcp-servers.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { runProcess } from '../support/spawn.js';
