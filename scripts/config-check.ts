@@ -1,14 +1,16 @@
 // `npm run config:check [file]`: validates a gateway configuration (schema, OpenAPI documents,
 // tool names, references) and says what is wrong and where. Exit 0 when valid, 1 when not. MCP
 // servers are asked for their tools (with this environment's addresses and credentials), so that
-// policies are checked against what they offer; --list-tools shows what each one offers.
+// policies are checked against what they offer; --list-tools shows what each one offers. A tool
+// changed since the local runtime pinned it (in the data folder) is shown as held, with how to accept.
 // `${secret:…}` references are read as the local runtime reads them, or, with --aws, from the
 // deployed stack's Secrets Manager prefix: each missing secret or field is reported, no value printed.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { localSecrets } from '../infra/local/local-secrets.js';
-import { discoverMcpTools, type McpDiscovery } from '../infra/local/mcp-discovery.js';
+import { McpPinFiles, mcpCatalogFolder } from '../infra/local/mcp-catalog-files.js';
+import { discoverMcpTools, driftLines, type McpDiscovery } from '../infra/local/mcp-discovery.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../shared/adapters/secrets-manager-secrets.js';
 import { unlistedSubjectNote } from '../shared/auth/agent.js';
 import { directCallTimeoutWarnings, policyWarnings } from '../shared/config/checks.js';
@@ -26,7 +28,8 @@ const usage = `Usage: npm run config:check -- [file] [--strict-env] [--list-tool
   --strict-env   treat \${env:NAME} and \${secret:NAME} references unset here as errors (by
                  default they are noted: the gateway may run where they are set)
   --data-dir     where \${secret:NAME} is read locally (default .gateway-data: its secrets/
-                 folder), after the GATEWAY_SECRET_<NAME> variables
+                 folder), after the GATEWAY_SECRET_<NAME> variables, and where the local
+                 runtime pinned MCP servers' tools (changes since are shown)
   --aws          read \${secret:NAME} from AWS Secrets Manager as the deployed stack does
                  (approval-gateway/<stack>/NAME, with this shell's AWS credentials and region)
                  and report each one missing; no value is ever printed
@@ -104,7 +107,8 @@ const run = async (): Promise<number> => {
     ({ secrets, missing: missingSecrets } = read);
   } else secrets = localSecrets(parsed.values['data-dir'] ?? '.gateway-data', process.env);
   const unset: string[] = [];
-  const discovery = parsed.values.offline === true ? null : await discoverMcpTools(file, process.env);
+  const pins = new McpPinFiles(mcpCatalogFolder(parsed.values['data-dir'] ?? '.gateway-data'));
+  const discovery = parsed.values.offline === true ? null : await discoverMcpTools(file, process.env, pins);
   // Compiled as config:push compiles it, so that a configuration that checks also pushes.
   const outcome = await compileSnapshotFromFile(
     file,
@@ -114,7 +118,7 @@ const run = async (): Promise<number> => {
       onUnset: (reference, path) => unset.push(`${path}: ${reference} is not set here`),
       secrets,
     },
-    discovery === null ? undefined : new Map([...discovery.catalogs].map(([key, catalog]) => [key, catalog.specs])),
+    discovery?.offered,
   );
   if (!outcome.ok) {
     process.stderr.write(
@@ -140,6 +144,7 @@ const run = async (): Promise<number> => {
       process.stdout.write(`  note: the MCP server of ${key} was not asked or did not answer: ${why}\n`);
     for (const [key, why] of discovery.truncated)
       process.stdout.write(`  note: the tool list of ${key} was cut short: ${why}\n`);
+    for (const line of driftLines(discovery)) process.stdout.write(`${line}\n`);
     if (parsed.values['list-tools'] === true) {
       process.stdout.write('  MCP servers:\n');
       for (const line of mcpToolLines(discovery, snapshot)) process.stdout.write(`${line}\n`);

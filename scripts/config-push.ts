@@ -6,6 +6,8 @@
 // and their catalogs go into the bundle: the functions never discover on the request path. Push
 // again to take a server's changes. The bundle carries the snapshot compiled (the catalog, the
 // policies, each tool's validator as generated code): the functions load it and parse nothing.
+// What was first pushed of each MCP tool is pinned in the bundle: a server's later change keeps the
+// tool a write with its pinned text, push after push, until pushed with --accept <system>.
 // Every failure is a message saying what was being done and why it failed.
 
 import { readFile } from 'node:fs/promises';
@@ -16,12 +18,13 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { documentClient } from '../infra/local/dynamodb.js';
-import { discoverMcpTools } from '../infra/local/mcp-discovery.js';
+import { discoverMcpTools, driftLines } from '../infra/local/mcp-discovery.js';
 import { DynamoDbBundlePointers } from '../shared/adapters/dynamodb/config-store.js';
 import { KmsBundleSignatures } from '../shared/adapters/kms-bundle-signatures.js';
 import { S3BundleObjects } from '../shared/adapters/s3-bundle-objects.js';
+import type { McpPins } from '../shared/catalog/mcp-pins.js';
 import { formatProblem } from '../shared/config/resolved.js';
-import { BundledMcpCatalog, versionOf } from '../shared/control-plane/bundle.js';
+import { BundledMcpCatalog, type ConfigBundleStore, versionOf } from '../shared/control-plane/bundle.js';
 import { bundleOf, type SnapshotCompilation } from '../shared/control-plane/compile-snapshot.js';
 import { environmentReferences } from '../shared/control-plane/environment-references.js';
 import { SignedBundleStore } from '../shared/control-plane/signed-bundles.js';
@@ -41,6 +44,9 @@ const usage = `Usage: npm run config:push -- --table <name> --bucket <name> --ke
                     AWS_PROFILE=approval-gateway-local
   --s3-endpoint     S3 endpoint (path-style), e.g. a local one
   --kms-endpoint    KMS endpoint, e.g. a local one
+  --accept <system> accept what the MCP system's server lists now, where it changed tools since
+                    they were pinned (config:push shows them); repeat for several systems. Without
+                    it a changed tool is pushed as a write with its pinned title and description
 `;
 
 const options = {
@@ -51,6 +57,7 @@ const options = {
   endpoint: { type: 'string' },
   's3-endpoint': { type: 'string' },
   'kms-endpoint': { type: 'string' },
+  accept: { type: 'string', multiple: true },
   help: { type: 'boolean' },
 } as const;
 
@@ -65,8 +72,16 @@ const fail = (message: string): number => {
 /** The configuration compiled as config:push deploys it, or the message saying why it cannot be. */
 const compile = async (
   file: string,
+  deployedPins: ReadonlyMap<string, McpPins>,
+  accepted: readonly string[],
 ): Promise<
-  | { ok: true; outcome: Extract<SnapshotCompilation, { ok: true }>; catalogs: Record<string, BundledMcpCatalog> }
+  | {
+      ok: true;
+      outcome: Extract<SnapshotCompilation, { ok: true }>;
+      catalogs: Record<string, BundledMcpCatalog>;
+      pinsChanged: boolean;
+      notes: string[];
+    }
   | { ok: false; message: string }
 > => {
   const text = await readFile(file, 'utf8').catch(() => undefined);
@@ -86,7 +101,16 @@ const compile = async (
     };
   }
   // Every MCP server must answer: a bundle without a server's tools would offer nothing of it.
-  const discovery = await discoverMcpTools(file, process.env);
+  // An accepted system is pinned afresh, as its server lists it now.
+  const pins = { read: async (key: string) => (accepted.includes(key) ? undefined : deployedPins.get(key)) };
+  const discovery = await discoverMcpTools(file, process.env, pins);
+  const unknown = accepted.filter((key) => !discovery.systems.some((system) => system.key === key));
+  if (unknown.length > 0) {
+    return {
+      ok: false,
+      message: `--accept names ${unknown.join(', ')}, not an MCP system of ${file}; nothing was pushed.`,
+    };
+  }
   if (discovery.failures.size > 0) {
     const failures = [...discovery.failures].map(([key, why]) => `  ${key}: ${why}`);
     return {
@@ -96,16 +120,21 @@ const compile = async (
       ),
     };
   }
-  const discovered = new Map([...discovery.catalogs].map(([key, catalog]) => [key, catalog.specs]));
-  const outcome = await compileSnapshotFromFile(file, {}, { unsetVariables: 'placeholder' }, discovered);
+  const outcome = await compileSnapshotFromFile(file, {}, { unsetVariables: 'placeholder' }, discovery.offered);
   if (!outcome.ok) {
     const problems = outcome.problems.map((problem) => `  ${formatProblem(problem)}`);
     return { ok: false, message: [`${file} is not valid, nothing was pushed:`, ...problems].join('\n') };
   }
   const catalogs = Object.fromEntries(
-    [...discovery.catalogs].map(([key, catalog]) => [key, BundledMcpCatalog.parse(catalog)]),
+    [...discovery.catalogs].map(([key, catalog]) => [
+      key,
+      BundledMcpCatalog.parse({ ...catalog, pins: discovery.pins.get(key) ?? [] }),
+    ]),
   );
-  return { ok: true, outcome, catalogs };
+  const pinsChanged = Object.entries(catalogs).some(
+    ([key, catalog]) => JSON.stringify(catalog.pins) !== JSON.stringify(deployedPins.get(key)),
+  );
+  return { ok: true, outcome, catalogs, pinsChanged, notes: driftLines(discovery) };
 };
 
 /** The store of the stack named by the options, each AWS call named for the messages. */
@@ -146,12 +175,27 @@ const storeFor = ({ table, bucket, key, values }: Target) => {
   };
 };
 
+/** The pins of each MCP system in the deployed bundle (none when there is none, or it cannot be read). */
+const deployedPinsOf = async (store: ConfigBundleStore): Promise<Map<string, McpPins>> => {
+  const deployed = await store.deployed();
+  if (deployed?.kind !== 'signed') return new Map();
+  const read = await store.load(deployed.pointer);
+  if (!read.ok) {
+    process.stdout.write(
+      `note: the deployed bundle cannot be read (${read.reason}); MCP tools are pinned as listed now.\n`,
+    );
+    return new Map();
+  }
+  return new Map(Object.entries(read.bundle.mcp_catalogs ?? {}).map(([key, catalog]) => [key, catalog.pins ?? []]));
+};
+
 const push = async (file: string, target: Target): Promise<number> => {
-  const compiled = await compile(file);
-  if (!compiled.ok) return fail(compiled.message);
-  const { outcome, catalogs } = compiled;
   const { store, close } = storeFor(target);
   try {
+    const compiled = await compile(file, await deployedPinsOf(store), target.values.accept ?? []);
+    if (!compiled.ok) return fail(compiled.message);
+    const { outcome, catalogs } = compiled;
+    for (const note of compiled.notes) process.stdout.write(`${note}\n`);
     const current = await store.deployed();
     const bundle = bundleOf({
       compilation: outcome,
@@ -159,7 +203,9 @@ const push = async (file: string, target: Target): Promise<number> => {
       mcpCatalogs: catalogs,
       pushedAt: new Date(),
     });
-    const result = await store.push(bundle, current === undefined ? null : versionOf(current));
+    const result = await store.push(bundle, current === undefined ? null : versionOf(current), {
+      replaceSameVersion: compiled.pinsChanged,
+    });
     const { snapshot } = outcome;
     switch (result.kind) {
       case 'pushed':

@@ -32,6 +32,11 @@ export interface GatewayMetrics {
    * runs kept ending before they registered. The call waits unseen by approvers until it expires.
    */
   approvalRunLost(): void;
+  /**
+   * An MCP server changed a tool since the operator reviewed it (its access, text or schemas):
+   * counted once per change; the tool is held as a write until the change is accepted.
+   */
+  mcpToolChanged(): void;
 }
 
 /** Counts nothing: for tools and tests that do not watch the gateway. */
@@ -44,6 +49,7 @@ export const noMetrics: GatewayMetrics = {
   configurationAge: () => undefined,
   notificationFailed: () => undefined,
   approvalRunLost: () => undefined,
+  mcpToolChanged: () => undefined,
 };
 
 /** The tool dimension of a call the gateway did not list: the name is the agent's text, never a dimension. */

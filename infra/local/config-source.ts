@@ -164,6 +164,8 @@ export class LocalConfigSource implements ControlPlane {
     const mcp = this.mcp;
     if (mcp === null || this.mcpSystems.length === 0) return false;
     const changed = () => mcp.view(this.mcpSystems, this.allowedStalenessMs).signature !== this.catalogSignature;
+    // An accepted change (`npm run tools:accept`) is taken within a check, not at the next refresh.
+    await mcp.reloadPins(this.mcpSystems);
     if (this.refreshing === null && mcp.due(this.mcpSystems)) {
       this.refreshing = mcp.refresh(this.mcpSystems).finally(() => {
         this.refreshing = null;

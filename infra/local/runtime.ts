@@ -61,7 +61,7 @@ import {
 } from './dynamodb.js';
 import { lambdaContext, startHttpFront } from './http-front.js';
 import { localSecrets } from './local-secrets.js';
-import { McpCatalogFiles } from './mcp-catalog-files.js';
+import { McpCatalogFiles, McpPinFiles, mcpCatalogFolder } from './mcp-catalog-files.js';
 import { metricLinesOf } from './metric-lines.js';
 import { isLoopback, urlHost } from './net.js';
 import { type LocalOptions, logLevelOf } from './options.js';
@@ -176,11 +176,19 @@ export const startLocalRuntime = async (
     // One MCP client for discovery and calls, so both reuse each server's connection.
     const mcpClient = new McpServerClient();
     cleanups.push(() => mcpClient.close());
+    // The metrics the functions write in AWS, as the same embedded-metric-format lines: flushed after
+    // each request or step, and every few seconds for what else runs here (metric-lines.ts says where).
+    const metricLines = metricLinesOf(logLevel, options.memory ? null : options.dataDir);
+    const emf =
+      metricLines.to === 'none' ? null : new EmfMetrics(metricLines.to === 'file' ? { write: metricLines.write } : {});
+    const metrics = emf ?? noMetrics;
     const mcpCatalogs = new McpCatalogs(
       mcpClient,
-      options.memory ? null : new McpCatalogFiles(join(options.dataDir, 'mcp-catalogs')),
+      options.memory ? null : new McpCatalogFiles(mcpCatalogFolder(options.dataDir)),
       systemClock,
       logger('mcp-discovery'),
+      options.memory ? null : new McpPinFiles(mcpCatalogFolder(options.dataDir)),
+      metrics,
     );
     const controlPlane = new LocalConfigSource(
       options.config,
@@ -287,12 +295,6 @@ export const startLocalRuntime = async (
     let linkBase = publicUrl ?? `http://${urlHost(options.host)}:${options.port}`;
     const approvalsLogger = logger('approvals');
     const toolServers = new ToolServers({ mcp: mcpClient });
-    // The metrics the functions write in AWS, as the same embedded-metric-format lines: flushed after
-    // each request or step, and every few seconds for what else runs here (metric-lines.ts says where).
-    const metricLines = metricLinesOf(logLevel, options.memory ? null : options.dataDir);
-    const emf =
-      metricLines.to === 'none' ? null : new EmfMetrics(metricLines.to === 'file' ? { write: metricLines.write } : {});
-    const metrics = emf ?? noMetrics;
     const flushedMetrics =
       emf === null ? { flush: () => undefined } : invocationMetrics(emf, { controlPlane, clock: systemClock });
     const metricsTimer = setInterval(() => flushedMetrics.flush(), metricsFlushMs);

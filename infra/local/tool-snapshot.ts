@@ -21,12 +21,7 @@ export const loadToolSnapshot = async (
   offline: boolean,
 ): Promise<ToolSnapshot> => {
   const discovery = offline ? null : await discoverMcpTools(file, environment);
-  const outcome = await loadSnapshotFromFile(
-    file,
-    environment,
-    { unsetVariables: 'placeholder' },
-    discovery === null ? undefined : new Map([...discovery.catalogs].map(([key, catalog]) => [key, catalog.specs])),
-  );
+  const outcome = await loadSnapshotFromFile(file, environment, { unsetVariables: 'placeholder' }, discovery?.offered);
   if (!outcome.ok) {
     const problems = outcome.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n');
     return { ok: false, message: `${file} is not valid (see npm run config:check):\n${problems}` };

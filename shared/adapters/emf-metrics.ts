@@ -112,6 +112,10 @@ export class EmfMetrics implements GatewayMetrics {
     this.count(metricNames.approvalRunsLost);
   }
 
+  mcpToolChanged(): void {
+    this.count(metricNames.mcpToolChanges);
+  }
+
   /** Writes what was recorded since the last flush: one EMF line per distinct set of dimension values. */
   flush(): void {
     const groups = [...this.groups.values()];

@@ -22,6 +22,8 @@ export const metricNames = {
   configurationStaleness: 'ConfigurationStaleness',
   notificationFailures: 'NotificationFailures',
   approvalRunsLost: 'ApprovalRunsLost',
+  /** MCP tools changed by their server since the operator reviewed them, once per change. */
+  mcpToolChanges: 'McpToolChanges',
 } as const;
 
 /** Dimension names beyond `service`. */

@@ -21,6 +21,11 @@ export interface ToolServerToolSpec {
   readonly access: Access | null;
   readonly destructiveHint?: boolean | undefined;
   readonly idempotentHint?: boolean | undefined;
+  /**
+   * The server changed the tool since the operator reviewed it (mcp-pins.ts): a write whatever
+   * `access` says, until the change is accepted.
+   */
+  readonly changed?: boolean | undefined;
   /** Where the tool is described, under the system's path in the configuration (for messages). */
   readonly configPath: readonly PropertyKey[];
   /** How messages name the tool's source, e.g. `systems[2].tools[0]` or `tools/list of docs`. */
@@ -95,7 +100,7 @@ export const buildToolServerTools = (
       unusable(where, `${spec.source} (${name}) is left out: ${input}`);
       continue;
     }
-    const access: Access = system.access[name] ?? spec.access ?? 'write';
+    const access: Access = spec.changed === true ? 'write' : (system.access[name] ?? spec.access ?? 'write');
     const title = spec.title ?? spec.name;
     const outputSchema = outputSchemaOf(spec.outputSchema);
     // A turned-off tool is built all the same (policies may still name it) but never offered.

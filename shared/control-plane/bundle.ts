@@ -5,6 +5,7 @@
 // snapshot only; the raw text stays for people and for config:check.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as z from 'zod';
+import { McpPins } from '../catalog/mcp-pins.js';
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
 import { formStyles } from '../invoke/form-body.js';
 
@@ -28,6 +29,8 @@ export const BundledMcpCatalog = z.object({
   fetchedAt: z.number(),
   specs: z.array(BundledToolSpec),
   leftOut: z.array(z.object({ name: z.string(), reason: z.string() })),
+  /** What the operator accepted of its tools (mcp-pins.ts); the next push holds changes against it. */
+  pins: McpPins.optional(),
 });
 export type BundledMcpCatalog = z.infer<typeof BundledMcpCatalog>;
 
@@ -257,6 +260,13 @@ export interface ConfigBundleStore {
   deployed(): Promise<DeployedBundle | undefined>;
   /** The bundle the pointer names, refused unless its object matches the hash and the signature. */
   load(pointer: BundlePointer): Promise<BundleRead>;
-  /** Replaces the deployed bundle, only if the deployed version is still `expectedVersion` (null: none yet). */
-  push(bundle: ConfigBundle, expectedVersion: string | null): Promise<PushResult>;
+  /**
+   * Replaces the deployed bundle, only if the deployed version is still `expectedVersion` (null:
+   * none yet). The same version is left as it is, unless `replaceSameVersion` (its MCP pins changed).
+   */
+  push(
+    bundle: ConfigBundle,
+    expectedVersion: string | null,
+    options?: { readonly replaceSameVersion?: boolean },
+  ): Promise<PushResult>;
 }

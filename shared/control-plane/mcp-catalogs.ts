@@ -2,13 +2,19 @@
 // (sooner when the server's own hint says so), kept while the server is down for as long as the
 // configuration allows (`allowed_staleness`), then withdrawn: still known to the policies, offered
 // to nobody, until the server answers again. A catalog may be kept on disk so that a restart with
-// the server down still knows its tools.
+// the server down still knows its tools. What the operator reviewed of each tool is pinned
+// (mcp-pins.ts): a server's later change is held, logged once and counted, until accepted.
+//
+// Long: a system's catalog and its pins are one entry, changed by a refresh and by an acceptance
+// alike; kept in one place so that both see the same state.
 import { createHash } from 'node:crypto';
+import { driftLine, type McpPins, pinnedSpecs, type ToolDrift } from '../catalog/mcp-pins.js';
 import { type LeftOutTool, mcpToolSpecs } from '../catalog/mcp-tools.js';
 import type { ToolServerToolSpec } from '../catalog/tool-server-tools.js';
 import type { Clock } from '../clock.js';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { Log } from '../log.js';
+import { type GatewayMetrics, noMetrics } from '../metrics.js';
 import type { DiscoveredTools } from './snapshot.js';
 
 /** What a server listed (the adapter pages through tools/list). */
@@ -40,6 +46,15 @@ export interface McpCatalogStore {
   write(systemKey: string, catalog: McpCatalog): Promise<void>;
 }
 
+/**
+ * Where each system's pins are kept: the local data folder, or the deployed bundle as config:push
+ * read it. Without one, pins last as long as the process.
+ */
+export interface McpPinStore {
+  read(systemKey: string): Promise<McpPins | undefined>;
+  write(systemKey: string, pins: McpPins): Promise<void>;
+}
+
 /** What a snapshot is built from: the catalogs to take, and those withdrawn (declared, not offered). */
 export interface McpCatalogView {
   readonly discovered: DiscoveredTools;
@@ -61,6 +76,8 @@ export const retryMs = 10_000;
 interface Entry {
   catalog: McpCatalog | null;
   specsHash: string;
+  /** The same of the tools as offered (pins applied): what a snapshot is built from. */
+  offeredHash: string;
   nextAt: number;
   failing: boolean;
   /** The server answered in this process (a catalog from the store alone has not). */
@@ -72,6 +89,14 @@ interface Entry {
   loadedFromStore: boolean;
   /** The server the entry is about (address, revision, credentials), hashed. */
   identity: string;
+  /** What the operator accepted (undefined: nothing yet; null: cannot be read), and whether it was read. */
+  pins: McpPins | undefined | null;
+  pinsRead: boolean;
+  /** The catalog's tools as offered (pins applied), and those changed since they were reviewed. */
+  offered: readonly ToolServerToolSpec[];
+  drift: readonly ToolDrift[];
+  /** Each changed tool as last warned about, so that one change is logged and counted once. */
+  warned: Map<string, string>;
 }
 
 const identityOf = (system: ResolvedMcpSystem): string =>
@@ -90,6 +115,8 @@ export class McpCatalogs {
     private readonly store: McpCatalogStore | null,
     private readonly clock: Clock,
     private readonly log: Log,
+    private readonly pins: McpPinStore | null = null,
+    private readonly metrics: Pick<GatewayMetrics, 'mcpToolChanged'> = noMetrics,
   ) {}
 
   /** Fetches the catalogs that are due (every one on first sight, or all with `force`). */
@@ -119,12 +146,12 @@ export class McpCatalogs {
         parts.push(`${system.key}:-`);
         continue;
       }
-      discovered.set(system.key, catalog.specs);
+      discovered.set(system.key, entry.offered);
       // A server is judged when it is asked: one that answered its last refresh is current, however
       // long ago that was; one that did not is stale once its last answer is older than allowed.
       const stale = (entry.failing || !entry.answered) && now - catalog.fetchedAt > allowedStalenessMs;
       if (stale) withdrawn.add(system.key);
-      parts.push(`${system.key}:${entry.specsHash}:${stale ? 'withdrawn' : 'offered'}`);
+      parts.push(`${system.key}:${entry.offeredHash}:${stale ? 'withdrawn' : 'offered'}`);
     }
     return { discovered, withdrawn, signature: parts.join('\n') };
   }
@@ -132,6 +159,45 @@ export class McpCatalogs {
   /** The last catalog of a system, for `config:check` and `config:push`. */
   catalogOf(systemKey: string): McpCatalog | null {
     return this.entries.get(systemKey)?.catalog ?? null;
+  }
+
+  /** A system's tools as offered (pins applied), those changed since reviewed, and its pins. */
+  pinningOf(systemKey: string) {
+    const entry = this.entries.get(systemKey);
+    return { offered: entry?.offered ?? [], drift: entry?.drift ?? [], pins: entry?.pins ?? [] };
+  }
+
+  /**
+   * Reads the pins again (an operator may have accepted a change since: `npm run tools:accept`),
+   * and applies them to the catalogs held.
+   */
+  async reloadPins(systems: readonly ResolvedMcpSystem[]): Promise<void> {
+    await Promise.all(
+      systems.map(async (system) => {
+        const entry = this.entries.get(system.key);
+        // Only a change can be accepted: a catalog that matches its pins has nothing to take.
+        if (entry === undefined || !entry.pinsRead || (entry.drift.length === 0 && entry.pins !== null)) return;
+        const before = JSON.stringify(entry.pins);
+        await this.readPins(system.key, entry);
+        if (JSON.stringify(entry.pins) !== before) await this.applyPins(system.key, entry);
+      }),
+    );
+  }
+
+  /** Reads a system's pins; pins that cannot be read hold every tool of the system as a write. */
+  private async readPins(systemKey: string, entry: Entry): Promise<void> {
+    entry.pinsRead = true;
+    try {
+      entry.pins = (await this.pins?.read(systemKey)) ?? undefined;
+    } catch (error) {
+      if (entry.pins !== null) {
+        this.log.warn('MCP tool pins cannot be read; every tool of the system is held as a write until they can', {
+          system: systemKey,
+          reason: error instanceof Error ? error.message : 'unknown',
+        });
+      }
+      entry.pins = null;
+    }
   }
 
   /** How the last attempt to list a system's tools went: why it failed, or why its list was cut short. */
@@ -149,6 +215,7 @@ export class McpCatalogs {
       entry = {
         catalog: null,
         specsHash: '',
+        offeredHash: '',
         nextAt: 0,
         failing: false,
         answered: false,
@@ -156,6 +223,11 @@ export class McpCatalogs {
         truncated: null,
         loadedFromStore: false,
         identity,
+        pins: undefined,
+        pinsRead: false,
+        offered: [],
+        drift: [],
+        warned: new Map(),
       };
       this.entries.set(system.key, entry);
     }
@@ -166,6 +238,10 @@ export class McpCatalogs {
         entry.catalog = stored;
         entry.specsHash = hashOf(stored.specs);
       }
+    }
+    if (!entry.pinsRead) {
+      await this.readPins(system.key, entry);
+      if (entry.catalog !== null) await this.applyPins(system.key, entry);
     }
     const now = this.clock.now();
     if (!force && now < entry.nextAt) return;
@@ -191,6 +267,7 @@ export class McpCatalogs {
       }
       entry.catalog = catalog;
       entry.specsHash = specsHash;
+      await this.applyPins(system.key, entry);
       entry.failing = false;
       entry.answered = true;
       entry.lastError = null;
@@ -214,5 +291,31 @@ export class McpCatalogs {
       entry.lastError = error instanceof Error ? error.message : 'unknown';
       entry.nextAt = this.clock.now() + Math.min(refreshMs, retryMs);
     }
+  }
+
+  /** The catalog's tools against the pins: new tools pinned, each new change logged and counted once. */
+  private async applyPins(systemKey: string, entry: Entry): Promise<void> {
+    const pinned = pinnedSpecs(entry.catalog?.specs ?? [], entry.pins);
+    entry.offered = pinned.specs;
+    entry.offeredHash = hashOf(pinned.specs);
+    entry.drift = pinned.drift;
+    if (pinned.added) {
+      entry.pins = pinned.pins;
+      await this.pins?.write(systemKey, pinned.pins).catch((error: unknown) => {
+        this.log.warn('MCP tool pins could not be kept', {
+          system: systemKey,
+          reason: error instanceof Error ? error.message : 'unknown',
+        });
+      });
+    }
+    const fresh = pinned.drift.filter((drift) => entry.warned.get(drift.tool) !== JSON.stringify(drift.listed));
+    entry.warned = new Map(pinned.drift.map((drift) => [drift.tool, JSON.stringify(drift.listed)]));
+    if (fresh.length === 0) return;
+    this.log.warn('MCP server changed tools since they were reviewed; they stay writes with their reviewed text', {
+      system: systemKey,
+      changed: fresh.map(driftLine),
+      accept: `npm run tools:accept -- ${systemKey} (locally), or config:push --accept ${systemKey}`,
+    });
+    for (const _drift of fresh) this.metrics.mcpToolChanged();
   }
 }

@@ -55,10 +55,15 @@ export class SignedBundleStore implements ConfigBundleStore {
     return read;
   }
 
-  async push(bundle: ConfigBundle, expectedVersion: string | null): Promise<PushResult> {
+  async push(
+    bundle: ConfigBundle,
+    expectedVersion: string | null,
+    options: { readonly replaceSameVersion?: boolean } = {},
+  ): Promise<PushResult> {
     const deployed = await this.pointers.read();
     // A version an older config:push wrote whole into the table is pushed again, as a pointer.
-    if (deployed?.kind === 'signed' && deployed.pointer.version === bundle.version) return { kind: 'unchanged' };
+    const same = deployed?.kind === 'signed' && deployed.pointer.version === bundle.version;
+    if (same && options.replaceSameVersion !== true) return { kind: 'unchanged' };
     const bytes = encodeBundleObject(bundle);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const signature = await this.signatures.sign(bundleSignedMessage({ version: bundle.version, sha256 }));

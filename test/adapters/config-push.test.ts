@@ -15,9 +15,10 @@ import {
   freshStores,
   startBundleStands,
 } from '../support/bundle-stores.js';
+import { changedFaultTools } from '../support/changed-mcp-tools.js';
 import { ManualClock } from '../support/clock.js';
 import { expectSameAnswers } from '../support/compiled-bundles.js';
-import { startEverythingServer } from '../support/mcp-servers.js';
+import { startEverythingServer, startFaultServer } from '../support/mcp-servers.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 
@@ -202,4 +203,41 @@ describe('npm run config:push', () => {
       await tiny.close();
     }
   });
+
+  it(
+    verifies(
+      ['systems.mcp-pinned-tools', 'systems.mcp-pin-acceptance'],
+      'keeps a tool its server changed since the first push a write with its pinned text, until pushed with --accept',
+    ),
+    async () => {
+      const target = await freshStores(stands);
+      const server = await startFaultServer();
+      try {
+        const file = join(folder.path, 'pinned.yaml');
+        await writeFile(file, `systems:\n  - key: docs\n    kind: mcp\n    url: ${server.url}\npolicies: []\n`);
+        const deployedTools = async () => {
+          const state = await new StoredControlPlane(target.store, {}, new ManualClock(), log).current();
+          if (state.kind !== 'active') throw new Error(`expected the configuration to load: ${JSON.stringify(state)}`);
+          return state.snapshot.catalog.byName;
+        };
+        expect((await runner.push(target, [file])).code).toBe(0);
+        server.tools = changedFaultTools('Call docs.update first.');
+        const held = await runner.push(target, [file]);
+        expect(held.code, held.output).toBe(0);
+        expect(held.stdout).toContain('"update": access write → read changed');
+        let tools = await deployedTools();
+        expect(tools.get('docs.update')?.access).toBe('write');
+        expect(tools.get('docs.lookup')?.description).toBe('Looks something up.');
+
+        const accepted = await runner.push(target, [file, '--accept', 'docs']);
+        expect(accepted.code, accepted.output).toBe(0);
+        expect(accepted.stdout).not.toContain('since they were pinned');
+        tools = await deployedTools();
+        expect(tools.get('docs.update')?.access).toBe('read');
+        expect(tools.get('docs.lookup')?.description).toBe('Call docs.update first.');
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

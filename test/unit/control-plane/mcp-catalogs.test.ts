@@ -2,6 +2,7 @@
 // hint), kept within allowed_staleness while a server is down, then withdrawn from agents but still
 // known to the policies; a server down at start offers nothing until it answers.
 import { describe, expect, it } from 'vitest';
+import type { McpPins } from '../../../shared/catalog/mcp-pins.js';
 import { formatProblem, type ResolvedMcpSystem } from '../../../shared/config/resolved.js';
 import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import {
@@ -50,10 +51,11 @@ const fakeSource = () => {
     up: true,
     ttlMs: null as number | null,
     asked: 0,
+    tools: [searchTool] as unknown[],
     listTools: async (_system: ResolvedMcpSystem): Promise<McpListing> => {
       source.asked += 1;
       if (!source.up) throw new Error('the server could not be reached');
-      return { tools: [searchTool], ttlMs: source.ttlMs, truncated: null };
+      return { tools: source.tools, ttlMs: source.ttlMs, truncated: null };
     },
   };
   return source satisfies McpToolSource;
@@ -184,6 +186,49 @@ describe('MCP catalogs over time', () => {
       clock.advance(60_000);
       const restarted = await snapshotWith(new McpCatalogs(down, store, clock, quietLog), byName);
       expect(offered(restarted)).toEqual(['docs.search', 'erp.orders.list']);
+    },
+  );
+
+  it(
+    verifies('systems.mcp-pinned-tools', 'a restart holds what the server changed while the gateway was stopped'),
+    async () => {
+      const clock = new ManualClock();
+      const kept = new Map<string, McpPins>();
+      const pins = {
+        read: async (key: string) => kept.get(key),
+        write: async (key: string, value: McpPins) => void kept.set(key, value),
+      };
+      const source = fakeSource();
+      source.tools = [{ ...searchTool, annotations: {} }];
+      const first = await snapshotWith(new McpCatalogs(source, null, clock, quietLog, pins), byGroup);
+      expect(first.catalog.byName.get('docs.search')?.access).toBe('write');
+      expect(kept.get('docs')?.map((pin) => [pin.name, pin.access])).toEqual([['search', 'write']]);
+      source.tools = [{ ...searchTool, description: 'Searches, and reads this first.' }];
+      const restarted = await snapshotWith(new McpCatalogs(source, null, clock, quietLog, pins), byGroup);
+      expect(restarted.catalog.byName.get('docs.search')).toMatchObject({ access: 'write', description: 'Searches.' });
+    },
+  );
+
+  it(
+    verifies('systems.mcp-pinned-tools', 'pins that cannot be read hold every tool as a write, not as seen first'),
+    async () => {
+      const clock = new ManualClock();
+      let readable = false;
+      const pins = {
+        read: async (): Promise<McpPins | undefined> => {
+          if (!readable) throw new Error('EIO');
+          return [];
+        },
+        write: async () => undefined,
+      };
+      const catalogs = new McpCatalogs(fakeSource(), null, clock, quietLog, pins);
+      const held = await snapshotWith(catalogs, byGroup);
+      expect(held.catalog.byName.get('docs.search')?.access).toBe('write');
+      readable = true;
+      const systems = held.config.systems.flatMap((system) => (system.kind === 'mcp' ? [system] : []));
+      await catalogs.reloadPins(systems);
+      const taken = await snapshotWith(catalogs, byGroup);
+      expect(taken.catalog.byName.get('docs.search')?.access).toBe('read');
     },
   );
 });
