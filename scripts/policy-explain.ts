@@ -13,12 +13,14 @@ import {
   type ToolExplanation,
 } from '../shared/policy/explain.js';
 
-const usage = `Usage: npm run policy:explain -- --agent <id> [--tool <name>] [--config <file>] [--offline] [--json]
+const usage = `Usage: npm run policy:explain -- --agent <id> [--tool <name>] [--config <file>] [--offline] [--data-dir <dir>] [--json]
 
   --agent <id>     the agent, as the configuration's agents: name it
   --tool <name>    details for one tool: the policies that mention it and the human step it needs
   --config <file>  the configuration (default examples/gateway.config.yaml)
-  --offline        do not ask MCP servers for their tools (their tools stay unknown)
+  --offline        do not ask MCP servers for their tools
+  --data-dir <dir> where a running gateway keeps its MCP servers' last lists, used for a server
+                   not asked or not reachable from here (GATEWAY_DATA_DIR, default .gateway-data)
   --json           machine-readable output
 `;
 
@@ -27,6 +29,7 @@ const options = {
   tool: { type: 'string' },
   config: { type: 'string' },
   offline: { type: 'boolean' },
+  'data-dir': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
@@ -79,7 +82,8 @@ const run = async (): Promise<number> => {
     return 2;
   }
   const file = values.config ?? 'examples/gateway.config.yaml';
-  const loaded = await loadToolSnapshot(file, process.env, values.offline === true);
+  const dataDir = values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway-data';
+  const loaded = await loadToolSnapshot(file, process.env, values.offline === true, dataDir);
   if (!loaded.ok) {
     process.stderr.write(`${loaded.message}\n`);
     return 1;
@@ -99,10 +103,12 @@ const run = async (): Promise<number> => {
     process.stdout.write(values.json === true ? `${JSON.stringify(value, null, 2)}\n` : `${lines.join('\n')}\n`);
   if (values.tool === undefined) {
     const explanation = explainAgent(context, agent);
-    write(
-      explanation,
-      agentLines(explanation, `${agentWords(agent)}, configuration ${file} (version ${snapshot.version}):`),
-    );
+    write(explanation, [
+      ...agentLines(explanation, `${agentWords(agent)}, configuration ${file} (version ${snapshot.version}):`),
+      ...[...loaded.remembered].map(
+        ([system, fetchedAt]) => `  ${system}: its tools as the running gateway last listed them (${fetchedAt})`,
+      ),
+    ]);
     return 0;
   }
   const one = explainOneTool(context, agent, values.tool);

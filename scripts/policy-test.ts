@@ -9,18 +9,21 @@ import { loadToolSnapshot } from '../infra/local/tool-snapshot.js';
 import { readCaseFile } from '../shared/policy/case-file.js';
 import { type CaseResult, rehearseCase } from '../shared/use-cases/rehearse-case.js';
 
-const usage = `Usage: npm run policy:test -- <cases.yaml> [--config <file>] [--offline] [--json]
+const usage = `Usage: npm run policy:test -- <cases.yaml> [--config <file>] [--offline] [--data-dir <dir>] [--json]
 
   cases.yaml       a list of cases: { name, agent, tool, arguments,
                    expect: { decision: run|hold|deny, approval?, reason?, policies? } }
   --config <file>  the configuration (default examples/gateway.config.yaml)
-  --offline        do not ask MCP servers for their tools (their tools stay unknown)
+  --offline        do not ask MCP servers for their tools
+  --data-dir <dir> where a running gateway keeps its MCP servers' last lists, used for a server
+                   not asked or not reachable from here (GATEWAY_DATA_DIR, default .gateway-data)
   --json           machine-readable output
 `;
 
 const options = {
   config: { type: 'string' },
   offline: { type: 'boolean' },
+  'data-dir': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
@@ -71,7 +74,8 @@ const run = async (): Promise<number> => {
     return 2;
   }
   const file = values.config ?? 'examples/gateway.config.yaml';
-  const loaded = await loadToolSnapshot(file, process.env, values.offline === true);
+  const dataDir = values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway-data';
+  const loaded = await loadToolSnapshot(file, process.env, values.offline === true, dataDir);
   if (!loaded.ok) {
     process.stderr.write(`${loaded.message}\n`);
     return 2;

@@ -1,9 +1,14 @@
 // The configuration as the policy tools (policy:explain, policy:test) read it: loaded exactly as
 // config:check loads it, MCP servers asked for their tools unless offline, and for each MCP
-// system whose tools stay unknown, why.
+// system whose tools stay unknown, why. A system whose server cannot be asked from here (its
+// address set only in the runtime's environment, as the demo's is) is known by the last list the
+// running gateway kept in the data folder, held against the same pins it serves them by.
+import { pinnedSpecs } from '../../shared/catalog/mcp-pins.js';
+import type { ToolServerToolSpec } from '../../shared/catalog/tool-server-tools.js';
 import { formatProblem } from '../../shared/config/resolved.js';
 import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
 import { loadSnapshotFromFile } from './config-files.js';
+import { McpCatalogFiles, McpPinFiles, mcpCatalogFolder } from './mcp-catalog-files.js';
 import { discoverMcpTools } from './mcp-discovery.js';
 
 export type ToolSnapshot =
@@ -12,27 +17,60 @@ export type ToolSnapshot =
       readonly snapshot: GatewaySnapshot;
       /** MCP systems whose tools are not known, with why. */
       readonly undiscovered: ReadonlyMap<string, string>;
+      /** MCP systems known by the running gateway's last list, with when it was fetched. */
+      readonly remembered: ReadonlyMap<string, string>;
     }
   | { readonly ok: false; readonly message: string };
+
+/** The tools the running gateway last listed for each of `keys` it kept, as it offers them (pins applied). */
+const rememberedTools = async (dataDir: string, keys: readonly string[]) => {
+  const folder = mcpCatalogFolder(dataDir);
+  const catalogs = new McpCatalogFiles(folder);
+  const pins = new McpPinFiles(folder);
+  const found = new Map<string, { offered: readonly ToolServerToolSpec[]; fetchedAt: string }>();
+  for (const key of keys) {
+    const catalog = await catalogs.read(key).catch(() => undefined);
+    if (catalog === undefined) continue;
+    const pinned = pinnedSpecs(catalog.specs, await pins.read(key).catch(() => null));
+    found.set(key, { offered: pinned.specs, fetchedAt: new Date(catalog.fetchedAt).toISOString() });
+  }
+  return found;
+};
 
 export const loadToolSnapshot = async (
   file: string,
   environment: Readonly<Record<string, string | undefined>>,
   offline: boolean,
+  dataDir: string | null = null,
 ): Promise<ToolSnapshot> => {
   const discovery = offline ? null : await discoverMcpTools(file, environment);
-  const outcome = await loadSnapshotFromFile(file, environment, { unsetVariables: 'placeholder' }, discovery?.offered);
+  const offered = new Map(discovery?.offered ?? []);
+  let outcome = await loadSnapshotFromFile(file, environment, { unsetVariables: 'placeholder' }, offered);
   if (!outcome.ok) {
     const problems = outcome.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n');
     return { ok: false, message: `${file} is not valid (see npm run config:check):\n${problems}` };
   }
+  const unknown = outcome.snapshot.config.systems.flatMap((system) =>
+    system.kind === 'mcp' && !offered.has(system.key) ? [system.key] : [],
+  );
+  const remembered = new Map<string, string>();
+  if (dataDir !== null && unknown.length > 0) {
+    for (const [key, { offered: tools, fetchedAt }] of await rememberedTools(dataDir, unknown)) {
+      offered.set(key, tools);
+      remembered.set(key, fetchedAt);
+    }
+    if (remembered.size > 0) {
+      const again = await loadSnapshotFromFile(file, environment, { unsetVariables: 'placeholder' }, offered);
+      if (again.ok) outcome = again;
+    }
+  }
   const undiscovered = new Map<string, string>();
-  for (const system of outcome.snapshot.config.systems) {
-    if (system.kind !== 'mcp' || discovery?.catalogs.has(system.key) === true) continue;
+  for (const key of unknown) {
+    if (remembered.has(key)) continue;
     undiscovered.set(
-      system.key,
-      discovery === null ? 'not asked: --offline' : (discovery.failures.get(system.key) ?? 'the server did not answer'),
+      key,
+      discovery === null ? 'not asked: --offline' : (discovery.failures.get(key) ?? 'the server did not answer'),
     );
   }
-  return { ok: true, snapshot: outcome.snapshot, undiscovered };
+  return { ok: true, snapshot: outcome.snapshot, undiscovered, remembered };
 };

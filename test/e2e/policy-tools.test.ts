@@ -5,19 +5,22 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpCatalogFiles, mcpCatalogFolder } from '../../infra/local/mcp-catalog-files.js';
 import { projectPath } from '../../infra/paths.js';
+import { mcpToolSpecs } from '../../shared/catalog/mcp-tools.js';
 import { demoAddresses } from '../support/demo-environment.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { runProcess } from '../support/spawn.js';
 
+let folder: Awaited<ReturnType<typeof temporaryFolder>>;
+
+/** A policy tool as an admin runs it; a data folder of its own, so no running gateway's lists count. */
 const script = (name: string, args: string[]) =>
   runProcess(process.execPath, ['--import', 'tsx', projectPath('scripts', name), ...args], {
     cwd: projectPath(),
-    env: { ...process.env, ...demoAddresses },
+    env: { ...process.env, ...demoAddresses, GATEWAY_DATA_DIR: join(folder.path, 'no-gateway-ran-here') },
   });
-
-let folder: Awaited<ReturnType<typeof temporaryFolder>>;
 let demo: string;
 
 beforeAll(async () => {
@@ -101,6 +104,36 @@ describe('npm run policy:explain', () => {
           '    permit small-purchase-orders  examples/policies/demo.cedar:7',
         ].join('\n'),
       );
+    },
+  );
+
+  it(
+    verifies('ops.policy-explain', "knows an MCP system it cannot ask by the running gateway's last list"),
+    async () => {
+      // The demo's MCP server has an address only in the runtime's environment; the running
+      // gateway kept its last list (and its pins) in the data folder.
+      const dataDir = join(folder.path, 'gateway-data');
+      const listed = mcpToolSpecs('reference', [
+        { name: 'echo', description: 'Echoes the message.', inputSchema: { type: 'object' } },
+      ]);
+      await new McpCatalogFiles(mcpCatalogFolder(dataDir)).write('reference', {
+        url: 'http://127.0.0.1:8791/mcp',
+        fetchedAt: Date.parse('2026-12-01T10:00:00Z'),
+        specs: listed.specs,
+        leftOut: [],
+      });
+      const { DEMO_MCP_URL: _unset, ...withoutServer } = demoAddresses;
+      const run = await runProcess(
+        process.execPath,
+        ['--import', 'tsx', projectPath('scripts', 'policy-explain.ts'), '--agent', 'procurement-agent'],
+        { cwd: projectPath(), env: { ...process.env, ...withoutServer, GATEWAY_DATA_DIR: dataDir } },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^ {4}reference\.echo +runs at once/m);
+      expect(run.stdout).toContain(
+        'reference: its tools as the running gateway last listed them (2026-12-01T10:00:00.000Z)',
+      );
+      expect(run.stdout).not.toMatch(/not known:/);
     },
   );
 
