@@ -1,6 +1,7 @@
 // The console's route table through the function itself: 404 for an unknown address, 405 with
 // Allow for a known one with another method, HEAD where a page is read, the signed-out rules, and
 // the one form reader and same-origin check every POST goes through.
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,8 +9,10 @@ import { createConsole } from '../../../functions/console/app.js';
 import { oidcSignIn } from '../../../functions/console/oidc-sign-in.js';
 import { createConsoleFunction } from '../../../infra/local/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
+import { MemorySessionStore } from '../../../shared/adapters/memory/console-sessions.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { encodeSession, HmacSessionSigner, newSession } from '../../../shared/console/session.js';
+import { keepSession } from '../../../shared/console/session-store.js';
 import { stylesheetPath } from '../../../shared/console/style.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { anAgent } from '../../support/agents.js';
@@ -29,6 +32,7 @@ let clock: ManualClock;
 let executionId: string;
 let session: string;
 const signer = new HmacSessionSigner(Buffer.alloc(32, 5));
+const sessions = new MemorySessionStore();
 
 beforeAll(async () => {
   local = await startTestStore(null, 'console-routes');
@@ -42,7 +46,9 @@ beforeAll(async () => {
     readArguments('{"note":"hello"}', []) ?? expect.unreachable(),
   );
   executionId = held.execution_id ?? expect.unreachable();
-  session = `gateway_session=${await encodeSession(signer, { ...newSession(farah, clock.now()), csrf: 'token' })}`;
+  const farahs = { ...newSession(farah, clock.now()), csrf: 'token' };
+  await keepSession(sessions, farahs, clock.now());
+  session = `gateway_session=${await encodeSession(signer, farahs)}`;
 });
 afterAll(async () => {
   await local?.close();
@@ -83,6 +89,7 @@ const eventOf = (method: string, path: string, request: Request = {}): APIGatewa
 const deps = () => ({
   services: approvalDepsFor(local.store, clock),
   signer,
+  sessions,
   logger: silent(),
   publicUrl: base,
 });

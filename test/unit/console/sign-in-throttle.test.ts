@@ -1,10 +1,12 @@
 // Local console sign-in throttling on a controlled clock: failures counted per approver id and per
 // client address, 429 with Retry-After while an attempt must wait, nothing checked meanwhile.
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createConsoleFunction } from '../../../infra/local/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
+import { MemorySessionStore } from '../../../shared/adapters/memory/console-sessions.js';
 import type { ResolvedPerson } from '../../../shared/config/resolved.js';
 import { HmacSessionSigner } from '../../../shared/console/session.js';
 import { SignInThrottle, signInLimits, sourceOf } from '../../../shared/console/throttle.js';
@@ -50,6 +52,7 @@ const consoleWith = (clock: ManualClock, logger = new Logger({ serviceName: 'con
   return createConsoleFunction({
     services,
     signer: new HmacSessionSigner(Buffer.alloc(32, 7)),
+    sessions: new MemorySessionStore(),
     signIn: { kind: 'local', people: async () => people },
     logger,
     publicUrl: base,
