@@ -170,10 +170,15 @@ const visitor = (
       eventOf(method, path, {
         cookies: [...jar].map(([name, value]) => `${name}=${value}`),
         ...(request.form === undefined ? {} : { body: new URLSearchParams(request.form).toString() }),
-        headers: {
-          ...(request.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', origin: base }),
-          ...request.headers,
-        },
+        // An empty value leaves the header out (a request that does not say where it came from).
+        headers: Object.fromEntries(
+          Object.entries({
+            ...(request.form === undefined
+              ? {}
+              : { 'content-type': 'application/x-www-form-urlencoded', origin: base }),
+            ...request.headers,
+          }).filter(([, value]) => value !== ''),
+        ),
       }),
       context,
     );
@@ -488,6 +493,50 @@ describe("the customer's pages", () => {
       expect(tampered.status).toBe(409);
       expect(tampered.body).toContain('The details you answered are not the ones held; nothing was changed.');
       expect(await record(executionId)).toEqual(before);
+    },
+  );
+
+  it(
+    verifies('console.session-revocable', "a customer's answer ends the session: a copy of its cookie opens nothing"),
+    async () => {
+      const executionId = await refund();
+      const browser = visitor();
+      await browser.signIn(dana, executionId);
+      const copied = browser.jar.get('gateway_customer') ?? expect.unreachable('no customer cookie');
+      const { csrf, arguments_hash } = await browser.answerForm(executionId);
+      expect((await browser.answer(executionId, 'decline')).status).toBe(303);
+      // Another browser holding the copy: signed out, for reading and for answering alike.
+      const thief = visitor();
+      thief.jar.set('gateway_customer', copied);
+      expect((await thief.send('GET', `/customer/calls/${executionId}`)).status).toBe(303);
+      const posted = await thief.send('POST', `/customer/calls/${executionId}/answer`, {
+        form: { csrf, arguments_hash, outcome: 'confirm' },
+      });
+      expect(posted.status).toBe(401);
+      expect(await record(executionId)).toMatchObject({ status: 'rejected', code: 'customer_declined' });
+    },
+  );
+
+  it(
+    verifies('console.decision-same-origin', 'an answer without the browser’s same-origin word is refused (403)'),
+    async () => {
+      const executionId = await refund();
+      const browser = visitor();
+      await browser.signIn(dana, executionId);
+      const before = await record(executionId);
+      const { csrf, arguments_hash } = await browser.answerForm(executionId);
+      const bare = await browser.send('POST', `/customer/calls/${executionId}/answer`, {
+        form: { csrf, arguments_hash, outcome: 'confirm' },
+        headers: { origin: '' },
+      });
+      expect(bare.status).toBe(403);
+      expect(bare.body).toContain('your browser must say it was sent from here');
+      expect(await record(executionId)).toEqual(before);
+      const fetched = await browser.send('POST', `/customer/calls/${executionId}/answer`, {
+        form: { csrf, arguments_hash, outcome: 'confirm' },
+        headers: { origin: '', 'sec-fetch-site': 'same-origin' },
+      });
+      expect(fetched.status).toBe(303);
     },
   );
 

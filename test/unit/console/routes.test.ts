@@ -232,3 +232,114 @@ describe('the console route table', () => {
     },
   );
 });
+
+describe('sessions the server keeps', () => {
+  /** The local console on a clock of its own, answering with the cookies it sets. */
+  const consoleOn = (own: ManualClock) => {
+    const fn = createConsoleFunction({
+      ...deps(),
+      services: approvalDepsFor(local.store, own),
+      signIn: { kind: 'local', people: async () => [farah] },
+    });
+    return async (method: string, path: string, request: Request = {}) => {
+      const answer = await fn(eventOf(method, path, request), context);
+      const cookies = (answer.cookies ?? []).map((line) => line.split(';')[0] ?? '');
+      return {
+        status: answer.statusCode,
+        location: answer.headers?.location,
+        body: String(answer.body ?? ''),
+        cookies,
+      };
+    };
+  };
+  const csrfOf = (body: string) => /name="csrf" value="([^"]*)"/.exec(body)?.[1] ?? expect.unreachable('no csrf');
+  const decision = () => `/console/executions/${executionId}/decision`;
+
+  it(
+    verifies('console.session-revocable', 'signing out ends the session: a copy of its cookie opens nothing after'),
+    async () => {
+      const send = consoleOn(new ManualClock());
+      const signInPage = await send('GET', '/console/sign-in');
+      const signedIn = await send('POST', '/console/sign-in', {
+        cookies: signInPage.cookies,
+        ...form({ csrf: csrfOf(signInPage.body), next: '/console', approver: 'farah', password: 'pw' }),
+      });
+      expect(signedIn.status).toBe(303);
+      const copy = signedIn.cookies[0] ?? expect.unreachable('no session cookie');
+      expect(copy).toMatch(/^gateway_session=/);
+      const inbox = await send('GET', '/console', { cookies: [copy] });
+      expect(inbox.status).toBe(200);
+      const csrf = csrfOf(inbox.body);
+      const out = await send('POST', '/console/sign-out', { cookies: [copy], ...form({ csrf }) });
+      expect(out.status).toBe(303);
+      expect(out.cookies).toEqual(['gateway_session=']);
+      // The copy, kept by someone else: signed out for every page and every decision.
+      expect(await send('GET', '/console', { cookies: [copy] })).toMatchObject({
+        status: 303,
+        location: '/console/sign-in?next=%2Fconsole',
+      });
+      const posted = await send('POST', decision(), { cookies: [copy], ...form({ csrf, outcome: 'reject' }) });
+      expect(posted.status).toBe(401);
+      expect((await local.store.get(executionId))?.status).toBe('pending_approval');
+    },
+  );
+
+  it(
+    verifies('console.session-idle', 'lapses after 30 minutes unused, and ends after 8 hours however busy'),
+    async () => {
+      const own = new ManualClock();
+      const send = consoleOn(own);
+      const started = { ...newSession(farah, own.now()), csrf: 'token' };
+      await keepSession(sessions, started, own.now());
+      const cookie = `gateway_session=${await encodeSession(signer, started)}`;
+      const idle = { ...newSession(farah, own.now()), csrf: 'token' };
+      await keepSession(sessions, idle, own.now());
+      const idleCookie = `gateway_session=${await encodeSession(signer, idle)}`;
+      // Any page shows who is signed in (the 404 page reads no call).
+      const signedIn = async (sent: string) =>
+        (await send('GET', '/console/nope', { cookies: [sent] })).body.includes('Sign out');
+      // Used every 29 minutes, it lasts; unused for 30, it lapses.
+      own.advance(29 * 60_000);
+      expect(await signedIn(cookie)).toBe(true);
+      own.advance(60_000);
+      expect(await signedIn(idleCookie)).toBe(false);
+      expect(await signedIn(cookie)).toBe(true);
+      for (let minutes = 30 + 29; minutes < 8 * 60; minutes += 29) {
+        own.advance(29 * 60_000);
+        expect([minutes, await signedIn(cookie)]).toEqual([minutes, true]);
+      }
+      own.advance(8 * 60 * 60_000 - (30 + 15 * 29) * 60_000);
+      expect(await signedIn(cookie)).toBe(false);
+    },
+  );
+
+  it(
+    verifies(
+      'console.decision-same-origin',
+      'a decision without Origin or Sec-Fetch-Site is refused with a page saying why',
+    ),
+    async () => {
+      const send = localConsole();
+      const { body } = form({ csrf: 'token', outcome: 'maybe' });
+      const bare = { cookies: [session], body, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+      const refused = await send('POST', decision(), bare);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain(
+        'your browser must say it was sent from here (its Origin or Sec-Fetch-Site header)',
+      );
+      expect(refused.body).toContain('Nothing was changed');
+      // The browser's word either way reaches the decision's own checks (an unknown outcome: 400).
+      const fetched = { ...bare, headers: { ...bare.headers, 'sec-fetch-site': 'same-origin' } };
+      expect((await send('POST', decision(), fetched)).status).toBe(400);
+      expect((await send('POST', decision(), { ...bare, headers: { ...bare.headers, origin: base } })).status).toBe(
+        400,
+      );
+      // Said the other way round (another site, or no site at all), it is refused.
+      for (const site of ['same-site', 'none']) {
+        expect(
+          (await send('POST', decision(), { ...bare, headers: { ...bare.headers, 'sec-fetch-site': site } })).status,
+        ).toBe(403);
+      }
+    },
+  );
+});
