@@ -1,10 +1,14 @@
 // The synthesized stack run here (test/deployed/stack.ts): the core flows through the functions
 // `cdk synth` bundles, with the environment the template declares, and every AWS call they make
 // checked against their roles in the template.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentClient } from '../../infra/local/dynamodb.js';
+import { DynamoDbSessionStore } from '../../shared/adapters/dynamodb/console-sessions.js';
 import { KmsSessionSigner } from '../../shared/adapters/kms-session-signer.js';
 import { encodeSession, newSession } from '../../shared/console/session.js';
+import { keepSession } from '../../shared/console/session-store.js';
 import { eventually } from '../support/approval-org.js';
 import { startAgentTokenIssuer } from '../support/oidc-provider.js';
 import { verifies } from '../support/requirements.js';
@@ -123,20 +127,25 @@ describe('the synthesized stack, run here', () => {
     expect(held.status).toBe('pending_approval');
     const executionId = String(held.execution_id);
 
-    // The console's sign-in ends by issuing this session cookie (signed by the session key in KMS).
+    // The console's sign-in ends by keeping the session in the executions table and issuing this
+    // cookie naming it (signed by the session key in KMS).
     const consoleFn = stack.functions.get(functionId(stack, 'Console'));
     const sessionKey = consoleFn?.spec.environment.SESSION_KEY_ID ?? '';
-    const kms = new KMSClient({
-      endpoint: stack.operator.endpoints.kms,
+    const operator = {
       region: 'local',
       credentials: {
         accessKeyId: stack.operator.env.AWS_ACCESS_KEY_ID ?? '',
         secretAccessKey: stack.operator.env.AWS_SECRET_ACCESS_KEY ?? '',
       },
-    });
+    };
+    const kms = new KMSClient({ ...operator, endpoint: stack.operator.endpoints.kms });
+    const dynamodb = new DynamoDBClient({ ...operator, endpoint: stack.operator.endpoints.dynamodb });
     const session = newSession(approver, Date.now());
+    const table = consoleFn?.spec.environment.EXECUTIONS_TABLE ?? '';
+    await keepSession(new DynamoDbSessionStore(documentClient(dynamodb), table), session, Date.now());
     const cookie = `__Host-gateway_session=${await encodeSession(new KmsSessionSigner(kms, sessionKey), session)}`;
     kms.destroy();
+    dynamodb.destroy();
 
     // The approvers are notified once the approval run has registered: the decision then resumes
     // the run (SendTaskSuccess) rather than being handed over when the run registers.
@@ -152,7 +161,8 @@ describe('the synthesized stack, run here', () => {
     const decision = await stack.http({
       method: 'POST',
       path: `/console/executions/${executionId}/decision`,
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      // A browser says the form came from the console's own page.
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
       body: new URLSearchParams({ csrf: session.csrf, outcome: 'approve', arguments_hash: argumentsHash }).toString(),
     });
     expect(decision.functionError).toBeUndefined();
