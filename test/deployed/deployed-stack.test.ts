@@ -127,19 +127,13 @@ describe('the synthesized stack, run here', () => {
     expect(held.status).toBe('pending_approval');
     const executionId = String(held.execution_id);
 
-    // The console's sign-in ends by keeping the session in the executions table and issuing this
-    // cookie naming it (signed by the session key in KMS).
+    // The console's sign-in keeps the session in the table and issues this cookie (signed in KMS) naming it.
     const consoleFn = stack.functions.get(functionId(stack, 'Console'));
     const sessionKey = consoleFn?.spec.environment.SESSION_KEY_ID ?? '';
-    const operator = {
-      region: 'local',
-      credentials: {
-        accessKeyId: stack.operator.env.AWS_ACCESS_KEY_ID ?? '',
-        secretAccessKey: stack.operator.env.AWS_SECRET_ACCESS_KEY ?? '',
-      },
-    };
-    const kms = new KMSClient({ ...operator, endpoint: stack.operator.endpoints.kms });
-    const dynamodb = new DynamoDBClient({ ...operator, endpoint: stack.operator.endpoints.dynamodb });
+    const { env, endpoints } = stack.operator;
+    const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? '' };
+    const kms = new KMSClient({ region: 'local', credentials, endpoint: endpoints.kms });
+    const dynamodb = new DynamoDBClient({ region: 'local', credentials, endpoint: endpoints.dynamodb });
     const session = newSession(approver, Date.now());
     const table = consoleFn?.spec.environment.EXECUTIONS_TABLE ?? '';
     await keepSession(new DynamoDbSessionStore(documentClient(dynamodb), table), session, Date.now());

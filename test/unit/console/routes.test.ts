@@ -1,6 +1,8 @@
 // The console's route table through the function itself: 404 for an unknown address, 405 with
 // Allow for a known one with another method, HEAD where a page is read, the signed-out rules, and
-// the one form reader and same-origin check every POST goes through.
+// the one form reader and same-origin check every POST goes through, and the sessions the server
+// keeps (ended by signing out, lapsed when unused).
+// Long: every case drives the same function over one store and one held call.
 
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
