@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # The Python the README's Python example is tested with (test/e2e/readme-examples.test.ts): a
 # virtual environment in .venv-snippets/ holding the MCP SDK as `pip install mcp` gives it (2.x).
-# Kept between runs (the test needs no network); run again to bring the SDK up to date.
+# Kept between runs, so the tests need no network once it is there; `--upgrade` brings it up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x .venv-snippets/bin/python ]; then
-  python3 -m venv .venv-snippets
+venv=.venv-snippets
+has_sdk() {
+  "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(0 if m.version("mcp").startswith("2.") else 1)' 2>/dev/null
+}
+if [ "${1:-}" != "--upgrade" ] && [ -x "$venv/bin/python" ] && has_sdk; then
+  exit 0
 fi
-.venv-snippets/bin/pip install --quiet --upgrade 'mcp>=2,<3'
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --upgrade 'mcp>=2,<3'
+has_sdk
