@@ -5,9 +5,10 @@
 // each time); the local password sign-ins are wired by the local runtime (infra/local/console.ts)
 // and never ship in this bundle. Without a customer provider the customer pages answer 503.
 import { KMSClient } from '@aws-sdk/client-kms';
+import { DynamoDbSessionStore } from '../shared/adapters/dynamodb/console-sessions.js';
 import { KmsSessionSigner } from '../shared/adapters/kms-session-signer.js';
 import { CustomerOidcSignIn, OidcSignIn } from '../shared/adapters/oidc-sign-in.js';
-import { decisionServicesFor } from './commons/aws-store.js';
+import { decisionServicesFor, documentClient } from './commons/aws-store.js';
 import { customerOidcSettings, processConsoleEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { serviceLogger } from './commons/logger.js';
@@ -38,7 +39,7 @@ export const createConsoleFunction = (deps: ConsoleFunctionDeps) =>
       : customerOidcSignIn(deps.customerSignIn, deps.logger),
   );
 
-/** The Lambda entry point: OIDC sign-ins, sessions signed by the KMS HMAC key. */
+/** The Lambda entry point: OIDC sign-ins, sessions signed by the KMS HMAC key and kept in the table. */
 export const handler = lazyHandler(() => {
   const environment = processConsoleEnvironment();
   const logger = serviceLogger('console');
@@ -48,6 +49,8 @@ export const handler = lazyHandler(() => {
     services: decisionServicesFor(environment, logger, metrics),
     metrics: invocationMetrics(metrics),
     signer: new KmsSessionSigner(new KMSClient({}), environment.SESSION_KEY_ID),
+    // Any instance may answer any request: sessions are kept in the table, so signing out ends them everywhere.
+    sessions: new DynamoDbSessionStore(documentClient(), environment.EXECUTIONS_TABLE),
     signIn: {
       kind: 'oidc',
       provider: new OidcSignIn({

@@ -5,6 +5,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { messagePage } from '../../shared/console/pages.js';
 import type { SessionSigner } from '../../shared/console/session.js';
+import type { SessionStore } from '../../shared/console/session-store.js';
 import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
 import type { InvocationMetrics } from '../commons/metrics.js';
 import { type HttpHandler, withGatewayMiddleware } from '../commons/middleware.js';
@@ -19,6 +20,8 @@ import type { SignInStrategy } from './sign-in.js';
 export interface ConsoleDeps {
   readonly services: DecisionDeps;
   readonly signer: SessionSigner;
+  /** Where approvers' and customers' sessions are kept, so signing out ends them for good. */
+  readonly sessions: SessionStore;
   readonly logger: Logger;
   /** Public base URL; derived from the request when null. Read on every request. */
   readonly publicUrl: string | null;
@@ -35,7 +38,10 @@ export const createConsole = (deps: ConsoleDeps, signIn: SignInStrategy, custome
       customerSignIn === null ? null : withCustomer(request, (customer) => customerSignIn.current(customer)),
   };
   const handle: HttpHandler = async (event) =>
-    dispatch(table, consoleRequest(event, { signer: deps.signer, publicUrl: deps.publicUrl, now }));
+    dispatch(
+      table,
+      consoleRequest(event, { signer: deps.signer, sessions: deps.sessions, publicUrl: deps.publicUrl, now }),
+    );
 
   return withGatewayMiddleware(handle, {
     logger: deps.logger,

@@ -1,5 +1,6 @@
 // The console's cookies (an approver's session, a sign-in in progress, and a customer's session),
-// read and written in one place, so their names, prefixes, lifetimes and attributes cannot drift.
+// read and written in one place, so their names, prefixes, lifetimes and attributes cannot drift;
+// an approver's or a customer's session counts only while the server's list keeps it alive.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { parseCookie } from 'cookie';
 import {
@@ -11,16 +12,22 @@ import {
   sessionTtlMs,
   signInTtlMs,
 } from '../../shared/console/session.js';
+import { keepSession, liveSessionCsrf, type SessionStore } from '../../shared/console/session-store.js';
 
 type CookieUse = Session['use'];
 
 export interface SessionCookies {
-  /** The session the cookie of this use holds, when it is genuine, of that use and not expired. */
+  /**
+   * The session the cookie of this use holds, when it is genuine, of that use and not expired, and
+   * (an approver's or a customer's) still alive in the server's list.
+   */
   open(use: CookieUse): Promise<Session | null>;
-  /** A Set-Cookie line keeping the session for as long as its use allows. */
+  /** A Set-Cookie line keeping the session for as long as its use allows (recorded in the list first). */
   keep(session: Session): Promise<string>;
   /** A Set-Cookie line removing the cookie of this use. */
   clear(use: CookieUse): string;
+  /** Ends the session in the server's list for good, and removes its cookie (the Set-Cookie line). */
+  end(session: Session): Promise<string>;
 }
 
 const lifetimesMs: Record<CookieUse, number> = {
@@ -37,7 +44,12 @@ const namesOf = (secure: boolean): Record<CookieUse, string> =>
 
 export const sessionCookies = (
   event: APIGatewayProxyEventV2,
-  options: { readonly signer: SessionSigner; readonly secure: boolean; readonly now: () => number },
+  options: {
+    readonly signer: SessionSigner;
+    readonly sessions: SessionStore;
+    readonly secure: boolean;
+    readonly now: () => number;
+  },
 ): SessionCookies => {
   const names = namesOf(options.secure);
   // API Gateway (payload 2.0) and the local front hand the Cookie header over split, in `cookies`.
@@ -46,9 +58,27 @@ export const sessionCookies = (
   // Attributes in this order, Secure last, as the console has always written them.
   const line = (use: CookieUse, value: string, maxAgeMs: number): string =>
     `${names[use]}=${value}; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}; HttpOnly; SameSite=Lax${options.secure ? '; Secure' : ''}`;
+  const { signer, sessions } = options;
   return {
-    open: (use) => decodeSession(options.signer, sent[names[use]], use, options.now()),
-    keep: async (session) => line(session.use, await encodeSession(options.signer, session), lifetimesMs[session.use]),
+    open: async (use) => {
+      const now = options.now();
+      const cookie = await decodeSession(signer, sent[names[use]], use, now);
+      if (cookie === null) return null;
+      const { csrf, ...content } = cookie;
+      // A sign-in in progress carries its own token; a kept session's is in the list.
+      if (use === 'sign-in') return csrf === undefined || cookie.sid !== undefined ? null : { ...content, csrf };
+      if (cookie.sid === undefined) return null;
+      const kept = await liveSessionCsrf(sessions, cookie.sid, { use, subject: cookie.sub }, now);
+      return kept === null ? null : { ...content, csrf: kept };
+    },
+    keep: async (session) => {
+      await keepSession(sessions, session, options.now());
+      return line(session.use, await encodeSession(signer, session), lifetimesMs[session.use]);
+    },
     clear: (use) => line(use, '', 0),
+    end: async (session) => {
+      if (session.sid !== undefined) await sessions.end(session.sid, options.now());
+      return line(session.use, '', 0);
+    },
   };
 };

@@ -112,7 +112,7 @@ export const customerRoutes = (
         customerMessagePage(
           context,
           'Refused',
-          'The answer did not come from this page (its security token is missing or wrong); nothing was changed.',
+          'The answer did not come from this page: your browser must say it was sent from here (its Origin or Sec-Fetch-Site header) and carry the page’s security token. Nothing was changed; open the page again and answer with its buttons.',
           'error',
         ),
       );
@@ -130,7 +130,9 @@ export const customerRoutes = (
       const next: Answered =
         outcome === 'decline' ? 'declined' : result.execution.status === 'pending_approval' ? 'waits' : 'runs';
       // The session served this one answer: the next call needs a new sign-in.
-      return request.redirect(`${customerPaths.answered}?outcome=${next}`, [request.cookies.clear('customer')]);
+      return request.redirect(`${customerPaths.answered}?outcome=${next}`, [
+        await request.cookies.end(request.session),
+      ]);
     }
     logger.info('customer answer refused', { execution_id: executionId, customer: customer.id, reason: result.reason });
     // Changed arguments: the request as held now, to check again; anything else says why, alone.

@@ -77,7 +77,7 @@ export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly
       logger.warn('decision refused: CSRF check failed', { execution_id: executionId, approver: approver.id });
       return forbidden(
         request,
-        'The form did not come from this console (its security token is missing or wrong); nothing was changed.',
+        'The form did not come from this console: your browser must say it was sent from here (its Origin or Sec-Fetch-Site header) and carry the page’s security token. Nothing was changed; open the call again and decide with its buttons.',
       );
     }
     const outcome = fields.get('outcome');

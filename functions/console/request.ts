@@ -4,6 +4,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { Approver } from '../../shared/approvals/approver.js';
 import type { PageContext } from '../../shared/console/pages.js';
 import { approverOf, type Session, type SessionSigner } from '../../shared/console/session.js';
+import type { SessionStore } from '../../shared/console/session-store.js';
 import { requestOrigin } from '../commons/http-event.js';
 import type { HttpResult } from '../commons/middleware.js';
 import { type SessionCookies, sessionCookies } from './cookies.js';
@@ -48,6 +49,8 @@ export interface ApproverRequest extends SessionRequest {
 
 export interface RequestDeps {
   readonly signer: SessionSigner;
+  /** The server's list of approvers' and customers' sessions. */
+  readonly sessions: SessionStore;
   /** Public base URL; derived from the request when null. */
   readonly publicUrl: string | null;
   readonly now: () => number;
@@ -62,7 +65,7 @@ export const consoleRequest = (event: APIGatewayProxyEventV2, deps: RequestDeps)
     path: event.rawPath.replace(/\/+$/, '') || '/',
     query: new URLSearchParams(event.rawQueryString ?? ''),
     base,
-    cookies: sessionCookies(event, { signer: deps.signer, secure, now: deps.now }),
+    cookies: sessionCookies(event, { signer: deps.signer, sessions: deps.sessions, secure, now: deps.now }),
     now: deps.now,
     page: (statusCode, body, extra = {}) => ({
       statusCode,

@@ -50,7 +50,10 @@ export const consoleRoutes = (
               messagePage(request.context, 'Refused', 'The form did not come from this console.'),
             );
           }
-          return request.redirect(await signIn.signedOut(request.base), [request.cookies.clear('session')]);
+          // The session ends in the server's list too: a copy of the cookie is worth nothing after.
+          const ended =
+            request.session === null ? request.cookies.clear('session') : await request.cookies.end(request.session);
+          return request.redirect(await signIn.signedOut(request.base), [ended]);
         },
       },
       otherwise: notAllowed('Sign out with the button.'),

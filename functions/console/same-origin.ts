@@ -3,14 +3,18 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { safeEqual } from '../../shared/console/session.js';
 
-/** Same origin as far as the browser says (an old browser that says nothing passes on its token). */
+/**
+ * Same origin as the browser says it: `Sec-Fetch-Site: same-origin`, or an `Origin` that is this
+ * console's. A request that says neither is refused: every current browser sends one of them with
+ * a form, so only a copied cookie used outside a browser (or an old browser) goes without.
+ */
 const sameOrigin = (event: APIGatewayProxyEventV2, base: string): boolean => {
   const origin = event.headers.origin;
   const site = event.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
   // An opaque origin passes only when the browser itself says the request is same-origin.
-  if (origin === 'null') return site === 'same-origin';
-  return origin === undefined || origin === base;
+  if (site !== undefined)
+    return site === 'same-origin' && (origin === undefined || origin === 'null' || origin === base);
+  return origin === base;
 };
 
 /** A form posted from a page of this console: same origin, carrying the expected CSRF token. */

@@ -16,7 +16,8 @@ import { checkPassword } from '../../shared/console/identity.js';
 import { consolePaths, signInPage, timeLeft } from '../../shared/console/pages.js';
 import { customerPaths } from '../../shared/console/paths.js';
 import { newSignIn } from '../../shared/console/session.js';
-import { SignInThrottle } from '../../shared/console/throttle.js';
+import { SignInThrottle, signInLogIntervalMs } from '../../shared/console/throttle.js';
+import { warnOncePerInterval } from '../../shared/log.js';
 
 export interface LocalConsoleSignIn {
   readonly kind: 'local';
@@ -52,6 +53,8 @@ interface PasswordForm {
 const passwordRoute = (form: PasswordForm, path: string, clock: Clock, logger: Logger) => {
   const throttle = new SignInThrottle(clock);
   const log = form.who === 'approver' ? 'console sign-in' : 'customer sign-in';
+  // A flood of guesses is one line a minute, not one per attempt.
+  const warn = warnOncePerInterval(logger, clock, signInLogIntervalMs);
 
   /** A sign-in form with a fresh CSRF token, kept in the sign-in cookie it sets. */
   const freshForm = async (
@@ -81,7 +84,7 @@ const passwordRoute = (form: PasswordForm, path: string, clock: Clock, logger: L
     const address = request.event.requestContext.http.sourceIp;
     const waitMs = throttle.waitMs(account, address);
     if (waitMs > 0) {
-      logger.warn(`${log} throttled`, { [form.who]: account.slice(0, 64), address });
+      warn(`${log} throttled`, { [form.who]: account.slice(0, 64), address });
       return again(
         429,
         `Too many failed sign-ins for this ${form.who} id or from this address; nothing was checked. Try again in ${timeLeft(waitMs)}.`,
@@ -93,7 +96,7 @@ const passwordRoute = (form: PasswordForm, path: string, clock: Clock, logger: L
     const person = checked.ok ? people.find((candidate) => candidate.id === checked.approver.id) : undefined;
     if (person === undefined) {
       throttle.failed(account, address);
-      logger.warn(`${log} refused`, { [form.who]: account.slice(0, 64) });
+      warn(`${log} refused`, { [form.who]: account.slice(0, 64), address });
       return again(401, `Wrong ${form.who} id or password.`);
     }
     throttle.succeeded(account);

@@ -18,6 +18,7 @@ import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js'
 import { createMcpFunction } from '../../functions/mcp.js';
 import { createResourceMetadataFunction } from '../../functions/resource-metadata.js';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
+import { DynamoDbSessionStore } from '../../shared/adapters/dynamodb/console-sessions.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { configTable, executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import { EmfMetrics } from '../../shared/adapters/emf-metrics.js';
@@ -371,6 +372,8 @@ export const startLocalRuntime = async (
       signer: new HmacSessionSigner(
         Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), 'approval-gateway console sessions', 32)),
       ),
+      // Kept in the store as in AWS: a restart keeps them, and signing out ends them.
+      sessions: new DynamoDbSessionStore(dynamodb.documents, localTableNames.executions),
       signIn: { kind: 'local', people: async () => config().approvers, customers: async () => config().customers },
       logger: logger('console'),
       get publicUrl() {

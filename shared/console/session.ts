@@ -1,6 +1,8 @@
-// Console sessions: a signed cookie holding who signed in, their groups, the session's CSRF token
-// and its expiry. Nothing is kept on the server; the signature (an HMAC from a port: a local key,
-// or a KMS HMAC key in AWS) is what makes the cookie trustworthy.
+// Console sessions: a signed cookie holding who signed in, their groups, the session's id and its
+// expiry; the signature (an HMAC from a port: a local key, or a KMS HMAC key in AWS) is what makes
+// the cookie trustworthy. An approver's or a customer's session is also kept in the server's list
+// (session-store.ts), which holds its CSRF token and can end it; a sign-in in progress is not, so
+// its cookie carries its own token.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod';
 import type { Approver, Customer } from '../approvals/approver.js';
@@ -34,8 +36,9 @@ export const safeEqual = (a: string, b: string): boolean => {
 
 export const randomToken = (): string => randomBytes(32).toString('base64url');
 
-const Session = z.object({
-  v: z.literal(1),
+const SessionCookie = z.object({
+  /** 2: the CSRF token of a kept session lives in the server's list, not in the cookie. */
+  v: z.literal(2),
   /**
    * What the cookie is for: an approver's session, a sign-in in progress, or a customer's session
    * (its own cookie: a staff session never counts as a customer, nor a customer's as staff).
@@ -44,7 +47,10 @@ const Session = z.object({
   sub: z.string(),
   name: z.string().nullable(),
   groups: z.array(z.string()),
-  csrf: z.string(),
+  /** A sign-in in progress: the token its form carries (a kept session's is in the server's list). */
+  csrf: z.string().optional(),
+  /** A kept session (an approver's or a customer's): its id in the server's list. */
+  sid: z.string().optional(),
   exp: z.number(),
   /** A sign-in in progress (OIDC): the state, nonce and PKCE verifier, and where to go after. */
   flow: z
@@ -60,9 +66,12 @@ const Session = z.object({
   /** A customer's session: the one call (execution id) it was signed in to answer. */
   call: z.string().optional(),
 });
-export type Session = z.infer<typeof Session>;
+type SessionCookie = z.infer<typeof SessionCookie>;
 
-/** How long a console session lasts. */
+/** A session as the console uses it: the cookie's content with its CSRF token, wherever it is kept. */
+export type Session = Omit<SessionCookie, 'csrf'> & { readonly csrf: string };
+
+/** How long a console session lasts at most, however busy (it lapses sooner unused: sessionIdleMs). */
 export const sessionTtlMs = 8 * 3_600_000;
 /** How long a sign-in may take. */
 export const signInTtlMs = 10 * 60_000;
@@ -70,17 +79,18 @@ export const signInTtlMs = 10 * 60_000;
 export const customerSessionTtlMs = 15 * 60_000;
 
 export const newSession = (approver: Approver, now: number): Session => ({
-  v: 1,
+  v: 2,
   use: 'session',
   sub: approver.id,
   name: approver.name,
   groups: [...approver.groups],
+  sid: randomToken(),
   csrf: randomToken(),
   exp: now + sessionTtlMs,
 });
 
 export const newSignIn = (now: number, flow?: Session['flow']): Session => ({
-  v: 1,
+  v: 2,
   use: 'sign-in',
   sub: '',
   name: null,
@@ -92,11 +102,12 @@ export const newSignIn = (now: number, flow?: Session['flow']): Session => ({
 
 /** A customer's session for one call: signed into afresh for each call, ended by their answer. */
 export const newCustomerSession = (customer: Customer, executionId: string, now: number): Session => ({
-  v: 1,
+  v: 2,
   use: 'customer',
   sub: customer.id,
   name: customer.name,
   groups: [],
+  sid: randomToken(),
   csrf: randomToken(),
   exp: now + customerSessionTtlMs,
   call: executionId,
@@ -110,18 +121,24 @@ export const approverOf = (session: Session): Approver => ({
   groups: session.groups,
 });
 
+/** The cookie's text: a kept session's CSRF token stays out of it (the server's list holds it). */
 export const encodeSession = async (signer: SessionSigner, session: Session): Promise<string> => {
-  const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
+  const { csrf, ...rest } = session;
+  const content: SessionCookie = session.sid === undefined ? { ...rest, csrf } : rest;
+  const payload = Buffer.from(JSON.stringify(content)).toString('base64url');
   return `${payload}.${await signer.sign(payload)}`;
 };
 
-/** The session a cookie holds, if its signature is good, it is of the expected use and not expired. */
+/**
+ * What a cookie holds, if its signature is good, it is of the expected use and not expired; a kept
+ * session's CSRF token is not in it (its `sid` names where it is).
+ */
 export const decodeSession = async (
   signer: SessionSigner,
   cookie: string | undefined,
   use: Session['use'],
   now: number,
-): Promise<Session | null> => {
+): Promise<SessionCookie | null> => {
   if (cookie === undefined || cookie.length > 8_192) return null;
   const [payload, mac, extra] = cookie.split('.');
   if (payload === undefined || mac === undefined || extra !== undefined) return null;
@@ -132,7 +149,7 @@ export const decodeSession = async (
   } catch {
     return null;
   }
-  const session = Session.safeParse(parsed);
+  const session = SessionCookie.safeParse(parsed);
   if (!session.success || session.data.use !== use || session.data.exp <= now) return null;
   return session.data;
 };

@@ -18,6 +18,12 @@ const hopByHop = [
   'upgrade',
 ];
 
+/**
+ * Headers proxies write about the client they forward for (RFC 7239 and the de facto X-Forwarded-*):
+ * a system may trust them for who called and from where, so an agent's argument never claims them.
+ */
+const forwardingHeaders = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip'];
+
 /** Headers only the gateway's HTTP client may set: where the request goes and how it is framed. */
 const transportHeaders: ReadonlySet<string> = new Set([...hopByHop, 'host', 'content-length', 'expect']);
 
@@ -33,7 +39,8 @@ const gatewayHeaders: ReadonlySet<string> = new Set(['x-request-id', 'traceparen
  * - `ignored`: OpenAPI says to ignore it (Accept, Content-Type, Authorization);
  * - `gateway`: the gateway sends its own value (the credential's header, x-request-id, traceparent),
  *   so an agent's value would never arrive and is not asked for;
- * - `forbidden`: a name no agent may set (the transport's headers, Cookie) or no valid name at all.
+ * - `forbidden`: a name no agent may set (the transport's headers, the forwarding headers proxies
+ *   write, Cookie) or no valid name at all.
  */
 export type HeaderParameterRule = 'send' | 'ignored' | 'gateway' | 'forbidden';
 
@@ -41,7 +48,7 @@ export const headerParameterRule = (name: string, credentialHeader: string | nul
   const lower = name.toLowerCase();
   if (!headerNamePattern.test(name)) return 'forbidden';
   if (openApiIgnoredHeaders.has(lower)) return 'ignored';
-  if (transportHeaders.has(lower) || lower === 'cookie') return 'forbidden';
+  if (transportHeaders.has(lower) || forwardingHeaders.includes(lower) || lower === 'cookie') return 'forbidden';
   if (gatewayHeaders.has(lower) || lower === credentialHeader?.toLowerCase()) return 'gateway';
   return 'send';
 };

@@ -20,10 +20,12 @@ export type TaskDialect = '2025-11-25' | '2026-07-28';
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /**
- * How often a client should poll, in ms: people take minutes to decide, so a poll every 30 s
- * (the pace get_execution_status asks for) misses nothing that matters.
+ * How often a client should poll, in ms. A decision is handed to the call's run at once, so the
+ * client's next poll is the only wait after an approval (clients such as ext-tasks follow this to
+ * the letter): a few seconds, one store read each, rather than the pace asked of agents that poll
+ * get_execution_status by hand.
  */
-export const taskPollIntervalMs = 30_000;
+export const taskPollIntervalMs = 5_000;
 
 /**
  * The task's status. A call waiting for a person is `working` in both dialects: `input_required`

@@ -2,6 +2,7 @@
 // cleared and the browser sent to the provider's logout (Cognito's endpoint, with client_id and
 // logout_uri; another issuer's end_session_endpoint from discovery), which sends it back to sign in.
 // The provider's discovery is a small document served on loopback.
+
 import { createServer, type Server } from 'node:http';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsole } from '../../functions/console/app.js';
 import { oidcSignIn } from '../../functions/console/oidc-sign-in.js';
 import { lambdaContext } from '../../infra/local/http-front.js';
+import { MemorySessionStore } from '../../shared/adapters/memory/console-sessions.js';
 import { OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
 import { encodeSession, HmacSessionSigner, newSession } from '../../shared/console/session.js';
 import { approvalDepsFor } from '../support/approval-deps.js';
@@ -93,7 +95,13 @@ describe('POST /console/sign-out with OpenID Connect sign-in', () => {
   const signOut = async (signOutUrl: (returnUri: string) => Promise<string | null>) => {
     const provider = { start: async () => expect.unreachable(), finish: async () => expect.unreachable(), signOutUrl };
     const fn = createConsole(
-      { services: approvalDepsFor(local.store, clock), signer, logger: silent, publicUrl: base },
+      {
+        services: approvalDepsFor(local.store, clock),
+        signer,
+        sessions: new MemorySessionStore(),
+        logger: silent,
+        publicUrl: base,
+      },
       oidcSignIn(provider, silent),
       null,
     );

@@ -132,7 +132,8 @@ describe('the synthesized stack, run here', () => {
     const answer = await stack.http({
       method: 'POST',
       path: action,
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      // A browser says the form came from the page's own origin.
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
       body: new URLSearchParams({ ...fields, arguments_hash: argumentsHash }).toString(),
     });
     expect(answer.functionError).toBeUndefined();

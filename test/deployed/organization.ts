@@ -5,13 +5,17 @@
 import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { WebSocket } from 'ws';
 import { bytesOf } from '../../infra/local/call-tool-front.js';
+import { documentClient } from '../../infra/local/dynamodb.js';
 import { type Listening, listen } from '../../infra/local/net.js';
 import { projectPath } from '../../infra/paths.js';
+import { DynamoDbSessionStore } from '../../shared/adapters/dynamodb/console-sessions.js';
 import { KmsSessionSigner } from '../../shared/adapters/kms-session-signer.js';
 import { encodeSession, type Session } from '../../shared/console/session.js';
+import { keepSession } from '../../shared/console/session-store.js';
 import { runProcess } from '../support/spawn.js';
 import { type DeployedStack, functionId } from './stack.js';
 
@@ -69,23 +73,23 @@ export const mcpSender = (stack: Pick<DeployedStack, 'http'>) => {
 
 /**
  * The Cookie header the console's sign-in ends with (an approver's session, or a customer's for one
- * call): the session signed by the session key in KMS, under the cookie's name over HTTPS.
+ * call): the session kept in the executions table, as the sign-in keeps it, and the cookie naming
+ * it signed by the session key in KMS, under the cookie's name over HTTPS.
  */
 export const signedInCookie = async (stack: DeployedStack, session: Session): Promise<string> => {
-  const sessionKey = stack.functions.get(functionId(stack, 'Console'))?.spec.environment.SESSION_KEY_ID ?? '';
-  const kms = new KMSClient({
-    endpoint: stack.operator.endpoints.kms,
-    region: 'local',
-    credentials: {
-      accessKeyId: stack.operator.env.AWS_ACCESS_KEY_ID ?? '',
-      secretAccessKey: stack.operator.env.AWS_SECRET_ACCESS_KEY ?? '',
-    },
-  });
+  const environment = stack.functions.get(functionId(stack, 'Console'))?.spec.environment ?? {};
+  const { env, endpoints } = stack.operator;
+  const credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? '' };
+  const kms = new KMSClient({ endpoint: endpoints.kms, region: 'local', credentials });
+  const dynamodb = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: 'local', credentials });
   try {
+    const sessions = new DynamoDbSessionStore(documentClient(dynamodb), environment.EXECUTIONS_TABLE ?? '');
+    await keepSession(sessions, session, Date.now());
     const name = session.use === 'customer' ? '__Host-gateway_customer' : '__Host-gateway_session';
-    return `${name}=${await encodeSession(new KmsSessionSigner(kms, sessionKey), session)}`;
+    return `${name}=${await encodeSession(new KmsSessionSigner(kms, environment.SESSION_KEY_ID ?? ''), session)}`;
   } finally {
     kms.destroy();
+    dynamodb.destroy();
   }
 };
 

@@ -5,6 +5,7 @@
 // the sign-in cookie must survive the provider's cross-site redirect back. The held calls come
 // from an in-process local runtime; the OIDC-signed-in approver decides them in the browser.
 // One long file: the provider, the console front, the runtime and the browser start once for all its flows and refusals.
+
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -17,6 +18,7 @@ import { type LambdaHttpFunction, startHttpFront } from '../../infra/local/http-
 import { listen } from '../../infra/local/net.js';
 import { LocalOptions } from '../../infra/local/options.js';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.js';
+import { MemorySessionStore } from '../../shared/adapters/memory/console-sessions.js';
 import { OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
 import { HmacSessionSigner, randomToken } from '../../shared/console/session.js';
 import { stylesheetPath } from '../../shared/console/style.js';
@@ -105,6 +107,7 @@ const startConsoleFront = async (host: 'localhost' | '127.0.0.1') => {
       consoleFunction = createConsoleFunction({
         services: runtime.approvals,
         signer: new HmacSessionSigner(Buffer.from(randomToken(), 'base64url')),
+        sessions: new MemorySessionStore(),
         signIn: { kind: 'oidc', provider: signIn },
         logger,
         publicUrl: base,

@@ -6,6 +6,7 @@
 // comes back and confirms, and the call runs once. Over plain HTTP: another customer finds nothing,
 // a provider that reuses an older authentication or leaves the customer id out is refused.
 // One long file: the provider, the console front, the runtime and the browser start once for all its flows and refusals.
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
@@ -16,6 +17,7 @@ import { type LambdaHttpFunction, startHttpFront } from '../../infra/local/http-
 import { LocalOptions } from '../../infra/local/options.js';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.js';
 import { projectPath } from '../../infra/paths.js';
+import { MemorySessionStore } from '../../shared/adapters/memory/console-sessions.js';
 import { authTimeSkewMs, CustomerOidcSignIn, OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
 import { HmacSessionSigner, randomToken } from '../../shared/console/session.js';
 import { ResultObject } from '../../shared/result.js';
@@ -94,6 +96,7 @@ const startConsoleFront = async () => {
       consoleFunction = createConsoleFunction({
         services: { ...runtime.approvals, clock: consoleClock },
         signer: new HmacSessionSigner(Buffer.from(randomToken(), 'base64url')),
+        sessions: new MemorySessionStore(),
         // Approvers are not signed in here; their provider is never asked.
         signIn: { kind: 'oidc', provider: new OidcSignIn({ ...settings, idClaim: 'email', groupsClaim: 'groups' }) },
         customerSignIn: new CustomerOidcSignIn({ ...settings, idClaim: 'customer_id' }),

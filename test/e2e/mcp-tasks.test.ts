@@ -130,7 +130,7 @@ describe('2025-11-25: task-augmented tools/call', () => {
       });
 
       const { task } = await callAsTask(bigOrder);
-      expect(task).toMatchObject({ status: 'working', ttl: null, pollInterval: 30_000 });
+      expect(task).toMatchObject({ status: 'working', ttl: null, pollInterval: 5_000 });
       expect(task.statusMessage).toMatch(/Waiting for approval/);
       const status = ResultObject.parse(
         (await client.callTool({ name: 'get_execution_status', arguments: { execution_id: task.taskId } }))
@@ -243,7 +243,7 @@ describe('2026-07-28: the tasks extension', () => {
       expect(client.getServerCapabilities()).not.toHaveProperty('tasks');
 
       const created = await callAsTask(bigOrder);
-      expect(created).toMatchObject({ resultType: 'task', status: 'working', ttlMs: null, pollIntervalMs: 30_000 });
+      expect(created).toMatchObject({ resultType: 'task', status: 'working', ttlMs: null, pollIntervalMs: 5_000 });
       for (const absent of ['task', 'ttl', 'pollInterval', 'result', 'error', 'inputRequests', 'requestState']) {
         expect(created).not.toHaveProperty(absent);
       }

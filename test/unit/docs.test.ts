@@ -11,6 +11,7 @@ import { channelParamsWaitMs, maxChannelParamsBytes } from '../../shared/call-to
 import { maxToolNameLength } from '../../shared/catalog/naming.js';
 import { GatewayConfig } from '../../shared/config/schema.js';
 import { customerSessionTtlMs, sessionTtlMs } from '../../shared/console/session.js';
+import { sessionIdleMs } from '../../shared/console/session-store.js';
 import { defaultGrpcLimits } from '../../shared/grpc/gateway.js';
 import { taskResultWaitMs } from '../../shared/mcp/task-methods.js';
 import { taskPollIntervalMs } from '../../shared/mcp/tasks.js';
@@ -79,7 +80,8 @@ describe('the docs', () => {
       '`/tool/call-tool` wait for the params': channelParamsWaitMs,
       '`tasks/result` wait before answering "still working"': taskResultWaitMs,
       'task poll interval the gateway suggests': taskPollIntervalMs,
-      'approver console session': sessionTtlMs,
+      'approver console session, at most': sessionTtlMs,
+      'approver console session, unused': sessionIdleMs,
       'customer session': customerSessionTtlMs,
     };
     const units: Record<string, number> = {

@@ -129,8 +129,8 @@ export class DynamoDbExecutionListing implements ExecutionListing {
         }),
       );
     }
-    // The table also holds items that are no execution (agents' places, connection claims): only
-    // records have a created_at.
+    // The table also holds items that are no execution (agents' places, connection claims, console
+    // sessions): only records have a created_at.
     filters.unshift('attribute_exists(created_at)');
     if (query.since !== undefined) filters.push('created_at >= :since');
     return this.client.send(

@@ -1397,6 +1397,21 @@ describe('header and cookie parameters the gateway will not take from agents', (
     },
   );
 
+  it.each(['Forwarded', 'X-Forwarded-For', 'x-forwarded-host', 'X-Forwarded-Proto', 'X-Real-IP'])(
+    verifies('catalog.forwarding-headers', 'withholds the forwarding header %s from agents, like the hop-by-hop ones'),
+    async (name) => {
+      const required = await build(withParameters([keep, header(name, true)]));
+      expect(required.tools.map((tool) => tool.name)).toEqual(['erp.other.get']);
+      expect(required.warnings.map((warning) => warning.message)).toEqual([
+        `openapi: GET /orders (erp.orders.list) is left out: it needs the header parameter "${name}", which the gateway does not take from agents`,
+      ]);
+      const optional = await build(withParameters([keep, header(name, false)]));
+      const tool = toolNamed(optional, 'erp.orders.list');
+      expect(Object.keys(tool.inputSchema.properties as JsonObject)).toEqual(['X-Tenant']);
+      expect(httpTargetOf(tool).fields).toEqual([{ field: 'X-Tenant', in: 'header', name: 'X-Tenant' }]);
+    },
+  );
+
   it.each(['Accept', 'Content-Type', 'authorization'])(
     verifies('catalog.header-parameters', 'ignores a header parameter named %s, as OpenAPI says (no field, no note)'),
     async (name) => {

@@ -2,12 +2,14 @@
 // start, the console's environment that turns it on (both variables or neither), and the routes
 // with a stand-in provider (what the sign-in cookie remembers, where the callback leads, what a
 // failed or foreign sign-in leaves behind). The real provider is in test/e2e/customer-oidc.test.ts.
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { customerOidcSettings, parseConsoleEnvironment } from '../../../functions/commons/environment.js';
 import { createConsoleFunction } from '../../../functions/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
+import { MemorySessionStore } from '../../../shared/adapters/memory/console-sessions.js';
 import { MemoryExecutionStore } from '../../../shared/adapters/memory/execution-store.js';
 import {
   authTimeSkewMs,
@@ -159,6 +161,7 @@ const consoleWith = (provider: StandInProvider, clock: ManualClock) =>
   createConsoleFunction({
     services: approvalDepsFor(new MemoryExecutionStore(), clock),
     signer,
+    sessions: new MemorySessionStore(),
     signIn: {
       kind: 'oidc',
       provider: new OidcSignIn({

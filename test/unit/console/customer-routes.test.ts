@@ -2,6 +2,7 @@
 // in again for each call, read exactly what the agent asked, confirm or decline with a POST; other
 // customers, staff sessions, forged forms, changed hashes, plain GETs and late answers change nothing.
 // One long file: every case drives the same function over one store and one loaded configuration.
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,9 +12,11 @@ import { oidcSignIn } from '../../../functions/console/oidc-sign-in.js';
 import { contentSecurityPolicy } from '../../../functions/console/security-headers.js';
 import { createConsoleFunction } from '../../../infra/local/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
+import { MemorySessionStore } from '../../../shared/adapters/memory/console-sessions.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import type { ResolvedPerson } from '../../../shared/config/resolved.js';
 import { encodeSession, HmacSessionSigner, newSession } from '../../../shared/console/session.js';
+import { keepSession } from '../../../shared/console/session-store.js';
 import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { anAgent } from '../../support/agents.js';
@@ -37,6 +40,7 @@ const omar = person('customer-2001', 'Omar Other', 'omar-password');
 const farah = person('finance-approver', 'Farah', 'farah-password', ['finance']);
 const silent = () => new Logger({ serviceName: 'customer-test', logLevel: 'SILENT' });
 const signer = new HmacSessionSigner(Buffer.alloc(32, 9));
+const sessions = new MemorySessionStore();
 
 /** Refunds wait for the customer alone; credits for the customer, then finance. */
 const config = {
@@ -150,6 +154,7 @@ const visitor = (
   fn = createConsoleFunction({
     services: approvalDepsFor(local.store, clock),
     signer,
+    sessions,
     logger: silent(),
     publicUrl: base,
     signIn: { kind: 'local', people: async () => [farah], customers: async () => [dana, omar] },
@@ -165,10 +170,15 @@ const visitor = (
       eventOf(method, path, {
         cookies: [...jar].map(([name, value]) => `${name}=${value}`),
         ...(request.form === undefined ? {} : { body: new URLSearchParams(request.form).toString() }),
-        headers: {
-          ...(request.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', origin: base }),
-          ...request.headers,
-        },
+        // An empty value leaves the header out (a request that does not say where it came from).
+        headers: Object.fromEntries(
+          Object.entries({
+            ...(request.form === undefined
+              ? {}
+              : { 'content-type': 'application/x-www-form-urlencoded', origin: base }),
+            ...request.headers,
+          }).filter(([, value]) => value !== ''),
+        ),
       }),
       context,
     );
@@ -204,8 +214,11 @@ const visitor = (
   return { send, signIn, answerForm, answer, jar };
 };
 
-const staffCookie = async () =>
-  `gateway_session=${await encodeSession(signer, { ...newSession(farah, clock.now()), csrf: 'staff-token' })}`;
+const staffCookie = async () => {
+  const staff = { ...newSession(farah, clock.now()), csrf: 'staff-token' };
+  await keepSession(sessions, staff, clock.now());
+  return `gateway_session=${await encodeSession(signer, staff)}`;
+};
 
 describe("the customer's pages", () => {
   beforeAll(() => {
@@ -367,6 +380,7 @@ describe("the customer's pages", () => {
       const fn = createConsoleFunction({
         services: approvalDepsFor(local.store, clock),
         signer,
+        sessions,
         logger: silent(),
         publicUrl: base,
         signIn: { kind: 'local', people: async () => [farah], customers: async () => [dana, omar] },
@@ -417,9 +431,10 @@ describe("the customer's pages", () => {
       expect(page.status).toBe(404);
       expect(page.body).not.toContain('SO-42');
       expect(page.body).not.toContain('120');
-      // Even with his own session's token (he can read his own cookie) and the right hash, it is not found.
+      // Even with his own session's token and the right hash, it is not found.
       const [payload = ''] = (browser.jar.get('gateway_customer') ?? '').split('.');
-      const { csrf } = z.object({ csrf: z.string() }).parse(JSON.parse(Buffer.from(payload, 'base64url').toString()));
+      const { sid } = z.object({ sid: z.string() }).parse(JSON.parse(Buffer.from(payload, 'base64url').toString()));
+      const csrf = (await sessions.get(sid))?.csrf ?? expect.unreachable('no session kept');
       const before = await record(executionId);
       const posted = await browser.send('POST', `/customer/calls/${executionId}/answer`, {
         form: { csrf, arguments_hash: before.arguments_hash ?? '', outcome: 'confirm' },
@@ -440,6 +455,7 @@ describe("the customer's pages", () => {
       const fn = createConsoleFunction({
         services: approvalDepsFor(local.store, clock),
         signer,
+        sessions,
         logger: silent(),
         publicUrl: base,
         signIn: { kind: 'local', people: async () => [farah], customers: async () => [dana, omar] },
@@ -477,6 +493,50 @@ describe("the customer's pages", () => {
       expect(tampered.status).toBe(409);
       expect(tampered.body).toContain('The details you answered are not the ones held; nothing was changed.');
       expect(await record(executionId)).toEqual(before);
+    },
+  );
+
+  it(
+    verifies('console.session-revocable', "a customer's answer ends the session: a copy of its cookie opens nothing"),
+    async () => {
+      const executionId = await refund();
+      const browser = visitor();
+      await browser.signIn(dana, executionId);
+      const copied = browser.jar.get('gateway_customer') ?? expect.unreachable('no customer cookie');
+      const { csrf, arguments_hash } = await browser.answerForm(executionId);
+      expect((await browser.answer(executionId, 'decline')).status).toBe(303);
+      // Another browser holding the copy: signed out, for reading and for answering alike.
+      const thief = visitor();
+      thief.jar.set('gateway_customer', copied);
+      expect((await thief.send('GET', `/customer/calls/${executionId}`)).status).toBe(303);
+      const posted = await thief.send('POST', `/customer/calls/${executionId}/answer`, {
+        form: { csrf, arguments_hash, outcome: 'confirm' },
+      });
+      expect(posted.status).toBe(401);
+      expect(await record(executionId)).toMatchObject({ status: 'rejected', code: 'customer_declined' });
+    },
+  );
+
+  it(
+    verifies('console.decision-same-origin', 'an answer without the browser’s same-origin word is refused (403)'),
+    async () => {
+      const executionId = await refund();
+      const browser = visitor();
+      await browser.signIn(dana, executionId);
+      const before = await record(executionId);
+      const { csrf, arguments_hash } = await browser.answerForm(executionId);
+      const bare = await browser.send('POST', `/customer/calls/${executionId}/answer`, {
+        form: { csrf, arguments_hash, outcome: 'confirm' },
+        headers: { origin: '' },
+      });
+      expect(bare.status).toBe(403);
+      expect(bare.body).toContain('your browser must say it was sent from here');
+      expect(await record(executionId)).toEqual(before);
+      const fetched = await browser.send('POST', `/customer/calls/${executionId}/answer`, {
+        form: { csrf, arguments_hash, outcome: 'confirm' },
+        headers: { origin: '', 'sec-fetch-site': 'same-origin' },
+      });
+      expect(fetched.status).toBe(303);
     },
   );
 
@@ -554,7 +614,13 @@ describe("the customer's pages", () => {
         signOutUrl: unusedPort('signing out'),
       };
       const fn = createConsole(
-        { services: approvalDepsFor(local.store, clock), signer, logger: silent(), publicUrl: base },
+        {
+          services: approvalDepsFor(local.store, clock),
+          signer,
+          sessions,
+          logger: silent(),
+          publicUrl: base,
+        },
         oidcSignIn(provider, silent()),
         null,
       );

@@ -1,6 +1,9 @@
 // The console's route table through the function itself: 404 for an unknown address, 405 with
 // Allow for a known one with another method, HEAD where a page is read, the signed-out rules, and
-// the one form reader and same-origin check every POST goes through.
+// the one form reader and same-origin check every POST goes through, and the sessions the server
+// keeps (ended by signing out, lapsed when unused).
+// Long: every case drives the same function over one store and one held call.
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,8 +11,10 @@ import { createConsole } from '../../../functions/console/app.js';
 import { oidcSignIn } from '../../../functions/console/oidc-sign-in.js';
 import { createConsoleFunction } from '../../../infra/local/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
+import { MemorySessionStore } from '../../../shared/adapters/memory/console-sessions.js';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
 import { encodeSession, HmacSessionSigner, newSession } from '../../../shared/console/session.js';
+import { keepSession } from '../../../shared/console/session-store.js';
 import { stylesheetPath } from '../../../shared/console/style.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { anAgent } from '../../support/agents.js';
@@ -29,6 +34,7 @@ let clock: ManualClock;
 let executionId: string;
 let session: string;
 const signer = new HmacSessionSigner(Buffer.alloc(32, 5));
+const sessions = new MemorySessionStore();
 
 beforeAll(async () => {
   local = await startTestStore(null, 'console-routes');
@@ -42,7 +48,9 @@ beforeAll(async () => {
     readArguments('{"note":"hello"}', []) ?? expect.unreachable(),
   );
   executionId = held.execution_id ?? expect.unreachable();
-  session = `gateway_session=${await encodeSession(signer, { ...newSession(farah, clock.now()), csrf: 'token' })}`;
+  const farahs = { ...newSession(farah, clock.now()), csrf: 'token' };
+  await keepSession(sessions, farahs, clock.now());
+  session = `gateway_session=${await encodeSession(signer, farahs)}`;
 });
 afterAll(async () => {
   await local?.close();
@@ -83,6 +91,7 @@ const eventOf = (method: string, path: string, request: Request = {}): APIGatewa
 const deps = () => ({
   services: approvalDepsFor(local.store, clock),
   signer,
+  sessions,
   logger: silent(),
   publicUrl: base,
 });
@@ -222,6 +231,117 @@ describe('the console route table', () => {
       });
       const posted = await fn(eventOf('POST', '/console/callback', { cookies: [started.cookies?.[0] ?? ''] }), context);
       expect(posted.statusCode).toBe(400);
+    },
+  );
+});
+
+describe('sessions the server keeps', () => {
+  /** The local console on a clock of its own, answering with the cookies it sets. */
+  const consoleOn = (own: ManualClock) => {
+    const fn = createConsoleFunction({
+      ...deps(),
+      services: approvalDepsFor(local.store, own),
+      signIn: { kind: 'local', people: async () => [farah] },
+    });
+    return async (method: string, path: string, request: Request = {}) => {
+      const answer = await fn(eventOf(method, path, request), context);
+      const cookies = (answer.cookies ?? []).map((line) => line.split(';')[0] ?? '');
+      return {
+        status: answer.statusCode,
+        location: answer.headers?.location,
+        body: String(answer.body ?? ''),
+        cookies,
+      };
+    };
+  };
+  const csrfOf = (body: string) => /name="csrf" value="([^"]*)"/.exec(body)?.[1] ?? expect.unreachable('no csrf');
+  const decision = () => `/console/executions/${executionId}/decision`;
+
+  it(
+    verifies('console.session-revocable', 'signing out ends the session: a copy of its cookie opens nothing after'),
+    async () => {
+      const send = consoleOn(new ManualClock());
+      const signInPage = await send('GET', '/console/sign-in');
+      const signedIn = await send('POST', '/console/sign-in', {
+        cookies: signInPage.cookies,
+        ...form({ csrf: csrfOf(signInPage.body), next: '/console', approver: 'farah', password: 'pw' }),
+      });
+      expect(signedIn.status).toBe(303);
+      const copy = signedIn.cookies[0] ?? expect.unreachable('no session cookie');
+      expect(copy).toMatch(/^gateway_session=/);
+      const inbox = await send('GET', '/console', { cookies: [copy] });
+      expect(inbox.status).toBe(200);
+      const csrf = csrfOf(inbox.body);
+      const out = await send('POST', '/console/sign-out', { cookies: [copy], ...form({ csrf }) });
+      expect(out.status).toBe(303);
+      expect(out.cookies).toEqual(['gateway_session=']);
+      // The copy, kept by someone else: signed out for every page and every decision.
+      expect(await send('GET', '/console', { cookies: [copy] })).toMatchObject({
+        status: 303,
+        location: '/console/sign-in?next=%2Fconsole',
+      });
+      const posted = await send('POST', decision(), { cookies: [copy], ...form({ csrf, outcome: 'reject' }) });
+      expect(posted.status).toBe(401);
+      expect((await local.store.get(executionId))?.status).toBe('pending_approval');
+    },
+  );
+
+  it(
+    verifies('console.session-idle', 'lapses after 30 minutes unused, and ends after 8 hours however busy'),
+    async () => {
+      const own = new ManualClock();
+      const send = consoleOn(own);
+      const started = { ...newSession(farah, own.now()), csrf: 'token' };
+      await keepSession(sessions, started, own.now());
+      const cookie = `gateway_session=${await encodeSession(signer, started)}`;
+      const idle = { ...newSession(farah, own.now()), csrf: 'token' };
+      await keepSession(sessions, idle, own.now());
+      const idleCookie = `gateway_session=${await encodeSession(signer, idle)}`;
+      // Any page shows who is signed in (the 404 page reads no call).
+      const signedIn = async (sent: string) =>
+        (await send('GET', '/console/nope', { cookies: [sent] })).body.includes('Sign out');
+      // Used every 29 minutes, it lasts; unused for 30, it lapses.
+      own.advance(29 * 60_000);
+      expect(await signedIn(cookie)).toBe(true);
+      own.advance(60_000);
+      expect(await signedIn(idleCookie)).toBe(false);
+      expect(await signedIn(cookie)).toBe(true);
+      for (let minutes = 30 + 29; minutes < 8 * 60; minutes += 29) {
+        own.advance(29 * 60_000);
+        expect([minutes, await signedIn(cookie)]).toEqual([minutes, true]);
+      }
+      own.advance(8 * 60 * 60_000 - (30 + 15 * 29) * 60_000);
+      expect(await signedIn(cookie)).toBe(false);
+    },
+  );
+
+  it(
+    verifies(
+      'console.decision-same-origin',
+      'a decision without Origin or Sec-Fetch-Site is refused with a page saying why',
+    ),
+    async () => {
+      const send = localConsole();
+      const { body } = form({ csrf: 'token', outcome: 'maybe' });
+      const bare = { cookies: [session], body, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+      const refused = await send('POST', decision(), bare);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain(
+        'your browser must say it was sent from here (its Origin or Sec-Fetch-Site header)',
+      );
+      expect(refused.body).toContain('Nothing was changed');
+      // The browser's word either way reaches the decision's own checks (an unknown outcome: 400).
+      const fetched = { ...bare, headers: { ...bare.headers, 'sec-fetch-site': 'same-origin' } };
+      expect((await send('POST', decision(), fetched)).status).toBe(400);
+      expect((await send('POST', decision(), { ...bare, headers: { ...bare.headers, origin: base } })).status).toBe(
+        400,
+      );
+      // Said the other way round (another site, or no site at all), it is refused.
+      for (const site of ['same-site', 'none']) {
+        expect(
+          (await send('POST', decision(), { ...bare, headers: { ...bare.headers, 'sec-fetch-site': site } })).status,
+        ).toBe(403);
+      }
     },
   );
 });

@@ -20,8 +20,14 @@ describe('session cookies', () => {
   it(verifies('console.sign-in', 'round-trips a session, with its own CSRF token'), async () => {
     const session = newSession(approver, now);
     const cookie = await encodeSession(signer, session);
-    expect(await decodeSession(signer, cookie, 'session', now + 1_000)).toEqual(session);
+    const { csrf, ...content } = session;
+    expect(await decodeSession(signer, cookie, 'session', now + 1_000)).toEqual(content);
     expect(session.csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(session.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The token is kept in the server's list, never in the cookie.
+    expect(Buffer.from(cookie.split('.')[0] ?? '', 'base64url').toString('utf8')).not.toContain(csrf);
+    const signIn = newSignIn(now);
+    expect(await decodeSession(signer, await encodeSession(signer, signIn), 'sign-in', now)).toEqual(signIn);
     expect(newSession(approver, now).csrf).not.toBe(session.csrf);
   });
 

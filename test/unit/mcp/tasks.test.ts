@@ -93,6 +93,11 @@ describe('the task object', () => {
     expect(detailedTask2026(held)).not.toHaveProperty('result');
   });
 
+  it(verifies('mcp.tasks-poll-interval', 'suggests polling every 5 s in both dialects'), () => {
+    expect(task2025(held).pollInterval).toBe(5_000);
+    expect(task2026(held).pollIntervalMs).toBe(5_000);
+  });
+
   it(
     verifies(
       'mcp.tasks-get-mapping',
