@@ -276,12 +276,13 @@ export class Operations extends Construct {
             width: 12,
           }),
           new GraphWidget({
-            title: 'Expiries, unknown outcomes, notification failures, approval runs lost',
+            title: 'Expiries, unknown outcomes, notification failures, approval runs lost, MCP tool changes',
             left: [
               gatewayMetric(metricNames.expiries, Stats.SUM, 'Expiries'),
               gatewayMetric(metricNames.unknownOutcomes, Stats.SUM, 'Unknown outcomes'),
               gatewayMetric(metricNames.notificationFailures, Stats.SUM, 'Notification failures'),
               gatewayMetric(metricNames.approvalRunsLost, Stats.SUM, 'Approval runs lost'),
+              gatewayMetric(metricNames.mcpToolChanges, Stats.SUM, 'MCP tool changes held'),
             ],
             width: 12,
           }),

@@ -289,9 +289,10 @@ describe('refused input is recorded in bounded form', () => {
         expect(result).toMatchObject({ status: 'denied', code: 'invalid_arguments' });
         expect(result.input_errors).toHaveLength(maxInputErrors + 1);
         expect(result.input_errors?.at(-1)).toMatchObject({ path: '', code: 'more_errors' });
-        // 9 000 unknown fields, and the arguments are over 64 KB as well.
-        expect(result.input_errors?.[0]).toMatchObject({ path: '', code: 'arguments_too_large' });
-        expect(result.input_errors?.at(-1)?.message).toContain(`(${9_001 - maxInputErrors} more)`);
+        // 9 000 unknown fields (over 64 KB as well): refused on the unknown fields alone, before the
+        // rest of the arguments is read, the first of them listed and the others counted.
+        expect(result.input_errors?.[0]).toMatchObject({ path: '/field_0_xxxxxxxx', code: 'unknown_field' });
+        expect(result.input_errors?.at(-1)?.message).toContain(`(${9_000 - maxInputErrors} more)`);
         const stored = await testStore.store.get(result.execution_id ?? '');
         expect(stored).toMatchObject({ status: 'denied', code: 'invalid_arguments', arguments_json: null });
         expect(stored?.input_errors).toEqual(result.input_errors);

@@ -452,7 +452,7 @@ describe('the local runtime', () => {
     expect(output).toContain(`MCP endpoint     ${runtime.mcpUrl}`);
     expect(output).toContain(demoTokens.procurement);
     expect(output).toContain(demoTokens.support);
-    const snippet = output.slice(output.indexOf('{'), output.indexOf('  Try it:'));
+    const snippet = output.slice(output.indexOf('{'), output.indexOf('  Agents (bearer tokens):'));
     expect(JSON.parse(snippet)).toEqual({
       mcpServers: {
         'approval-gateway': {
