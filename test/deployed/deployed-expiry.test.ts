@@ -10,7 +10,7 @@ import {
   agentAuthorization,
   type Ledger,
   ledgerKey,
-  mcpHeaders,
+  mcpSender,
   pushConfiguration,
   startLedger,
   structured,
@@ -27,17 +27,8 @@ describe('the synthesized stack, a held call nobody decides', () => {
   let folder: Awaited<ReturnType<typeof temporaryFolder>>;
   let authorization: Record<string, string>;
 
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const answer = await stack.http({
-      method: 'POST',
-      path: '/mcp',
-      headers: { ...mcpHeaders, ...authorization },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-    });
-    if (answer.functionError !== undefined) throw answer.functionError;
-    expect(answer.status).toBe(200);
-    return structured(answer.body);
-  };
+  const call = async (name: string, args: Record<string, unknown>) =>
+    structured(await mcpSender(stack)('tools/call', { name, arguments: args }, authorization));
 
   beforeAll(async () => {
     assembly = await deployedAssembly();

@@ -20,6 +20,7 @@ import {
   type Ledger,
   ledgerKey,
   mcpHeaders,
+  mcpSender,
   openChannel,
   pushConfiguration,
   signedInCookie,
@@ -41,27 +42,17 @@ describe('the synthesized stack, run here', () => {
   let ledger: Ledger;
   let folder: Awaited<ReturnType<typeof temporaryFolder>>;
   let secretsPrefix: string | undefined;
-  let rpcId = 0;
   let authorization: Record<string, string>;
 
-  const mcp = async (method: string, params: Record<string, unknown>, as = authorization) => {
-    rpcId += 1;
-    const answer = await stack.http({
-      method: 'POST',
-      path: '/mcp',
-      headers: { ...mcpHeaders, ...as },
-      body: JSON.stringify({ jsonrpc: '2.0', id: rpcId, method, params }),
-    });
-    if (answer.functionError !== undefined) throw answer.functionError;
-    expect(answer.status).toBe(200);
-    return answer.body;
-  };
+  let send: ReturnType<typeof mcpSender>;
+  const mcp = (method: string, params: Record<string, unknown>, as = authorization) => send(method, params, as);
 
   beforeAll(async () => {
     assembly = await deployedAssembly();
     if (assembly.synthMs !== null) process.stdout.write(`cdk synth with bundling took ${assembly.synthMs} ms\n`);
     ledger = await startLedger();
     stack = await startDeployedStack(assembly);
+    send = mcpSender(stack);
     folder = await temporaryFolder('gateway-deployed-');
     secretsPrefix = stack.functions.get(functionId(stack, 'Mcp'))?.spec.environment.SECRETS_PREFIX;
     // The credential is a secret where the template gives the function a prefix to read it from.
