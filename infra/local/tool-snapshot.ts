@@ -3,8 +3,10 @@
 // system whose tools stay unknown, why. A system whose server cannot be asked from here (its
 // address set only in the runtime's environment, as the demo's is) is known by the last list the
 // running gateway kept in the data folder, held against the same pins it serves them by.
+import { readFile } from 'node:fs/promises';
 import { pinnedSpecs } from '../../shared/catalog/mcp-pins.js';
 import type { ToolServerToolSpec } from '../../shared/catalog/tool-server-tools.js';
+import { loadConfigText } from '../../shared/config/load.js';
 import { formatProblem } from '../../shared/config/resolved.js';
 import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
 import { loadSnapshotFromFile } from './config-files.js';
@@ -37,6 +39,18 @@ const rememberedTools = async (dataDir: string, keys: readonly string[]) => {
   return found;
 };
 
+/** The keys of the file's MCP systems, read without compiling anything (none if it does not parse). */
+const mcpSystemKeys = async (file: string, environment: Readonly<Record<string, string | undefined>>) => {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  const parsed =
+    text === undefined
+      ? null
+      : loadConfigText(text, file, environment, { unsetVariables: 'placeholder', secrets: 'unread' });
+  return parsed?.ok === true
+    ? parsed.config.systems.flatMap((system) => (system.kind === 'mcp' ? [system.key] : []))
+    : [];
+};
+
 export const loadToolSnapshot = async (
   file: string,
   environment: Readonly<Record<string, string | undefined>>,
@@ -45,24 +59,18 @@ export const loadToolSnapshot = async (
 ): Promise<ToolSnapshot> => {
   const discovery = offline ? null : await discoverMcpTools(file, environment);
   const offered = new Map(discovery?.offered ?? []);
-  let outcome = await loadSnapshotFromFile(file, environment, { unsetVariables: 'placeholder' }, offered);
-  if (!outcome.ok) {
-    const problems = outcome.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n');
-    return { ok: false, message: `${file} is not valid (see npm run config:check):\n${problems}` };
-  }
-  const unknown = outcome.snapshot.config.systems.flatMap((system) =>
-    system.kind === 'mcp' && !offered.has(system.key) ? [system.key] : [],
-  );
+  const unknown = (await mcpSystemKeys(file, environment)).filter((key) => !offered.has(key));
   const remembered = new Map<string, string>();
   if (dataDir !== null && unknown.length > 0) {
     for (const [key, { offered: tools, fetchedAt }] of await rememberedTools(dataDir, unknown)) {
       offered.set(key, tools);
       remembered.set(key, fetchedAt);
     }
-    if (remembered.size > 0) {
-      const again = await loadSnapshotFromFile(file, environment, { unsetVariables: 'placeholder' }, offered);
-      if (again.ok) outcome = again;
-    }
+  }
+  const outcome = await loadSnapshotFromFile(file, environment, { unsetVariables: 'placeholder' }, offered);
+  if (!outcome.ok) {
+    const problems = outcome.problems.map((problem) => `  ${formatProblem(problem)}`).join('\n');
+    return { ok: false, message: `${file} is not valid (see npm run config:check):\n${problems}` };
   }
   const undiscovered = new Map<string, string>();
   for (const key of unknown) {
