@@ -20,6 +20,7 @@ import { storedSecretReference } from '../shared/config/schema.js';
 import { type SecretLookup, secretLookupOf, secretValue, storedSecretNames } from '../shared/config/stored-secrets.js';
 import { readYaml } from '../shared/config/yaml-lines.js';
 import type { GatewaySnapshot } from '../shared/control-plane/gateway-snapshot.js';
+import { errorText } from '../shared/errors.js';
 
 const usage = `Usage: npm run config:check -- [file] [--strict-env] [--list-tools] [--offline]
                                             [--data-dir <folder>] [--aws --stack <name>]
@@ -88,7 +89,7 @@ const run = async (): Promise<number> => {
       allowPositionals: true,
     });
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    process.stderr.write(`${errorText(error)}\n\n${usage}`);
     return 2;
   }
   if (parsed.values.help || parsed.positionals.length > 1) {
@@ -180,7 +181,7 @@ const deployedSecrets = async (file: string, stack: string): Promise<DeployedSec
   try {
     values = await source.read(storedSecretNames(data), true);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorText(error);
     return {
       ok: false,
       message: `AWS Secrets Manager could not be read (${reason}); check this shell's AWS credentials and region.`,

@@ -28,6 +28,7 @@ import { BundledMcpCatalog, type ConfigBundleStore, versionOf } from '../shared/
 import { bundleOf, type SnapshotCompilation } from '../shared/control-plane/compile-snapshot.js';
 import { environmentReferences } from '../shared/control-plane/environment-references.js';
 import { SignedBundleStore } from '../shared/control-plane/signed-bundles.js';
+import { errorText } from '../shared/errors.js';
 import { describeAwsError, StepFailure, step } from './aws-failure.js';
 
 const usage = `Usage: npm run config:push -- --table <name> --bucket <name> --key <arn> [file] [options]
@@ -235,7 +236,7 @@ const run = async (): Promise<number> => {
   try {
     parsed = parseArgs({ args: process.argv.slice(2), options, allowPositionals: true });
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    process.stderr.write(`${errorText(error)}\n\n${usage}`);
     return 2;
   }
   const { values, positionals } = parsed;

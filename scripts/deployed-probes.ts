@@ -5,6 +5,7 @@
 // approver is left a decision to make. Each probe answers one line; none carries a token.
 import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import * as z from 'zod';
+import { errorText } from '../shared/errors.js';
 import { ResultObject } from '../shared/result.js';
 
 export interface ProbeTarget {
@@ -197,7 +198,7 @@ const probeHeldCall = async (client: Client, calls: ProbeCalls, record: Probe): 
 };
 
 /** The first line of a thrown value, whatever it is. */
-const messageOf = (error: unknown): string => shortened(error instanceof Error ? error.message : String(error));
+const messageOf = (error: unknown): string => shortened(errorText(error));
 
 /** No request waits longer than API Gateway would (30 s): a probe ends, whatever the server does. */
 const requestLimitMs = 35_000;

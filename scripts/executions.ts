@@ -7,6 +7,7 @@ import { localAwsProfile } from '../infra/local/aws-config-file.js';
 import { localTableNames } from '../infra/local/dynamodb.js';
 import { type ListingTarget, openListing, TargetError } from '../infra/local/listing-target.js';
 import { systemClock } from '../shared/clock.js';
+import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
 import {
   auditLineOf,
@@ -169,9 +170,7 @@ const run = async (): Promise<number> => {
   try {
     parsed = parse(process.argv.slice(2), process.env);
   } catch (error) {
-    process.stderr.write(
-      `${error instanceof Error ? error.message : String(error)} (see npm run executions -- --help)\n`,
-    );
+    process.stderr.write(`${errorText(error)} (see npm run executions -- --help)\n`);
     return 2;
   }
   if (parsed === 'help') {
@@ -206,9 +205,7 @@ const run = async (): Promise<number> => {
       process.stderr.write(`--cursor: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(
-      `The executions could not be read: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
+    process.stderr.write(`The executions could not be read: ${errorText(error)}\n`);
     return 1;
   } finally {
     await opened.close();

@@ -5,6 +5,7 @@
 // configuration exits 1.
 import { parseArgs } from 'node:util';
 import { loadToolSnapshot } from '../infra/local/tool-snapshot.js';
+import { errorText } from '../shared/errors.js';
 import {
   type AgentExplanation,
   agentWords,
@@ -69,7 +70,7 @@ const run = async (): Promise<number> => {
   try {
     parsed = parseArgs({ args: process.argv.slice(2), options });
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    process.stderr.write(`${errorText(error)}\n\n${usage}`);
     return 2;
   }
   const { values } = parsed;

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadToolSnapshot } from '../infra/local/tool-snapshot.js';
+import { errorText } from '../shared/errors.js';
 import { readCaseFile } from '../shared/policy/case-file.js';
 import { type CaseResult, rehearseCase } from '../shared/use-cases/rehearse-case.js';
 
@@ -48,7 +49,7 @@ const run = async (): Promise<number> => {
   try {
     parsed = parseArgs({ args: process.argv.slice(2), options, allowPositionals: true });
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    process.stderr.write(`${errorText(error)}\n\n${usage}`);
     return 2;
   }
   const { values, positionals } = parsed;

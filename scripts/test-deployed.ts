@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { requestClientCredentialsToken } from '../shared/adapters/oauth-client-credentials.js';
+import { errorText } from '../shared/errors.js';
 import { demoProbeCalls, type ProbeCall, type ProbeResult, probeLine, redacted, runProbes } from './deployed-probes.js';
 
 const usage = `Usage: npm run test:deployed -- --client-id <id> [--stack <name>] [--outputs <file>]
@@ -80,7 +81,7 @@ const outputsFromFile = (text: string, file: string, stack: string): Record<stri
 
 const readOutputsFile = (file: string): Promise<string> =>
   readFile(file, 'utf8').catch((error: unknown) => {
-    throw new SetupError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new SetupError(`cannot read ${file}: ${errorText(error)}`);
   });
 
 const describeStack = (stack: string): Promise<Record<string, string>> =>
@@ -173,7 +174,7 @@ const main = async (): Promise<number> => {
   try {
     ({ values } = parseArgs({ args: process.argv.slice(2), options }));
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    process.stderr.write(`${errorText(error)}\n\n${usage}`);
     return 2;
   }
   if (values.help === true) {

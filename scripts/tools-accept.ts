@@ -5,6 +5,7 @@
 // running pins them at its next start. Exit 0 accepted, 1 nothing was pinned, 2 the command was wrong.
 import { parseArgs } from 'node:util';
 import { isSystemKey, McpPinFiles, mcpCatalogFolder } from '../infra/local/mcp-catalog-files.js';
+import { errorText } from '../shared/errors.js';
 
 const usage = `Usage: npm run tools:accept -- <system> [--data-dir <folder>]
 
@@ -28,7 +29,7 @@ const run = async (): Promise<number> => {
       allowPositionals: true,
     });
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    process.stderr.write(`${errorText(error)}\n\n${usage}`);
     return 2;
   }
   if (parsed.values.help === true) {
@@ -57,6 +58,6 @@ const run = async (): Promise<number> => {
 };
 
 process.exitCode = await run().catch((error: unknown) => {
-  process.stderr.write(`tools:accept failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`tools:accept failed: ${errorText(error)}\n`);
   return 1;
 });

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import * as z from 'zod';
+import { errorText } from '../../shared/errors.js';
 import { isLoopback } from './net.js';
 
 const portNumber = z
@@ -141,7 +142,7 @@ export const parseLocalOptions = (
   try {
     values = parseFlags([...argv]).values;
   } catch (error) {
-    return { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'error', message: errorText(error) };
   }
   if (values.help) return { kind: 'help' };
   const flagOrEnv = (flag: string | undefined, name: string): string | undefined =>

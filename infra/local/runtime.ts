@@ -32,6 +32,7 @@ import { formatProblem, type ResolvedConfig } from '../../shared/config/resolved
 import { consoleLink, customerLink } from '../../shared/console/paths.js';
 import { HmacSessionSigner } from '../../shared/console/session.js';
 import { McpCatalogs } from '../../shared/control-plane/mcp-catalogs.js';
+import { errorText } from '../../shared/errors.js';
 import { measuredStore } from '../../shared/executions/measured-store.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { startGrpcGateway } from '../../shared/grpc/gateway.js';
@@ -252,7 +253,7 @@ export const startLocalRuntime = async (
     try {
       dataKey = await localDataKey(config().settings.data_key, options.memory ? null : options.dataDir);
     } catch (error) {
-      throw new StartupError(error instanceof Error ? error.message : String(error));
+      throw new StartupError(errorText(error));
     }
 
     const publicUrl = config().settings.public_url ?? null;

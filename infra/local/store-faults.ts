@@ -2,6 +2,7 @@
 // a full disk): each failed storage operation is answered as a temporary error instead of ending
 // the process, and the runtime is told once when the store begins failing and once it works again.
 import type * as DynaliteDb from 'dynalite/db/index.js';
+import { errorText } from '../../shared/errors.js';
 
 export interface FaultHooks {
   /** Reads and writes the data folder refused (an I/O error, a full disk), since the start. */
@@ -47,7 +48,7 @@ export const answerFaults = (database: DynaliteDb.LevelDatabase, hooks: FaultHoo
         hooks.faults += 1;
         if (!hooks.failing) {
           hooks.failing = true;
-          hooks.onFault?.({ kind: 'failing', error: error instanceof Error ? error.message : String(error) });
+          hooks.onFault?.({ kind: 'failing', error: errorText(error) });
         }
         throw faultAnswer(error);
       }
