@@ -12,13 +12,13 @@
 
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { documentClient } from '../infra/local/dynamodb.js';
 import { discoverMcpTools, driftLines } from '../infra/local/mcp-discovery.js';
+import { defaultConfigFile } from '../infra/local/options.js';
 import { DynamoDbBundlePointers } from '../shared/adapters/dynamodb/config-store.js';
 import { KmsBundleSignatures } from '../shared/adapters/kms-bundle-signatures.js';
 import { S3BundleObjects } from '../shared/adapters/s3-bundle-objects.js';
@@ -28,8 +28,8 @@ import { BundledMcpCatalog, type ConfigBundleStore, versionOf } from '../shared/
 import { bundleOf, type SnapshotCompilation } from '../shared/control-plane/compile-snapshot.js';
 import { environmentReferences } from '../shared/control-plane/environment-references.js';
 import { SignedBundleStore } from '../shared/control-plane/signed-bundles.js';
-import { errorText } from '../shared/errors.js';
 import { describeAwsError, StepFailure, step } from './aws-failure.js';
+import { type CommandLine, readCommandLine } from './command-line.js';
 
 const usage = `Usage: npm run config:push -- --table <name> --bucket <name> --key <arn> [file] [options]
 
@@ -62,8 +62,7 @@ const options = {
   help: { type: 'boolean' },
 } as const;
 
-type Arguments = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
-type Target = { table: string; bucket: string; key: string; values: Arguments['values'] };
+type Target = { table: string; bucket: string; key: string; values: CommandLine<typeof options>['values'] };
 
 const fail = (message: string): number => {
   process.stderr.write(`${message}\n`);
@@ -232,24 +231,15 @@ const push = async (file: string, target: Target): Promise<number> => {
 const kibibytes = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString('en')} KiB`;
 
 const run = async (): Promise<number> => {
-  let parsed: Arguments;
-  try {
-    parsed = parseArgs({ args: process.argv.slice(2), options, allowPositionals: true });
-  } catch (error) {
-    process.stderr.write(`${errorText(error)}\n\n${usage}`);
-    return 2;
-  }
+  const parsed = readCommandLine(options, usage, { positionals: true });
+  if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
   const { table, bucket, key } = values;
   if (table === undefined || bucket === undefined || key === undefined || positionals.length > 1) {
     process.stderr.write(usage);
     return 2;
   }
-  return push(positionals[0] ?? 'examples/gateway.config.yaml', { table, bucket, key, values });
+  return push(positionals[0] ?? defaultConfigFile, { table, bucket, key, values });
 };
 
 // Nothing reaches the user as a stack trace, whatever fails.

@@ -19,6 +19,7 @@ import {
 } from '../shared/executions/listing.js';
 import { ExecutionStatus } from '../shared/result.js';
 import { escapeInvisible } from '../shared/text/invisible.js';
+import { dataFolderOf } from './command-line.js';
 
 const usage = `Usage: npm run executions -- [target] [filters] [--limit N] [--cursor C] [--json]
 
@@ -92,7 +93,7 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
         ...(values.region === undefined ? {} : { region: values.region }),
         ...(values.endpoint === undefined ? {} : { endpoint: values.endpoint, region: values.region ?? 'local' }),
       }
-    : { kind: 'local', dataDir: values['data-dir'] ?? environment.GATEWAY_DATA_DIR ?? '.gateway-data' };
+    : { kind: 'local', dataDir: dataFolderOf(values, environment) };
 
   const limitText = values.limit ?? '20';
   const limit = /^\d+$/.test(limitText) ? Number(limitText) : Number.NaN;

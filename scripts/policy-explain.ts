@@ -3,9 +3,8 @@
 // rule tools/list follows). With --tool, the policies that mention the tool and the human step
 // each decision would need. Exit 0; an unknown agent or tool, or bad options, exit 2; an invalid
 // configuration exits 1.
-import { parseArgs } from 'node:util';
+import { defaultConfigFile } from '../infra/local/options.js';
 import { loadToolSnapshot } from '../infra/local/tool-snapshot.js';
-import { errorText } from '../shared/errors.js';
 import {
   type AgentExplanation,
   agentWords,
@@ -13,27 +12,15 @@ import {
   explainOneTool,
   type ToolExplanation,
 } from '../shared/policy/explain.js';
+import { dataFolderOf, readCommandLine, toolSnapshotOptions, toolSnapshotUsage } from './command-line.js';
 
 const usage = `Usage: npm run policy:explain -- --agent <id> [--tool <name>] [--config <file>] [--offline] [--data-dir <dir>] [--json]
 
   --agent <id>     the agent, as the configuration's agents: name it
   --tool <name>    details for one tool: the policies that mention it and the human step it needs
-  --config <file>  the configuration (default examples/gateway.config.yaml)
-  --offline        do not ask MCP servers for their tools
-  --data-dir <dir> where a running gateway keeps its MCP servers' last lists, used for a server
-                   not asked or not reachable from here (GATEWAY_DATA_DIR, default .gateway-data)
-  --json           machine-readable output
-`;
+${toolSnapshotUsage}`;
 
-const options = {
-  agent: { type: 'string' },
-  tool: { type: 'string' },
-  config: { type: 'string' },
-  offline: { type: 'boolean' },
-  'data-dir': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean' },
-} as const;
+const options = { agent: { type: 'string' }, tool: { type: 'string' }, ...toolSnapshotOptions } as const;
 
 const toolLines = (tool: ToolExplanation): string[] => {
   const lines = [`${tool.tool}: ${tool.visible ? 'visible' : 'hidden'}`];
@@ -66,24 +53,15 @@ const agentLines = (explanation: AgentExplanation, header: string): string[] => 
 };
 
 const run = async (): Promise<number> => {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof options }>>;
-  try {
-    parsed = parseArgs({ args: process.argv.slice(2), options });
-  } catch (error) {
-    process.stderr.write(`${errorText(error)}\n\n${usage}`);
-    return 2;
-  }
+  const parsed = readCommandLine(options, usage);
+  if ('exit' in parsed) return parsed.exit;
   const { values } = parsed;
-  if (values.help === true) {
-    process.stdout.write(usage);
-    return 0;
-  }
   if (values.agent === undefined) {
     process.stderr.write(`--agent is required\n\n${usage}`);
     return 2;
   }
-  const file = values.config ?? 'examples/gateway.config.yaml';
-  const dataDir = values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway-data';
+  const file = values.config ?? defaultConfigFile;
+  const dataDir = dataFolderOf(values);
   const loaded = await loadToolSnapshot(file, process.env, values.offline === true, dataDir);
   if (!loaded.ok) {
     process.stderr.write(`${loaded.message}\n`);

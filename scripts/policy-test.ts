@@ -4,30 +4,17 @@
 // policies (and the argument errors of refused arguments). Exit 0 when every expectation holds,
 // 1 when one does not, 2 for a case file, configuration or options that are not valid.
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { defaultConfigFile } from '../infra/local/options.js';
 import { loadToolSnapshot } from '../infra/local/tool-snapshot.js';
-import { errorText } from '../shared/errors.js';
 import { readCaseFile } from '../shared/policy/case-file.js';
 import { type CaseResult, rehearseCase } from '../shared/use-cases/rehearse-case.js';
+import { dataFolderOf, readCommandLine, toolSnapshotOptions, toolSnapshotUsage } from './command-line.js';
 
 const usage = `Usage: npm run policy:test -- <cases.yaml> [--config <file>] [--offline] [--data-dir <dir>] [--json]
 
   cases.yaml       a list of cases: { name, agent, tool, arguments,
                    expect: { decision: run|hold|deny, approval?, reason?, policies? } }
-  --config <file>  the configuration (default examples/gateway.config.yaml)
-  --offline        do not ask MCP servers for their tools
-  --data-dir <dir> where a running gateway keeps its MCP servers' last lists, used for a server
-                   not asked or not reachable from here (GATEWAY_DATA_DIR, default .gateway-data)
-  --json           machine-readable output
-`;
-
-const options = {
-  config: { type: 'string' },
-  offline: { type: 'boolean' },
-  'data-dir': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean' },
-} as const;
+${toolSnapshotUsage}`;
 
 const caseLines = (file: string, result: CaseResult): string[] => {
   const lines = [`${result.failures.length === 0 ? 'ok  ' : 'FAIL'}  ${result.name}  (${file}:${result.line})`];
@@ -45,18 +32,9 @@ const caseLines = (file: string, result: CaseResult): string[] => {
 };
 
 const run = async (): Promise<number> => {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: process.argv.slice(2), options, allowPositionals: true });
-  } catch (error) {
-    process.stderr.write(`${errorText(error)}\n\n${usage}`);
-    return 2;
-  }
+  const parsed = readCommandLine(toolSnapshotOptions, usage, { positionals: true });
+  if ('exit' in parsed) return parsed.exit;
   const { values, positionals } = parsed;
-  if (values.help === true) {
-    process.stdout.write(usage);
-    return 0;
-  }
   const [casesFile] = positionals;
   if (casesFile === undefined || positionals.length > 1) {
     process.stderr.write(`name one case file\n\n${usage}`);
@@ -74,8 +52,8 @@ const run = async (): Promise<number> => {
       process.stderr.write(`  ${casesFile}:${problem.line ?? 1}: ${problem.message}\n`);
     return 2;
   }
-  const file = values.config ?? 'examples/gateway.config.yaml';
-  const dataDir = values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway-data';
+  const file = values.config ?? defaultConfigFile;
+  const dataDir = dataFolderOf(values);
   const loaded = await loadToolSnapshot(file, process.env, values.offline === true, dataDir);
   if (!loaded.ok) {
     process.stderr.write(`${loaded.message}\n`);

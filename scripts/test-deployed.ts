@@ -6,10 +6,10 @@
 // ever printed.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { requestClientCredentialsToken } from '../shared/adapters/oauth-client-credentials.js';
 import { errorText } from '../shared/errors.js';
+import { type CommandLine, readCommandLine } from './command-line.js';
 import { demoProbeCalls, type ProbeCall, type ProbeResult, probeLine, redacted, runProbes } from './deployed-probes.js';
 
 const usage = `Usage: npm run test:deployed -- --client-id <id> [--stack <name>] [--outputs <file>]
@@ -119,7 +119,7 @@ const callOf = (tool: string | undefined, text: string | undefined, option: stri
   return { tool, arguments: args };
 };
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof options }>>['values'];
+type Values = CommandLine<typeof options>['values'];
 
 /** The probes' results against the stack the options name; the secrets not to print. */
 const probeStack = async (values: Values): Promise<{ results: ProbeResult[]; secrets: string[] }> => {
@@ -170,17 +170,9 @@ const probeStack = async (values: Values): Promise<{ results: ProbeResult[]; sec
 };
 
 const main = async (): Promise<number> => {
-  let values: Values;
-  try {
-    ({ values } = parseArgs({ args: process.argv.slice(2), options }));
-  } catch (error) {
-    process.stderr.write(`${errorText(error)}\n\n${usage}`);
-    return 2;
-  }
-  if (values.help === true) {
-    process.stdout.write(usage);
-    return 0;
-  }
+  const parsed = readCommandLine(options, usage);
+  if ('exit' in parsed) return parsed.exit;
+  const { values } = parsed;
   const secrets = [values['client-secret'] ?? process.env.GATEWAY_PROBE_CLIENT_SECRET ?? ''];
   try {
     const probed = await probeStack(values);

@@ -3,9 +3,9 @@
 // the local data folder are removed; the running gateway pins its tools again from their last list
 // within a second (their new access, text and schemas are offered from then on), and a gateway not
 // running pins them at its next start. Exit 0 accepted, 1 nothing was pinned, 2 the command was wrong.
-import { parseArgs } from 'node:util';
 import { isSystemKey, McpPinFiles, mcpCatalogFolder } from '../infra/local/mcp-catalog-files.js';
 import { errorText } from '../shared/errors.js';
+import { dataFolderOf, readCommandLine } from './command-line.js';
 
 const usage = `Usage: npm run tools:accept -- <system> [--data-dir <folder>]
 
@@ -19,23 +19,10 @@ Deployed, push with config:push --accept <system> instead.
 `;
 
 const run = async (): Promise<number> => {
-  let parsed: ReturnType<
-    typeof parseArgs<{ options: { 'data-dir': { type: 'string' }; help: { type: 'boolean' } }; allowPositionals: true }>
-  >;
-  try {
-    parsed = parseArgs({
-      args: process.argv.slice(2),
-      options: { 'data-dir': { type: 'string' }, help: { type: 'boolean' } },
-      allowPositionals: true,
-    });
-  } catch (error) {
-    process.stderr.write(`${errorText(error)}\n\n${usage}`);
-    return 2;
-  }
-  if (parsed.values.help === true) {
-    process.stdout.write(usage);
-    return 0;
-  }
+  const parsed = readCommandLine({ 'data-dir': { type: 'string' }, help: { type: 'boolean' } } as const, usage, {
+    positionals: true,
+  });
+  if ('exit' in parsed) return parsed.exit;
   const [system, ...rest] = parsed.positionals;
   if (system === undefined || rest.length > 0) {
     process.stderr.write(usage);
@@ -45,7 +32,7 @@ const run = async (): Promise<number> => {
     process.stderr.write(`"${system.slice(0, 80)}" is not a system key (lowercase letters, digits, _ and -).\n`);
     return 2;
   }
-  const dataDir = parsed.values['data-dir'] ?? process.env.GATEWAY_DATA_DIR ?? '.gateway-data';
+  const dataDir = dataFolderOf(parsed.values);
   const removed = await new McpPinFiles(mcpCatalogFolder(dataDir)).remove(system);
   if (!removed) {
     process.stderr.write(`No tools of ${system} are pinned in ${dataDir}: nothing to accept.\n`);

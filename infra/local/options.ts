@@ -6,6 +6,11 @@ import * as z from 'zod';
 import { errorText } from '../../shared/errors.js';
 import { isLoopback } from './net.js';
 
+/** Where the local gateway keeps its store, keys and lists when no folder is named. */
+export const defaultDataDir = '.gateway-data';
+/** The configuration the local gateway and the commands read when none is named: the demo's. */
+export const defaultConfigFile = 'examples/gateway.config.yaml';
+
 const portNumber = z
   .string()
   .trim()
@@ -24,11 +29,11 @@ export const LocalOptions = z
     port: portNumber.default(8787),
     dynamodbPort: portNumber.default(0),
     stepFunctionsPort: portNumber.default(0),
-    dataDir: z.string().min(1).default('.gateway-data'),
+    dataDir: z.string().min(1).default(defaultDataDir),
     memory: z.boolean().default(false),
     /** Where the per-run credential of the store and Step Functions endpoints is written (null: the data folder's). */
     awsConfigFile: z.string().min(1).nullable().default(null),
-    config: z.string().min(1).default('examples/gateway.config.yaml'),
+    config: z.string().min(1).default(defaultConfigFile),
     anonymousAgent: z.string().min(1).nullable().default(null),
     demoErp: z.boolean().default(true),
     /**
