@@ -19,12 +19,12 @@ import {
   paramsTooLargeFrame,
   postedParamsRefusal,
 } from '../../shared/edge/call-tool/serve.js';
+import { unauthorizedResponse } from '../../shared/edge/mcp/auth-challenge.js';
 import { resultCodes } from '../../shared/errors.js';
 import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import type { RequestGate } from '../../shared/limits/request-gate.js';
 import type { Log } from '../../shared/log.js';
-import { unauthorizedResponse } from '../../shared/edge/mcp/auth-challenge.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 import type { Authorization } from './authorizer.js';

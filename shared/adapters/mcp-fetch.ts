@@ -2,8 +2,8 @@
 // follows no redirect and tells when a request reached a socket (see socket-tracking.ts), one
 // exchange's record of what its requests did, and answers read only up to their cap.
 import type { IncomingMessage } from 'node:http';
-import { parseExactJson } from '../wire/exact-json.js';
 import { isJsonObject } from '../catalog/tool.js';
+import { parseExactJson } from '../wire/exact-json.js';
 import { type Agents, endRequest, openRequest, whenSent } from './socket-tracking.js';
 
 /** One exchange (a tools/call, or one discovery's pages): what its requests did, and its limits. */

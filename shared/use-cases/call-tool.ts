@@ -2,7 +2,6 @@
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
 // execution record. This module decides; sending is run-once.ts's, holding is the state machine's.
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
-import { canonicalJsonText } from '../wire/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
@@ -27,6 +26,7 @@ import type { PolicyDecision } from '../policy/engine.js';
 import type { ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
 import { redactWithPointers, secretRulesOf } from '../secrets.js';
+import { canonicalJsonText } from '../wire/exact-json.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import { decideCall } from './decide-call.js';
 import { type RunOnceDeps, runDirect } from './run-once.js';

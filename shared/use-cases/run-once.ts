@@ -12,7 +12,6 @@
 // Long: both entries share the claim, the send through either kind of system, and the settling;
 // split apart, the one rule would have two homes.
 
-import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
@@ -32,6 +31,7 @@ import type { Log } from '../log.js';
 import type { PolicyDecision } from '../policy/engine.js';
 import type { Sealer } from '../sealing.js';
 import { secretRulesOf } from '../secrets.js';
+import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 
 /**
  * Steps of a call, reported to an optional probe (the local runtime's fault injection): a decision
