@@ -24,8 +24,8 @@ import { systemClock } from '../shared/clock.js';
 import { formatProblem } from '../shared/config/resolved.js';
 import { uuidV7Ids } from '../shared/ids.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
-import { createMcpEndpoint, type McpEndpoint } from '../shared/mcp/endpoint.js';
-import type { McpServices } from '../shared/mcp/server.js';
+import { createMcpEndpoint, type McpEndpoint } from '../shared/edge/mcp/endpoint.js';
+import type { McpServices } from '../shared/edge/mcp/server.js';
 import { directAmount, toolCall, unlimitedDemo } from './bed.js';
 import { median, ms, signedMs } from './stats.js';
 

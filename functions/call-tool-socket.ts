@@ -8,8 +8,8 @@ import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagem
 import * as z from 'zod';
 import { ApiGatewayConnections } from '../shared/adapters/api-gateway-connections.js';
 import { DynamoDbConnectionClaims } from '../shared/adapters/dynamodb/connection-claims.js';
-import type { ChannelConnections, ConnectionClaims } from '../shared/call-tool/connections.js';
-import { answerChannelBytes, channelErrorFrame } from '../shared/call-tool/serve.js';
+import type { ChannelConnections, ConnectionClaims } from '../shared/channel-connections.js';
+import { answerChannelBytes, channelErrorFrame } from '../shared/edge/call-tool/serve.js';
 import { systemClock } from '../shared/clock.js';
 import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
 import { RequestGate } from '../shared/limits/request-gate.js';

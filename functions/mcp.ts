@@ -4,12 +4,12 @@
 // request on, or answers 401 with the challenge when the edge passed no caller.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { RequestGate } from '../shared/limits/request-gate.js';
-import { unauthorizedResponse } from '../shared/mcp/auth-challenge.js';
-import { createMcpEndpoint, type McpEndpoint, readsJsonBody } from '../shared/mcp/endpoint.js';
-import { bodyTooLargeResponse, maxRequestBodyBytes } from '../shared/mcp/http-refusals.js';
-import { isPlainAnswer } from '../shared/mcp/plain-tool-call.js';
-import { requestHeadOf } from '../shared/mcp/request-head.js';
-import type { McpServices } from '../shared/mcp/server.js';
+import { unauthorizedResponse } from '../shared/edge/mcp/auth-challenge.js';
+import { createMcpEndpoint, type McpEndpoint, readsJsonBody } from '../shared/edge/mcp/endpoint.js';
+import { bodyTooLargeResponse, maxRequestBodyBytes } from '../shared/edge/mcp/http-refusals.js';
+import { isPlainAnswer } from '../shared/edge/mcp/plain-tool-call.js';
+import { requestHeadOf } from '../shared/edge/mcp/request-head.js';
+import type { McpServices } from '../shared/edge/mcp/server.js';
 import { identifyCaller } from '../shared/use-cases/identify-caller.js';
 import { agentServicesFor, serviceLogger } from './commons/aws.js';
 import { channelPostPath, createChannelPost } from './commons/channel-post.js';

@@ -1,7 +1,7 @@
 // GET /.well-known/oauth-protected-resource[/mcp]: the RFC 9728 document that tells an MCP
 // client which authorization servers issue tokens for this gateway. Public, cacheable.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { protectedResourceMetadata } from '../shared/mcp/auth-challenge.js';
+import { protectedResourceMetadata } from '../shared/edge/mcp/auth-challenge.js';
 import { processCommonEnvironment } from './commons/environment.js';
 import { requestOrigin } from './commons/http-event.js';
 import { lazyHandler } from './commons/lazy-handler.js';

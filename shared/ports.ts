@@ -18,7 +18,7 @@
 export type { ApprovalRuns } from './approvals/approval-runs.js';
 export type { Notifier } from './approvals/notifier.js';
 export type { Clock } from './clock.js';
-export type { SessionSigner } from './console/session.js';
+export type { SessionSigner } from './sessions/session.js';
 export type { ConfigBundleStore } from './control-plane/bundle.js';
 export type { ControlPlane } from './control-plane/control-plane.js';
 export type { ExecutionStore } from './executions/store.js';

@@ -1,6 +1,6 @@
 // Where redaction hid a value, as JSON Pointers: kept with a held call so whatever shows its
 // arguments to people tells a hidden secret from a value that only reads "[REDACTED]".
-import { exactJsonText, parseExactJson } from './arguments/exact-json.js';
+import { exactJsonText, parseExactJson } from './wire/exact-json.js';
 import { isJsonObject, type JsonObject } from './catalog/tool.js';
 import type { Execution } from './executions/execution.js';
 import { jsonPointer } from './json-pointer.js';

@@ -3,7 +3,7 @@
 // when its name says so, read as whole words across snake_case, kebab-case and camelCase:
 // `api_key`, `apiKey`, `client-secret`, `portalPassword` are secret; `passenger_name` and
 // `boarding_pass` are not.
-import { exactJsonText } from './arguments/exact-json.js';
+import { exactJsonText } from './wire/exact-json.js';
 import { anyApplies, anyWithin, memberSchemas, type StringContent, stringContent } from './catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
 import { depthOf, maxResultDepth } from './json-depth.js';

@@ -21,7 +21,7 @@ import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { type Listening, listen } from '../../infra/local/net.js';
-import { encodeFrame, type FrameErrorData } from '../../shared/call-tool/frame.js';
+import { encodeFrame, type FrameErrorData } from '../../shared/wire/call-tool-frame.js';
 
 /** The credential the demo proxy asks of its callers (the demo configuration sends it). */
 export const demoCallToolToken = 'demo-tools-token-5c1e';

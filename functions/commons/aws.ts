@@ -10,7 +10,7 @@ import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../../shared
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, type Notifier, Notifiers } from '../../shared/approvals/notifier.js';
 import { systemClock } from '../../shared/clock.js';
-import { consoleLink, customerLink } from '../../shared/console/paths.js';
+import { consoleLink, customerLink } from '../../shared/edge/console/paths.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import { SignedBundleStore } from '../../shared/control-plane/signed-bundles.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';

@@ -13,7 +13,7 @@ import {
   maxChannelParamsBytes,
   paramsTooLargeFrame,
   postedParamsRefusal,
-} from '../../shared/call-tool/serve.js';
+} from '../../shared/edge/call-tool/serve.js';
 import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
 import type { RequestGate } from '../../shared/limits/request-gate.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';

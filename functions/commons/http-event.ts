@@ -2,8 +2,8 @@
 // into results, so handlers can use fetch-shaped libraries such as the MCP SDK's entry.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { Caller } from '../../shared/auth/agent.js';
-import type { PlainAnswer } from '../../shared/mcp/plain-tool-call.js';
-import type { McpRequestHead } from '../../shared/mcp/request-head.js';
+import type { PlainAnswer } from '../../shared/edge/mcp/plain-tool-call.js';
+import type { McpRequestHead } from '../../shared/edge/mcp/request-head.js';
 import { isRecord } from '../../shared/objects.js';
 import { callerFromContext } from './caller-context.js';
 import type { HttpResult } from './middleware.js';

@@ -3,9 +3,9 @@
 // customers: passwords in the local runtime, OIDC with a fresh authentication in AWS, and when
 // none is configured their pages say so).
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { messagePage } from '../../shared/console/pages.js';
-import type { SessionSigner } from '../../shared/console/session.js';
-import type { SessionStore } from '../../shared/console/session-store.js';
+import { messagePage } from '../../shared/edge/console/pages.js';
+import type { SessionSigner } from '../../shared/sessions/session.js';
+import type { SessionStore } from '../../shared/sessions/session-store.js';
 import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
 import type { InvocationMetrics } from '../commons/metrics.js';
 import { type HttpHandler, withGatewayMiddleware } from '../commons/middleware.js';

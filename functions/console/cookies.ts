@@ -11,8 +11,8 @@ import {
   type SessionSigner,
   sessionTtlMs,
   signInTtlMs,
-} from '../../shared/console/session.js';
-import { keepSession, liveSessionCsrf, type SessionStore } from '../../shared/console/session-store.js';
+} from '../../shared/sessions/session.js';
+import { keepSession, liveSessionCsrf, type SessionStore } from '../../shared/sessions/session-store.js';
 
 type CookieUse = Session['use'];
 

@@ -9,8 +9,8 @@ import {
   customerCallPage,
   customerMessagePage,
   customerRefusalMessages,
-} from '../../shared/console/customer-pages.js';
-import { customerPaths } from '../../shared/console/paths.js';
+} from '../../shared/edge/console/customer-pages.js';
+import { customerPaths } from '../../shared/edge/console/paths.js';
 import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
 import { type CustomerRefusal, customerAnswer, viewCustomerCall } from '../../shared/use-cases/customer-decisions.js';
 import type { HttpResult } from '../commons/middleware.js';

@@ -4,9 +4,9 @@
 // to all of them and opens a customer session for the one call the link named.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { CustomerOidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
-import { customerMessagePage } from '../../shared/console/customer-pages.js';
-import { customerPaths } from '../../shared/console/paths.js';
-import { newSignIn } from '../../shared/console/session.js';
+import { customerMessagePage } from '../../shared/edge/console/customer-pages.js';
+import { customerPaths } from '../../shared/edge/console/paths.js';
+import { newSignIn } from '../../shared/sessions/session.js';
 import type { HttpResult } from '../commons/middleware.js';
 import { type CustomerSignIn, customerNext, customerSignedIn } from './customer-sign-in.js';
 import { signInFailure } from './oidc-sign-in.js';

@@ -1,8 +1,8 @@
 // A request from a customer signed in: the customer cookie read and the customer it names checked
 // with the sign-in source, in one place (which call the session opens is the router's check).
 import type { Customer } from '../../shared/approvals/approver.js';
-import type { CustomerPageContext } from '../../shared/console/customer-pages.js';
-import { customerOf, type Session } from '../../shared/console/session.js';
+import type { CustomerPageContext } from '../../shared/edge/console/customer-pages.js';
+import { customerOf, type Session } from '../../shared/sessions/session.js';
 import type { ConsoleRequest } from './request.js';
 
 /** A request from a customer signed in (for the call the route names: the router checks). */

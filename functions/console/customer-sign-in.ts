@@ -5,8 +5,8 @@
 // staff session never counts as a customer's.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Customer } from '../../shared/approvals/approver.js';
-import { customerPaths } from '../../shared/console/paths.js';
-import { newCustomerSession } from '../../shared/console/session.js';
+import { customerPaths } from '../../shared/edge/console/paths.js';
+import { newCustomerSession } from '../../shared/sessions/session.js';
 import type { HttpResult } from '../commons/middleware.js';
 import type { ConsoleRequest } from './request.js';
 import type { Route } from './router.js';

@@ -3,8 +3,8 @@
 // holds the provider's answer to them before a session is made.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
-import { consolePaths, messagePage } from '../../shared/console/pages.js';
-import { newSignIn } from '../../shared/console/session.js';
+import { consolePaths, messagePage } from '../../shared/edge/console/pages.js';
+import { newSignIn } from '../../shared/sessions/session.js';
 import type { HttpResult } from '../commons/middleware.js';
 import type { SessionRequest } from './request.js';
 import { notAllowed } from './router.js';

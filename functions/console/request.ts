@@ -2,9 +2,9 @@
 // form, and answers already carrying the console's headers, so a route says only what it decides.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { Approver } from '../../shared/approvals/approver.js';
-import type { PageContext } from '../../shared/console/pages.js';
-import { approverOf, type Session, type SessionSigner } from '../../shared/console/session.js';
-import type { SessionStore } from '../../shared/console/session-store.js';
+import type { PageContext } from '../../shared/edge/console/pages.js';
+import { approverOf, type Session, type SessionSigner } from '../../shared/sessions/session.js';
+import type { SessionStore } from '../../shared/sessions/session-store.js';
 import { requestOrigin } from '../commons/http-event.js';
 import type { HttpResult } from '../commons/middleware.js';
 import { type SessionCookies, sessionCookies } from './cookies.js';

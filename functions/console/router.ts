@@ -3,9 +3,9 @@
 // method. The rules every route shares live here once: 404 for an unknown path, a route's own
 // answer to any other method (by default 405 with Allow), and the way a signed-out visitor (or a
 // customer without a session for this call) is sent to sign in.
-import { customerMessagePage } from '../../shared/console/customer-pages.js';
-import { consolePaths, messagePage } from '../../shared/console/pages.js';
-import { customerPaths } from '../../shared/console/paths.js';
+import { customerMessagePage } from '../../shared/edge/console/customer-pages.js';
+import { consolePaths, messagePage } from '../../shared/edge/console/pages.js';
+import { customerPaths } from '../../shared/edge/console/paths.js';
 import type { HttpResult } from '../commons/middleware.js';
 import type { CustomerRequest } from './customer-request.js';
 import type { ApproverRequest, ConsoleRequest, SessionRequest } from './request.js';

@@ -2,8 +2,8 @@
 // README (the sign-in routes come from the sign-in strategies it was given; the customer's pages
 // under /customer are served by the same function).
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { consolePaths, inboxPage, messagePage } from '../../shared/console/pages.js';
-import { icon, iconPath, stylesheet, stylesheetPath } from '../../shared/console/style.js';
+import { consolePaths, inboxPage, messagePage } from '../../shared/edge/console/pages.js';
+import { icon, iconPath, stylesheet, stylesheetPath } from '../../shared/edge/console/style.js';
 import { type DecisionDeps, decidableBy } from '../../shared/use-cases/approver-decisions.js';
 import { customerRoutes } from './customer-calls.js';
 import type { CustomerSignIn } from './customer-sign-in.js';

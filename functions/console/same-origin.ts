@@ -1,7 +1,7 @@
 // Whether a POST came from a page of this console, in one place: the browser's own word on where
 // the request came from (Sec-Fetch-Site, Origin), and the CSRF token the page's form carried.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { safeEqual } from '../../shared/console/session.js';
+import { safeEqual } from '../../shared/sessions/session.js';
 
 /**
  * Same origin as the browser says it: `Sec-Fetch-Site: same-origin`, or an `Origin` that is this

@@ -3,8 +3,8 @@
 // the local runtime imports, so no password check ships to AWS). Both end the same way, here.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Approver } from '../../shared/approvals/approver.js';
-import { consolePaths } from '../../shared/console/pages.js';
-import { newSession } from '../../shared/console/session.js';
+import { consolePaths } from '../../shared/edge/console/pages.js';
+import { newSession } from '../../shared/sessions/session.js';
 import type { HttpResult } from '../commons/middleware.js';
 import type { ConsoleRequest } from './request.js';
 import type { Route } from './router.js';

@@ -9,7 +9,7 @@ import { agentServicesFor, serviceLogger } from '../../functions/commons/aws.js'
 import { processGrpcEnvironment } from '../../functions/commons/environment.js';
 import { systemClock } from '../../shared/clock.js';
 import { errorText } from '../../shared/errors.js';
-import { startGrpcGateway } from '../../shared/grpc/gateway.js';
+import { startGrpcGateway } from '../../shared/edge/grpc/gateway.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 

@@ -1,7 +1,7 @@
 // The local fronts of /tool/call-tool: a WebSocket (one message in, one binary frame out, then the
 // close) and an HTTP POST (the params as the body, the frame as the answer). Both check the Host,
 // the Origin and the bearer token exactly as /mcp does, count against the same per-agent gate, and
-// hand the params to the channel's use-case (shared/call-tool/serve.ts).
+// hand the params to the channel's use-case (shared/edge/call-tool/serve.ts).
 //
 // Long: two transports of one channel with their checks, their bounds and their clean stop; split,
 // each half would repeat the other's checks.
@@ -18,13 +18,13 @@ import {
   paramsMissingFrame,
   paramsTooLargeFrame,
   postedParamsRefusal,
-} from '../../shared/call-tool/serve.js';
+} from '../../shared/edge/call-tool/serve.js';
 import { resultCodes } from '../../shared/errors.js';
 import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import type { RequestGate } from '../../shared/limits/request-gate.js';
 import type { Log } from '../../shared/log.js';
-import { unauthorizedResponse } from '../../shared/mcp/auth-challenge.js';
+import { unauthorizedResponse } from '../../shared/edge/mcp/auth-challenge.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 import type { Authorization } from './authorizer.js';

@@ -11,12 +11,12 @@ import { notAllowed } from '../../functions/console/router.js';
 import { type SignInStrategy, safeNext, signedIn } from '../../functions/console/sign-in.js';
 import type { Clock } from '../../shared/clock.js';
 import type { ResolvedPerson } from '../../shared/config/resolved.js';
-import { customerMessagePage, customerSignInPage } from '../../shared/console/customer-pages.js';
-import { checkPassword } from '../../shared/console/identity.js';
-import { consolePaths, signInPage, timeLeft } from '../../shared/console/pages.js';
-import { customerPaths } from '../../shared/console/paths.js';
-import { newSignIn } from '../../shared/console/session.js';
-import { SignInThrottle, signInLogIntervalMs } from '../../shared/console/throttle.js';
+import { customerMessagePage, customerSignInPage } from '../../shared/edge/console/customer-pages.js';
+import { checkPassword } from './console-identity.js';
+import { consolePaths, signInPage, timeLeft } from '../../shared/edge/console/pages.js';
+import { customerPaths } from '../../shared/edge/console/paths.js';
+import { newSignIn } from '../../shared/sessions/session.js';
+import { SignInThrottle, signInLogIntervalMs } from './sign-in-throttle.js';
 import { warnOncePerInterval } from '../../shared/log.js';
 
 export interface LocalConsoleSignIn {

@@ -46,7 +46,7 @@ export const LocalOptions = z
     /** The demo call-tool proxy (examples/call-tool-proxy/), in front of the MCP example server. */
     demoTools: z.boolean().default(true),
     demoToolsPort: portNumber.default(8790),
-    /** The gRPC tool gateway's port (shared/grpc/). */
+    /** The gRPC tool gateway's port (shared/edge/grpc/). */
     grpcPort: portNumber.default(8789),
     /** How long a /tool/call-tool connection may wait for its params (GATEWAY_CHANNEL_PARAMS_WAIT_MS, for tests). */
     channelParamsWaitMs: z

@@ -6,7 +6,7 @@ import {
   DeleteConnectionCommand,
   PostToConnectionCommand,
 } from '@aws-sdk/client-apigatewaymanagementapi';
-import type { ChannelConnections } from '../call-tool/connections.js';
+import type { ChannelConnections } from '../channel-connections.js';
 
 /** A connection the client already closed answers 410 Gone. */
 const isGone = (error: unknown): boolean => error instanceof Error && error.name === 'GoneException';

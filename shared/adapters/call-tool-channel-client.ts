@@ -3,7 +3,7 @@
 // binary frame read back, within the call's whole deadline and up to its size cap. Nothing is ever
 // retried, and the socket is dropped on every path once the answer (or its absence) is known.
 import WebSocket, { type RawData } from 'ws';
-import { decodeFrame, FrameDecodeError } from '../call-tool/frame.js';
+import { decodeFrame, FrameDecodeError } from '../wire/call-tool-frame.js';
 import type { ResolvedCallToolSystem } from '../config/resolved.js';
 import { credentialHeaders } from '../invoke/credentials.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';

@@ -1,7 +1,7 @@
 // Console sessions signed by a KMS HMAC key: the key never leaves KMS. Verified cookies are
 // remembered for a minute per container, so a page view costs at most one KMS call a minute.
 import { GenerateMacCommand, type KMSClient, VerifyMacCommand } from '@aws-sdk/client-kms';
-import type { SessionSigner } from '../console/session.js';
+import type { SessionSigner } from '../sessions/session.js';
 
 const verifiedTtlMs = 60_000;
 const maxRemembered = 1_000;

@@ -2,7 +2,7 @@
 // follows no redirect and tells when a request reached a socket (see socket-tracking.ts), one
 // exchange's record of what its requests did, and answers read only up to their cap.
 import type { IncomingMessage } from 'node:http';
-import { parseExactJson } from '../arguments/exact-json.js';
+import { parseExactJson } from '../wire/exact-json.js';
 import { isJsonObject } from '../catalog/tool.js';
 import { type Agents, endRequest, openRequest, whenSent } from './socket-tracking.js';
 

@@ -20,7 +20,7 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import * as z from 'zod';
-import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../arguments/exact-json.js';
+import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../wire/exact-json.js';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';

@@ -15,14 +15,14 @@ import {
   type ToolWithValidator,
 } from '../catalog/tool.js';
 import { type InputErrorCode, inputErrorCodes } from '../errors.js';
-import { formProblems } from '../invoke/form-body.js';
-import { headerValueMessage, printableHeaderValue } from '../invoke/headers.js';
-import { headerText, unsafePathValue } from '../invoke/parameter-values.js';
+import { formProblems } from '../wire/form-body.js';
+import { headerValueMessage, printableHeaderValue } from '../wire/headers.js';
+import { headerText, unsafePathValue } from '../wire/parameter-values.js';
 import { jsonPointer, parseJsonPointer, pointerSegment } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
 import type { InputError } from '../result.js';
 import { canonicalDecimal, compareDecimals, isMultipleOf } from './decimal.js';
-import { canonicalJsonText, lenientJsonText } from './exact-json.js';
+import { canonicalJsonText, lenientJsonText } from '../wire/exact-json.js';
 import { argumentsHash } from './hash.js';
 import type { ArgumentIssue, StrictArguments } from './strict-json.js';
 import { canonicalText, identifierProblem } from './text-rules.js';

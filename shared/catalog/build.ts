@@ -4,7 +4,7 @@
 // Name clashes: a body field keeps its name; a parameter whose name is taken is renamed
 // `<location>_<name>` (e.g. query_id); if that is taken too, the operation is refused.
 import type { ResolvedOpenApiSystem, ResolvedSystem } from '../config/resolved.js';
-import { headerParameterRule } from '../invoke/headers.js';
+import { headerParameterRule } from '../wire/headers.js';
 import { normalizeOperationId, shortenedNote, toolName } from './naming.js';
 import { isTurnedOff, unknownToolNames } from './offered.js';
 import type { OperationSpec, ParameterSpec } from './operations.js';

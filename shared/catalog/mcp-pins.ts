@@ -8,7 +8,7 @@
 // against them; the approver sees every argument.
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { canonicalJsonText } from '../arguments/exact-json.js';
+import { canonicalJsonText } from '../wire/exact-json.js';
 import type { ToolServerToolSpec } from './tool-server-tools.js';
 
 /** One tool as the operator reviewed it, by its name on its server. */

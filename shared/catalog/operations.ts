@@ -2,7 +2,7 @@
 // the operations an admin describes in the configuration file.
 import * as z from 'zod';
 import type { AdminOperation } from '../config/schema.js';
-import { type FormEncoding, formStyles } from '../invoke/form-body.js';
+import { type FormEncoding, formStyles } from '../wire/form-body.js';
 import { isJsonObject, type JsonObject } from './tool.js';
 
 export interface ParameterSpec {

@@ -1,6 +1,6 @@
 // A catalog tool: one tool of one system, as agents see it (name, schema, annotations) and as the
 // gateway calls it (an HTTP operation's method, path and field bindings, or a tool server's name).
-import type { FormEncoding } from '../invoke/form-body.js';
+import type { FormEncoding } from '../wire/form-body.js';
 import type { InputError } from '../result.js';
 
 export type JsonObject = { [key: string]: unknown };

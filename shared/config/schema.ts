@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import { maxResponseSizeCeiling } from '../executions/record-size.js';
 import { defaultRetentionMs, maxRetentionMs, minRetentionMs } from '../executions/retention.js';
-import { headerNamePattern, reservedCredentialHeaders } from '../invoke/headers.js';
+import { headerNamePattern, reservedCredentialHeaders } from '../wire/headers.js';
 import { ByteSize, Duration } from './duration.js';
 
 /** A reference to the environment as the file writes it: `${env:NAME}`. */

@@ -7,7 +7,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import * as z from 'zod';
 import { McpPins } from '../catalog/mcp-pins.js';
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
-import { formStyles } from '../invoke/form-body.js';
+import { formStyles } from '../wire/form-body.js';
 
 /** A tool as discovered from an MCP server (ToolServerToolSpec), as the bundle carries it. */
 const BundledToolSpec = z.object({

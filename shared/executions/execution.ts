@@ -1,7 +1,7 @@
 // An execution is the gateway's record of one tools/call: who asked, what for, what was decided
 // and how it ended. Every answer about a call is derived from this record.
 import * as z from 'zod';
-import { parseExactJson, stringifiable } from '../arguments/exact-json.js';
+import { parseExactJson, stringifiable } from '../wire/exact-json.js';
 import { type ExecutionCode, isExecutionCode } from '../errors.js';
 import { ExecutionStatus, InputError, type ResultObject, resultObject } from '../result.js';
 
@@ -63,7 +63,7 @@ export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
 /**
  * Where a call came from when a transport other than HTTP MCP carried it: the gRPC stream's
- * Connect fields and its request-UUID header (shared/grpc/), kept for correlation and audit.
+ * Connect fields and its request-UUID header (shared/edge/grpc/), kept for correlation and audit.
  */
 export const ExecutionOrigin = z.object({
   transport: z.literal('grpc'),

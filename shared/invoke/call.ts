@@ -2,7 +2,7 @@
 // means: succeeded, failed (the system refused, or a read got no usable answer), or unknown (a
 // write was sent but no reliable answer came back). The system's free text never comes back:
 // only its error code, when it is a short machine token, or http_<status>.
-import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
+import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import type { CatalogTool, HttpTarget, JsonObject } from '../catalog/tool.js';
 import type { ResolvedOpenApiSystem } from '../config/resolved.js';
 import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '../errors.js';
@@ -11,9 +11,9 @@ import { pointerValue } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
 import { credentialHeaders } from './credentials.js';
-import { type FormField, formBodyText } from './form-body.js';
-import { headerParameterRule } from './headers.js';
-import { headerText, parameterText, pathSegment } from './parameter-values.js';
+import { type FormField, formBodyText } from '../wire/form-body.js';
+import { headerParameterRule } from '../wire/headers.js';
+import { headerText, parameterText, pathSegment } from '../wire/parameter-values.js';
 import type { OutboundRequest, OutboundResult } from './system-client.js';
 
 export interface CallContext {

@@ -2,7 +2,7 @@
 // or spoken to directly), and what its answer means. The answer is MCP's CallToolResult or a
 // JSON-RPC error; like an HTTP system's, its free text never comes back: a failed tool's code only
 // when it is a short machine token, a JSON-RPC error only as `mcp_<code>`.
-import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
+import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { isJsonObject } from '../catalog/tool.js';
 import type { ResolvedToolServer } from '../config/resolved.js';

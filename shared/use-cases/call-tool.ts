@@ -2,7 +2,7 @@
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
 // execution record. This module decides; sending is run-once.ts's, holding is the state machine's.
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
-import { canonicalJsonText } from '../arguments/exact-json.js';
+import { canonicalJsonText } from '../wire/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';

@@ -12,7 +12,7 @@
 // Long: both entries share the claim, the send through either kind of system, and the settling;
 // split apart, the one rule would have two homes.
 
-import { exactJsonText, parseExactJson } from '../arguments/exact-json.js';
+import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listen } from '../../infra/local/net.js';
 import { CallToolChannelClient, channelUrl } from '../../shared/adapters/call-tool-channel-client.js';
-import { encodeFrame } from '../../shared/call-tool/frame.js';
+import { encodeFrame } from '../../shared/wire/call-tool-frame.js';
 import type { ResolvedCallToolSystem } from '../../shared/config/resolved.js';
 import type { ToolServerRequest } from '../../shared/invoke/tool-server.js';
 import { type CallToolProxy, startCallToolProxy, upstreamProse } from '../support/call-tool-proxy.js';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbSessionStore } from '../../shared/adapters/dynamodb/console-sessions.js';
 import { MemorySessionStore } from '../../shared/adapters/memory/console-sessions.js';
-import type { SessionStore } from '../../shared/console/session-store.js';
+import type { SessionStore } from '../../shared/sessions/session-store.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
 import { verifies } from '../support/requirements.js';
 

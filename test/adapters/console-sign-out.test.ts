@@ -12,7 +12,7 @@ import { oidcSignIn } from '../../functions/console/oidc-sign-in.js';
 import { lambdaContext } from '../../infra/local/http-front.js';
 import { MemorySessionStore } from '../../shared/adapters/memory/console-sessions.js';
 import { OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
-import { encodeSession, HmacSessionSigner, newSession } from '../../shared/console/session.js';
+import { encodeSession, HmacSessionSigner, newSession } from '../../shared/sessions/session.js';
 import { approvalDepsFor } from '../support/approval-deps.js';
 import { ManualClock } from '../support/clock.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';

@@ -8,7 +8,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
-import { type GrpcGateway, type GrpcLimits, startGrpcGateway } from '../../shared/grpc/gateway.js';
+import { type GrpcGateway, type GrpcLimits, startGrpcGateway } from '../../shared/edge/grpc/gateway.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { ResultObject } from '../../shared/result.js';
 import { checkHealth, type GatewayStream, openStream } from '../support/grpc-client.js';

@@ -14,8 +14,8 @@ import { type Listening, listen } from '../../infra/local/net.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbSessionStore } from '../../shared/adapters/dynamodb/console-sessions.js';
 import { KmsSessionSigner } from '../../shared/adapters/kms-session-signer.js';
-import { encodeSession, type Session } from '../../shared/console/session.js';
-import { keepSession } from '../../shared/console/session-store.js';
+import { encodeSession, type Session } from '../../shared/sessions/session.js';
+import { keepSession } from '../../shared/sessions/session-store.js';
 import { runProcess } from '../support/spawn.js';
 import { type DeployedStack, functionId } from './stack.js';
 

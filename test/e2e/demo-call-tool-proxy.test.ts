@@ -9,7 +9,7 @@ import {
   serverUnreachableCode,
   startDemoCallToolProxy,
 } from '../../examples/call-tool-proxy/server.js';
-import { decodeFrame, type Frame } from '../../shared/call-tool/frame.js';
+import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import { verifies } from '../support/requirements.js';
 
 interface Exchange {

@@ -7,7 +7,7 @@ import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { demoCallToolToken } from '../../examples/call-tool-proxy/server.js';
-import { decodeFrame } from '../../shared/call-tool/frame.js';
+import { decodeFrame } from '../../shared/wire/call-tool-frame.js';
 import { ResultObject } from '../../shared/result.js';
 import { eventually } from '../support/approval-org.js';
 import { signedIn } from '../support/console.js';

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { listen } from '../../infra/local/net.js';
-import { encodeFrame, type FrameErrorData } from '../../shared/call-tool/frame.js';
+import { encodeFrame, type FrameErrorData } from '../../shared/wire/call-tool-frame.js';
 
 export type ProxyBehaviour =
   /** Frame 0 with this CallToolResult. */

@@ -25,7 +25,7 @@ vi.mock('../../shared/arguments/strict-json.js', async (importOriginal) => {
   };
 });
 
-const { createMcpEndpoint } = await import('../../shared/mcp/endpoint.js');
+const { createMcpEndpoint } = await import('../../shared/edge/mcp/endpoint.js');
 const { canonicalizeArguments, maxInputErrors, maxUnknownFields } = await import(
   '../../shared/arguments/canonicalize.js'
 );

@@ -3,16 +3,16 @@
 // call itself decides is the result object exactly as MCP's tools/call answers it (frame 0).
 import { describe, expect, it } from 'vitest';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
-import { decodeFrame, type Frame } from '../../shared/call-tool/frame.js';
+import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import {
   answerChannelBytes,
   channelParamsText,
   maxChannelParamsBytes,
   paramsMissingFrame,
-} from '../../shared/call-tool/serve.js';
+} from '../../shared/edge/call-tool/serve.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
-import { toCallToolResult } from '../../shared/mcp/tool-result.js';
+import { toCallToolResult } from '../../shared/edge/mcp/tool-result.js';
 import { ResultObject } from '../../shared/result.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { anAgent } from '../support/agents.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Execution } from '../../shared/executions/execution.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
-import { toCallToolResult } from '../../shared/mcp/tool-result.js';
+import { toCallToolResult } from '../../shared/edge/mcp/tool-result.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';

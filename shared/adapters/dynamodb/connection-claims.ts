@@ -3,7 +3,7 @@
 // Its key is never a UUID and it carries no index attribute, so no read or listing of calls sees
 // it; DynamoDB's time to live removes it a day later (a connection lives two hours at most).
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { ConnectionClaims } from '../../call-tool/connections.js';
+import type { ConnectionClaims } from '../../channel-connections.js';
 import type { Clock } from '../../clock.js';
 import { executionsTable } from './tables.js';
 

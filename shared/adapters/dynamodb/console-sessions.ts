@@ -4,7 +4,7 @@
 // conditional update (the console's role may update items, not put or delete them).
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import type { SessionStore, StoredSession } from '../../console/session-store.js';
+import type { SessionStore, StoredSession } from '../../sessions/session-store.js';
 import { executionsTable } from './tables.js';
 
 const keptAfterEndSeconds = 24 * 60 * 60;

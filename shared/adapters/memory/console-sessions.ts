@@ -1,5 +1,5 @@
 // The console's session list in memory: for tests and a console run without a store.
-import type { SessionStore, StoredSession } from '../../console/session-store.js';
+import type { SessionStore, StoredSession } from '../../sessions/session-store.js';
 
 export class MemorySessionStore implements SessionStore {
   private readonly sessions = new Map<string, StoredSession>();

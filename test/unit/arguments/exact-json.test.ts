@@ -3,7 +3,7 @@
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJsonText, exactJsonText, parseExactJson } from '../../../shared/arguments/exact-json.js';
+import { canonicalJsonText, exactJsonText, parseExactJson } from '../../../shared/wire/exact-json.js';
 import { maxArgumentValues, maxArrayItems, readArguments } from '../../../shared/arguments/strict-json.js';
 import { verifies } from '../../support/requirements.js';
 

@@ -11,7 +11,7 @@ import {
   maxArgumentBytes,
   maxInputErrors,
 } from '../../../shared/arguments/canonicalize.js';
-import { parseExactJson } from '../../../shared/arguments/exact-json.js';
+import { parseExactJson } from '../../../shared/wire/exact-json.js';
 import { readArguments, type StrictArguments } from '../../../shared/arguments/strict-json.js';
 import { canonicalText } from '../../../shared/arguments/text-rules.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';

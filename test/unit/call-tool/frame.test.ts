@@ -2,7 +2,7 @@
 // back, and every way bytes fail to be a frame (empty, an unknown tag, a body that is not the
 // variant's JSON).
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, encodeFrame, type Frame, FrameDecodeError } from '../../../shared/call-tool/frame.js';
+import { decodeFrame, encodeFrame, type Frame, FrameDecodeError } from '../../../shared/wire/call-tool-frame.js';
 import { verifies } from '../../support/requirements.js';
 
 /** The bytes of ASCII text, one per character (refuses anything else, so byte arrays stay explicit). */

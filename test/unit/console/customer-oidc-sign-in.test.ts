@@ -19,7 +19,7 @@ import {
   OidcSignIn,
 } from '../../../shared/adapters/oidc-sign-in.js';
 import type { Customer } from '../../../shared/approvals/approver.js';
-import { encodeSession, HmacSessionSigner, newSignIn } from '../../../shared/console/session.js';
+import { encodeSession, HmacSessionSigner, newSignIn } from '../../../shared/sessions/session.js';
 import { approvalDepsFor } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
 import { verifies } from '../../support/requirements.js';

@@ -1,8 +1,8 @@
 // The console's HTML: nothing interpolated becomes markup unless the console built it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, html, htmlText } from '../../../shared/console/html.js';
-import { timeLeft } from '../../../shared/console/pages.js';
+import { escapeHtml, html, htmlText } from '../../../shared/edge/console/html.js';
+import { timeLeft } from '../../../shared/edge/console/pages.js';
 import { verifies } from '../../support/requirements.js';
 
 describe('html', () => {

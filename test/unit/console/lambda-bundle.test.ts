@@ -42,8 +42,8 @@ describe('the console Lambda bundle', () => {
         'shared/adapters/oidc-sign-in.ts',
       ]),
     );
-    expect(inputs).not.toContain('shared/console/identity.ts');
-    expect(inputs).not.toContain('shared/console/throttle.ts');
+    expect(inputs).not.toContain('infra/local/console-identity.ts');
+    expect(inputs).not.toContain('infra/local/sign-in-throttle.ts');
     expect(inputs).not.toContain('infra/local/console.ts');
     expect(inputs.filter((input) => input.startsWith('infra/'))).toEqual([]);
   }, 60_000);

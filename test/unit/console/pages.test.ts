@@ -2,7 +2,7 @@
 // marked and hidden secrets told apart from values that only read "[REDACTED]".
 import { describe, expect, it } from 'vitest';
 import { summarize } from '../../../shared/approvals/notifier.js';
-import { executionPage, type PageContext } from '../../../shared/console/pages.js';
+import { executionPage, type PageContext } from '../../../shared/edge/console/pages.js';
 import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
 import { anExecution } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';

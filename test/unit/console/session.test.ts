@@ -1,7 +1,7 @@
 // Console sessions and local sign-in: a cookie is a session only with a good signature, the right
 // use and time left; a password check answers the same way for every wrong guess.
 import { describe, expect, it } from 'vitest';
-import { checkPassword } from '../../../shared/console/identity.js';
+import { checkPassword } from '../../../infra/local/console-identity.js';
 import {
   decodeSession,
   encodeSession,
@@ -9,7 +9,7 @@ import {
   newSession,
   newSignIn,
   sessionTtlMs,
-} from '../../../shared/console/session.js';
+} from '../../../shared/sessions/session.js';
 import { verifies } from '../../support/requirements.js';
 
 const signer = new HmacSessionSigner(Buffer.alloc(32, 7));

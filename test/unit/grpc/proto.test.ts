@@ -3,7 +3,7 @@
 import * as protoLoader from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../../infra/paths.js';
-import { ConnectMessage, originOf, traceparentOf } from '../../../shared/grpc/stream-context.js';
+import { ConnectMessage, originOf, traceparentOf } from '../../../shared/edge/grpc/stream-context.js';
 import { verifies } from '../../support/requirements.js';
 
 interface Field {

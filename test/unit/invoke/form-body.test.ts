@@ -9,7 +9,7 @@ import { loadOpenApiDocument } from '../../../shared/catalog/openapi-document.js
 import { operationsFromOpenApi } from '../../../shared/catalog/operations.js';
 import type { CatalogTool, JsonObject } from '../../../shared/catalog/tool.js';
 import { buildRequest } from '../../../shared/invoke/call.js';
-import { type FormEncoding, formBodyText, formProblems } from '../../../shared/invoke/form-body.js';
+import { type FormEncoding, formBodyText, formProblems } from '../../../shared/wire/form-body.js';
 import { verifies } from '../../support/requirements.js';
 import { aSystem, httpTargetOf } from '../../support/systems.js';
 import { withValidator } from '../../support/validators.js';

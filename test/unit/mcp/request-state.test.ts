@@ -9,8 +9,8 @@ import {
   legacySessionLifetimeMs,
   readSessionId,
   sessionIdFor,
-} from '../../../shared/mcp/legacy-session.js';
-import { openRequestState, RequestStateRefused, sealRequestState } from '../../../shared/mcp/request-state.js';
+} from '../../../shared/edge/mcp/legacy-session.js';
+import { openRequestState, RequestStateRefused, sealRequestState } from '../../../shared/edge/mcp/request-state.js';
 import { verifies } from '../../support/requirements.js';
 
 const sealer = new AesSealer(randomBytes(32));

@@ -4,7 +4,7 @@
 import { isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { claimsModernRevision } from '../../../shared/mcp/endpoint.js';
+import { claimsModernRevision } from '../../../shared/edge/mcp/endpoint.js';
 import { verifies } from '../../support/requirements.js';
 
 const post = (body: unknown, headers: Record<string, string> = {}): Request =>

@@ -12,8 +12,8 @@ import {
   taskPayload2025,
   taskPollIntervalMs,
   taskStatusOf,
-} from '../../../shared/mcp/tasks.js';
-import { toCallToolResult } from '../../../shared/mcp/tool-result.js';
+} from '../../../shared/edge/mcp/tasks.js';
+import { toCallToolResult } from '../../../shared/edge/mcp/tool-result.js';
 import { executionStatuses } from '../../../shared/result.js';
 import { anExecution } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';

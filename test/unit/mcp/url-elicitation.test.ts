@@ -2,8 +2,8 @@
 // 2025-11-25 initialize's capabilities, for every shape the capability can come in.
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { initializeDeclaresUrlElicitation } from '../../../shared/mcp/legacy-session.js';
-import { declaresUrlElicitation2025, envelopeDeclaresUrlElicitation } from '../../../shared/mcp/url-elicitation.js';
+import { initializeDeclaresUrlElicitation } from '../../../shared/edge/mcp/legacy-session.js';
+import { declaresUrlElicitation2025, envelopeDeclaresUrlElicitation } from '../../../shared/edge/mcp/url-elicitation.js';
 import { verifies } from '../../support/requirements.js';
 
 /** Client capabilities, each with whether they declare URL mode. */

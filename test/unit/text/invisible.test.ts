@@ -2,9 +2,9 @@
 // page and refused in identifiers, checked over every code point there is.
 import { describe, expect, it } from 'vitest';
 import { identifierProblem } from '../../../shared/arguments/text-rules.js';
-import { htmlText } from '../../../shared/console/html.js';
-import { visibleText } from '../../../shared/console/pages.js';
-import { stylesheet } from '../../../shared/console/style.js';
+import { htmlText } from '../../../shared/edge/console/html.js';
+import { visibleText } from '../../../shared/edge/console/pages.js';
+import { stylesheet } from '../../../shared/edge/console/style.js';
 import { escapeInvisible, isInvisible } from '../../../shared/text/invisible.js';
 import { verifies } from '../../support/requirements.js';
 

@@ -1,0 +1,132 @@
+// The plain 2026-07-28 tools/call, answered without building the SDK's per-request server: the one
+// request every direct call is, and the one whose SDK machinery (a server and transport per
+// request, its zod checks of the message and the answer, the web Response) was most of the
+// gateway's own cost per call. A request is plain only when the SDK's own checks could only
+// accept it and the gateway's answer needs nothing of the SDK's server: a tools/call of revision
+// 2026-07-28 with a name, arguments and the per-request envelope and nothing else (no task, no
+// requestState, no inputResponses), headers that repeat the body exactly, an envelope the SDK's
+// classifier finds valid, and a client that declared neither URL elicitation nor the tasks
+// extension (so no handover and no task can follow). Every other request goes to the SDK, which
+// answers it (and refuses it) in its own words. The answer is the one the SDK sends: the same
+// result object (toolCallResult, one home for both), the revision's resultType and serverInfo, and
+// a fault as the SDK's internal error; test/adapters/plain-tool-call.test.ts holds the two to each
+// other request by request.
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+} from '@modelcontextprotocol/server';
+import { isRecord } from '../../objects.js';
+import type { McpRequestContext } from './request-context.js';
+import type { McpRequestHead } from './request-head.js';
+import { type McpServices, serverIdentity, toolCallFault, toolCallResult } from './server.js';
+import { envelopeDeclaresTasks } from './task-methods.js';
+import { toCallToolResult } from './tool-result.js';
+import { envelopeDeclaresUrlElicitation } from './url-elicitation.js';
+
+/** The revision the plain path answers. */
+const plainRevision = '2026-07-28';
+
+/** The envelope keys a plain request may carry: none of them changes a tools/call's answer. */
+const plainEnvelopeKeys: ReadonlySet<string> = new Set([
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+]);
+
+export interface PlainToolCall {
+  readonly id: string | number;
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+}
+
+const hasOnly = (value: Record<string, unknown>, keys: ReadonlySet<string>): boolean =>
+  Object.keys(value).every((key) => keys.has(key));
+
+const messageKeys: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+const paramKeys: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
+
+/** The plain tools/call this request is, or null: then the SDK serves it. */
+export const plainToolCallOf = (request: McpRequestHead, body: unknown): PlainToolCall | null => {
+  if (request.method !== 'POST' || !isRecord(body) || !hasOnly(body, messageKeys)) return null;
+  const { jsonrpc, id, method, params } = body;
+  if (jsonrpc !== '2.0' || method !== 'tools/call') return null;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return null;
+  if (!isRecord(params) || !hasOnly(params, paramKeys)) return null;
+  const { name, arguments: args = {}, _meta: envelope } = params;
+  // A name in the Mcp-Name header's encoded form (=?base64?…?=) is left to the SDK to decode.
+  if (typeof name !== 'string' || name === '' || name.startsWith('=?') || !isRecord(args)) return null;
+  if (!isRecord(envelope) || envelope[PROTOCOL_VERSION_META_KEY] !== plainRevision) return null;
+  if (!hasOnly(envelope, plainEnvelopeKeys)) return null;
+  if (envelopeDeclaresUrlElicitation(envelope) || envelopeDeclaresTasks(envelope)) return null;
+  const protocolVersionHeader = request.header('mcp-protocol-version');
+  const mcpMethodHeader = request.header('mcp-method');
+  const mcpNameHeader = request.header('mcp-name');
+  if (protocolVersionHeader !== plainRevision || mcpMethodHeader !== method || mcpNameHeader !== name) return null;
+  // The SDK's own reading of the envelope and of the headers against the body.
+  const route = classifyInboundRequest({
+    httpMethod: request.method,
+    protocolVersionHeader,
+    mcpMethodHeader,
+    mcpNameHeader,
+    body,
+  });
+  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== plainRevision) {
+    return null;
+  }
+  return { id, name, args };
+};
+
+/**
+ * The answer to a plain tools/call, as the SDK's stateless server in JSON mode sends it: the
+ * JSON-RPC message, HTTP 200, application/json. Kept as text, so an edge that answers in another
+ * form (a Lambda result) builds no web Response for it.
+ */
+export interface PlainAnswer {
+  readonly kind: 'plain';
+  readonly status: 200;
+  readonly contentType: 'application/json';
+  readonly body: string;
+}
+
+/**
+ * Whether an answer is a plain one, told without naming the global Response: Node defines the web
+ * globals lazily, and the first to be read loads its fetch implementation (tens of milliseconds a
+ * cold start), which a plain call never needs.
+ */
+export const isPlainAnswer = (answer: Response | PlainAnswer): answer is PlainAnswer =>
+  (answer as Partial<PlainAnswer>).kind === 'plain';
+
+/** The plain answer as a web Response. */
+export const plainAnswerResponse = (answer: PlainAnswer): Response =>
+  new Response(answer.body, { status: answer.status, headers: { 'content-type': answer.contentType } });
+
+/** The answer to a plain tools/call (see PlainAnswer). */
+export const answerPlainToolCall = async (
+  services: McpServices,
+  context: McpRequestContext,
+  call: PlainToolCall,
+): Promise<PlainAnswer> => {
+  let message: Record<string, unknown>;
+  try {
+    const result = await toolCallResult(services, context, call.name, call.args);
+    message = {
+      result: {
+        ...toCallToolResult(result),
+        resultType: 'complete',
+        _meta: { [SERVER_INFO_META_KEY]: { ...serverIdentity } },
+      },
+      jsonrpc: '2.0',
+      id: call.id,
+    };
+  } catch (error) {
+    const fault = toolCallFault(services, context.agent, call.name, error);
+    const data = fault.data === undefined ? {} : { data: fault.data };
+    message = { jsonrpc: '2.0', id: call.id, error: { code: fault.code, message: fault.message, ...data } };
+  }
+  return { kind: 'plain', status: 200, contentType: 'application/json', body: JSON.stringify(message) };
+};
