@@ -7,8 +7,6 @@
 // tokens are checked, the agents' API, the approval lifecycle, the console, the WebSocket channel,
 // the optional gRPC service and the operations. Each part creates its constructs and grants them
 // what they use of the parts before it.
-//
-// Long: the stack's props are the deployment's settings, each documented where it is declared.
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import type { IRole } from 'aws-cdk-lib/aws-iam';

@@ -3,9 +3,9 @@
 // dashboard with the gateway's own metrics (embedded-metric-format lines the functions write) and
 // the state of every alarm.
 //
-// Long: each alarm carries its operator text (the operations page says the same), and the
-// dashboard lays out every metric. The alarms are grouped by what they watch (functions, approval
-// runs, reconciler, tables, the gateway's own metrics), the dashboard by its rows.
+// Each alarm carries its operator text (the operations page says the same). The alarms are
+// grouped by what they watch (functions, approval runs, reconciler, tables, the gateway's own
+// metrics), the dashboard by its rows.
 import { Duration, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
