@@ -3,11 +3,15 @@
 // console with its sign-in and the customer pages with theirs, and the bus held-call notices go out on),
 // and, when asked for, the gRPC transport as a container service running the same code.
 //
-// Long: the one place where the concerns (each its own construct) are wired and granted to each other.
+// The constructor reads as the list of its parts, each a method below: the data, how agents'
+// tokens are checked, the agents' API, the approval lifecycle, the console, the WebSocket channel,
+// the optional gRPC service and the operations. Each part creates its constructs and grants them
+// what they use of the parts before it.
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
-import { Grant, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
+import type { IRole } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
 import { apiFunctionTimeoutSeconds } from '../shared/invoke/time-budget.js';
@@ -25,13 +29,6 @@ import { GrpcService, type GrpcServiceSettings } from './constructs/grpc-service
 import { McpApi } from './constructs/mcp-api.js';
 import { Operations } from './constructs/operations.js';
 import { SystemSecrets } from './constructs/system-secrets.js';
-
-/** The sparse index of calls still waiting, which the reconciler and the console list. */
-const indexName = (name: 'open-by-deadline' | 'by-agent'): string => {
-  const index = executionsTable.globalSecondaryIndexes.find((candidate) => candidate.indexName === name);
-  if (index === undefined) throw new Error(`The executions table no longer defines the ${name} index.`);
-  return index.indexName;
-};
 
 export interface AgentAuthorizationProps {
   /** OIDC issuer URL of the agents' tokens. */
@@ -111,85 +108,189 @@ export interface GatewayStackProps extends StackProps {
   readonly approverEmails?: readonly string[];
 }
 
+/** What the parts keep and read: the tables, the configuration's bundles, the keys, the secrets and the notice bus. */
+interface GatewayData {
+  readonly store: GatewayTable;
+  /** The secrets the configuration names; read by the code that calls systems or sends webhooks only. */
+  readonly secrets: SystemSecrets;
+  readonly configuration: GatewayTable;
+  /** The bundles the configuration table's pointer names, and the key that signs them. */
+  readonly bundles: ConfigBundles;
+  /** Encrypts secret argument values at rest (envelope encryption, data keys from KMS). */
+  readonly dataKey: Key;
+  /** Held-call notices, for whatever the organization routes them to (mail, chat, tickets). */
+  readonly notices: EventBus;
+}
+
+/** How agents' tokens are checked. */
+interface AgentTokens {
+  /** The issuer of agents' tokens, which 401 answers and the protected-resource metadata name. */
+  readonly issuer: string;
+  /** The agent-token environment: the variables every check of an agent's token reads. */
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+/** The agents' HTTP API and the functions behind it. */
+interface AgentApi {
+  readonly api: McpApi;
+  readonly mcp: GatewayFunction;
+  readonly metadata: GatewayFunction;
+  readonly authorizer: GatewayFunction;
+  /** What every function serving or running calls reads: the data's names and where tokens come from. */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Where approvers and customers reach their pages; the console builds its links and callback from the same. */
+  readonly baseUrl: string;
+}
+
+/** The approval runs, and what a function that holds or decides calls reads. */
+interface ApprovalLifecycle {
+  readonly approvals: ApprovalStateMachine;
+  /** The agent API's environment, its URL (a held call's links are absolute) and the state machine. */
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+/**
+ * The agent-token environment, built in this one place: the agent authorizer (the HTTP API and the
+ * WebSocket API) and the gRPC container check agents' tokens from the same variables.
+ */
+const agentTokens = (authorization: Required<AgentAuthorizationProps>, jwksUri?: string): AgentTokens => ({
+  issuer: authorization.issuer,
+  environment: {
+    AGENT_CLAIM: authorization.agentClaim,
+    GROUPS_CLAIM: authorization.groupsClaim,
+    CUSTOMER_CLAIM: authorization.customerClaim,
+    AGENT_JWT_ISSUER: authorization.issuer,
+    AGENT_JWT_AUDIENCE: authorization.audience.join(','),
+    AGENT_JWT_SCOPES: authorization.requiredScopes.join(','),
+    // Where the agents' signing keys are, when known without OIDC discovery.
+    ...(jwksUri === undefined ? {} : { AGENT_JWKS_URI: jwksUri }),
+  },
+});
+
+/** What serving agents' calls needs, over HTTP, WebSocket or gRPC: the same grants for every front. */
+const grantServeAgents = (role: IRole, data: GatewayData): void => {
+  data.store.grantRecordCalls(role);
+  data.configuration.grantReadConfiguration(role);
+  data.bundles.grantLoad(role);
+  data.dataKey.grant(role, 'kms:GenerateDataKey', 'kms:Decrypt');
+};
+
+/** Reading the configuration's secrets: the code that sends calls to systems or webhooks. */
+const readSecrets = (fn: GatewayFunction, secrets: SystemSecrets): void => {
+  secrets.grantRead(fn.role);
+  fn.function.addEnvironment('SECRETS_PREFIX', secrets.prefix);
+};
+
 export class GatewayStack extends Stack {
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
-
-    const store = new GatewayTable(this, 'Executions', { definition: executionsTable });
-    // The secrets the configuration names; read by the code that calls systems or sends webhooks only.
-    const secrets = new SystemSecrets(this);
-    const configuration = new GatewayTable(this, 'Config', { definition: configTable });
-    // The bundles the table's pointer names, and the key that signs them.
-    const bundles = new ConfigBundles(this, 'ConfigBundles');
-    // Encrypts secret argument values at rest (envelope encryption, data keys from KMS).
-    const dataKey = new Key(this, 'DataKey', {
-      description: 'Approval Gateway: secret argument values of executions',
-      enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+    const data = this.data();
+    const tokens = this.agentTokens(props.agentAuthorization);
+    const agents = this.agentApi(props, data, tokens);
+    this.configurationOutputs(data);
+    const lifecycle = this.approvalLifecycle(data, agents);
+    const approverConsole = this.approverConsole(props, data, agents, lifecycle);
+    const channelSocket = this.channel(props, data, agents, lifecycle);
+    if (props.grpcService !== undefined) this.grpc(props.grpcService, data, tokens, agents, lifecycle);
+    const { steps, reconciler } = lifecycle.approvals;
+    this.operations(props, data, lifecycle.approvals, {
+      Mcp: agents.mcp.function,
+      ResourceMetadata: agents.metadata.function,
+      HeldCallSteps: steps.function,
+      Reconciler: reconciler.function,
+      Console: approverConsole.function,
+      AgentAuthorizer: agents.authorizer.function,
+      CallToolSocket: channelSocket.function,
     });
-    // Held-call notices, for whatever the organization routes them to (mail, chat, tickets).
-    const notices = new EventBus(this, 'Notices', { description: 'Approval Gateway: held-call notices' });
-    let authorization: Required<AgentAuthorizationProps>;
-    // Where the agents' signing keys are, when known without OIDC discovery.
-    let jwksUri: string | undefined;
-    if (props.agentAuthorization === undefined) {
-      const identity = new AgentIdentity(this, 'AgentIdentity');
-      // Any app client of the pool granted the agent scope is an agent: no audience fixed at
-      // synth, so one created after this deploy is let in, and the configuration lists it by its
-      // client id. Client-credentials tokens carry no groups or customer, so none are read.
-      authorization = {
+  }
+
+  private data(): GatewayData {
+    return {
+      store: new GatewayTable(this, 'Executions', { definition: executionsTable }),
+      secrets: new SystemSecrets(this),
+      configuration: new GatewayTable(this, 'Config', { definition: configTable }),
+      bundles: new ConfigBundles(this, 'ConfigBundles'),
+      dataKey: new Key(this, 'DataKey', {
+        description: 'Approval Gateway: secret argument values of executions',
+        enableKeyRotation: true,
+        removalPolicy: RemovalPolicy.RETAIN,
+      }),
+      notices: new EventBus(this, 'Notices', { description: 'Approval Gateway: held-call notices' }),
+    };
+  }
+
+  /** How agents' tokens are checked: the deployment's OIDC issuer, or the stack's own Cognito pool. */
+  private agentTokens(settings: AgentAuthorizationProps | undefined): AgentTokens {
+    if (settings === undefined) return this.cognitoAgents();
+    const authorization = {
+      audience: [],
+      agentClaim: 'sub',
+      groupsClaim: '',
+      customerClaim: '',
+      requiredScopes: [],
+      ...settings,
+    };
+    if (authorization.audience.length === 0 && authorization.requiredScopes.length === 0) {
+      throw new Error(
+        "agentAuthorization needs an audience or a required scope: without either, any token of the issuer would be an agent's.",
+      );
+    }
+    return agentTokens(authorization);
+  }
+
+  /** A Cognito user pool whose app clients are the agents. */
+  private cognitoAgents(): AgentTokens {
+    const identity = new AgentIdentity(this, 'AgentIdentity');
+    new CfnOutput(this, 'AgentTokenUrl', {
+      value: identity.tokenUrl,
+      description: 'OAuth token endpoint for agents',
+    });
+    new CfnOutput(this, 'AgentScope', { value: identity.scope, description: 'Scope an agent token must request' });
+    new CfnOutput(this, 'AgentUserPoolId', {
+      value: identity.userPool.userPoolId,
+      description:
+        "Create agents here (app clients with client credentials and the AgentScope), then list each client id as an agents: entry's subject",
+    });
+    const noPeopleSignIn = 'No person signs in to this pool: agents authenticate with OAuth client credentials';
+    Validations.of(identity.userPool).acknowledge({
+      id: 'AwsSolutions-COG2',
+      reason: `${noPeopleSignIn}, to which MFA does not apply.`,
+    });
+    Validations.of(identity.userPool).acknowledge({
+      id: 'AwsSolutions-COG8',
+      reason: `${noPeopleSignIn}; the plus plan's threat protection covers user sign-ins only.`,
+    });
+    // Any app client of the pool granted the agent scope is an agent: no audience fixed at
+    // synth, so one created after this deploy is let in, and the configuration lists it by its
+    // client id. Client-credentials tokens carry no groups or customer, so none are read.
+    return agentTokens(
+      {
         issuer: identity.issuerUrl,
         audience: [],
         agentClaim: 'client_id',
         groupsClaim: '',
         customerClaim: '',
         requiredScopes: [identity.scope],
-      };
-      jwksUri = `${identity.issuerUrl}/.well-known/jwks.json`;
-      new CfnOutput(this, 'AgentTokenUrl', {
-        value: identity.tokenUrl,
-        description: 'OAuth token endpoint for agents',
-      });
-      new CfnOutput(this, 'AgentScope', { value: identity.scope, description: 'Scope an agent token must request' });
-      new CfnOutput(this, 'AgentUserPoolId', {
-        value: identity.userPool.userPoolId,
-        description:
-          "Create agents here (app clients with client credentials and the AgentScope), then list each client id as an agents: entry's subject",
-      });
-      const noPeopleSignIn = 'No person signs in to this pool: agents authenticate with OAuth client credentials';
-      Validations.of(identity.userPool).acknowledge({
-        id: 'AwsSolutions-COG2',
-        reason: `${noPeopleSignIn}, to which MFA does not apply.`,
-      });
-      Validations.of(identity.userPool).acknowledge({
-        id: 'AwsSolutions-COG8',
-        reason: `${noPeopleSignIn}; the plus plan's threat protection covers user sign-ins only.`,
-      });
-    } else {
-      authorization = {
-        audience: [],
-        agentClaim: 'sub',
-        groupsClaim: '',
-        customerClaim: '',
-        requiredScopes: [],
-        ...props.agentAuthorization,
-      };
-      if (authorization.audience.length === 0 && authorization.requiredScopes.length === 0) {
-        throw new Error(
-          "agentAuthorization needs an audience or a required scope: without either, any token of the issuer would be an agent's.",
-        );
-      }
-    }
+      },
+      `${identity.issuerUrl}/.well-known/jwks.json`,
+    );
+  }
 
-    const environment = {
-      EXECUTIONS_TABLE: store.table.tableName,
-      CONFIG_TABLE: configuration.table.tableName,
-      CONFIG_BUCKET: bundles.bucket.bucketName,
-      CONFIG_SIGNING_KEY_ID: bundles.signingKey.keyArn,
-      DATA_KEY_ID: dataKey.keyArn,
-      ALLOWED_ORIGINS: (props.allowedOrigins ?? []).join(','),
-      AUTHORIZATION_SERVERS: authorization.issuer,
+  /** The agents' HTTP API: the MCP function, the public protected-resource metadata, the agent authorizer. */
+  private agentApi(props: GatewayStackProps, data: GatewayData, tokens: AgentTokens): AgentApi {
+    // Where agents find the authorization server: the MCP function's 401s and the metadata document.
+    const discovery = {
+      AUTHORIZATION_SERVERS: tokens.issuer,
       ...(props.publicUrl === undefined ? {} : { PUBLIC_URL: props.publicUrl }),
+    };
+    const environment = {
+      EXECUTIONS_TABLE: data.store.table.tableName,
+      CONFIG_TABLE: data.configuration.table.tableName,
+      CONFIG_BUCKET: data.bundles.bucket.bucketName,
+      CONFIG_SIGNING_KEY_ID: data.bundles.signingKey.keyArn,
+      DATA_KEY_ID: data.dataKey.keyArn,
+      ALLOWED_ORIGINS: (props.allowedOrigins ?? []).join(','),
+      ...discovery,
     };
     const mcp = new GatewayFunction(this, 'Mcp', {
       entry: 'mcp.ts',
@@ -199,62 +300,44 @@ export class GatewayStack extends Stack {
       cedar: true,
       environment,
     });
-    // What serving agents' calls needs, over HTTP (the MCP function) or gRPC (the container service).
-    const grantAgentCalls = (grantee: IRole) => {
-      // Exactly the calls the execution store makes, on the table and its indexes.
-      store.table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
-      // The deployed configuration is read, never written, by the functions (config:push writes it).
-      configuration.table.grant(grantee, 'dynamodb:GetItem');
-      bundles.grantLoad(grantee);
-      dataKey.grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');
-    };
-    grantAgentCalls(mcp.role);
-    const readSecrets = (fn: GatewayFunction) => {
-      secrets.grantRead(fn.role);
-      fn.function.addEnvironment('SECRETS_PREFIX', secrets.prefix);
-    };
-    readSecrets(mcp);
+    grantServeAgents(mcp.role, data);
+    readSecrets(mcp, data.secrets);
     const metadata = new GatewayFunction(this, 'ResourceMetadata', {
       entry: 'resource-metadata.ts',
       description: 'Approval Gateway OAuth protected-resource metadata',
       timeoutSeconds: 5,
       memoryMiB: 256,
-      environment: {
-        AUTHORIZATION_SERVERS: environment.AUTHORIZATION_SERVERS,
-        ...(props.publicUrl === undefined ? {} : { PUBLIC_URL: props.publicUrl }),
-      },
+      environment: discovery,
     });
-
-    // The agents' token check, one for every front: the agent authorizer (the HTTP API and the
-    // WebSocket API) and the gRPC container read the same variables.
-    const tokenCheck = {
-      AGENT_CLAIM: authorization.agentClaim,
-      GROUPS_CLAIM: authorization.groupsClaim,
-      CUSTOMER_CLAIM: authorization.customerClaim,
-      AGENT_JWT_ISSUER: authorization.issuer,
-      AGENT_JWT_AUDIENCE: authorization.audience.join(','),
-      AGENT_JWT_SCOPES: authorization.requiredScopes.join(','),
-      ...(jwksUri === undefined ? {} : { AGENT_JWKS_URI: jwksUri }),
-    };
-    const agentAuthorizer = new GatewayFunction(this, 'AgentAuthorizer', {
+    const authorizer = new GatewayFunction(this, 'AgentAuthorizer', {
       entry: 'agent-authorizer.ts',
       description: "Approval Gateway agents' token authorizer (HTTP API and /tool/call-tool WebSocket)",
       timeoutSeconds: 10,
       memoryMiB: 256,
-      environment: tokenCheck,
+      environment: tokens.environment,
     });
-
     const api = new McpApi(this, 'AgentApi', {
       mcpFunction: mcp.function,
       metadataFunction: metadata.function,
-      authorizerFunction: agentAuthorizer.function,
+      authorizerFunction: authorizer.function,
       allowedOrigins: props.allowedOrigins ?? [],
     });
-    // Where approvers reach the console; the console builds its links and callback from the same.
-    const baseUrl = props.publicUrl?.replace(/\/+$/, '') ?? api.url;
     // A held call's approval_url is absolute even without a public URL.
     mcp.function.addEnvironment('API_URL', api.url);
     new CfnOutput(this, 'McpUrl', { value: `${api.url}/mcp`, description: 'MCP endpoint for agents' });
+    for (const route of api.publicRoutes) {
+      Validations.of(route).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'OAuth protected-resource metadata is public by design (RFC 9728): clients read it before they hold a token.',
+      });
+    }
+    const baseUrl = props.publicUrl?.replace(/\/+$/, '') ?? api.url;
+    return { api, mcp, metadata, authorizer, environment, baseUrl };
+  }
+
+  /** Where the operators put the configuration (npm run config:push) and the secrets it names. */
+  private configurationOutputs({ secrets, configuration, bundles }: GatewayData): void {
     new CfnOutput(this, 'SecretsPrefix', {
       value: secrets.prefix,
       description: "Secrets Manager name prefix: the configuration's secret NAME is read from the secret <this>NAME",
@@ -272,207 +355,210 @@ export class GatewayStack extends Stack {
       value: bundles.signingKey.keyArn,
       description: 'KMS key config:push signs bundles with (--key; the pushing principal needs kms:Sign on it)',
     });
+  }
 
-    // ---- staff approvals
-    const approvalEnvironment = { ...environment, API_URL: api.url };
+  /** Staff approvals: the state machine, its held-call steps and the reconciler, and who may start and signal runs. */
+  private approvalLifecycle(data: GatewayData, agents: AgentApi): ApprovalLifecycle {
     const approvals = new ApprovalStateMachine(this, 'Approvals', {
-      environment: approvalEnvironment,
-      stepsEnvironment: { EVENT_BUS_NAME: notices.eventBusName },
+      environment: { ...agents.environment, API_URL: agents.api.url },
+      stepsEnvironment: { EVENT_BUS_NAME: data.notices.eventBusName },
     });
+    const { mcp } = agents;
     mcp.function.addEnvironment('STATE_MACHINE_ARN', approvals.stateMachineArn);
     approvals.grantStartExecution(mcp.role);
     // tasks/cancel withdraws a held call and tells its waiting approval run to end. (The channel and
     // the gRPC stream serve tools/call only: they start approval runs and never signal one.)
     approvals.grantTaskSuccess(mcp.role);
-
-    let signIn: ConsoleSignIn;
-    if (props.approverSignIn === undefined) {
-      const approvers = new ApproverIdentity(this, 'ApproverIdentity', {
-        callbackUrl: `${baseUrl}/console/callback`,
-        // Sign-out ends the Cognito session too, then comes back to sign in again.
-        signOutUrl: `${baseUrl}/console/sign-in`,
-        groups: props.approverGroups ?? [],
-      });
-      signIn = {
-        issuer: approvers.issuerUrl,
-        clientId: approvers.client.userPoolClientId,
-        logoutUrl: approvers.logoutUrl,
-        idClaim: approvers.idClaim,
-        groupsClaim: approvers.groupsClaim,
-      };
-      new CfnOutput(this, 'ApproverUserPoolId', {
-        value: approvers.userPool.userPoolId,
-        description: 'Invite approvers here and add them to the groups the policies name',
-      });
-      new CfnOutput(this, 'ApproverSignInDomain', {
-        value: approvers.signInUrl,
-        description: 'Cognito sign-in pages of the approver console',
-      });
-    } else {
-      signIn = { idClaim: 'email', groupsClaim: 'groups', ...props.approverSignIn };
-    }
-    let customerSignIn: CustomerPagesSignIn;
-    if (props.customerSignIn === undefined) {
-      const customers = new CustomerIdentity(this, 'CustomerIdentity', {
-        callbackUrl: `${baseUrl}/customer/callback`,
-      });
-      customerSignIn = {
-        issuer: customers.issuerUrl,
-        clientId: customers.client.userPoolClientId,
-        idClaim: customers.idClaim,
-        scopes: customers.scopes,
-      };
-      new CfnOutput(this, 'CustomerUserPoolId', {
-        value: customers.userPool.userPoolId,
-        description: 'Invite customers here, each with custom:customer_id set to the id agents act for',
-      });
-      new CfnOutput(this, 'CustomerSignInDomain', {
-        value: customers.signInUrl,
-        description: 'Cognito sign-in pages of the customer pages',
-      });
-    } else {
-      customerSignIn = { idClaim: 'customer_id', scopes: 'openid', ...props.customerSignIn };
-    }
-    const consoleApp = new ApproverConsole(this, 'Console', {
-      environment: { ...approvalEnvironment, STATE_MACHINE_ARN: approvals.stateMachineArn },
-      signIn,
-      customerSignIn,
-    });
-    const consoleRoutes = api.addConsole(consoleApp.console.function);
-    approvals.grantTaskSuccess(consoleApp.console.role);
-    new CfnOutput(this, 'ConsoleUrl', { value: `${baseUrl}/console`, description: 'Approver console' });
-    new CfnOutput(this, 'NoticeBusName', {
-      value: notices.eventBusName,
-      description: 'EventBridge bus of held-call notices (source approval-gateway)',
-    });
-
-    // Exactly the calls each function's code paths make on the executions table (see the store).
-    const tableArn = store.table.tableArn;
-    const openIndexArn = `${tableArn}/index/${indexName('open-by-deadline')}`;
-    const agentIndexArn = `${tableArn}/index/${indexName('by-agent')}`;
-    const allow = (grantee: IGrantable, actions: string[], resourceArns: string[]) =>
-      Grant.addToPrincipal({ grantee, actions, resourceArns });
     const { steps, reconciler } = approvals;
-    const approver = consoleApp.console;
-    // Workflow tasks read and conditionally update one execution by its full key.
-    allow(steps.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
-    // The reconciler also reads the sparse index of open calls.
-    allow(reconciler.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
-    allow(reconciler.role, ['dynamodb:Query'], [openIndexArn]);
-    // The console finds a call by its id alone (a query on the table), lists open calls, and lists
-    // the requesting agent's recent calls beside a held one.
-    allow(approver.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tableArn]);
-    allow(approver.role, ['dynamodb:Query'], [tableArn, openIndexArn, agentIndexArn]);
+    data.store.grantAdvanceHeldCalls(steps.role);
+    data.store.grantReconcile(reconciler.role);
     // Running an approved call reads the configuration and opens the arguments sealed at the hold
-    // (Decrypt only: nothing is sealed afterwards). The console needs neither.
+    // (Decrypt only: nothing is sealed afterwards).
     for (const role of [steps.role, reconciler.role]) {
-      configuration.table.grant(role, 'dynamodb:GetItem');
-      bundles.grantLoad(role);
-      dataKey.grant(role, 'kms:Decrypt');
+      data.configuration.grantReadConfiguration(role);
+      data.bundles.grantLoad(role);
+      data.dataKey.grant(role, 'kms:Decrypt');
     }
     // Only the register task notifies approvers; an approval run the reconciler starts registers too.
-    notices.grantPutEventsTo(steps.role);
+    data.notices.grantPutEventsTo(steps.role);
     // Running an approved call sends it with the system's credentials; the register task sends webhooks.
-    readSecrets(steps);
-    readSecrets(reconciler);
-
-    const indexGrant = {
-      id: `AwsSolutions-IAM5[Resource::<${store.tableLogicalId}.Arn>/index/*]`,
-      reason: "Per-agent listings query the executions table's own indexes; the grant covers exactly those.",
+    readSecrets(steps, data.secrets);
+    readSecrets(reconciler, data.secrets);
+    return {
+      approvals,
+      environment: { ...agents.environment, API_URL: agents.api.url, STATE_MACHINE_ARN: approvals.stateMachineArn },
     };
-    Validations.of(mcp.role).acknowledge(indexGrant);
-    for (const route of api.publicRoutes) {
-      Validations.of(route).acknowledge({
-        id: 'AwsSolutions-APIG4',
-        reason:
-          'OAuth protected-resource metadata is public by design (RFC 9728): clients read it before they hold a token.',
-      });
-    }
-    for (const route of consoleRoutes) {
+  }
+
+  /**
+   * The approver console and the customer pages, served by one function under /console and
+   * /customer of the agents' API; it reads no configuration and opens no sealed arguments.
+   */
+  private approverConsole(
+    props: GatewayStackProps,
+    data: GatewayData,
+    agents: AgentApi,
+    lifecycle: ApprovalLifecycle,
+  ): GatewayFunction {
+    const consoleApp = new ApproverConsole(this, 'Console', {
+      environment: lifecycle.environment,
+      signIn: this.approverSignIn(props, agents.baseUrl),
+      customerSignIn: this.customerSignIn(props, agents.baseUrl),
+    });
+    const approver = consoleApp.console;
+    const routes = agents.api.addConsole(approver.function);
+    lifecycle.approvals.grantTaskSuccess(approver.role);
+    data.store.grantDecide(approver.role);
+    new CfnOutput(this, 'ConsoleUrl', { value: `${agents.baseUrl}/console`, description: 'Approver console' });
+    new CfnOutput(this, 'NoticeBusName', {
+      value: data.notices.eventBusName,
+      description: 'EventBridge bus of held-call notices (source approval-gateway)',
+    });
+    for (const route of routes) {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:
           'The approver console authenticates approvers itself: OIDC sign-in (code flow with PKCE) and a session cookie signed by a KMS HMAC key, checked on every request. The customer pages it also serves authenticate customers the same way, with a fresh OIDC login for every call and a session bound to that one call.',
       });
     }
+    return approver;
+  }
 
-    // ---- /tool/call-tool over WebSocket (the HTTP API's POST route is the MCP function's)
+  /** Where approvers sign in: the deployment's OIDC issuer, or the stack's own Cognito pool of approvers. */
+  private approverSignIn(props: GatewayStackProps, baseUrl: string): ConsoleSignIn {
+    if (props.approverSignIn !== undefined) return { idClaim: 'email', groupsClaim: 'groups', ...props.approverSignIn };
+    const approvers = new ApproverIdentity(this, 'ApproverIdentity', {
+      callbackUrl: `${baseUrl}/console/callback`,
+      // Sign-out ends the Cognito session too, then comes back to sign in again.
+      signOutUrl: `${baseUrl}/console/sign-in`,
+      groups: props.approverGroups ?? [],
+    });
+    new CfnOutput(this, 'ApproverUserPoolId', {
+      value: approvers.userPool.userPoolId,
+      description: 'Invite approvers here and add them to the groups the policies name',
+    });
+    new CfnOutput(this, 'ApproverSignInDomain', {
+      value: approvers.signInUrl,
+      description: 'Cognito sign-in pages of the approver console',
+    });
+    return {
+      issuer: approvers.issuerUrl,
+      clientId: approvers.client.userPoolClientId,
+      logoutUrl: approvers.logoutUrl,
+      idClaim: approvers.idClaim,
+      groupsClaim: approvers.groupsClaim,
+    };
+  }
+
+  /** Where customers sign in: the deployment's OIDC issuer, or the stack's own Cognito pool of customers. */
+  private customerSignIn(props: GatewayStackProps, baseUrl: string): CustomerPagesSignIn {
+    if (props.customerSignIn !== undefined)
+      return { idClaim: 'customer_id', scopes: 'openid', ...props.customerSignIn };
+    const customers = new CustomerIdentity(this, 'CustomerIdentity', {
+      callbackUrl: `${baseUrl}/customer/callback`,
+    });
+    new CfnOutput(this, 'CustomerUserPoolId', {
+      value: customers.userPool.userPoolId,
+      description: 'Invite customers here, each with custom:customer_id set to the id agents act for',
+    });
+    new CfnOutput(this, 'CustomerSignInDomain', {
+      value: customers.signInUrl,
+      description: 'Cognito sign-in pages of the customer pages',
+    });
+    return {
+      issuer: customers.issuerUrl,
+      clientId: customers.client.userPoolClientId,
+      idClaim: customers.idClaim,
+      scopes: customers.scopes,
+    };
+  }
+
+  /** /tool/call-tool over WebSocket (the HTTP API's POST route is the MCP function's), behind the agent authorizer. */
+  private channel(
+    props: GatewayStackProps,
+    data: GatewayData,
+    agents: AgentApi,
+    lifecycle: ApprovalLifecycle,
+  ): GatewayFunction {
     const channelSocket = new GatewayFunction(this, 'CallToolSocket', {
       entry: 'call-tool-socket.ts',
       description: 'Approval Gateway /tool/call-tool over WebSocket',
       timeoutSeconds: apiFunctionTimeoutSeconds,
       cedar: true,
-      environment: { ...approvalEnvironment, STATE_MACHINE_ARN: approvals.stateMachineArn },
+      environment: lifecycle.environment,
     });
     const channel = new CallToolChannel(this, 'CallToolChannel', {
       channelFunction: channelSocket.function,
-      authorizerFunction: agentAuthorizer.function,
+      authorizerFunction: agents.authorizer.function,
       setAccountLoggingRole: props.setApiGatewayLoggingRole ?? false,
     });
     channelSocket.function.addEnvironment('CONNECTIONS_URL', channel.connectionsUrl);
     // The MCP function's grants on the data (its once-per-connection claim is a PutItem on the same
     // table), and answering and closing this API's connections.
-    grantAgentCalls(channelSocket.role);
-    readSecrets(channelSocket);
-    approvals.grantStartExecution(channelSocket.role);
+    grantServeAgents(channelSocket.role, data);
+    readSecrets(channelSocket, data.secrets);
+    lifecycle.approvals.grantStartExecution(channelSocket.role);
     channel.grantAnswerAndClose(channelSocket.role);
-    Validations.of(channelSocket.role).acknowledge(indexGrant);
     new CfnOutput(this, 'CallToolWebSocketUrl', {
       value: channel.url,
       description: '/tool/call-tool over WebSocket (Authorization: Bearer <agent token> on the handshake)',
     });
     new CfnOutput(this, 'CallToolPostUrl', {
-      value: `${api.url}/tool/call-tool`,
+      value: `${agents.api.url}/tool/call-tool`,
       description: '/tool/call-tool as an HTTP POST (application/json in, application/octet-stream frame out)',
     });
+    return channelSocket;
+  }
 
-    // ---- the gRPC transport (optional)
-    if (props.grpcService !== undefined) {
-      const grpc = new GrpcService(this, 'Grpc', {
-        ...props.grpcService,
-        environment: {
-          ...environment,
-          STATE_MACHINE_ARN: approvals.stateMachineArn,
-          // Links for customers and approvers go to the HTTP API, which serves their pages.
-          API_URL: api.url,
-          // The container checks agents' tokens itself, as the agent authorizer does.
-          ...tokenCheck,
-          ...secrets.environment,
-        },
-      });
-      grantAgentCalls(grpc.taskRole);
-      secrets.grantRead(grpc.taskRole);
-      approvals.grantStartExecution(grpc.taskRole);
-      Validations.of(grpc.taskRole).acknowledge(indexGrant);
-      new CfnOutput(this, 'GrpcEndpoint', {
-        value: `${props.grpcService.domainName ?? grpc.loadBalancer.loadBalancerDnsName}:443`,
-        description: 'gRPC endpoint for agents (TLS); point the certificate name at GrpcLoadBalancerDns',
-      });
-      new CfnOutput(this, 'GrpcLoadBalancerDns', {
-        value: grpc.loadBalancer.loadBalancerDnsName,
-        description: "The gRPC load balancer's DNS name (the target of the certificate name's CNAME or alias)",
-      });
-    }
-
-    // ---- running it: alarms, their topic and the dashboard; held-call notices by email when asked
-    const operations = new Operations(this, 'Operations', {
-      functions: {
-        Mcp: mcp.function,
-        ResourceMetadata: metadata.function,
-        HeldCallSteps: steps.function,
-        Reconciler: reconciler.function,
-        Console: approver.function,
-        AgentAuthorizer: agentAuthorizer.function,
-        CallToolSocket: channelSocket.function,
+  /** The optional gRPC transport: the same code in a container, checking agents' tokens itself. */
+  private grpc(
+    settings: GrpcServiceSettings,
+    data: GatewayData,
+    tokens: AgentTokens,
+    agents: AgentApi,
+    { approvals }: ApprovalLifecycle,
+  ): void {
+    const grpc = new GrpcService(this, 'Grpc', {
+      ...settings,
+      environment: {
+        ...agents.environment,
+        STATE_MACHINE_ARN: approvals.stateMachineArn,
+        // Links for customers and approvers go to the HTTP API, which serves their pages.
+        API_URL: agents.api.url,
+        ...tokens.environment,
+        ...data.secrets.environment,
       },
+    });
+    grantServeAgents(grpc.taskRole, data);
+    data.secrets.grantRead(grpc.taskRole);
+    approvals.grantStartExecution(grpc.taskRole);
+    new CfnOutput(this, 'GrpcEndpoint', {
+      value: `${settings.domainName ?? grpc.loadBalancer.loadBalancerDnsName}:443`,
+      description: 'gRPC endpoint for agents (TLS); point the certificate name at GrpcLoadBalancerDns',
+    });
+    new CfnOutput(this, 'GrpcLoadBalancerDns', {
+      value: grpc.loadBalancer.loadBalancerDnsName,
+      description: "The gRPC load balancer's DNS name (the target of the certificate name's CNAME or alias)",
+    });
+  }
+
+  /** Running it: alarms, their topic and the dashboard; held-call notices by email when asked for. */
+  private operations(
+    props: GatewayStackProps,
+    data: GatewayData,
+    approvals: ApprovalStateMachine,
+    functions: Readonly<Record<string, IFunction>>,
+  ): void {
+    const operations = new Operations(this, 'Operations', {
+      functions,
       stateMachine: approvals.stateMachine,
-      steps: { function: steps.function, timeoutSeconds: approvals.runTimeoutSeconds },
+      steps: { function: approvals.steps.function, timeoutSeconds: approvals.runTimeoutSeconds },
       reconciler: {
-        function: reconciler.function,
+        function: approvals.reconciler.function,
         schedule: approvals.schedule,
         everyMinutes: approvals.reconcileEveryMinutes,
       },
-      tables: { Executions: store.table, Config: configuration.table },
+      tables: { Executions: data.store.table, Config: data.configuration.table },
       alarmEmails: props.alarmEmails ?? [],
     });
     new CfnOutput(this, 'AlarmTopicArn', {
@@ -483,8 +569,9 @@ export class GatewayStack extends Stack {
       value: operations.dashboard.dashboardName,
       description: 'CloudWatch dashboard of the gateway',
     });
-    if ((props.approverEmails ?? []).length > 0) {
-      const email = new EmailNotices(this, 'EmailNotices', { bus: notices, emails: props.approverEmails ?? [] });
+    const approverEmails = props.approverEmails ?? [];
+    if (approverEmails.length > 0) {
+      const email = new EmailNotices(this, 'EmailNotices', { bus: data.notices, emails: approverEmails });
       new CfnOutput(this, 'NoticeTopicArn', {
         value: email.topic.topicArn,
         description: 'SNS topic emailing held-call notices to the approverEmails addresses',

@@ -51,21 +51,12 @@ export class ApprovalStateMachine extends Construct {
       resourceName: stateMachineName,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
-    // Every run of this state machine, whatever its name.
-    const executionArns = Stack.of(this).formatArn({
-      service: 'states',
-      resource: 'execution',
-      resourceName: `${stateMachineName}:*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    const timeoutSeconds = props.runTimeoutSeconds ?? 300;
-    this.runTimeoutSeconds = timeoutSeconds;
+    this.runTimeoutSeconds = props.runTimeoutSeconds ?? 300;
     const environment = { ...props.environment, STATE_MACHINE_ARN: this.stateMachineArn };
-
     this.steps = new GatewayFunction(this, 'HeldCallSteps', {
       entry: 'held-call-steps.ts',
       description: 'Approval Gateway approval state machine steps',
-      timeoutSeconds,
+      timeoutSeconds: this.runTimeoutSeconds,
       // Running an approved call loads the configuration snapshot, whose policy engine is Cedar.
       cedar: true,
       environment: { ...environment, ...props.stepsEnvironment },
@@ -73,22 +64,28 @@ export class ApprovalStateMachine extends Construct {
     this.reconciler = new GatewayFunction(this, 'Reconciler', {
       entry: 'reconciler.ts',
       description: 'Approval Gateway reconciler of open calls',
-      timeoutSeconds,
+      timeoutSeconds: this.runTimeoutSeconds,
       cedar: true,
       environment,
     });
-
     // Vended-logs prefix: Step Functions then needs no CloudWatch Logs resource policy per group.
     this.logGroup = new LogGroup(this, 'Logs', {
       logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    this.stateMachine = this.approvalRuns(stateMachineName);
+    this.grantRecovery(stateMachineName);
+    this.schedule = this.reconcileSchedule();
+  }
+
+  /** The Standard state machine run from the repo's ASL document, invoking the held-call steps. */
+  private approvalRuns(stateMachineName: string): StateMachine {
     const substitutions: ApprovalSubstitutions = {
       Partition: Aws.PARTITION,
       HeldCallStepsFunction: this.steps.function.functionArn,
     };
-    this.stateMachine = new StateMachine(this, 'StateMachine', {
+    const stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName,
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromFile(approvalDefinitionPath),
@@ -99,15 +96,32 @@ export class ApprovalStateMachine extends Construct {
       tracingEnabled: true,
     });
     // The definition names the unqualified function ARN, so exactly that may be invoked.
-    this.stateMachine.addToRolePolicy(
+    stateMachine.addToRolePolicy(
       new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.steps.function.functionArn] }),
     );
+    Validations.of(stateMachine.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Step Functions log delivery (logs:CreateLogDelivery and the other delivery APIs) and X-Ray (xray:PutTraceSegments, sampling rules) accept only resource "*".',
+    });
+    return stateMachine;
+  }
+
+  /** What the steps and the reconciler may do with approval runs to bring a lost call or decision forward. */
+  private grantRecovery(stateMachineName: string): void {
     // The register task hands a decision back itself when the call was decided before it listened.
     this.grantTaskSuccess(this.steps.role);
     this.grantStartExecution(this.reconciler.role);
     this.grantTaskSuccess(this.reconciler.role);
     // A start refused as ExecutionAlreadyExists is told apart (still running, or ended for good) by
-    // describing the run of that name: only recovery meets it, so only the reconciler may.
+    // describing the run of that name: only recovery meets it, so only the reconciler may. Every
+    // run of this state machine, whatever its name.
+    const executionArns = Stack.of(this).formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${stateMachineName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     this.reconciler.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [executionArns] }),
     );
@@ -116,20 +130,18 @@ export class ApprovalStateMachine extends Construct {
       reason:
         "An approval run is named by its held call's execution id, known only when the call is made: the grant covers this state machine's runs, to describe only.",
     });
+  }
 
-    this.schedule = new Rule(this, 'Schedule', {
+  /** The reconciler's schedule, every minute. */
+  private reconcileSchedule(): Rule {
+    const schedule = new Rule(this, 'Schedule', {
       description: 'Approval Gateway: reconcile open calls',
       schedule: Schedule.rate(Duration.minutes(this.reconcileEveryMinutes)),
       targets: [new LambdaFunction(this.reconciler.function)],
     });
     // The next pass, a minute later, is the retry; a retried pass would only overlap it.
     this.reconciler.function.configureAsyncInvoke({ retryAttempts: 0 });
-
-    Validations.of(this.stateMachine.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'Step Functions log delivery (logs:CreateLogDelivery and the other delivery APIs) and X-Ray (xray:PutTraceSegments, sampling rules) accept only resource "*".',
-    });
+    return schedule;
   }
 
   /** Start approval runs (named by execution id) on this state machine only. */

@@ -79,6 +79,31 @@ const wholeNumber = (name: string, value: number, least: number): number => {
   return value;
 };
 
+/** The numbers the service is built with, each checked, and the certificate and region it needs. */
+const checkedSettings = (scope: Construct, props: GrpcServiceProps) => {
+  if (!Token.isUnresolved(props.certificateArn) && !certificateArnPattern.test(props.certificateArn)) {
+    throw new Error(
+      `GrpcService: certificateArn must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>), got "${props.certificateArn}".`,
+    );
+  }
+  // The ALB's access log delivery is granted by a principal that differs by region.
+  if (Token.isUnresolved(Stack.of(scope).region)) {
+    throw new Error(
+      'GrpcService: the stack needs a region (env.region) for the load balancer access logs; got none (an environment-agnostic stack). infra/app.ts takes it from CDK_DEFAULT_REGION (--profile or AWS_REGION).',
+    );
+  }
+  const minTasks = wholeNumber('minTasks', props.minTasks ?? 1, 1);
+  const maxTasks = wholeNumber('maxTasks', props.maxTasks ?? 4, minTasks);
+  const requestsPerTarget = wholeNumber('requestsPerTaskPerMinute', props.requestsPerTaskPerMinute ?? 1000, 1);
+  const idleTimeoutSeconds = wholeNumber('idleTimeoutSeconds', props.idleTimeoutSeconds ?? 3600, 1);
+  if (idleTimeoutSeconds > 4000) {
+    throw new Error(
+      `GrpcService: idleTimeoutSeconds must be at most 4000, the ALB's limit (got ${idleTimeoutSeconds}).`,
+    );
+  }
+  return { minTasks, maxTasks, requestsPerTarget, idleTimeoutSeconds };
+};
+
 export class GrpcService extends Construct {
   readonly service: FargateService;
   readonly taskDefinition: FargateTaskDefinition;
@@ -89,32 +114,34 @@ export class GrpcService extends Construct {
 
   constructor(scope: Construct, id: string, props: GrpcServiceProps) {
     super(scope, id);
-    if (!Token.isUnresolved(props.certificateArn) && !certificateArnPattern.test(props.certificateArn)) {
-      throw new Error(
-        `GrpcService: certificateArn must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>), got "${props.certificateArn}".`,
-      );
-    }
-    // The ALB's access log delivery is granted by a principal that differs by region.
-    if (Token.isUnresolved(Stack.of(this).region)) {
-      throw new Error(
-        'GrpcService: the stack needs a region (env.region) for the load balancer access logs; got none (an environment-agnostic stack). infra/app.ts takes it from CDK_DEFAULT_REGION (--profile or AWS_REGION).',
-      );
-    }
-    const minTasks = wholeNumber('minTasks', props.minTasks ?? 1, 1);
-    const maxTasks = wholeNumber('maxTasks', props.maxTasks ?? 4, minTasks);
-    const requestsPerTarget = wholeNumber('requestsPerTaskPerMinute', props.requestsPerTaskPerMinute ?? 1000, 1);
-    const idleTimeoutSeconds = wholeNumber('idleTimeoutSeconds', props.idleTimeoutSeconds ?? 3600, 1);
-    if (idleTimeoutSeconds > 4000) {
-      throw new Error(
-        `GrpcService: idleTimeoutSeconds must be at most 4000, the ALB's limit (got ${idleTimeoutSeconds}).`,
-      );
-    }
-
+    const { minTasks, maxTasks, requestsPerTarget, idleTimeoutSeconds } = checkedSettings(this, props);
     const vpc = props.vpc ?? this.network();
     const cluster = new Cluster(this, 'Cluster', { vpc, containerInsightsV2: ContainerInsights.ENABLED });
+    this.taskDefinition = this.gatewayTask(props);
+    this.taskRole = this.taskDefinition.taskRole;
+    this.service = new FargateService(this, 'Service', {
+      cluster,
+      taskDefinition: this.taskDefinition,
+      desiredCount: minTasks,
+      minHealthyPercent: 100,
+      maxHealthyPercent: 200,
+      circuitBreaker: { rollback: true },
+      vpcSubnets: { subnetType: SubnetType.PRIVATE_WITH_EGRESS },
+      assignPublicIp: false,
+      healthCheckGracePeriod: Duration.seconds(60),
+    });
+    this.loadBalancer = this.publicLoadBalancer(vpc, idleTimeoutSeconds);
+    this.targetGroup = this.grpcTargets(vpc, props.certificateArn);
+    const scaling = this.service.autoScaleTaskCount({ minCapacity: minTasks, maxCapacity: maxTasks });
+    // Each gRPC call (a stream) is one ALB request; streams held open mostly cost CPU.
+    scaling.scaleOnRequestCount('Requests', { requestsPerTarget, targetGroup: this.targetGroup });
+    scaling.scaleOnCpuUtilization('Cpu', { targetUtilizationPercent: 60 });
+    this.acknowledgeTaskFindings();
+  }
 
-    // ARM64, as the gateway's Lambda functions run.
-    this.taskDefinition = new FargateTaskDefinition(this, 'Task', {
+  /** The gateway's container (ARM64, as the gateway's Lambda functions run), logging to its own group. */
+  private gatewayTask(props: GrpcServiceProps): FargateTaskDefinition {
+    const taskDefinition = new FargateTaskDefinition(this, 'Task', {
       cpu: props.cpu ?? 256,
       memoryLimitMiB: props.memoryMiB ?? 512,
       runtimePlatform: {
@@ -122,12 +149,11 @@ export class GrpcService extends Construct {
         operatingSystemFamily: OperatingSystemFamily.LINUX,
       },
     });
-    this.taskRole = this.taskDefinition.taskRole;
     const logGroup = new LogGroup(this, 'Logs', {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    this.taskDefinition.addContainer('Gateway', {
+    taskDefinition.addContainer('Gateway', {
       image: ContainerImage.fromAsset(projectPath(), { file: 'Dockerfile', platform: Platform.LINUX_ARM64 }),
       environment: {
         POWERTOOLS_SERVICE_NAME: 'grpc',
@@ -142,19 +168,11 @@ export class GrpcService extends Construct {
       // Time for open streams to be told to reconnect elsewhere before the task is stopped.
       stopTimeout: Duration.seconds(30),
     });
+    return taskDefinition;
+  }
 
-    this.service = new FargateService(this, 'Service', {
-      cluster,
-      taskDefinition: this.taskDefinition,
-      desiredCount: minTasks,
-      minHealthyPercent: 100,
-      maxHealthyPercent: 200,
-      circuitBreaker: { rollback: true },
-      vpcSubnets: { subnetType: SubnetType.PRIVATE_WITH_EGRESS },
-      assignPublicIp: false,
-      healthCheckGracePeriod: Duration.seconds(60),
-    });
-
+  /** The internet-facing load balancer, its access logs in a bucket of their own. */
+  private publicLoadBalancer(vpc: IVpc, idleTimeoutSeconds: number): ApplicationLoadBalancer {
     const accessLogs = new Bucket(this, 'AccessLogs', {
       // The log delivery writes with SSE-S3 only (not KMS).
       encryption: BucketEncryption.S3_MANAGED,
@@ -164,16 +182,29 @@ export class GrpcService extends Construct {
       lifecycleRules: [{ expiration: Duration.days(90) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.loadBalancer = new ApplicationLoadBalancer(this, 'LoadBalancer', {
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This bucket holds the load balancer access logs; logging access to it would log the log writes.',
+    });
+    const loadBalancer = new ApplicationLoadBalancer(this, 'LoadBalancer', {
       vpc,
       internetFacing: true,
       http2Enabled: true,
       dropInvalidHeaderFields: true,
       idleTimeout: Duration.seconds(idleTimeoutSeconds),
     });
-    this.loadBalancer.logAccessLogs(accessLogs, 'grpc');
+    loadBalancer.logAccessLogs(accessLogs, 'grpc');
+    Validations.of(loadBalancer).acknowledge({
+      id: 'AwsSolutions-EC23',
+      reason:
+        'Agents connect from anywhere, as to the HTTP API: port 443 only, TLS at the listener and every call authenticated by its bearer token.',
+    });
+    return loadBalancer;
+  }
 
-    this.targetGroup = new ApplicationTargetGroup(this, 'Targets', {
+  /** The tasks as gRPC targets, checked by the standard health service, behind the one HTTPS listener. */
+  private grpcTargets(vpc: IVpc, certificateArn: string): ApplicationTargetGroup {
+    const targetGroup = new ApplicationTargetGroup(this, 'Targets', {
       vpc,
       port: grpcContainerPort,
       // HTTP to the targets with protocol version GRPC: HTTP/2 without TLS inside the VPC.
@@ -197,22 +228,15 @@ export class GrpcService extends Construct {
     this.loadBalancer.addListener('Https', {
       port: 443,
       protocol: ApplicationProtocol.HTTPS,
-      certificates: [ListenerCertificate.fromArn(props.certificateArn)],
+      certificates: [ListenerCertificate.fromArn(certificateArn)],
       sslPolicy: SslPolicy.RECOMMENDED_TLS,
-      defaultTargetGroups: [this.targetGroup],
+      defaultTargetGroups: [targetGroup],
       open: true,
     });
+    return targetGroup;
+  }
 
-    const scaling = this.service.autoScaleTaskCount({ minCapacity: minTasks, maxCapacity: maxTasks });
-    // Each gRPC call (a stream) is one ALB request; streams held open mostly cost CPU.
-    scaling.scaleOnRequestCount('Requests', { requestsPerTarget, targetGroup: this.targetGroup });
-    scaling.scaleOnCpuUtilization('Cpu', { targetUtilizationPercent: 60 });
-
-    Validations.of(this.loadBalancer).acknowledge({
-      id: 'AwsSolutions-EC23',
-      reason:
-        'Agents connect from anywhere, as to the HTTP API: port 443 only, TLS at the listener and every call authenticated by its bearer token.',
-    });
+  private acknowledgeTaskFindings(): void {
     Validations.of(this.taskDefinition).acknowledge({
       id: 'AwsSolutions-ECS2',
       reason:
@@ -226,10 +250,6 @@ export class GrpcService extends Construct {
           'ECR issues pull tokens only on resource "*" (ecr:GetAuthorizationToken); the image pulls themselves are scoped to the asset repository.',
       });
     }
-    Validations.of(accessLogs).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason: 'This bucket holds the load balancer access logs; logging access to it would log the log writes.',
-    });
   }
 
   /** Public subnets for the load balancer, private ones for the tasks (out through one NAT gateway), flow logs on. */

@@ -39,6 +39,44 @@ export interface McpApiProps {
   readonly burstLimit?: number;
 }
 
+/** CORS only for the browser origins the MCP function also accepts; none without them. */
+const corsFor = (allowedOrigins: readonly string[]) =>
+  allowedOrigins.length === 0
+    ? {}
+    : {
+        corsPreflight: {
+          allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST],
+          allowHeaders: [
+            'authorization',
+            'content-type',
+            'mcp-protocol-version',
+            'mcp-method',
+            'mcp-name',
+            // 2025-11-25 clients that declared URL elicitation carry their sealed session id.
+            'mcp-session-id',
+          ],
+          exposeHeaders: ['mcp-session-id'],
+          allowOrigins: allowedOrigins.map((host) => `https://${host}`),
+          maxAge: Duration.hours(1),
+        },
+      };
+
+/** The access log line: HTTP API context variables (the default format is REST-API shaped). */
+const accessLogFormat = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    time: '$context.requestTime',
+    ip: '$context.identity.sourceIp',
+    routeKey: '$context.routeKey',
+    status: '$context.status',
+    protocol: '$context.protocol',
+    responseLength: '$context.responseLength',
+    latencyMs: '$context.responseLatency',
+    integrationError: '$context.integrationErrorMessage',
+    authorizerError: '$context.authorizer.error',
+  }),
+);
+
 export class McpApi extends Construct {
   readonly api: HttpApi;
   readonly url: string;
@@ -47,31 +85,29 @@ export class McpApi extends Construct {
 
   constructor(scope: Construct, id: string, props: McpApiProps) {
     super(scope, id);
-    const { rateLimit, burstLimit } = stageThrottling('McpApi', props);
     this.api = new HttpApi(this, 'Api', {
       description: 'Approval Gateway: MCP endpoint for agents and the approver console',
       createDefaultStage: false,
-      // CORS only for the browser origins the MCP function also accepts.
-      ...((props.allowedOrigins ?? []).length === 0
-        ? {}
-        : {
-            corsPreflight: {
-              allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST],
-              allowHeaders: [
-                'authorization',
-                'content-type',
-                'mcp-protocol-version',
-                'mcp-method',
-                'mcp-name',
-                // 2025-11-25 clients that declared URL elicitation carry their sealed session id.
-                'mcp-session-id',
-              ],
-              exposeHeaders: ['mcp-session-id'],
-              allowOrigins: (props.allowedOrigins ?? []).map((host) => `https://${host}`),
-              maxAge: Duration.hours(1),
-            },
-          }),
+      ...corsFor(props.allowedOrigins ?? []),
     });
+    this.throttledStage(props);
+    this.agentRoutes(props);
+    const metadata = new HttpLambdaIntegration('ResourceMetadata', props.metadataFunction);
+    this.publicRoutes = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'].flatMap(
+      (path) =>
+        this.api.addRoutes({
+          path,
+          methods: [HttpMethod.GET],
+          integration: metadata,
+          authorizer: new HttpNoneAuthorizer(),
+        }),
+    );
+    this.url = this.api.apiEndpoint;
+  }
+
+  /** The one stage, throttled per route, logging every request's access. */
+  private throttledStage(props: McpApiProps): void {
+    const { rateLimit, burstLimit } = stageThrottling('McpApi', props);
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -80,26 +116,13 @@ export class McpApi extends Construct {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
-      accessLogSettings: {
-        destination: new LogGroupLogDestination(accessLogs),
-        // HTTP API context variables (the default format is REST-API shaped).
-        format: AccessLogFormat.custom(
-          JSON.stringify({
-            requestId: '$context.requestId',
-            time: '$context.requestTime',
-            ip: '$context.identity.sourceIp',
-            routeKey: '$context.routeKey',
-            status: '$context.status',
-            protocol: '$context.protocol',
-            responseLength: '$context.responseLength',
-            latencyMs: '$context.responseLatency',
-            integrationError: '$context.integrationErrorMessage',
-            authorizerError: '$context.authorizer.error',
-          }),
-        ),
-      },
+      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: accessLogFormat },
       throttle: { rateLimit, burstLimit },
     });
+  }
+
+  /** POST /mcp (and GET, DELETE) and POST /tool/call-tool, to the MCP function behind the agent authorizer. */
+  private agentRoutes(props: McpApiProps): void {
     const authorizer = new HttpLambdaAuthorizer('AgentTokens', props.authorizerFunction, {
       responseTypes: [HttpLambdaResponseType.SIMPLE],
       // Missing, it is API Gateway's own 401; the answer is cached per header value (the MCP
@@ -121,17 +144,6 @@ export class McpApi extends Construct {
       integration: mcp,
       authorizer,
     });
-    const metadata = new HttpLambdaIntegration('ResourceMetadata', props.metadataFunction);
-    this.publicRoutes = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'].flatMap(
-      (path) =>
-        this.api.addRoutes({
-          path,
-          methods: [HttpMethod.GET],
-          integration: metadata,
-          authorizer: new HttpNoneAuthorizer(),
-        }),
-    );
-    this.url = this.api.apiEndpoint;
   }
 
   /**
