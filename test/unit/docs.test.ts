@@ -57,7 +57,7 @@ describe('the docs', () => {
     expect(broken).toEqual([]);
   });
 
-  it(verifies('docs.numbers-from-code', 'state the limits the code enforces'), async () => {
+  it(verifies(['docs.numbers-from-code', 'limits.caps-as-data'], 'state the limits the code enforces'), async () => {
     const limits = GatewayConfig.parse({}).settings.limits;
     const expected: Record<string, number> = {
       "values in one call's arguments": maxArgumentValues,
@@ -72,6 +72,8 @@ describe('the docs', () => {
       'calls waiting for approval per agent (default)': limits.pending_calls,
       'bytes of requests per second per agent (default)': limits.request_bytes_per_second,
       'bytes of requests per day per agent (default)': limits.request_bytes_per_day,
+      'API stage requests per second, all agents together': transportCaps.apiStage.rateLimitPerSecond,
+      'API stage burst above that rate, all agents together': transportCaps.apiStage.burstLimit,
       'gRPC message': transportCaps.grpc.maxMessageBytes,
       'gRPC messages per stream': transportCaps.grpc.maxMessagesPerStream,
       'gRPC open streams per agent': transportCaps.grpc.maxStreamsPerAgent,
