@@ -1,19 +1,14 @@
 // An API Gateway stage's throttling (steady rate and burst) for every API the stack serves agents
-// from: the defaults, and the values API Gateway would not take refused at synthesis, naming them.
-
-export interface StageThrottlingProps {
-  /** Steady-state requests per second the stage accepts, all clients together. @default 200 */
-  readonly rateLimitPerSecond?: number;
-  /** Requests the stage accepts at once above the rate. @default 400 */
-  readonly burstLimit?: number;
-}
+// from: the figures of shared/limits/transport-caps.ts unless the construct is told others, and
+// the values API Gateway would not take refused at synthesis, naming them.
+import { type StageThrottlingCaps, transportCaps } from '../../shared/limits/transport-caps.js';
 
 export const stageThrottling = (
   construct: string,
-  props: StageThrottlingProps,
+  props: Partial<StageThrottlingCaps>,
 ): { readonly rateLimit: number; readonly burstLimit: number } => {
-  const rateLimit = props.rateLimitPerSecond ?? 200;
-  const burstLimit = props.burstLimit ?? 400;
+  const rateLimit = props.rateLimitPerSecond ?? transportCaps.apiStage.rateLimitPerSecond;
+  const burstLimit = props.burstLimit ?? transportCaps.apiStage.burstLimit;
   if (!Number.isFinite(rateLimit) || rateLimit <= 0) {
     throw new Error(`${construct}: rateLimitPerSecond must be a number above 0 (got ${rateLimit}).`);
   }

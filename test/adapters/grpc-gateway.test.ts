@@ -8,8 +8,9 @@ import type * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
-import { type GrpcGateway, type GrpcLimits, startGrpcGateway } from '../../shared/edge/grpc/gateway.js';
+import { type GrpcGateway, startGrpcGateway } from '../../shared/edge/grpc/gateway.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
+import { type GrpcCaps, transportCaps } from '../../shared/limits/transport-caps.js';
 import { ResultObject } from '../../shared/result.js';
 import { checkHealth, type GatewayStream, openStream } from '../support/grpc-client.js';
 import { verifies } from '../support/requirements.js';
@@ -26,7 +27,7 @@ afterEach(async () => {
   gateway = undefined;
 });
 
-const start = async (limits: Partial<GrpcLimits> = {}, bed?: UseCaseBed, requestGate?: RequestGate) => {
+const start = async (caps: Partial<GrpcCaps> = {}, bed?: UseCaseBed, requestGate?: RequestGate) => {
   const bench = bed ?? (await useCaseBed());
   gateway = await startGrpcGateway({
     ...(requestGate === undefined ? {} : { requestGate }),
@@ -37,7 +38,7 @@ const start = async (limits: Partial<GrpcLimits> = {}, bed?: UseCaseBed, request
       if (presented === 'while-the-issuer-is-down') throw new Error('connect ECONNREFUSED');
       return presented === token ? procurementAgent : null;
     },
-    limits,
+    caps,
     log: bench.deps.log,
   });
   return { bed: bench, address: `127.0.0.1:${gateway.port}` };
@@ -267,6 +268,21 @@ describe('the gRPC gateway: bounds', () => {
       first.call.end();
       expect(await first.ended).toMatchObject({ code: 0 });
       await connected(address);
+    },
+  );
+
+  it(
+    verifies('limits.caps-as-data', 'applies the open streams per agent of shared/limits/ when started with no others'),
+    async () => {
+      const { address } = await start();
+      const cap = transportCaps.grpc.maxStreamsPerAgent;
+      for (let opened = 0; opened < cap; opened += 1) await connected(address);
+      const beyond = open(address);
+      beyond.connect({ server_id: '*' });
+      expect(await beyond.ended).toMatchObject({
+        code: 8,
+        details: `An agent may have at most ${cap} streams open at once.`,
+      });
     },
   );
 

@@ -5,6 +5,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { McpApi, type McpApiProps } from '../../infra/constructs/mcp-api.js';
+import { transportCaps } from '../../shared/limits/transport-caps.js';
 import { verifies } from '../support/requirements.js';
 
 const apiStack = (props: Partial<McpApiProps> = {}): Template => {
@@ -23,13 +24,17 @@ const apiStack = (props: Partial<McpApiProps> = {}): Template => {
 describe('API Gateway throttling', () => {
   it(
     verifies(
-      'limits.aws-floor',
-      'throttles every route of the stage (200 requests per second, bursts of 400, unless told)',
+      ['limits.aws-floor', 'limits.caps-as-data'],
+      'throttles every route of the stage (the figures of shared/limits/: 200 requests per second, bursts of 400, unless told)',
     ),
     () => {
+      expect(transportCaps.apiStage).toEqual({ rateLimitPerSecond: 200, burstLimit: 400 });
       apiStack().hasResourceProperties('AWS::ApiGatewayV2::Stage', {
         StageName: '$default',
-        DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+        DefaultRouteSettings: {
+          ThrottlingRateLimit: transportCaps.apiStage.rateLimitPerSecond,
+          ThrottlingBurstLimit: transportCaps.apiStage.burstLimit,
+        },
       });
       apiStack({ rateLimitPerSecond: 50, burstLimit: 100 }).hasResourceProperties('AWS::ApiGatewayV2::Stage', {
         DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },

@@ -10,10 +10,10 @@ import { maxArgumentDepth, maxArgumentValues, maxArrayItems } from '../../shared
 import { maxToolNameLength } from '../../shared/catalog/naming.js';
 import { GatewayConfig } from '../../shared/config/schema.js';
 import { channelParamsWaitMs, maxChannelParamsBytes } from '../../shared/edge/call-tool/serve.js';
-import { defaultGrpcLimits } from '../../shared/edge/grpc/gateway.js';
 import { taskResultWaitMs } from '../../shared/edge/mcp/task-methods.js';
 import { taskPollIntervalMs } from '../../shared/edge/mcp/tasks.js';
 import { toolsPageSize } from '../../shared/edge/mcp/tool-pages.js';
+import { transportCaps } from '../../shared/limits/transport-caps.js';
 import { customerSessionTtlMs, sessionTtlMs } from '../../shared/sessions/session.js';
 import { sessionIdleMs } from '../../shared/sessions/session-store.js';
 import { verifies } from '../support/requirements.js';
@@ -57,7 +57,7 @@ describe('the docs', () => {
     expect(broken).toEqual([]);
   });
 
-  it(verifies('docs.numbers-from-code', 'state the limits the code enforces'), async () => {
+  it(verifies(['docs.numbers-from-code', 'limits.caps-as-data'], 'state the limits the code enforces'), async () => {
     const limits = GatewayConfig.parse({}).settings.limits;
     const expected: Record<string, number> = {
       "values in one call's arguments": maxArgumentValues,
@@ -72,10 +72,12 @@ describe('the docs', () => {
       'calls waiting for approval per agent (default)': limits.pending_calls,
       'bytes of requests per second per agent (default)': limits.request_bytes_per_second,
       'bytes of requests per day per agent (default)': limits.request_bytes_per_day,
-      'gRPC message': defaultGrpcLimits.maxMessageBytes,
-      'gRPC messages per stream': defaultGrpcLimits.maxMessagesPerStream,
-      'gRPC open streams per agent': defaultGrpcLimits.maxStreamsPerAgent,
-      'gRPC stream with no message (idle)': defaultGrpcLimits.idleTimeoutMs,
+      'API stage requests per second, all agents together': transportCaps.apiStage.rateLimitPerSecond,
+      'API stage burst above that rate, all agents together': transportCaps.apiStage.burstLimit,
+      'gRPC message': transportCaps.grpc.maxMessageBytes,
+      'gRPC messages per stream': transportCaps.grpc.maxMessagesPerStream,
+      'gRPC open streams per agent': transportCaps.grpc.maxStreamsPerAgent,
+      'gRPC stream with no message (idle)': transportCaps.grpc.idleTimeoutMs,
       '`/tool/call-tool` params': maxChannelParamsBytes,
       '`/tool/call-tool` wait for the params': channelParamsWaitMs,
       '`tasks/result` wait before answering "still working"': taskResultWaitMs,
