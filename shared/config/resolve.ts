@@ -5,6 +5,7 @@
 import type * as z from 'zod';
 import {
   type ConfigProblem,
+  configProblemAt,
   formatPath,
   isLocalOnly,
   type ResolvedAgent,
@@ -125,7 +126,7 @@ class References {
   }
 
   problem(path: readonly PropertyKey[], message: string): void {
-    this.problems.push({ file: this.context.file, path: formatPath(path), line: this.context.lineAt(path), message });
+    this.problems.push(configProblemAt(this.context.file, this.context.lineAt, path, message));
   }
 
   /** A reference's value, or its placeholder when it is left unread or unset. */

@@ -13,7 +13,7 @@ import { loadConfigText } from '../config/load.js';
 import type { LoadOptions } from '../config/resolve.js';
 import {
   type ConfigProblem,
-  formatPath,
+  configProblemAt,
   type ResolvedCallToolSystem,
   type ResolvedConfig,
   type ResolvedMcpSystem,
@@ -100,7 +100,7 @@ class Reading {
   ) {}
 
   at(path: readonly PropertyKey[], message: string): ConfigProblem {
-    return { file: this.input.file, path: formatPath(path), line: this.lineAt(path), message };
+    return configProblemAt(this.input.file, this.lineAt, path, message);
   }
 
   /** A file the configuration names at `path`, or undefined with the problem noted. */
