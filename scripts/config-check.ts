@@ -15,7 +15,7 @@ import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../shared/ad
 import { unlistedSubjectNote } from '../shared/auth/agent.js';
 import { directCallTimeoutWarnings, policyWarnings } from '../shared/config/checks.js';
 import { referencePaths } from '../shared/config/resolve.js';
-import { formatPath, formatProblem } from '../shared/config/resolved.js';
+import { type ConfigProblem, formatPath, formatProblem } from '../shared/config/resolved.js';
 import { storedSecretReference } from '../shared/config/schema.js';
 import { type SecretLookup, secretLookupOf, secretValue, storedSecretNames } from '../shared/config/stored-secrets.js';
 import { readYaml } from '../shared/config/yaml-lines.js';
@@ -59,24 +59,11 @@ const mcpToolLines = (discovery: McpDiscovery, snapshot: GatewaySnapshot): strin
   return lines;
 };
 
-const run = async (): Promise<number> => {
-  let parsed: ReturnType<
-    typeof parseArgs<{
-      options: {
-        'strict-env': { type: 'boolean' };
-        'list-tools': { type: 'boolean' };
-        offline: { type: 'boolean' };
-        'data-dir': { type: 'string' };
-        aws: { type: 'boolean' };
-        stack: { type: 'string' };
-        help: { type: 'boolean' };
-      };
-      allowPositionals: true;
-    }>
-  >;
+/** The command line, or null when it cannot be read (said on stderr, with the usage). */
+const readCommandLine = (args: string[]) => {
   try {
-    parsed = parseArgs({
-      args: process.argv.slice(2),
+    return parseArgs({
+      args,
       options: {
         'strict-env': { type: 'boolean' },
         'list-tools': { type: 'boolean' },
@@ -90,45 +77,23 @@ const run = async (): Promise<number> => {
     });
   } catch (error) {
     process.stderr.write(`${errorText(error)}\n\n${usage}`);
-    return 2;
+    return null;
   }
-  if (parsed.values.help || parsed.positionals.length > 1) {
-    process.stdout.write(usage);
-    return parsed.values.help ? 0 : 2;
-  }
-  const file = parsed.positionals[0] ?? 'examples/gateway.config.yaml';
-  let secrets: SecretLookup;
-  let missingSecrets: string[] = [];
-  if (parsed.values.aws === true) {
-    const read = await deployedSecrets(file, parsed.values.stack ?? 'ApprovalGateway');
-    if (!read.ok) {
-      process.stderr.write(`${read.message}\n`);
-      return 2;
-    }
-    ({ secrets, missing: missingSecrets } = read);
-  } else secrets = localSecrets(parsed.values['data-dir'] ?? '.gateway-data', process.env);
-  const unset: string[] = [];
-  const pins = new McpPinFiles(mcpCatalogFolder(parsed.values['data-dir'] ?? '.gateway-data'));
-  const discovery = parsed.values.offline === true ? null : await discoverMcpTools(file, process.env, pins);
-  // Compiled as config:push compiles it, so that a configuration that checks also pushes.
-  const outcome = await compileSnapshotFromFile(
-    file,
-    process.env,
-    {
-      unsetVariables: parsed.values['strict-env'] ? 'problem' : 'placeholder',
-      onUnset: (reference, path) => unset.push(`${path}: ${reference} is not set here`),
-      secrets,
-    },
-    discovery?.offered,
-  );
-  if (!outcome.ok) {
-    process.stderr.write(
-      `${file} is not valid (${outcome.problems.length} problem${outcome.problems.length === 1 ? '' : 's'}):\n`,
-    );
-    for (const problem of outcome.problems) process.stderr.write(`  ${formatProblem(problem)}\n`);
-    return 1;
-  }
-  const { snapshot } = outcome;
+};
+
+/** Why the configuration is not valid, problem by problem. */
+const reportInvalid = (file: string, problems: readonly ConfigProblem[]): void => {
+  process.stderr.write(`${file} is not valid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n`);
+  for (const problem of problems) process.stderr.write(`  ${formatProblem(problem)}\n`);
+};
+
+/** What a valid configuration makes: its tools, its people and policies, then what it should know. */
+const reportValid = (
+  file: string,
+  snapshot: GatewaySnapshot,
+  discovery: McpDiscovery | null,
+  listTools: boolean,
+): void => {
   const bySystem = new Map<string, number>();
   for (const tool of snapshot.catalog.tools) bySystem.set(tool.systemKey, (bySystem.get(tool.systemKey) ?? 0) + 1);
   process.stdout.write(`${file} is valid (version ${snapshot.version}).\n`);
@@ -140,29 +105,70 @@ const run = async (): Promise<number> => {
     `  ${snapshot.config.agents.length} agents, ${snapshot.config.approvers.length} approvers, ${snapshot.config.customers.length} customers, ${snapshot.config.policies.length} policy files\n`,
   );
   process.stdout.write(`  note: ${unlistedSubjectNote(snapshot.config.agents)}\n`);
-  if (discovery !== null) {
-    for (const [key, why] of discovery.failures)
-      process.stdout.write(`  note: the MCP server of ${key} was not asked or did not answer: ${why}\n`);
-    for (const [key, why] of discovery.truncated)
-      process.stdout.write(`  note: the tool list of ${key} was cut short: ${why}\n`);
-    for (const line of driftLines(discovery)) process.stdout.write(`${line}\n`);
-    if (parsed.values['list-tools'] === true) {
-      process.stdout.write('  MCP servers:\n');
-      for (const line of mcpToolLines(discovery, snapshot)) process.stdout.write(`${line}\n`);
-    }
-  }
+  if (discovery !== null) reportDiscovery(discovery, snapshot, listTools);
   for (const warning of snapshot.warnings) process.stdout.write(`  note: ${formatProblem(warning)}\n`);
   for (const warning of policyWarnings(snapshot, file)) process.stdout.write(`  warning: ${formatProblem(warning)}\n`);
   for (const warning of directCallTimeoutWarnings(snapshot, file))
     process.stdout.write(`  warning: ${formatProblem(warning)}\n`);
+};
+
+/** How asking the MCP servers went, and (with --list-tools) what each one offers. */
+const reportDiscovery = (discovery: McpDiscovery, snapshot: GatewaySnapshot, listTools: boolean): void => {
+  for (const [key, why] of discovery.failures)
+    process.stdout.write(`  note: the MCP server of ${key} was not asked or did not answer: ${why}\n`);
+  for (const [key, why] of discovery.truncated)
+    process.stdout.write(`  note: the tool list of ${key} was cut short: ${why}\n`);
+  for (const line of driftLines(discovery)) process.stdout.write(`${line}\n`);
+  if (listTools) {
+    process.stdout.write('  MCP servers:\n');
+    for (const line of mcpToolLines(discovery, snapshot)) process.stdout.write(`${line}\n`);
+  }
+};
+
+const run = async (): Promise<number> => {
+  const parsed = readCommandLine(process.argv.slice(2));
+  if (parsed === null) return 2;
+  if (parsed.values.help || parsed.positionals.length > 1) {
+    process.stdout.write(usage);
+    return parsed.values.help ? 0 : 2;
+  }
+  const file = parsed.positionals[0] ?? 'examples/gateway.config.yaml';
+  const dataDir = parsed.values['data-dir'] ?? '.gateway-data';
+  const read: DeployedSecrets =
+    parsed.values.aws === true
+      ? await deployedSecrets(file, parsed.values.stack ?? 'ApprovalGateway')
+      : { ok: true, secrets: localSecrets(dataDir, process.env), missing: [] };
+  if (!read.ok) {
+    process.stderr.write(`${read.message}\n`);
+    return 2;
+  }
+  const unset: string[] = [];
+  const pins = new McpPinFiles(mcpCatalogFolder(dataDir));
+  const discovery = parsed.values.offline === true ? null : await discoverMcpTools(file, process.env, pins);
+  // Compiled as config:push compiles it, so that a configuration that checks also pushes.
+  const outcome = await compileSnapshotFromFile(
+    file,
+    process.env,
+    {
+      unsetVariables: parsed.values['strict-env'] ? 'problem' : 'placeholder',
+      onUnset: (reference, path) => unset.push(`${path}: ${reference} is not set here`),
+      secrets: read.secrets,
+    },
+    discovery?.offered,
+  );
+  if (!outcome.ok) {
+    reportInvalid(file, outcome.problems);
+    return 1;
+  }
+  reportValid(file, outcome.snapshot, discovery, parsed.values['list-tools'] === true);
   // With --aws, the secrets are reported below (as missing), not as unset here.
   for (const note of unset.filter((text) => parsed.values.aws !== true || !text.includes('${secret:')))
     process.stdout.write(`  note: ${note}\n`);
-  if (missingSecrets.length > 0) {
+  if (read.missing.length > 0) {
     process.stderr.write(
-      `${missingSecrets.length} secret reference${missingSecrets.length === 1 ? '' : 's'} cannot be read in AWS:\n`,
+      `${read.missing.length} secret reference${read.missing.length === 1 ? '' : 's'} cannot be read in AWS:\n`,
     );
-    for (const missing of missingSecrets) process.stderr.write(`  ${missing}\n`);
+    for (const missing of read.missing) process.stderr.write(`  ${missing}\n`);
     return 1;
   }
   return 0;

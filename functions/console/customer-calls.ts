@@ -11,8 +11,14 @@ import {
   customerRefusalMessages,
 } from '../../shared/edge/console/customer-pages.js';
 import { customerPaths } from '../../shared/edge/console/paths.js';
+import type { Execution } from '../../shared/executions/execution.js';
 import type { DecisionDeps } from '../../shared/use-cases/approver-decisions.js';
-import { type CustomerRefusal, customerAnswer, viewCustomerCall } from '../../shared/use-cases/customer-decisions.js';
+import {
+  type CustomerAnswer,
+  type CustomerRefusal,
+  customerAnswer,
+  viewCustomerCall,
+} from '../../shared/use-cases/customer-decisions.js';
 import type { HttpResult } from '../commons/middleware.js';
 import type { CustomerRequest } from './customer-request.js';
 import type { CustomerSignIn } from './customer-sign-in.js';
@@ -78,14 +84,10 @@ const answered: Handler<ConsoleRequest> = async (request) => {
 const noSuchPage = async (request: ConsoleRequest): Promise<HttpResult> =>
   request.page(404, customerMessagePage(nobody(request), 'Not found', 'There is no such page.', 'error'));
 
-export const customerRoutes = (
-  services: DecisionDeps,
-  logger: Logger,
-  signIn: CustomerSignIn | null,
-): readonly Route[] => {
-  if (signIn === null) return [{ access: 'static', path: anyCustomerPath, methods: {}, otherwise: notConfigured }];
-
-  const show: Handler<CustomerRequest> = async (request, { params }) => {
+/** The page of one call, to its customer only, with the buttons that answer it. */
+const showCall =
+  (services: DecisionDeps): Handler<CustomerRequest> =>
+  async (request, { params }) => {
     const shown = await viewCustomerCall(services, request.customer, (params.id ?? '').toLowerCase());
     if (shown.kind === 'refused') return refused(request, request.context, shown.reason);
     if (shown.refusal !== null) return refused(request, request.context, shown.refusal);
@@ -95,7 +97,40 @@ export const customerRoutes = (
     );
   };
 
-  const answer: Handler<CustomerRequest> = async (request, { params }) => {
+/** An answer taken: the session ends with it (the next call needs a new sign-in), then what happens next. */
+const answeredRedirect = async (
+  request: CustomerRequest,
+  outcome: CustomerAnswer['outcome'],
+  execution: Execution,
+): Promise<HttpResult> => {
+  const next: Answered =
+    outcome === 'decline' ? 'declined' : execution.status === 'pending_approval' ? 'waits' : 'runs';
+  return request.redirect(`${customerPaths.answered}?outcome=${next}`, [await request.cookies.end(request.session)]);
+};
+
+/** An answer refused: changed arguments show the request as held now, to check again; anything else says why, alone. */
+const answerRefused = (
+  request: CustomerRequest,
+  reason: CustomerRefusal,
+  execution: Execution | undefined,
+): HttpResult => {
+  if (reason === 'arguments_changed' && execution !== undefined) {
+    return request.page(
+      409,
+      customerCallPage(request.context, {
+        execution,
+        csrf: request.session.csrf,
+        error: customerRefusalMessages.arguments_changed,
+      }),
+    );
+  }
+  return refused(request, request.context, reason);
+};
+
+/** The customer's answer: a form from this page (its CSRF token and origin), confirm or decline. */
+const answerCall =
+  (services: DecisionDeps, logger: Logger): Handler<CustomerRequest> =>
+  async (request, { params }) => {
     const { customer, context } = request;
     const executionId = (params.id ?? '').toLowerCase();
     const fields = request.form();
@@ -126,29 +161,18 @@ export const customerRoutes = (
       outcome,
       arguments_hash: fields.get('arguments_hash') ?? '',
     });
-    if (result.kind === 'answered') {
-      const next: Answered =
-        outcome === 'decline' ? 'declined' : result.execution.status === 'pending_approval' ? 'waits' : 'runs';
-      // The session served this one answer: the next call needs a new sign-in.
-      return request.redirect(`${customerPaths.answered}?outcome=${next}`, [
-        await request.cookies.end(request.session),
-      ]);
-    }
+    if (result.kind === 'answered') return answeredRedirect(request, outcome, result.execution);
     logger.info('customer answer refused', { execution_id: executionId, customer: customer.id, reason: result.reason });
-    // Changed arguments: the request as held now, to check again; anything else says why, alone.
-    if (result.reason === 'arguments_changed' && result.execution !== undefined) {
-      return request.page(
-        409,
-        customerCallPage(context, {
-          execution: result.execution,
-          csrf: request.session.csrf,
-          error: customerRefusalMessages.arguments_changed,
-        }),
-      );
-    }
-    return refused(request, context, result.reason);
+    return answerRefused(request, result.reason, result.execution);
   };
 
+export const customerRoutes = (
+  services: DecisionDeps,
+  logger: Logger,
+  signIn: CustomerSignIn | null,
+): readonly Route[] => {
+  if (signIn === null) return [{ access: 'static', path: anyCustomerPath, methods: {}, otherwise: notConfigured }];
+  const show = showCall(services);
   return [
     ...signIn.routes,
     {
@@ -160,7 +184,7 @@ export const customerRoutes = (
     {
       access: 'customer',
       path: answerPath,
-      methods: { POST: answer },
+      methods: { POST: answerCall(services, logger) },
       otherwise: notAllowed('An answer is given with the buttons on the request page, never by opening a link.'),
     },
     { access: 'static', path: customerPaths.answered, methods: { GET: answered, HEAD: answered } },

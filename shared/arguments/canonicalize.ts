@@ -1,9 +1,6 @@
 // Puts a call's arguments into their one standard form and checks them against the tool's input
 // schema, or lists every problem with its JSON Pointer. The canonical form is what policy
 // evaluates, what the approver sees, what is hashed, stored and sent.
-//
-// Long: the canonical form is one walk over the schema and the value; its steps (text, amounts,
-// identifiers, path values, validation) share that walk.
 import { inPlace, memberSchemas } from '../catalog/schema-walk.js';
 import {
   type ArgumentsValidator,
@@ -256,25 +253,23 @@ const manyUnknownFields = (schema: JsonObject, value: JsonObject): InputError[] 
   return unknown.length > maxUnknownFields ? unknown.map((key) => error(jsonPointer([key]), 'unknown_field')) : null;
 };
 
-export const canonicalizeArguments = (
-  tool: Pick<ToolWithValidator, 'inputSchema' | 'validate'> & Partial<Pick<CatalogTool, 'target'>>,
-  input: StrictArguments,
-): Canonicalization => {
-  const schema = tool.inputSchema;
-  const value = input.value === undefined ? {} : input.value;
-  if (!isJsonObject(value)) return { ok: false, errors: [error('', 'not_an_object')] };
-  const unknownFields = manyUnknownFields(schema, value);
-  if (unknownFields !== null) return { ok: false, errors: bounded(unknownFields) };
-  // An amount read from its source text is exact, so an integer beyond 2^53 is not unsafe there.
-  // (A number beyond the finite range stays refused, amount or not.)
+type CanonicalizedTool = Pick<ToolWithValidator, 'inputSchema' | 'validate'> & Partial<Pick<CatalogTool, 'target'>>;
+
+/**
+ * What the reader found, as input errors. An amount read from its source text is exact, so an
+ * integer beyond 2^53 is not unsafe there. (A number beyond the finite range stays refused, amount or not.)
+ */
+const readerProblems = (schema: JsonObject, input: StrictArguments): InputError[] => {
   const exactAmount = (issue: ArgumentIssue) =>
     issue.code === 'unsafe_integer' &&
     input.numbers.has(issue.path) &&
     hasMark(schemaAt(schema, issue.path), marks.amount);
-  const problems: InputError[] = input.issues.filter((issue) => !exactAmount(issue)).map(issueError);
-  const walk: Walk = { numbers: input.numbers, problems, exact: [] };
-  const canonical = canonicalValue(value, schema, '', walk);
-  if (!isJsonObject(canonical)) return { ok: false, errors: [error('', 'not_an_object')] };
+  return input.issues.filter((issue) => !exactAmount(issue)).map(issueError);
+};
+
+/** What the wire cannot carry as the approver saw it: path values, header values, form bodies. */
+const bindingProblems = (tool: CanonicalizedTool, canonical: JsonObject): InputError[] => {
+  const problems: InputError[] = [];
   // A path value of "." or ".." would move the call to another path of the system.
   for (const binding of fieldBindings(tool)) {
     const value =
@@ -306,14 +301,26 @@ export const canonicalizeArguments = (
   )) {
     problems.push(error(jsonPointer(found.path), 'invalid_format', found.message));
   }
-  // Where a value was not read (nested too deep, past a cap), the validator would only see a
-  // stand-in (or nothing): its findings there are left out.
+  return problems;
+};
+
+/**
+ * What the schema's validator finds. Where a value was not read (nested too deep, past a cap), the
+ * validator would only see a stand-in (or nothing): its findings there are left out; past the
+ * value cap the arguments were not all read, so the validator has nothing to say.
+ */
+const validatorProblems = (
+  tool: CanonicalizedTool,
+  canonical: JsonObject,
+  walk: Walk,
+  issues: readonly ArgumentIssue[],
+): InputError[] => {
+  if (issues.some((issue) => issue.code === 'too_many_values')) return [];
   const unread = new Set(
-    input.issues
+    issues
       .filter((issue) => issue.code === 'nesting_too_deep' || issue.code === 'too_many_items')
       .map((issue) => issue.path),
   );
-  const tooMany = input.issues.some((issue) => issue.code === 'too_many_values');
   const underUnread = (path: string): boolean => {
     for (let end = path.length; end !== -1; end = path.lastIndexOf('/', end - 1)) {
       if (unread.has(path.slice(0, end))) return true;
@@ -321,9 +328,21 @@ export const canonicalizeArguments = (
     }
     return false;
   };
-  // Past the value cap the arguments were not all read, so the validator has nothing to say.
-  if (!tooMany)
-    problems.push(...validate(tool.validate, canonical, walk.exact).filter((found) => !underUnread(found.path)));
+  return validate(tool.validate, canonical, walk.exact).filter((found) => !underUnread(found.path));
+};
+
+export const canonicalizeArguments = (tool: CanonicalizedTool, input: StrictArguments): Canonicalization => {
+  const schema = tool.inputSchema;
+  const value = input.value === undefined ? {} : input.value;
+  if (!isJsonObject(value)) return { ok: false, errors: [error('', 'not_an_object')] };
+  const unknownFields = manyUnknownFields(schema, value);
+  if (unknownFields !== null) return { ok: false, errors: bounded(unknownFields) };
+  const problems = readerProblems(schema, input);
+  const walk: Walk = { numbers: input.numbers, problems, exact: [] };
+  const canonical = canonicalValue(value, schema, '', walk);
+  if (!isJsonObject(canonical)) return { ok: false, errors: [error('', 'not_an_object')] };
+  problems.push(...bindingProblems(tool, canonical));
+  problems.push(...validatorProblems(tool, canonical, walk, input.issues));
   if (problems.length > 0) {
     // Values already refused (lone surrogates, non-finite numbers) have no canonical text; the
     // size is still reported, measured on the plain serialization.

@@ -178,6 +178,111 @@ export const markRulesOf = (
   amount: new Set(system.amount_fields),
 });
 
+/** What building a system's tools found: problems refuse the configuration, warnings are noted. */
+interface Findings {
+  readonly problems: CatalogProblem[];
+  readonly warnings: CatalogProblem[];
+}
+
+/** The operation's tool name, unique in its system, or null with the problem noted. */
+const operationToolName = (
+  system: ResolvedOpenApiSystem,
+  operation: OperationSpec,
+  where: readonly PropertyKey[],
+  seen: Map<string, string>,
+  found: Findings,
+): string | null => {
+  const named = toolName(system.key, operation.operationId, operation.method, operation.path);
+  if (!named.ok) {
+    found.problems.push({ path: where, message: `${operation.source}: ${named.reason}` });
+    return null;
+  }
+  const name = named.name;
+  const earlier = seen.get(name);
+  if (earlier !== undefined) {
+    found.problems.push({
+      path: where,
+      message: `${operation.source}: the tool name ${name} is also used by ${earlier}`,
+    });
+    return null;
+  }
+  seen.set(name, operation.source);
+  if (named.fullName !== undefined) {
+    found.warnings.push({ path: where, message: `${operation.source}: ${shortenedNote(named.fullName, name)}` });
+  }
+  return name;
+};
+
+/**
+ * The input a named operation's tool takes, or null when the operation is left out (a warning:
+ * a body or parameter the gateway cannot send, a recursive schema) or refused (a problem).
+ */
+const operationInput = (
+  system: ResolvedOpenApiSystem,
+  operation: OperationSpec,
+  named: string,
+  where: readonly PropertyKey[],
+  found: Findings,
+): InputShape | null => {
+  const leftOut = (why: string): null => {
+    found.warnings.push({ path: where, message: `${named} is left out: ${why}` });
+    return null;
+  };
+  if (operation.unsupportedBody !== undefined) return leftOut(`its request body is ${operation.unsupportedBody}`);
+  const screened = screenParameters(
+    operation,
+    system.credentials.type === 'api_key' ? system.credentials.header : null,
+  );
+  if (screened.leftOut !== null) return leftOut(screened.leftOut);
+  for (const note of screened.notes) found.warnings.push({ path: where, message: `${named}: ${note}` });
+  const convert = (schema: JsonObject) => toJsonSchema(schema, { dialect: operation.dialect, dropReadOnly: true });
+  const shape =
+    operation.inputSchema === undefined
+      ? openApiInput({ ...operation, parameters: screened.parameters }, convert)
+      : adminInput(operation);
+  if (typeof shape === 'string') {
+    found.problems.push({ path: where, message: `${named}: ${shape}` });
+    return null;
+  }
+  if (hasReference(shape.schema)) return leftOut('its input schema is recursive');
+  return shape;
+};
+
+/** The tool an operation makes: its texts, marks, annotations and wire binding. */
+const operationTool = (
+  system: ResolvedOpenApiSystem,
+  operation: OperationSpec,
+  name: string,
+  shape: InputShape,
+  rules: MarkRules,
+): CatalogTool => {
+  const access: Access = system.access[name] ?? (readMethods.has(operation.method) ? 'read' : 'write');
+  const operationId = operation.operationId ?? name.slice(system.key.length + 1);
+  const title = operation.summary ?? humanize(operationId);
+  const responseSchema =
+    operation.responseSchema === null || hasReference(operation.responseSchema)
+      ? null
+      : applyMarks(toJsonSchema(operation.responseSchema, { dialect: operation.dialect, dropReadOnly: false }), rules);
+  return {
+    name,
+    systemKey: system.key,
+    operationId,
+    title,
+    description: operation.description ?? operation.summary ?? `${operation.method} ${operation.path} on ${system.key}`,
+    inputSchema: applyMarks(shape.schema, rules),
+    annotations: {
+      title,
+      readOnlyHint: access === 'read',
+      destructiveHint: operation.method === 'DELETE',
+      idempotentHint: access === 'read' || operation.method === 'PUT' || operation.method === 'DELETE',
+      openWorldHint: true,
+    },
+    access,
+    target: { kind: 'http', method: operation.method, path: operation.path, fields: shape.fields },
+    responseSchema,
+  };
+};
+
 export const buildSystemTools = (
   system: ResolvedOpenApiSystem,
   systemIndex: number,
@@ -185,92 +290,19 @@ export const buildSystemTools = (
 ): SystemTools => {
   const tools: CatalogTool[] = [];
   const disabled: CatalogTool[] = [];
-  const problems: CatalogProblem[] = [];
-  const warnings: CatalogProblem[] = [];
+  const found: Findings = { problems: [], warnings: [] };
   const systemPath = ['systems', systemIndex];
   const rules = markRulesOf(system);
   const seen = new Map<string, string>();
   for (const operation of operations) {
-    const named = toolName(system.key, operation.operationId, operation.method, operation.path);
     const where = [...systemPath, ...operation.configPath];
-    if (!named.ok) {
-      problems.push({ path: where, message: `${operation.source}: ${named.reason}` });
-      continue;
-    }
-    const name = named.name;
-    const earlier = seen.get(name);
-    if (earlier !== undefined) {
-      problems.push({ path: where, message: `${operation.source}: the tool name ${name} is also used by ${earlier}` });
-      continue;
-    }
-    seen.set(name, operation.source);
-    if (named.fullName !== undefined) {
-      warnings.push({ path: where, message: `${operation.source}: ${shortenedNote(named.fullName, name)}` });
-    }
-    if (operation.unsupportedBody !== undefined) {
-      warnings.push({
-        path: where,
-        message: `${operation.source} (${name}) is left out: its request body is ${operation.unsupportedBody}`,
-      });
-      continue;
-    }
-    const screened = screenParameters(
-      operation,
-      system.credentials.type === 'api_key' ? system.credentials.header : null,
-    );
-    if (screened.leftOut !== null) {
-      warnings.push({ path: where, message: `${operation.source} (${name}) is left out: ${screened.leftOut}` });
-      continue;
-    }
-    for (const note of screened.notes)
-      warnings.push({ path: where, message: `${operation.source} (${name}): ${note}` });
-    const convert = (schema: JsonObject) => toJsonSchema(schema, { dialect: operation.dialect, dropReadOnly: true });
-    const shape =
-      operation.inputSchema === undefined
-        ? openApiInput({ ...operation, parameters: screened.parameters }, convert)
-        : adminInput(operation);
-    if (typeof shape === 'string') {
-      problems.push({ path: where, message: `${operation.source} (${name}): ${shape}` });
-      continue;
-    }
-    if (hasReference(shape.schema)) {
-      warnings.push({
-        path: where,
-        message: `${operation.source} (${name}) is left out: its input schema is recursive`,
-      });
-      continue;
-    }
-    const access: Access = system.access[name] ?? (readMethods.has(operation.method) ? 'read' : 'write');
-    const operationId = operation.operationId ?? name.slice(system.key.length + 1);
-    const title = operation.summary ?? humanize(operationId);
-    const responseSchema =
-      operation.responseSchema === null || hasReference(operation.responseSchema)
-        ? null
-        : applyMarks(
-            toJsonSchema(operation.responseSchema, { dialect: operation.dialect, dropReadOnly: false }),
-            rules,
-          );
+    const name = operationToolName(system, operation, where, seen, found);
+    if (name === null) continue;
+    const shape = operationInput(system, operation, `${operation.source} (${name})`, where, found);
+    if (shape === null) continue;
     // A turned-off tool is built all the same (policies may still name it) but never offered.
-    (isTurnedOff(system, name) ? disabled : tools).push({
-      name,
-      systemKey: system.key,
-      operationId,
-      title,
-      description:
-        operation.description ?? operation.summary ?? `${operation.method} ${operation.path} on ${system.key}`,
-      inputSchema: applyMarks(shape.schema, rules),
-      annotations: {
-        title,
-        readOnlyHint: access === 'read',
-        destructiveHint: operation.method === 'DELETE',
-        idempotentHint: access === 'read' || operation.method === 'PUT' || operation.method === 'DELETE',
-        openWorldHint: true,
-      },
-      access,
-      target: { kind: 'http', method: operation.method, path: operation.path, fields: shape.fields },
-      responseSchema,
-    });
+    (isTurnedOff(system, name) ? disabled : tools).push(operationTool(system, operation, name, shape, rules));
   }
-  problems.push(...unknownToolNames(system, systemPath, seen));
-  return { tools, disabled, problems, warnings };
+  found.problems.push(...unknownToolNames(system, systemPath, seen));
+  return { tools, disabled, problems: found.problems, warnings: found.warnings };
 };

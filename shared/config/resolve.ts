@@ -5,6 +5,7 @@
 import type * as z from 'zod';
 import {
   type ConfigProblem,
+  configProblemAt,
   formatPath,
   isLocalOnly,
   type ResolvedAgent,
@@ -98,157 +99,174 @@ export interface ResolveContext {
 
 export type ConfigResolution = { ok: true; config: ResolvedConfig } | { ok: false; problems: ConfigProblem[] };
 
-export const resolveConfigData = (data: unknown, context: ResolveContext): ConfigResolution => {
-  const { file, environment, lineAt } = context;
-  const options = context.options ?? {};
-  // Parsed once per configuration: zod's compiled fast path would cost more to build than it saves.
-  const parsed = GatewayConfig.safeParse(data, { jitless: true });
-  if (!parsed.success) {
-    return {
-      ok: false,
-      problems: parsed.error.issues.map((issue) => ({
-        file,
-        path: formatPath(issue.path),
-        line:
-          issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined && context.keyLineAt !== undefined
-            ? context.keyLineAt(issue.path, issue.keys[0])
-            : lineAt(issue.path),
-        message: issueMessage(issue, valueAt(data, issue.path)),
-      })),
-    };
+/** Where each problem of the schema is, and what it says. */
+const schemaProblems = (issues: readonly z.core.$ZodIssue[], data: unknown, context: ResolveContext): ConfigProblem[] =>
+  issues.map((issue) => ({
+    file: context.file,
+    path: formatPath(issue.path),
+    line:
+      issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined && context.keyLineAt !== undefined
+        ? context.keyLineAt(issue.path, issue.keys[0])
+        : context.lineAt(issue.path),
+    message: issueMessage(issue, valueAt(data, issue.path)),
+  }));
+
+/**
+ * Reads the values a configuration refers to (literal, `${env:…}`, `${secret:…}`) by the options'
+ * rules, and collects the problems found on the way, each at its path and line.
+ */
+class References {
+  readonly problems: ConfigProblem[] = [];
+  /** The paths of references left unset (given a placeholder or refused). */
+  readonly unsetPaths = new Set<string>();
+  private readonly options: LoadOptions;
+
+  constructor(private readonly context: ResolveContext) {
+    this.options = context.options ?? {};
   }
 
-  const problems: ConfigProblem[] = [];
-  // Without policies nothing runs, so a file with systems and no `policies` is most likely one
-  // caught half-written (policies come last); taking it would take every tool away. `policies: []`
-  // still says "nothing runs" on purpose.
-  if (parsed.data.systems.length > 0 && valueAt(data, ['policies']) === undefined) {
-    problems.push({
-      file,
-      path: 'policies',
-      line: null,
-      message:
-        'missing: a configuration with systems must list its policy files (without policies nothing runs; write "policies: []" to mean that)',
-    });
+  problem(path: readonly PropertyKey[], message: string): void {
+    this.problems.push(configProblemAt(this.context.file, this.context.lineAt, path, message));
   }
-  /** The paths of references left unset (given a placeholder or refused). */
-  const unsetPaths = new Set<string>();
-  const unset = (path: PropertyKey[], reference: string, placeholder: string, message: string): string => {
-    unsetPaths.add(formatPath(path));
-    if (options.unsetVariables === 'placeholder') {
-      options.onUnset?.(reference, formatPath(path));
-      return placeholder;
-    }
-    problems.push({ file, path: formatPath(path), line: lineAt(path), message });
-    return '';
-  };
-  const resolve = (secret: SecretRef, path: PropertyKey[], placeholder: string = unsetPlaceholders.text): string => {
-    if (options.deployed === true && isLocalOnly(path)) {
+
+  /** A reference's value, or its placeholder when it is left unread or unset. */
+  value(secret: SecretRef, path: PropertyKey[], placeholder: string = unsetPlaceholders.text): string {
+    if (this.options.deployed === true && isLocalOnly(path)) {
       if (secret.kind === 'literal') return secret.value;
-      unsetPaths.add(formatPath(path));
+      this.unsetPaths.add(formatPath(path));
       return placeholder;
     }
     switch (secret.kind) {
       case 'literal':
         return secret.value;
       case 'env': {
-        const value = environment[secret.name];
+        const value = this.context.environment[secret.name];
         if (value !== undefined && value.length > 0) return value;
-        return unset(path, `\${env:${secret.name}}`, placeholder, `the environment variable ${secret.name} is not set`);
+        const message = `the environment variable ${secret.name} is not set`;
+        return this.unset(path, `\${env:${secret.name}}`, placeholder, message);
       }
-      case 'secret': {
-        if (options.secrets === 'unread') {
-          unsetPaths.add(formatPath(path));
-          return placeholder;
-        }
-        const reference = `\${secret:${secret.name}${secret.field === null ? '' : `#${secret.field}`}}`;
-        if (options.secrets === undefined)
-          return unset(path, reference, placeholder, `${reference} cannot be read here`);
-        const read = secretValue(options.secrets, secret.name, secret.field);
-        return read.ok ? read.value : unset(path, reference, placeholder, read.reason);
-      }
+      case 'secret':
+        return this.storedSecret(secret, path, placeholder);
     }
-  };
-  const credentials = (given: Credentials, path: PropertyKey[]): ResolvedCredentials => {
+  }
+
+  private storedSecret(
+    secret: Extract<SecretRef, { kind: 'secret' }>,
+    path: PropertyKey[],
+    placeholder: string,
+  ): string {
+    const secrets = this.options.secrets;
+    if (secrets === 'unread') {
+      this.unsetPaths.add(formatPath(path));
+      return placeholder;
+    }
+    const reference = `\${secret:${secret.name}${secret.field === null ? '' : `#${secret.field}`}}`;
+    if (secrets === undefined) return this.unset(path, reference, placeholder, `${reference} cannot be read here`);
+    const read = secretValue(secrets, secret.name, secret.field);
+    return read.ok ? read.value : this.unset(path, reference, placeholder, read.reason);
+  }
+
+  /** An unset reference: a placeholder (noted) or a problem, as the options say. */
+  private unset(path: PropertyKey[], reference: string, placeholder: string, message: string): string {
+    this.unsetPaths.add(formatPath(path));
+    if (this.options.unsetVariables === 'placeholder') {
+      this.options.onUnset?.(reference, formatPath(path));
+      return placeholder;
+    }
+    this.problem(path, message);
+    return '';
+  }
+
+  credentials(given: Credentials, path: PropertyKey[]): ResolvedCredentials {
     switch (given.type) {
       case 'none':
         return given;
       case 'bearer':
-        return { type: 'bearer', token: resolve(given.token, [...path, 'token']) };
+        return { type: 'bearer', token: this.value(given.token, [...path, 'token']) };
       case 'api_key':
-        return { type: 'api_key', header: given.header, value: resolve(given.value, [...path, 'value']) };
+        return { type: 'api_key', header: given.header, value: this.value(given.value, [...path, 'value']) };
       case 'basic':
-        return { type: 'basic', username: given.username, password: resolve(given.password, [...path, 'password']) };
+        return { type: 'basic', username: given.username, password: this.value(given.password, [...path, 'password']) };
     }
-  };
-  const address = (system: System, index: number): string => {
+  }
+
+  /** A system's address, checked against the schemes its kind is reached by, without its trailing slashes. */
+  address(system: System, index: number): string {
     const field = system.kind === 'openapi' ? 'base_url' : 'url';
     const path = ['systems', index, field];
-    const given = system.kind === 'openapi' ? system.base_url : system.url;
-    const url = resolve(given, path, unsetPlaceholders.url);
+    const url = this.value(system.kind === 'openapi' ? system.base_url : system.url, path, unsetPlaceholders.url);
     const schemes = urlSchemes[system.kind];
     const pattern = new RegExp(`^(${schemes.join('|')})://[^/?#]+(/[^?#]*)?$`);
     if (url.length > 0 && !pattern.test(url)) {
-      problems.push({
-        file,
-        path: formatPath(path),
-        line: lineAt(path),
-        message: `expected a ${schemes.join('/')} URL without query or fragment (got ${describeValue(url)})`,
-      });
+      this.problem(path, `expected a ${schemes.join('/')} URL without query or fragment (got ${describeValue(url)})`);
     }
     return url.replace(/\/+$/, '');
-  };
-  const systems = parsed.data.systems.map((system, index): ResolvedSystem => {
-    const credentialsPath = ['systems', index, 'credentials'];
-    switch (system.kind) {
-      case 'openapi':
-        return {
-          ...system,
-          base_url: address(system, index),
-          credentials: credentials(system.credentials, credentialsPath),
-        };
-      case 'call-tool':
-        return {
-          ...system,
-          url: address(system, index),
-          credentials: credentials(system.credentials, credentialsPath),
-        };
-      default: {
-        const given = system.credentials;
-        return {
-          ...system,
-          url: address(system, index),
-          credentials:
-            given.type === 'oauth_client_credentials'
-              ? {
-                  type: 'oauth_client_credentials',
-                  token_url: given.token_url ?? null,
-                  client_id: given.client_id,
-                  client_secret: resolve(given.client_secret, [...credentialsPath, 'client_secret']),
-                  scope: given.scope ?? null,
-                }
-              : credentials(given, credentialsPath),
-        };
-      }
+  }
+}
+
+const resolveSystem = (references: References, system: System, index: number): ResolvedSystem => {
+  const credentialsPath = ['systems', index, 'credentials'];
+  switch (system.kind) {
+    case 'openapi':
+      return {
+        ...system,
+        base_url: references.address(system, index),
+        credentials: references.credentials(system.credentials, credentialsPath),
+      };
+    case 'call-tool':
+      return {
+        ...system,
+        url: references.address(system, index),
+        credentials: references.credentials(system.credentials, credentialsPath),
+      };
+    default: {
+      const given = system.credentials;
+      return {
+        ...system,
+        url: references.address(system, index),
+        credentials:
+          given.type === 'oauth_client_credentials'
+            ? {
+                type: 'oauth_client_credentials',
+                token_url: given.token_url ?? null,
+                client_id: given.client_id,
+                client_secret: references.value(given.client_secret, [...credentialsPath, 'client_secret']),
+                scope: given.scope ?? null,
+              }
+            : references.credentials(given, credentialsPath),
+      };
     }
-  });
-  const agents = parsed.data.agents.map(
-    (agent, index): ResolvedAgent => ({
-      id: agent.id,
-      token: agent.token === undefined ? null : resolve(agent.token, ['agents', index, 'token']),
-      tokenFromEnvironment: agent.token !== undefined && agent.token.kind !== 'literal',
-      subject: agent.subject ?? null,
-      groups: agent.groups,
-      customer: agent.customer ?? null,
-    }),
-  );
-  // A token names one agent: the authorizer would otherwise take the first agent holding it, with
-  // its rights. An unset reference compares by what it names (two agents reading one variable collide).
+  }
+};
+
+const resolveAgent = (
+  references: References,
+  agent: GatewayConfig['agents'][number],
+  index: number,
+): ResolvedAgent => ({
+  id: agent.id,
+  token: agent.token === undefined ? null : references.value(agent.token, ['agents', index, 'token']),
+  tokenFromEnvironment: agent.token !== undefined && agent.token.kind !== 'literal',
+  subject: agent.subject ?? null,
+  groups: agent.groups,
+  customer: agent.customer ?? null,
+});
+
+/**
+ * A token names one agent: the authorizer would otherwise take the first agent holding it, with
+ * its rights. An unset reference compares by what it names (two agents reading one variable collide).
+ */
+const checkTokensDistinct = (
+  references: References,
+  given: GatewayConfig['agents'],
+  agents: readonly ResolvedAgent[],
+): void => {
   const agentOfToken = new Map<string, string>();
-  parsed.data.agents.forEach((agent, index) => {
+  given.forEach((agent, index) => {
     const token = agent.token;
     if (token === undefined) return;
-    const key = unsetPaths.has(formatPath(['agents', index, 'token']))
+    const path = ['agents', index, 'token'];
+    const key = references.unsetPaths.has(formatPath(path))
       ? `reference\0${JSON.stringify(token)}`
       : `value\0${agents[index]?.token ?? ''}`;
     const first = agentOfToken.get(key);
@@ -256,44 +274,63 @@ export const resolveConfigData = (data: unknown, context: ResolveContext): Confi
       agentOfToken.set(key, agent.id);
       return;
     }
-    const path = ['agents', index, 'token'];
     // The message names both agents and never the token.
-    problems.push({
-      file,
-      path: formatPath(path),
-      line: lineAt(path),
-      message: `agents "${first}" and "${agent.id}" have the same token; each agent needs its own`,
-    });
+    references.problem(path, `agents "${first}" and "${agent.id}" have the same token; each agent needs its own`);
   });
-  const people = (list: 'approvers' | 'customers') =>
-    parsed.data[list].map(
-      (person, index): ResolvedPerson => ({
-        id: person.id,
-        name: person.name ?? null,
-        password: resolve(person.password, [list, index, 'password']),
-        passwordFromEnvironment: person.password.kind !== 'literal',
-        groups: person.groups,
-      }),
-    );
-  const webhooks = parsed.data.settings.notifications.webhooks.map((webhook, index): ResolvedWebhook => {
+};
+
+const resolvePeople = (references: References, config: GatewayConfig, list: 'approvers' | 'customers') =>
+  config[list].map(
+    (person, index): ResolvedPerson => ({
+      id: person.id,
+      name: person.name ?? null,
+      password: references.value(person.password, [list, index, 'password']),
+      passwordFromEnvironment: person.password.kind !== 'literal',
+      groups: person.groups,
+    }),
+  );
+
+const resolveSettings = (references: References, settings: GatewayConfig['settings']): ResolvedSettings => {
+  const webhooks = settings.notifications.webhooks.map((webhook, index): ResolvedWebhook => {
     const path = ['settings', 'notifications', 'webhooks', index, 'url'];
-    const url = resolve(webhook.url, path, unsetPlaceholders.url);
+    const url = references.value(webhook.url, path, unsetPlaceholders.url);
     // The message never repeats the URL: webhook URLs usually carry a token.
     if (url.length > 0 && !(URL.canParse(url) && /^https?:$/.test(new URL(url).protocol))) {
-      problems.push({ file, path: formatPath(path), line: lineAt(path), message: 'expected an http(s) URL' });
+      references.problem(path, 'expected an http(s) URL');
     }
     return { url, text: webhook.text };
   });
-  const settings: ResolvedSettings = {
-    ...parsed.data.settings,
+  return {
+    ...settings,
     notifications: { webhooks },
-    data_key:
-      parsed.data.settings.data_key === undefined
-        ? null
-        : resolve(parsed.data.settings.data_key, ['settings', 'data_key']),
+    data_key: settings.data_key === undefined ? null : references.value(settings.data_key, ['settings', 'data_key']),
   };
-  const approvers = people('approvers');
-  const customers = people('customers');
-  if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, config: { ...parsed.data, settings, systems, agents, approvers, customers } };
+};
+
+export const resolveConfigData = (data: unknown, context: ResolveContext): ConfigResolution => {
+  // Parsed once per configuration: zod's compiled fast path would cost more to build than it saves.
+  const parsed = GatewayConfig.safeParse(data, { jitless: true });
+  if (!parsed.success) return { ok: false, problems: schemaProblems(parsed.error.issues, data, context) };
+  const config = parsed.data;
+  const references = new References(context);
+  // Without policies nothing runs, so a file with systems and no `policies` is most likely one
+  // caught half-written (policies come last); taking it would take every tool away. `policies: []`
+  // still says "nothing runs" on purpose.
+  if (config.systems.length > 0 && valueAt(data, ['policies']) === undefined) {
+    references.problems.push({
+      file: context.file,
+      path: 'policies',
+      line: null,
+      message:
+        'missing: a configuration with systems must list its policy files (without policies nothing runs; write "policies: []" to mean that)',
+    });
+  }
+  const systems = config.systems.map((system, index) => resolveSystem(references, system, index));
+  const agents = config.agents.map((agent, index) => resolveAgent(references, agent, index));
+  checkTokensDistinct(references, config.agents, agents);
+  const settings = resolveSettings(references, config.settings);
+  const approvers = resolvePeople(references, config, 'approvers');
+  const customers = resolvePeople(references, config, 'customers');
+  if (references.problems.length > 0) return { ok: false, problems: references.problems };
+  return { ok: true, config: { ...config, settings, systems, agents, approvers, customers } };
 };

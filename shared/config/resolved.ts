@@ -94,6 +94,14 @@ export const formatPath = (path: readonly PropertyKey[]): string =>
     return text.length === 0 ? String(key) : `${text}.${String(key)}`;
   }, '');
 
+/** A problem at a path of the configuration file, placed on its line when the file says. */
+export const configProblemAt = (
+  file: string,
+  lineAt: (path: readonly PropertyKey[]) => number | null,
+  path: readonly PropertyKey[],
+  message: string,
+): ConfigProblem => ({ file, path: formatPath(path), line: lineAt(path), message });
+
 export const formatProblem = (problem: ConfigProblem): string =>
   `${problem.file}${problem.line === null ? '' : `:${problem.line}`}: ${problem.path || '(top level)'}: ${problem.message}`;
 

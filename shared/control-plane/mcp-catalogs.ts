@@ -4,15 +4,13 @@
 // to nobody, until the server answers again. A catalog may be kept on disk so that a restart with
 // the server down still knows its tools. What the operator reviewed of each tool is pinned
 // (mcp-pins.ts): a server's later change is held, logged once and counted, until accepted.
-//
-// Long: a system's catalog and its pins are one entry, changed by a refresh and by an acceptance
-// alike; kept in one place so that both see the same state.
 import { createHash } from 'node:crypto';
 import { driftLine, type McpPins, pinnedSpecs, type ToolDrift } from '../catalog/mcp-pins.js';
 import { type LeftOutTool, mcpToolSpecs } from '../catalog/mcp-tools.js';
 import type { ToolServerToolSpec } from '../catalog/tool-server-tools.js';
 import type { Clock } from '../clock.js';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
+import { errorText } from '../errors.js';
 import type { Log } from '../log.js';
 import { type GatewayMetrics, noMetrics } from '../metrics.js';
 import type { DiscoveredTools } from './snapshot.js';
@@ -207,90 +205,126 @@ export class McpCatalogs {
   }
 
   private async refreshOne(system: ResolvedMcpSystem, force: boolean): Promise<void> {
-    let entry = this.entries.get(system.key);
-    // Another address, revision or credentials is another server: asked at once, its old list forgotten.
-    const identity = identityOf(system);
-    if (entry !== undefined && entry.identity !== identity) entry = undefined;
-    if (entry === undefined) {
-      entry = {
-        catalog: null,
-        specsHash: '',
-        offeredHash: '',
-        nextAt: 0,
-        failing: false,
-        answered: false,
-        lastError: null,
-        truncated: null,
-        loadedFromStore: false,
-        identity,
-        pins: undefined,
-        pinsRead: false,
-        offered: [],
-        drift: [],
-        warned: new Map(),
-      };
-      this.entries.set(system.key, entry);
-    }
-    if (entry.catalog === null && !entry.loadedFromStore && this.store !== null) {
-      entry.loadedFromStore = true;
-      const stored = await this.store.read(system.key).catch(() => undefined);
-      if (stored !== undefined && stored.url === system.url) {
-        entry.catalog = stored;
-        entry.specsHash = hashOf(stored.specs);
-      }
-    }
+    const entry = this.entryOf(system);
+    if (entry.catalog === null && !entry.loadedFromStore && this.store !== null) await this.readKept(system, entry);
     if (!entry.pinsRead) {
       await this.readPins(system.key, entry);
       if (entry.catalog !== null) await this.applyPins(system.key, entry);
     }
-    const now = this.clock.now();
-    if (!force && now < entry.nextAt) return;
+    if (!force && this.clock.now() < entry.nextAt) return;
     const refreshMs = Math.max(minRefreshMs, system.refresh);
     try {
-      const listing = await this.source.listTools(system);
-      const { specs, leftOut } = mcpToolSpecs(system.key, listing.tools);
-      const catalog: McpCatalog = { url: system.url, fetchedAt: this.clock.now(), specs, leftOut };
-      const specsHash = hashOf(specs);
-      const changed = specsHash !== entry.specsHash;
-      // The first list is shown where the gateway starts; later ones are logged when they change.
-      const known = entry.catalog !== null && entry.answered;
-      if (entry.failing) this.log.info('MCP server answers again', { system: system.key, tools: specs.length });
-      else if (changed && known) this.log.info('MCP server tools changed', { system: system.key, tools: specs.length });
-      if (changed && leftOut.length > 0) {
-        this.log.warn('MCP server tools left out', {
-          system: system.key,
-          leftOut: leftOut.map((tool) => `${tool.name}: ${tool.reason}`),
-        });
-      }
-      if (listing.truncated !== null) {
-        this.log.warn('MCP server tool list cut short', { system: system.key, reason: listing.truncated });
-      }
-      entry.catalog = catalog;
-      entry.specsHash = specsHash;
-      await this.applyPins(system.key, entry);
-      entry.failing = false;
-      entry.answered = true;
-      entry.lastError = null;
-      entry.truncated = listing.truncated;
-      const hinted =
-        listing.ttlMs !== null && listing.ttlMs > 0
-          ? Math.min(refreshMs, Math.max(minHintedRefreshMs, listing.ttlMs))
-          : refreshMs;
-      entry.nextAt = this.clock.now() + hinted;
-      // Kept with its time, so that a restart knows how fresh it is.
-      await this.store?.write(system.key, catalog).catch(() => undefined);
+      await this.take(system, entry, await this.source.listTools(system), refreshMs);
     } catch (error) {
-      if (!entry.failing) {
-        this.log.warn('MCP server did not answer tools/list; keeping its last catalog within allowed_staleness', {
-          system: system.key,
-          reason: error instanceof Error ? error.message : 'unknown',
-          lastFetchedAt: entry.catalog === null ? null : new Date(entry.catalog.fetchedAt).toISOString(),
-        });
-      }
-      entry.failing = true;
-      entry.lastError = error instanceof Error ? error.message : 'unknown';
-      entry.nextAt = this.clock.now() + Math.min(refreshMs, retryMs);
+      this.failed(system, entry, error, refreshMs);
     }
+  }
+
+  /** A system's entry; another address, revision or credentials is another server: a new entry, its old list forgotten. */
+  private entryOf(system: ResolvedMcpSystem): Entry {
+    const identity = identityOf(system);
+    const known = this.entries.get(system.key);
+    if (known !== undefined && known.identity === identity) return known;
+    const entry: Entry = {
+      catalog: null,
+      specsHash: '',
+      offeredHash: '',
+      nextAt: 0,
+      failing: false,
+      answered: false,
+      lastError: null,
+      truncated: null,
+      loadedFromStore: false,
+      identity,
+      pins: undefined,
+      pinsRead: false,
+      offered: [],
+      drift: [],
+      warned: new Map(),
+    };
+    this.entries.set(system.key, entry);
+    return entry;
+  }
+
+  /** The catalog kept across restarts, read once: one that cannot be read is as none kept (the server is asked). */
+  private async readKept(system: ResolvedMcpSystem, entry: Entry): Promise<void> {
+    entry.loadedFromStore = true;
+    const stored = await this.store?.read(system.key).catch((error: unknown) => {
+      this.log.warn('the kept MCP catalog cannot be read; its server is asked as if none was kept', {
+        system: system.key,
+        reason: errorText(error),
+      });
+      return undefined;
+    });
+    if (stored !== undefined && stored.url === system.url) {
+      entry.catalog = stored;
+      entry.specsHash = hashOf(stored.specs);
+    }
+  }
+
+  /** A listing the server answered: taken as the system's catalog, logged when it says something new, kept. */
+  private async take(system: ResolvedMcpSystem, entry: Entry, listing: McpListing, refreshMs: number): Promise<void> {
+    const { specs, leftOut } = mcpToolSpecs(system.key, listing.tools);
+    const catalog: McpCatalog = { url: system.url, fetchedAt: this.clock.now(), specs, leftOut };
+    const specsHash = hashOf(specs);
+    this.logListing(system, entry, listing, catalog, specsHash !== entry.specsHash);
+    entry.catalog = catalog;
+    entry.specsHash = specsHash;
+    await this.applyPins(system.key, entry);
+    entry.failing = false;
+    entry.answered = true;
+    entry.lastError = null;
+    entry.truncated = listing.truncated;
+    const hinted =
+      listing.ttlMs !== null && listing.ttlMs > 0
+        ? Math.min(refreshMs, Math.max(minHintedRefreshMs, listing.ttlMs))
+        : refreshMs;
+    entry.nextAt = this.clock.now() + hinted;
+    // Kept with its time, so that a restart knows how fresh it is; one not kept costs only that.
+    await this.store?.write(system.key, catalog).catch((error: unknown) => {
+      this.log.warn('the MCP catalog could not be kept; a restart with its server down will not know its tools', {
+        system: system.key,
+        reason: errorText(error),
+      });
+    });
+  }
+
+  /** What a listing says that the log has not: the server back, its tools changed, some left out, a list cut short. */
+  private logListing(
+    system: ResolvedMcpSystem,
+    entry: Entry,
+    listing: McpListing,
+    catalog: McpCatalog,
+    changed: boolean,
+  ): void {
+    const tools = catalog.specs.length;
+    // The first list is shown where the gateway starts; later ones are logged when they change.
+    const known = entry.catalog !== null && entry.answered;
+    if (entry.failing) this.log.info('MCP server answers again', { system: system.key, tools });
+    else if (changed && known) this.log.info('MCP server tools changed', { system: system.key, tools });
+    if (changed && catalog.leftOut.length > 0) {
+      this.log.warn('MCP server tools left out', {
+        system: system.key,
+        leftOut: catalog.leftOut.map((tool) => `${tool.name}: ${tool.reason}`),
+      });
+    }
+    if (listing.truncated !== null) {
+      this.log.warn('MCP server tool list cut short', { system: system.key, reason: listing.truncated });
+    }
+  }
+
+  /** A server that did not answer: its last catalog kept (logged once), asked again sooner. */
+  private failed(system: ResolvedMcpSystem, entry: Entry, error: unknown, refreshMs: number): void {
+    if (!entry.failing) {
+      this.log.warn('MCP server did not answer tools/list; keeping its last catalog within allowed_staleness', {
+        system: system.key,
+        reason: error instanceof Error ? error.message : 'unknown',
+        lastFetchedAt: entry.catalog === null ? null : new Date(entry.catalog.fetchedAt).toISOString(),
+      });
+    }
+    entry.failing = true;
+    entry.lastError = error instanceof Error ? error.message : 'unknown';
+    entry.nextAt = this.clock.now() + Math.min(refreshMs, retryMs);
   }
 
   /** The catalog's tools against the pins: new tools pinned, each new change logged and counted once. */

@@ -13,9 +13,10 @@ import { loadConfigText } from '../config/load.js';
 import type { LoadOptions } from '../config/resolve.js';
 import {
   type ConfigProblem,
-  formatPath,
+  configProblemAt,
   type ResolvedCallToolSystem,
   type ResolvedConfig,
+  type ResolvedMcpSystem,
   type ResolvedOpenApiSystem,
 } from '../config/resolved.js';
 import { type PolicyFile, splitPolicies } from '../policy/policy-set.js';
@@ -86,122 +87,166 @@ export interface ReadSnapshot extends Omit<SnapshotParts, 'tools' | 'disabled'> 
 
 export type SnapshotRead = { ok: true; read: ReadSnapshot } | { ok: false; problems: ConfigProblem[] };
 
-/** Reads the configuration and every file it names, and builds the catalog's tools. */
-export const readSnapshot = async (input: SnapshotInput): Promise<SnapshotRead> => {
-  const loaded = loadConfigText(input.text, input.file, input.environment, input.options);
-  if (!loaded.ok) return loaded;
-  const { config, lineAt, data } = loaded;
-  const { discovered, withdrawn } =
-    input.discover === undefined
-      ? { discovered: input.discovered, withdrawn: input.withdrawn }
-      : await input.discover(config);
-  const problems: ConfigProblem[] = [];
-  const warnings: ConfigProblem[] = [];
-  const problem = (path: readonly PropertyKey[], message: string): ConfigProblem => ({
-    file: input.file,
-    path: formatPath(path),
-    line: lineAt(path),
-    message,
-  });
-  const read = new Map<string, string>();
-  const readFile = async (relativePath: string, path: readonly PropertyKey[]): Promise<string | undefined> => {
+/** One reading of the configuration's files: what was read, and the problems and warnings found, each at its line. */
+class Reading {
+  readonly problems: ConfigProblem[] = [];
+  readonly warnings: ConfigProblem[] = [];
+  /** Each file read, by its normalized path: read once, and part of the version. */
+  readonly read = new Map<string, string>();
+
+  constructor(
+    private readonly input: SnapshotInput,
+    private readonly lineAt: (path: readonly PropertyKey[]) => number | null,
+  ) {}
+
+  at(path: readonly PropertyKey[], message: string): ConfigProblem {
+    return configProblemAt(this.input.file, this.lineAt, path, message);
+  }
+
+  /** A file the configuration names at `path`, or undefined with the problem noted. */
+  async file(relativePath: string, path: readonly PropertyKey[]): Promise<string | undefined> {
     const normalized = normalizeConfigPath(relativePath);
     if (normalized === null) {
-      problems.push(problem(path, `"${relativePath}" must be inside the configuration's folder`));
+      this.problems.push(this.at(path, `"${relativePath}" must be inside the configuration's folder`));
       return undefined;
     }
-    const text = read.get(normalized) ?? (await input.files.read(normalized));
+    const text = this.read.get(normalized) ?? (await this.input.files.read(normalized));
     if (text === undefined) {
-      problems.push(problem(path, `the file ${relativePath} cannot be read`));
+      this.problems.push(this.at(path, `the file ${relativePath} cannot be read`));
       return undefined;
     }
-    read.set(normalized, text);
+    this.read.set(normalized, text);
     return text;
-  };
+  }
+}
 
+/** An OpenAPI system's tools: those of its document (when it names one) and its configured operations. */
+const openApiTools = async (reading: Reading, system: ResolvedOpenApiSystem, index: number): Promise<SystemTools> => {
+  const operations: OperationSpec[] = [];
+  if (system.openapi !== undefined) {
+    const path = ['systems', index, 'openapi'];
+    const text = await reading.file(system.openapi, path);
+    if (text !== undefined) {
+      const document = await loadOpenApiDocument(text);
+      if (document.ok) operations.push(...operationsFromOpenApi(document.document));
+      else
+        for (const message of document.messages)
+          reading.problems.push(reading.at(path, `${system.openapi}: ${message}`));
+    }
+  }
+  operations.push(...operationsFromAdmin(system.operations, index));
+  return buildSystemTools(system, index, operations);
+};
+
+/** An MCP system's tools as its server last listed them (withdrawn ones disabled), or null when not known yet. */
+const mcpTools = (
+  reading: Reading,
+  system: ResolvedMcpSystem,
+  index: number,
+  { discovered, withdrawn }: McpDiscovered,
+): SystemTools | null => {
+  const where = ['systems', index, 'url'];
+  const specs = discovered?.get(system.key);
+  if (specs === undefined) {
+    reading.warnings.push(
+      reading.at(where, `the tools of ${system.key} are not known yet: its MCP server has not answered tools/list`),
+    );
+    return null;
+  }
+  const built = buildToolServerTools(system, index, specs, { unusable: 'warning' });
+  if (withdrawn?.has(system.key) !== true) return built;
+  reading.warnings.push(
+    reading.at(
+      where,
+      `the tools of ${system.key} are withdrawn: its MCP server has not answered tools/list within allowed_staleness`,
+    ),
+  );
+  return { ...built, tools: [], disabled: [...built.disabled, ...built.tools] };
+};
+
+/** The catalog's tools, system by system, with what building them found. */
+const catalogTools = async (
+  reading: Reading,
+  config: ResolvedConfig,
+  found: McpDiscovered,
+): Promise<Pick<ReadSnapshot, 'tools' | 'disabled'>> => {
   const tools: CatalogTool[] = [];
   const disabled: CatalogTool[] = [];
-  const openApiTools = async (system: ResolvedOpenApiSystem, index: number): Promise<SystemTools> => {
-    const operations: OperationSpec[] = [];
-    if (system.openapi !== undefined) {
-      const path = ['systems', index, 'openapi'];
-      const text = await readFile(system.openapi, path);
-      if (text !== undefined) {
-        const document = await loadOpenApiDocument(text);
-        if (document.ok) operations.push(...operationsFromOpenApi(document.document));
-        else for (const message of document.messages) problems.push(problem(path, `${system.openapi}: ${message}`));
-      }
-    }
-    operations.push(...operationsFromAdmin(system.operations, index));
-    return buildSystemTools(system, index, operations);
-  };
   for (const [index, system] of config.systems.entries()) {
-    let built: SystemTools;
-    if (system.kind === 'openapi') built = await openApiTools(system, index);
-    else if (system.kind === 'call-tool') {
-      built = buildToolServerTools(system, index, channelToolSpecs(system), { unusable: 'problem' });
-    } else {
-      const specs = discovered?.get(system.key);
-      if (specs === undefined) {
-        warnings.push(
-          problem(
-            ['systems', index, 'url'],
-            `the tools of ${system.key} are not known yet: its MCP server has not answered tools/list`,
-          ),
-        );
-        continue;
-      }
-      built = buildToolServerTools(system, index, specs, { unusable: 'warning' });
-      if (withdrawn?.has(system.key) === true) {
-        warnings.push(
-          problem(
-            ['systems', index, 'url'],
-            `the tools of ${system.key} are withdrawn: its MCP server has not answered tools/list within allowed_staleness`,
-          ),
-        );
-        built = { ...built, tools: [], disabled: [...built.disabled, ...built.tools] };
-      }
-    }
+    const built =
+      system.kind === 'openapi'
+        ? await openApiTools(reading, system, index)
+        : system.kind === 'call-tool'
+          ? buildToolServerTools(system, index, channelToolSpecs(system), { unusable: 'problem' })
+          : mcpTools(reading, system, index, found);
+    if (built === null) continue;
     tools.push(...built.tools);
     disabled.push(...built.disabled);
-    for (const found of built.problems) problems.push(problem(found.path, found.message));
-    for (const found of built.warnings) warnings.push(problem(found.path, found.message));
+    for (const problem of built.problems) reading.problems.push(reading.at(problem.path, problem.message));
+    for (const warning of built.warnings) reading.warnings.push(reading.at(warning.path, warning.message));
   }
+  return { tools, disabled };
+};
+
+/** The policy files, each read and holding at least one policy. */
+const policyFilesOf = async (reading: Reading, config: ResolvedConfig): Promise<PolicyFile[]> => {
   const policyFiles: PolicyFile[] = [];
   for (const [index, policy] of config.policies.entries()) {
-    const text = await readFile(policy, ['policies', index]);
+    const text = await reading.file(policy, ['policies', index]);
     if (text === undefined) continue;
     // An empty policy file permits nothing and would take every tool away: most likely one caught
     // half-written, so it is refused (`policies: []` says "nothing runs" on purpose).
     if (splitPolicies({ path: policy, text }).length === 0) {
-      problems.push(problem(['policies', index], `the policy file ${policy} holds no policy`));
+      reading.problems.push(reading.at(['policies', index], `the policy file ${policy} holds no policy`));
       continue;
     }
     policyFiles.push({ path: policy, text });
   }
-  if (problems.length > 0) return { ok: false, problems };
+  return policyFiles;
+};
 
-  const hash = createHash('sha256').update(input.text);
-  for (const [path, text] of [...read].sort(([left], [right]) => left.localeCompare(right))) {
-    hash.update(`\0${path}\0${text}`);
+/** The configuration's version: a hash of its text, the files it names and what its MCP servers offer. */
+const contentVersion = (
+  text: string,
+  read: ReadonlyMap<string, string>,
+  { discovered, withdrawn }: McpDiscovered,
+): string => {
+  const hash = createHash('sha256').update(text);
+  for (const [path, content] of [...read].sort(([left], [right]) => left.localeCompare(right))) {
+    hash.update(`\0${path}\0${content}`);
   }
   // What the MCP servers offer is part of the configuration's content.
   for (const [key, specs] of [...(discovered ?? [])].sort(([left], [right]) => left.localeCompare(right))) {
     hash.update(`\0mcp:${key}\0${withdrawn?.has(key) === true ? 'withdrawn' : 'offered'}\0${JSON.stringify(specs)}`);
   }
-  const version = hash.digest('hex').slice(0, 16);
+  return hash.digest('hex').slice(0, 16);
+};
+
+/** Reads the configuration and every file it names, and builds the catalog's tools. */
+export const readSnapshot = async (input: SnapshotInput): Promise<SnapshotRead> => {
+  const loaded = loadConfigText(input.text, input.file, input.environment, input.options);
+  if (!loaded.ok) return loaded;
+  const { config, lineAt, data } = loaded;
+  const found: McpDiscovered =
+    input.discover === undefined
+      ? { discovered: input.discovered, withdrawn: input.withdrawn }
+      : await input.discover(config);
+  const reading = new Reading(input, lineAt);
+  const { tools, disabled } = await catalogTools(reading, config, found);
+  const policies = await policyFilesOf(reading, config);
+  if (reading.problems.length > 0) return { ok: false, problems: reading.problems };
   return {
     ok: true,
     read: {
-      version,
+      version: contentVersion(input.text, reading.read, found),
       file: input.file,
       config,
       tools,
       disabled,
-      policies: policyFiles,
-      warnings,
+      policies,
+      warnings: reading.warnings,
       source: input.text,
-      files: read,
+      files: reading.read,
       data,
       lineAt,
     },

@@ -2,9 +2,8 @@
 // Cedar's own parser and validator against the generated schema, with every problem reported at
 // its file and line. The human-step annotations are checked here too. Checked policies are
 // pre-parsed for decisions, here or in the functions from what config:push checked.
-// Long: parsing, validating and pre-parsing are one pipeline over the same per-policy records.
 
-import type { DetailedError, SchemaJson } from '@cedar-policy/cedar-wasm/nodejs';
+import type { DetailedError, SchemaJson, ValidationError } from '@cedar-policy/cedar-wasm/nodejs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { isRecord } from '../objects.js';
 
@@ -177,91 +176,116 @@ const approvalsOf = (value: string | undefined): Approval[] | string => {
 
 let compiledSets = 0;
 
+/** The policies read so far, by Cedar's id, and what reading them found. */
+interface PoliciesRead {
+  readonly problems: PolicyProblem[];
+  readonly policies: Map<string, PolicyInfo>;
+  readonly texts: Record<string, string>;
+  /** Each policy's name by id, so that Cedar's messages name policies as the operator does. */
+  readonly names: Map<string, string>;
+  readonly sourceOf: Map<string, PolicySource>;
+  readonly fieldsRead: Set<string>;
+  readsAll: boolean;
+}
+
+/** Who must agree before a permitted call runs, as the annotations say, with what is wrong with them. */
+const humanStepOf = (
+  effect: Effect,
+  annotations: Readonly<Record<string, string>>,
+  where: { readonly file: string; readonly line: number },
+  problems: PolicyProblem[],
+): Pick<PolicyInfo, 'approvals' | 'approvers'> => {
+  const parsedApprovals = approvalsOf(annotations.approval);
+  if (typeof parsedApprovals === 'string') problems.push({ ...where, message: parsedApprovals });
+  const approvals = typeof parsedApprovals === 'string' ? [] : parsedApprovals;
+  const approvers = annotations.approvers?.trim() ?? null;
+  if (effect === 'forbid' && (approvals.length > 0 || approvers !== null)) {
+    problems.push({
+      ...where,
+      message: '@approval and @approvers belong on permit policies; a forbid is never approved',
+    });
+  }
+  if (approvals.includes('staff') && (approvers === null || approvers.length === 0)) {
+    problems.push({ ...where, message: 'a staff approval names the group that decides: @approvers("<group>")' });
+  }
+  if (approvers !== null && !approvals.includes('staff') && typeof parsedApprovals !== 'string') {
+    problems.push({ ...where, message: '@approvers names who decides a staff approval; add @approval("staff")' });
+  }
+  return { approvals, approvers };
+};
+
+/** Parses one policy with Cedar and records it under its id, with its name, human step and the fields it reads. */
+const readPolicy = (source: PolicySource, index: number, read: PoliciesRead): void => {
+  const id = `policy${index}`;
+  const line = lineAt(source.file.text, source.offset);
+  const where = { file: source.file.path, line };
+  const json = cedar.policyToJson(source.text);
+  if (json.type === 'failure') {
+    read.problems.push(...json.errors.map((error) => problemAt(source, error, read.names)));
+    return;
+  }
+  if (!collectArgumentsRead(json.json.conditions, read.fieldsRead)) read.readsAll = true;
+  const annotations = json.json.annotations ?? {};
+  const name = annotations.id ?? `${source.file.path}:${line}`;
+  const earlier = [...read.policies.values()].find((policy) => policy.name === name);
+  if (earlier !== undefined) {
+    read.problems.push({
+      ...where,
+      message: `@id("${name}") is already used by the policy at ${earlier.file}:${earlier.line}`,
+    });
+  }
+  const effect = json.json.effect;
+  const step = humanStepOf(effect, annotations, where, read.problems);
+  read.policies.set(id, { id, name, file: source.file.path, line, effect, ...step });
+  read.texts[id] = source.text;
+  read.names.set(id, name);
+  read.sourceOf.set(id, source);
+};
+
+/** Each problem the validator found, at its policy's file and line, once. */
+const validationProblems = (errors: readonly ValidationError[], read: PoliciesRead): PolicyProblem[] => {
+  const problems: PolicyProblem[] = [];
+  const seen = new Set<string>();
+  for (const found of errors) {
+    const source = read.sourceOf.get(found.policyId);
+    if (source === undefined) continue;
+    const problem = problemAt(source, found.error, read.names);
+    const key = JSON.stringify(problem);
+    if (!seen.has(key)) problems.push(problem);
+    seen.add(key);
+  }
+  return problems;
+};
+
 export const compilePolicies = (
   files: readonly PolicyFile[],
   schema: SchemaJson<string>,
   /** Names the pre-parsed set (e.g. the configuration version). */
   label: string,
 ): PolicyCompilation => {
-  const sources = files.flatMap(splitPolicies);
-  const problems: PolicyProblem[] = [];
-  const policies = new Map<string, PolicyInfo>();
-  const texts: Record<string, string> = {};
-  const names = new Map<string, string>();
-  const sourceOf = new Map<string, PolicySource>();
-  const fieldsRead = new Set<string>();
-  let readsAll = false;
-  for (const [index, source] of sources.entries()) {
-    const id = `policy${index}`;
-    const line = lineAt(source.file.text, source.offset);
-    const where = { file: source.file.path, line };
-    const json = cedar.policyToJson(source.text);
-    if (json.type === 'failure') {
-      problems.push(...json.errors.map((error) => problemAt(source, error, names)));
-      continue;
-    }
-    if (!collectArgumentsRead(json.json.conditions, fieldsRead)) readsAll = true;
-    const annotations = json.json.annotations ?? {};
-    const name = annotations.id ?? `${source.file.path}:${line}`;
-    const earlier = [...policies.values()].find((policy) => policy.name === name);
-    if (earlier !== undefined) {
-      problems.push({
-        ...where,
-        message: `@id("${name}") is already used by the policy at ${earlier.file}:${earlier.line}`,
-      });
-    }
-    const parsedApprovals = approvalsOf(annotations.approval);
-    if (typeof parsedApprovals === 'string') problems.push({ ...where, message: parsedApprovals });
-    const approvals = typeof parsedApprovals === 'string' ? [] : parsedApprovals;
-    const approvers = annotations.approvers?.trim() ?? null;
-    if (json.json.effect === 'forbid' && (approvals.length > 0 || approvers !== null)) {
-      problems.push({
-        ...where,
-        message: '@approval and @approvers belong on permit policies; a forbid is never approved',
-      });
-    }
-    if (approvals.includes('staff') && (approvers === null || approvers.length === 0)) {
-      problems.push({ ...where, message: 'a staff approval names the group that decides: @approvers("<group>")' });
-    }
-    if (approvers !== null && !approvals.includes('staff') && typeof parsedApprovals !== 'string') {
-      problems.push({ ...where, message: '@approvers names who decides a staff approval; add @approval("staff")' });
-    }
-    policies.set(id, { id, name, file: source.file.path, line, effect: json.json.effect, approvals, approvers });
-    texts[id] = source.text;
-    names.set(id, name);
-    sourceOf.set(id, source);
-  }
-
+  const read: PoliciesRead = {
+    problems: [],
+    policies: new Map(),
+    texts: {},
+    names: new Map(),
+    sourceOf: new Map(),
+    fieldsRead: new Set(),
+    readsAll: false,
+  };
+  for (const [index, source] of files.flatMap(splitPolicies).entries()) readPolicy(source, index, read);
   const validation = cedar.validate({
     schema,
-    policies: { staticPolicies: texts },
+    policies: { staticPolicies: read.texts },
     validationSettings: { mode: 'strict' },
   });
+  const file = files[0]?.path ?? '(policies)';
   if (validation.type === 'failure') {
-    return {
-      ok: false,
-      problems: validation.errors.map((error) => ({
-        file: files[0]?.path ?? '(policies)',
-        line: null,
-        message: error.message,
-      })),
-    };
+    return { ok: false, problems: validation.errors.map((error) => ({ file, line: null, message: error.message })) };
   }
-  const seen = new Set<string>();
-  for (const found of validation.validationErrors) {
-    const source = sourceOf.get(found.policyId);
-    if (source === undefined) continue;
-    const problem = problemAt(source, found.error, names);
-    const key = JSON.stringify(problem);
-    if (!seen.has(key)) problems.push(problem);
-    seen.add(key);
-  }
+  const problems = [...read.problems, ...validationProblems(validation.validationErrors, read)];
   if (problems.length > 0) return { ok: false, problems };
-  return preparePolicies(
-    { texts, policies: [...policies.values()], argumentsRead: readsAll ? 'all' : [...fieldsRead] },
-    label,
-    files[0]?.path ?? '(policies)',
-  );
+  const argumentsRead = read.readsAll ? 'all' : [...read.fieldsRead];
+  return preparePolicies({ texts: read.texts, policies: [...read.policies.values()], argumentsRead }, label, file);
 };
 
 /**

@@ -7,6 +7,7 @@ import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { isoAt } from '../clock.js';
+import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
 import { refusal, resultCodes, statusMessages } from '../errors.js';
@@ -22,13 +23,13 @@ import type { IdSource } from '../ids.js';
 import { continueTrace } from '../invoke/trace.js';
 import { limitsFor } from '../limits/agent-limits.js';
 import { takePendingPlace } from '../limits/pending-quota.js';
-import type { PolicyDecision } from '../policy/engine.js';
-import type { ResultObject } from '../result.js';
+import type { HumanStep, PolicyDecision } from '../policy/engine.js';
+import type { InputError, ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
 import { redactWithPointers, secretRulesOf } from '../secrets.js';
 import { canonicalJsonText } from '../wire/exact-json.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
-import { decideCall } from './decide-call.js';
+import { type CallDecision, decideCall } from './decide-call.js';
 import { type RunOnceDeps, runDirect } from './run-once.js';
 
 export type { CallStep } from './run-once.js';
@@ -120,74 +121,70 @@ export const callTool = async (
     return record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin, snapshot));
   }
   if (decided.kind === 'invalid_arguments') {
-    return record(
-      deps,
-      newExecution(
-        deps,
-        agent,
-        decided.tool.name,
-        {
-          ...refusal('invalid_arguments'),
-          // Refused input is kept in bounded form: its digest and the (bounded) errors, never itself.
-          // (Plain JSON text: refused input may hold what has no exact form, such as 1e400.)
-          arguments_hash: argumentsHash(JSON.stringify(args.value ?? null)),
-          input_errors: [...decided.errors],
-        },
-        origin,
-        snapshot,
-      ),
-    );
+    const refused = refusedInput(args, decided.errors);
+    return record(deps, newExecution(deps, agent, decided.tool.name, refused, origin, snapshot));
   }
-  const { tool, decision } = decided;
-  const system = snapshot.config.systems.find((candidate) => candidate.key === tool.systemKey);
-  const rules = secretRulesOf(system);
-  const trace = continueTrace(request.traceparent);
-  const redaction = redactWithPointers(decided.arguments.value, tool.inputSchema, rules);
-  const base = {
+  return callDecided(deps, agent, decided, snapshot, { traceparent: request.traceparent, origin });
+};
+
+/**
+ * Refused input is kept in bounded form: its digest and the (bounded) errors, never itself.
+ * (Plain JSON text: refused input may hold what has no exact form, such as 1e400.)
+ */
+const refusedInput = (args: StrictArguments, errors: readonly InputError[]): NewExecution => ({
+  ...refusal('invalid_arguments'),
+  arguments_hash: argumentsHash(JSON.stringify(args.value ?? null)),
+  input_errors: [...errors],
+});
+
+type DecidedCall = Extract<CallDecision, { kind: 'decided' }>;
+
+/** What the record of a decided call holds of it: its arguments (secrets redacted), the decision, the trace. */
+const decidedFields = (
+  decided: DecidedCall,
+  snapshot: GatewaySnapshot,
+  system: ResolvedSystem | undefined,
+  traceId: string,
+) => {
+  const redaction = redactWithPointers(decided.arguments.value, decided.tool.inputSchema, secretRulesOf(system));
+  return {
     arguments_json: canonicalJsonText(redaction.redacted),
     secret_pointers: redaction.pointers,
     arguments_hash: decided.arguments.hash,
-    decision: decisionRecord(decision, snapshot),
-    trace_id: trace.traceId,
+    decision: decisionRecord(decided.decision, snapshot),
+    trace_id: traceId,
   };
+};
+
+/** A permitted call's first status: approved to run now, or waiting for the human step the policy asks. */
+const admitted = (step: HumanStep | null): NewExecution => ({
+  status: step === null ? 'approved' : 'pending_approval',
+  code: null,
+  message:
+    step === null ? null : step.customer ? statusMessages.waiting_for_customer : statusMessages.waiting_for_staff,
+});
+
+/** A call the policy decided: refused, held for its human step, or run now. */
+const callDecided = async (
+  deps: CallToolDeps,
+  agent: AgentIdentity,
+  decided: DecidedCall,
+  snapshot: GatewaySnapshot,
+  request: { readonly traceparent: string | null; readonly origin: ExecutionOrigin | null },
+): Promise<ResultObject> => {
+  const { tool, decision } = decided;
+  const system = snapshot.config.systems.find((candidate) => candidate.key === tool.systemKey);
+  const trace = continueTrace(request.traceparent);
+  const fields = decidedFields(decided, snapshot, system, trace.traceId);
   if (decision.kind === 'deny') {
-    return record(
-      deps,
-      newExecution(
-        deps,
-        agent,
-        tool.name,
-        {
-          ...refusal('policy_denied'),
-          ...base,
-        },
-        origin,
-        snapshot,
-      ),
-    );
+    const refused = { ...refusal('policy_denied'), ...fields };
+    return record(deps, newExecution(deps, agent, tool.name, refused, request.origin, snapshot));
   }
-  const execution = newExecution(
-    deps,
-    agent,
-    tool.name,
-    {
-      status: decision.step === null ? 'approved' : 'pending_approval',
-      code: null,
-      message:
-        decision.step === null
-          ? null
-          : decision.step.customer
-            ? statusMessages.waiting_for_customer
-            : statusMessages.waiting_for_staff,
-      access: tool.access,
-      ...base,
-    },
-    origin,
-    snapshot,
-  );
+  const allowed = { ...admitted(decision.step), access: tool.access, ...fields };
+  const execution = newExecution(deps, agent, tool.name, allowed, request.origin, snapshot);
   // Redaction changed something exactly when the arguments hold a secret.
   const sealed =
-    base.arguments_json !== decided.arguments.json
+    fields.arguments_json !== decided.arguments.json
       ? await deps.sealer.seal(decided.arguments.json, execution.execution_id)
       : null;
   if (decision.step !== null) {
@@ -198,24 +195,27 @@ export const callTool = async (
       limitsFor(snapshot.config.settings.limits, agent).pendingCalls,
     );
   }
-  if (system === undefined) {
-    // A catalog tool always has its system in the same snapshot; should one not, nothing is sent.
-    const at = isoAt(deps.clock);
-    return record(deps, {
-      ...execution,
-      status: 'failed',
-      code: 'tool_unavailable',
-      message: resultCodes.tool_unavailable.unconfigured,
-      updated_at: at,
-      history: [...execution.history, { status: 'failed', at }],
-    });
-  }
+  // A catalog tool always has its system in the same snapshot; should one not, nothing is sent.
+  if (system === undefined) return record(deps, unconfigured(deps, execution));
   const ran = await runDirect(
     deps,
     { ...execution, sealed_arguments: sealed },
     { tool, system, args: decided.arguments.value, traceparent: trace.traceparent },
   );
   return toResultObject(ran);
+};
+
+/** A call whose system is missing from its snapshot: failed before anything was sent. */
+const unconfigured = (deps: CallToolDeps, execution: Execution): Execution => {
+  const at = isoAt(deps.clock);
+  return {
+    ...execution,
+    status: 'failed',
+    code: 'tool_unavailable',
+    message: resultCodes.tool_unavailable.unconfigured,
+    updated_at: at,
+    history: [...execution.history, { status: 'failed', at }],
+  };
 };
 
 /**

@@ -231,4 +231,37 @@ describe('MCP catalogs over time', () => {
       expect(taken.catalog.byName.get('docs.search')?.access).toBe('read');
     },
   );
+  it(
+    verifies(
+      'systems.mcp-catalog-store-logged',
+      'a kept catalog that cannot be read or written is logged with its system and the error',
+    ),
+    async () => {
+      const warnings: { message: string; attributes: Record<string, unknown> }[] = [];
+      const log = {
+        info: () => undefined,
+        warn: (message: string, attributes: Record<string, unknown> = {}) =>
+          void warnings.push({ message, attributes }),
+      };
+      const store = {
+        read: async (): Promise<McpCatalog | undefined> => {
+          throw new Error('EACCES: the catalog file cannot be opened');
+        },
+        write: async (): Promise<void> => {
+          throw new Error('ENOSPC: no space left on device');
+        },
+      };
+      // The server still answers: a cache that fails costs only the cache.
+      const snapshot = await snapshotWith(new McpCatalogs(fakeSource(), store, new ManualClock(), log), byGroup);
+      expect(offered(snapshot)).toEqual(['docs.search', 'erp.orders.list']);
+      expect(warnings.map((line) => line.attributes)).toEqual([
+        { system: 'docs', reason: 'EACCES: the catalog file cannot be opened' },
+        { system: 'docs', reason: 'ENOSPC: no space left on device' },
+      ]);
+      expect(warnings.map((line) => line.message)).toEqual([
+        expect.stringContaining('cannot be read'),
+        expect.stringContaining('could not be kept'),
+      ]);
+    },
+  );
 });
