@@ -18,7 +18,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { type LocalAwsCredentials, readRequestBody, refuseUnsigned } from '../../infra/local/aws-signature.js';
-import { bytesOf } from '../../infra/local/call-tool-front.js';
+import { bytesOf } from '../../infra/local/call-tool-websocket.js';
 import { listen } from '../../infra/local/net.js';
 import { refuseUpgrade } from '../../infra/local/upgrade-refusal.js';
 import { type Assembly, isJson, type Json } from './assembly.js';
