@@ -67,8 +67,82 @@ const socketPlaces = () => {
   };
 };
 
-export const createWebSocketTransport = (parts: WebSocketTransportParts): WebSocketTransport => {
+/** One connection: its one message run as the agent, its frame sent, then the close. */
+const serveSocket = (
+  parts: WebSocketTransportParts,
+  sockets: Map<WebSocket, SocketState>,
+  connection: { readonly ws: WebSocket; readonly agent: AgentIdentity; readonly traceparent: string | null },
+) => {
+  const { ws, agent, traceparent } = connection;
   const { log, waitMs } = parts;
+  const entry: SocketState = { state: 'waiting' };
+  sockets.set(ws, entry);
+  /** A second message came before the answer: it is not run, and the close says why. */
+  let extra = false;
+  const timer = setTimeout(() => {
+    if (entry.state !== 'waiting') return;
+    entry.state = 'done';
+    log.info('tools/call over /tool/call-tool', {
+      agent_id: agent.id,
+      transport: 'websocket',
+      tool: null,
+      error: jsonRpcCodes.invalidRequest,
+      reason: 'no params',
+    });
+    ws.send(paramsMissingFrame(waitMs), { binary: true });
+    ws.close(1000);
+  }, waitMs);
+  ws.on('message', (data) => {
+    if (entry.state === 'done') return;
+    if (entry.state === 'running') {
+      // Read no further (TCP holds the rest back) until the first call's frame is sent.
+      extra = true;
+      ws.pause();
+      return;
+    }
+    entry.state = 'running';
+    clearTimeout(timer);
+    parts.track(
+      parts.answer(agent, bytesOf(data), traceparent).then((frame) => {
+        entry.state = 'done';
+        // A client gone before its answer loses only the frame: the call is complete and recorded.
+        if (ws.readyState !== ws.OPEN) return;
+        if (extra) ws.resume();
+        ws.send(frame, { binary: true });
+        if (extra) ws.close(1008, 'one message per connection');
+        else ws.close(1000);
+      }),
+    );
+  });
+  ws.on('error', (error) =>
+    // Protocol errors (a message past the WebSocket cap, a malformed frame): ws closes the socket itself.
+    log.info('a /tool/call-tool connection was closed for a protocol error', {
+      agent_id: agent.id,
+      error: error.message.slice(0, 200),
+    }),
+  );
+  ws.once('close', () => {
+    clearTimeout(timer);
+    sockets.delete(ws);
+  });
+};
+
+/** Lets closing handshakes under way finish a moment, so their close codes arrive; then ends the rest. */
+const closeSockets = async (sockets: Map<WebSocket, SocketState>, wss: WebSocketServer) => {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all([...sockets.keys()].map((ws) => new Promise((resolve) => ws.once('close', resolve)))),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, 2_000);
+    }),
+  ]);
+  clearTimeout(timer);
+  for (const ws of sockets.keys()) ws.terminate();
+  await new Promise<void>((resolve) => wss.close(() => resolve()));
+};
+
+export const createWebSocketTransport = (parts: WebSocketTransportParts): WebSocketTransport => {
+  const { log } = parts;
   /** Open connections and where each is: waiting for its params, running its call, or done. */
   const sockets = new Map<WebSocket, SocketState>();
   const places = socketPlaces();
@@ -79,59 +153,6 @@ export const createWebSocketTransport = (parts: WebSocketTransportParts): WebSoc
     skipUTF8Validation: true,
     perMessageDeflate: false,
   });
-
-  const serveSocket = (ws: WebSocket, agent: AgentIdentity, traceparent: string | null) => {
-    const entry: SocketState = { state: 'waiting' };
-    sockets.set(ws, entry);
-    /** A second message came before the answer: it is not run, and the close says why. */
-    let extra = false;
-    const timer = setTimeout(() => {
-      if (entry.state !== 'waiting') return;
-      entry.state = 'done';
-      log.info('tools/call over /tool/call-tool', {
-        agent_id: agent.id,
-        transport: 'websocket',
-        tool: null,
-        error: jsonRpcCodes.invalidRequest,
-        reason: 'no params',
-      });
-      ws.send(paramsMissingFrame(waitMs), { binary: true });
-      ws.close(1000);
-    }, waitMs);
-    ws.on('message', (data) => {
-      if (entry.state === 'done') return;
-      if (entry.state === 'running') {
-        // Read no further (TCP holds the rest back) until the first call's frame is sent.
-        extra = true;
-        ws.pause();
-        return;
-      }
-      entry.state = 'running';
-      clearTimeout(timer);
-      parts.track(
-        parts.answer(agent, bytesOf(data), traceparent).then((frame) => {
-          entry.state = 'done';
-          // A client gone before its answer loses only the frame: the call is complete and recorded.
-          if (ws.readyState !== ws.OPEN) return;
-          if (extra) ws.resume();
-          ws.send(frame, { binary: true });
-          if (extra) ws.close(1008, 'one message per connection');
-          else ws.close(1000);
-        }),
-      );
-    });
-    ws.on('error', (error) =>
-      // Protocol errors (a message past the WebSocket cap, a malformed frame): ws closes the socket itself.
-      log.info('a /tool/call-tool connection was closed for a protocol error', {
-        agent_id: agent.id,
-        error: error.message.slice(0, 200),
-      }),
-    );
-    ws.once('close', () => {
-      clearTimeout(timer);
-      sockets.delete(ws);
-    });
-  };
 
   const upgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer, boundUrl: string) => {
     if (parts.stopping()) {
@@ -157,7 +178,7 @@ export const createWebSocketTransport = (parts: WebSocketTransportParts): WebSoc
     }
     const traceparent = headerValue(request.headers.traceparent);
     // ws answers a request that is not a valid WebSocket handshake with 400 itself.
-    wss.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, agent, traceparent));
+    wss.handleUpgrade(request, socket, head, (ws) => serveSocket(parts, sockets, { ws, agent, traceparent }));
   };
 
   return {
@@ -177,18 +198,6 @@ export const createWebSocketTransport = (parts: WebSocketTransportParts): WebSoc
         ws.close(1001, 'the gateway is stopping');
       }
     },
-    close: async () => {
-      // Closing handshakes under way get a moment to finish, so their close codes arrive; then the rest ends.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all([...sockets.keys()].map((ws) => new Promise((resolve) => ws.once('close', resolve)))),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, 2_000);
-        }),
-      ]);
-      clearTimeout(timer);
-      for (const ws of sockets.keys()) ws.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-    },
+    close: () => closeSockets(sockets, wss),
   };
 };
