@@ -15,35 +15,46 @@ export interface DemoSystems {
   readonly demoMcpUrl: string | null;
 }
 
+/** Starts one demo system if asked for, to close at the stop; its address, or null. */
+const started = async (
+  wanted: boolean,
+  start: () => Promise<{ readonly url: string; close(): Promise<void> }>,
+  stops: RuntimeStops,
+): Promise<string | null> => {
+  if (!wanted) return null;
+  const system = await start();
+  stops.onClose(() => system.close());
+  return system.url;
+};
+
 export const startDemoSystems = async (
   options: LocalOptions,
   variables: Readonly<Record<string, string | undefined>>,
   stops: RuntimeStops,
 ): Promise<DemoSystems> => {
-  let named = variables;
-  let erpUrl: string | null = null;
-  if (options.demoErp) {
-    const erp = await startDemoErp({ port: options.erpPort });
-    stops.onClose(() => erp.close());
-    erpUrl = erp.url;
-    named = { ...named, DEMO_ERP_URL: erp.url };
-  }
+  const erpUrl = await started(options.demoErp, () => startDemoErp({ port: options.erpPort }), stops);
   // The proxy's MCP server starts on first use. On loopback whatever --host says, like the other demo
   // systems: its credential is published in the demo configuration, so only the gateway beside it may
   // call its tools.
-  let demoToolsUrl: string | null = null;
-  if (options.demoTools) {
-    const proxy = await startDemoCallToolProxy({ port: options.demoToolsPort });
-    stops.onClose(() => proxy.close());
-    demoToolsUrl = proxy.url;
-    named = { ...named, DEMO_CALL_TOOL_URL: proxy.url };
-  }
-  let demoMcpUrl: string | null = null;
-  if (options.demoMcp) {
-    const reference = await startReferenceMcpServer({ port: options.demoMcpPort });
-    stops.onClose(() => reference.close());
-    demoMcpUrl = reference.url;
-    named = { ...named, DEMO_MCP_URL: reference.url };
-  }
-  return { variables: named, erpUrl, demoToolsUrl, demoMcpUrl };
+  const demoToolsUrl = await started(
+    options.demoTools,
+    () => startDemoCallToolProxy({ port: options.demoToolsPort }),
+    stops,
+  );
+  const demoMcpUrl = await started(
+    options.demoMcp,
+    () => startReferenceMcpServer({ port: options.demoMcpPort }),
+    stops,
+  );
+  return {
+    variables: {
+      ...variables,
+      ...(erpUrl === null ? {} : { DEMO_ERP_URL: erpUrl }),
+      ...(demoToolsUrl === null ? {} : { DEMO_CALL_TOOL_URL: demoToolsUrl }),
+      ...(demoMcpUrl === null ? {} : { DEMO_MCP_URL: demoMcpUrl }),
+    },
+    erpUrl,
+    demoToolsUrl,
+    demoMcpUrl,
+  };
 };
