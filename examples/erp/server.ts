@@ -2,9 +2,6 @@
 // operations of examples/erp/openapi.yaml (and the admin-described shipment lookup). It counts
 // calls per x-request-id and can be told to misbehave, so tests can watch what the gateway sends
 // and how it copes. The /_control/ routes are for tests and are not in the OpenAPI document.
-//
-// Long: a whole small service (its data, every operation of the document, the control routes) kept
-// in one file so the demo reads top to bottom.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import * as z from 'zod';

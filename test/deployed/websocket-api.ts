@@ -9,9 +9,6 @@
 // (`/<stage>/@connections/<id>`, the functions' callback URL) takes PostToConnection and
 // DeleteConnection signed with a function's own credential, each noted as
 // execute-api:ManageConnections on the connection's ARN for the permission check.
-//
-// Long: one API Gateway front (the handshake with its authorizer and $connect, the messages and
-// their routes, the management API); split, each part would hand the connections and routes over.
 import { isUtf8 } from 'node:buffer';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
