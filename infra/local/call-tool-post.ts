@@ -10,7 +10,7 @@ import {
 } from '../../shared/edge/call-tool/serve.js';
 import { type ChannelAdmission, headerValue, jsonAnswer } from './call-tool-admission.js';
 
-export interface PostTransportParts {
+interface PostTransportParts {
   /** How long a request may take to send its params. */
   readonly waitMs: number;
   readonly admit: (request: IncomingMessage, boundUrl: string) => Promise<ChannelAdmission>;

@@ -19,13 +19,13 @@ import { refuseUpgrade } from './upgrade-refusal.js';
  * What the WebSocket layer takes before it cuts a message (close 1009): a little above the params
  * cap, so a message just over the cap still gets the -32600 frame.
  */
-export const maxChannelMessageBytes = maxChannelParamsBytes + 64 * 1024;
+const maxChannelMessageBytes = maxChannelParamsBytes + 64 * 1024;
 
 /** A WebSocket message's bytes, in whichever of its forms ws hands it over. */
 export const bytesOf = (data: RawData): Buffer =>
   Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
 
-export interface WebSocketTransportParts {
+interface WebSocketTransportParts {
   readonly services: CallToolDeps;
   readonly log: Log;
   /** How long a connection may stay open without its params. */
@@ -38,7 +38,7 @@ export interface WebSocketTransportParts {
   readonly stopping: () => boolean;
 }
 
-export interface WebSocketTransport {
+interface WebSocketTransport {
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, boundUrl: string): void;
   /** Closes the connections still waiting for their params (1001): they lose nothing. */
   closeWaiting(): void;

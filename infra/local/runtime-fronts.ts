@@ -23,7 +23,7 @@ import type { LocalConfiguration } from './runtime-configuration.js';
 import type { LoggerFor, RuntimeStops } from './runtime-lifecycle.js';
 import type { LinkBase, LocalServices } from './runtime-services.js';
 
-export interface LocalFrontParts extends LocalServices {
+interface LocalFrontParts extends LocalServices {
   readonly options: LocalOptions;
   readonly configuration: LocalConfiguration;
   readonly local: LocalStore;
@@ -100,7 +100,7 @@ const functionRoutes = (parts: LocalFrontParts, requestGate: RequestGate, allowe
   ];
 };
 
-export interface LocalFronts {
+interface LocalFronts {
   readonly front: HttpFront;
   readonly grpcGateway: GrpcGateway;
 }

@@ -7,7 +7,7 @@ import { type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cas
 import type { RuntimeStops } from './runtime-lifecycle.js';
 
 /** Calls recovery runs in the background. */
-export interface BackgroundCalls {
+interface BackgroundCalls {
   track(work: Promise<unknown>): void;
   /** Resolves once every call tracked so far has ended. */
   settled(): Promise<void>;

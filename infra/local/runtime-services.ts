@@ -45,7 +45,7 @@ export interface LocalServices {
   readonly flushedMetrics: InvocationMetrics;
 }
 
-export interface LocalServiceParts {
+interface LocalServiceParts {
   readonly options: LocalOptions;
   readonly configuration: LocalConfiguration;
   readonly local: LocalStore;

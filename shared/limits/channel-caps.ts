@@ -12,7 +12,7 @@ export const channelCaps = {
   openSocketsPerAgent: 'concurrentRequests',
 } as const satisfies Record<string, keyof AgentLimits>;
 
-export type ChannelCap = keyof typeof channelCaps;
+type ChannelCap = keyof typeof channelCaps;
 
 /** The number a cap allows an agent under its limits. */
 export const channelCapOf = (limits: AgentLimits, cap: ChannelCap): number => limits[channelCaps[cap]];
