@@ -70,7 +70,7 @@ export interface RuntimeEnvironment {
   readonly configCheckMs?: number;
 }
 
-/** The data key sealing arguments at rest and signing console sessions: configured, kept in the data folder, or made. */
+/** The data key for secret argument values at rest (console sessions are signed with a key derived from it). */
 const dataKeyOf = async (options: LocalOptions, config: ResolvedConfig): Promise<Buffer> => {
   try {
     return await localDataKey(config.settings.data_key, options.memory ? null : options.dataDir);
