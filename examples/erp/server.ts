@@ -2,9 +2,6 @@
 // operations of examples/erp/openapi.yaml (and the admin-described shipment lookup). It counts
 // calls per x-request-id and can be told to misbehave, so tests can watch what the gateway sends
 // and how it copes. The /_control/ routes are for tests and are not in the OpenAPI document.
-//
-// Long: a whole small service (its data, every operation of the document, the control routes) kept
-// in one file so the demo reads top to bottom.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import * as z from 'zod';
@@ -158,237 +155,265 @@ const Refund = z.object({
 /** The key the ERP expects in x-api-key; the gateway holds it, agents never see it. */
 export const demoErpApiKey = 'demo-erp-key-7f3a';
 
+/** The ERP's data and what tests told it: everything a reset puts back. */
+interface ErpState {
+  vendors: ReturnType<typeof seedVendors>;
+  orders: Map<string, PurchaseOrder>;
+  nextOrder: number;
+  received: ReceivedCall[];
+  faults: z.output<typeof FaultRule>[];
+}
+
+const freshState = (): ErpState => ({
+  vendors: seedVendors(),
+  orders: new Map(),
+  nextOrder: 1001,
+  received: [],
+  faults: [],
+});
+
+/** An operation's answer, before any fault replaces or follows it. */
+interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+const notFound = (message: string): Answer => ({ status: 404, body: { code: 'not_found', message } });
+const malformed = (message: string): Answer => ({ status: 400, body: { code: 'invalid_request', message } });
+
+const placeOrder = (state: ErpState, body: unknown): Answer => {
+  const input = CreateOrder.safeParse(body);
+  if (!input.success) return malformed('The order is malformed.');
+  if (!state.vendors.has(input.data.vendor_id)) {
+    return { status: 422, body: { code: 'unknown_vendor', message: `Vendor ${input.data.vendor_id} does not exist.` } };
+  }
+  const order: PurchaseOrder = {
+    id: `PO-${state.nextOrder++}`,
+    vendor_id: input.data.vendor_id,
+    amount: String(input.data.amount),
+    currency: input.data.currency,
+    description: input.data.description ?? '',
+    lines: input.data.lines ?? [],
+    status: 'placed',
+    created_at: new Date().toISOString(),
+  };
+  state.orders.set(order.id, order);
+  return { status: 201, body: order };
+};
+
+const cancelOrder = (state: ErpState, orderId: string): Answer => {
+  const order = state.orders.get(orderId);
+  if (order === undefined) return notFound('No such purchase order.');
+  if (order.status !== 'placed') {
+    return { status: 409, body: { code: 'already_cancelled', message: `Order ${order.id} is ${order.status}.` } };
+  }
+  order.status = 'cancelled';
+  return { status: 200, body: order };
+};
+
+const grantPortalAccess = (state: ErpState, vendorId: string, body: unknown): Answer => {
+  const vendor = state.vendors.get(vendorId);
+  const input = z.object({ contact_email: z.string(), initial_password: z.string() }).safeParse(body);
+  if (vendor === undefined) return notFound('No such vendor.');
+  if (!input.success) return malformed('The request is malformed.');
+  const access = { access_id: `PA-${randomUUID().slice(0, 8)}`, login: input.data.contact_email };
+  return { status: 201, body: { ...access, session_token: randomUUID() } };
+};
+
+const recordRefund = (body: unknown): Answer => {
+  const input = Refund.safeParse(body);
+  if (!input.success) return malformed('The refund is malformed.');
+  const refund = { refund_id: `RF-${randomUUID().slice(0, 8)}`, order_reference: input.data.order_reference };
+  return {
+    status: 201,
+    body: { ...refund, amount: String(input.data.amount), currency: input.data.currency, status: 'recorded' },
+  };
+};
+
+/** Runs an operation's effect and returns its answer; faults may replace or follow it. */
+const operate = (state: ErpState, route: string, params: string[], body: unknown): Answer => {
+  const id = params[0] ?? '';
+  switch (route) {
+    case '/purchase-orders':
+      return placeOrder(state, body);
+    case '/purchase-orders/{purchase_order_id}': {
+      const order = state.orders.get(id);
+      return order === undefined ? notFound('No such purchase order.') : { status: 200, body: order };
+    }
+    case '/purchase-orders/{purchase_order_id}/cancel':
+      return cancelOrder(state, id);
+    case '/vendors/{vendor_id}': {
+      const vendor = state.vendors.get(id);
+      return vendor === undefined ? notFound('No such vendor.') : { status: 200, body: vendor };
+    }
+    case '/vendors/{vendor_id}/portal-access':
+      return grantPortalAccess(state, id, body);
+    case '/refunds':
+      return recordRefund(body);
+    case '/shipments/{tracking_number}':
+      return { status: 200, body: { tracking_number: id, carrier: 'DHL', status: 'in_transit', eta: '2026-12-03' } };
+    default:
+      return notFound('No such route.');
+  }
+};
+
+/** The /_control/ routes: faults to add, the calls received, a reset. */
+const control = async (state: ErpState, request: IncomingMessage, response: ServerResponse, url: URL) => {
+  const method = (request.method ?? 'GET').toUpperCase();
+  if (method === 'POST' && url.pathname === '/_control/faults') {
+    state.faults.push(FaultRule.parse(await readJson(request)));
+    return send(response, 204, undefined);
+  }
+  if (method === 'GET' && url.pathname === '/_control/calls') {
+    const requestId = url.searchParams.get('request_id');
+    const list = requestId === null ? state.received : state.received.filter((call) => call.requestId === requestId);
+    return send(response, 200, { count: list.length, calls: list });
+  }
+  if (method === 'POST' && url.pathname === '/_control/reset') {
+    Object.assign(state, freshState());
+    return send(response, 204, undefined);
+  }
+  return send(response, 404, { code: 'not_found', message: 'No such control route.' });
+};
+
+/** The first fault rule matching the call, counted down (and dropped once used up). */
+const takeFault = (state: ErpState, method: string, route: string): Fault | undefined => {
+  const ruleIndex = state.faults.findIndex(
+    (rule) =>
+      (rule.method === undefined || rule.method === method) && (rule.route === undefined || rule.route === route),
+  );
+  const rule = ruleIndex === -1 ? undefined : state.faults[ruleIndex];
+  if (rule !== undefined) {
+    rule.times -= 1;
+    if (rule.times <= 0) state.faults.splice(ruleIndex, 1);
+  }
+  return rule?.fault;
+};
+
+/** A 200 of `bytes` bytes of padding, written as fast as the client reads. */
+const sendHuge = (response: ServerResponse, bytes: number) => {
+  response.writeHead(200, { 'content-type': 'application/json' });
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  let left = bytes;
+  response.write('{"padding":"');
+  const pump = () => {
+    while (left > 0) {
+      const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+      left -= piece.length;
+      if (!response.write(piece)) {
+        response.once('drain', pump);
+        return;
+      }
+    }
+    response.end('"}');
+  };
+  response.on('close', () => {
+    left = 0;
+  });
+  pump();
+};
+
+/** The answer one byte every `intervalMs`. */
+const drip = (response: ServerResponse, answer: Answer, intervalMs: number) => {
+  const text = Buffer.from(JSON.stringify(answer.body));
+  response.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': text.length });
+  let index = 0;
+  const timer = setInterval(() => {
+    if (index >= text.length || response.destroyed) {
+      clearInterval(timer);
+      response.end();
+      return;
+    }
+    response.write(text.subarray(index, index + 1));
+    index += 1;
+  }, intervalMs);
+  response.on('close', () => clearInterval(timer));
+};
+
+/** Misbehaves as the fault says; `run` applies the operation (some faults apply it first). */
+const misbehave = (response: ServerResponse, fault: Fault, run: () => Answer) => {
+  switch (fault.kind) {
+    case 'status':
+      return send(response, fault.status, fault.body);
+    case 'hang':
+      return;
+    case 'apply_then_hang':
+      run();
+      return;
+    case 'redirect':
+      response.writeHead(fault.status, { location: '/elsewhere' }).end();
+      return;
+    case 'garbage':
+      response.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json</html>');
+      return;
+    case 'reset': {
+      const answer = run();
+      const text = JSON.stringify(answer.body);
+      response.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': text.length * 2 });
+      response.write(text.slice(0, Math.ceil(text.length / 2)));
+      setTimeout(() => response.socket?.resetAndDestroy(), 20);
+      return;
+    }
+    case 'huge':
+      run();
+      return sendHuge(response, fault.bytes);
+    case 'drip':
+      return drip(response, run(), fault.interval_ms);
+  }
+};
+
+/** The request's headers that came as one value each, as the calls received keep them. */
+const singleHeaders = (request: IncomingMessage): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') headers[name] = value;
+  }
+  return headers;
+};
+
+const handle = async (
+  state: ErpState,
+  apiKey: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> => {
+  const url = new URL(request.url ?? '/', 'http://erp.local');
+  const method = (request.method ?? 'GET').toUpperCase();
+  if (url.pathname.startsWith('/_control/')) return control(state, request, response, url);
+  if (url.pathname === '/elsewhere')
+    return send(response, 200, { note: 'a redirect target the gateway must not follow' });
+  if (request.headers['x-api-key'] !== apiKey) {
+    return send(response, 401, { code: 'unauthorized', message: 'Missing or wrong API key.' });
+  }
+  const match = routes
+    .map((candidate) => ({ candidate, found: candidate.pattern.exec(url.pathname) }))
+    .find(({ candidate, found }) => found !== null && candidate.method === method);
+  if (match === undefined) return send(response, 404, { code: 'not_found', message: 'No such route.' });
+  let body: unknown;
+  try {
+    body = await readJson(request);
+  } catch {
+    return send(response, 400, { code: 'invalid_json', message: 'The body is not JSON.' });
+  }
+  const headers = singleHeaders(request);
+  const requestId = headers['x-request-id'] ?? null;
+  const route = match.candidate.route;
+  state.received.push({ method, route, path: url.pathname, requestId, headers, body });
+  const params = (match.found ?? []).slice(1).map((part) => decodeURIComponent(part));
+  const run = () => operate(state, route, params, body);
+  const fault = takeFault(state, method, route);
+  if (fault !== undefined) return misbehave(response, fault, run);
+  const answer = run();
+  return send(response, answer.status, answer.body);
+};
+
 export const startDemoErp = async (
   options: { host?: string; port?: number; apiKey?: string } = {},
 ): Promise<DemoErp> => {
   const apiKey = options.apiKey ?? demoErpApiKey;
-  let vendors = seedVendors();
-  let orders = new Map<string, PurchaseOrder>();
-  let nextOrder = 1001;
-  let received: ReceivedCall[] = [];
-  let faults: z.output<typeof FaultRule>[] = [];
-
-  /** Runs an operation's effect and returns its answer; faults may replace or follow it. */
-  const operate = (route: string, params: string[], body: unknown): { status: number; body: unknown } => {
-    switch (route) {
-      case '/purchase-orders': {
-        const input = CreateOrder.safeParse(body);
-        if (!input.success)
-          return { status: 400, body: { code: 'invalid_request', message: 'The order is malformed.' } };
-        if (!vendors.has(input.data.vendor_id)) {
-          return {
-            status: 422,
-            body: { code: 'unknown_vendor', message: `Vendor ${input.data.vendor_id} does not exist.` },
-          };
-        }
-        const order: PurchaseOrder = {
-          id: `PO-${nextOrder++}`,
-          vendor_id: input.data.vendor_id,
-          amount: String(input.data.amount),
-          currency: input.data.currency,
-          description: input.data.description ?? '',
-          lines: input.data.lines ?? [],
-          status: 'placed',
-          created_at: new Date().toISOString(),
-        };
-        orders.set(order.id, order);
-        return { status: 201, body: order };
-      }
-      case '/purchase-orders/{purchase_order_id}': {
-        const order = orders.get(params[0] ?? '');
-        return order === undefined
-          ? { status: 404, body: { code: 'not_found', message: 'No such purchase order.' } }
-          : { status: 200, body: order };
-      }
-      case '/purchase-orders/{purchase_order_id}/cancel': {
-        const order = orders.get(params[0] ?? '');
-        if (order === undefined)
-          return { status: 404, body: { code: 'not_found', message: 'No such purchase order.' } };
-        if (order.status !== 'placed') {
-          return { status: 409, body: { code: 'already_cancelled', message: `Order ${order.id} is ${order.status}.` } };
-        }
-        order.status = 'cancelled';
-        return { status: 200, body: order };
-      }
-      case '/vendors/{vendor_id}': {
-        const vendor = vendors.get(params[0] ?? '');
-        return vendor === undefined
-          ? { status: 404, body: { code: 'not_found', message: 'No such vendor.' } }
-          : { status: 200, body: vendor };
-      }
-      case '/vendors/{vendor_id}/portal-access': {
-        const vendor = vendors.get(params[0] ?? '');
-        const input = z.object({ contact_email: z.string(), initial_password: z.string() }).safeParse(body);
-        if (vendor === undefined) return { status: 404, body: { code: 'not_found', message: 'No such vendor.' } };
-        if (!input.success)
-          return { status: 400, body: { code: 'invalid_request', message: 'The request is malformed.' } };
-        return {
-          status: 201,
-          body: {
-            access_id: `PA-${randomUUID().slice(0, 8)}`,
-            login: input.data.contact_email,
-            session_token: randomUUID(),
-          },
-        };
-      }
-      case '/refunds': {
-        const input = Refund.safeParse(body);
-        if (!input.success)
-          return { status: 400, body: { code: 'invalid_request', message: 'The refund is malformed.' } };
-        return {
-          status: 201,
-          body: {
-            refund_id: `RF-${randomUUID().slice(0, 8)}`,
-            order_reference: input.data.order_reference,
-            amount: String(input.data.amount),
-            currency: input.data.currency,
-            status: 'recorded',
-          },
-        };
-      }
-      case '/shipments/{tracking_number}':
-        return {
-          status: 200,
-          body: { tracking_number: params[0] ?? '', carrier: 'DHL', status: 'in_transit', eta: '2026-12-03' },
-        };
-      default:
-        return { status: 404, body: { code: 'not_found', message: 'No such route.' } };
-    }
-  };
-
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const url = new URL(request.url ?? '/', 'http://erp.local');
-    const method = (request.method ?? 'GET').toUpperCase();
-    if (url.pathname.startsWith('/_control/')) {
-      if (method === 'POST' && url.pathname === '/_control/faults') {
-        faults.push(FaultRule.parse(await readJson(request)));
-        return send(response, 204, undefined);
-      }
-      if (method === 'GET' && url.pathname === '/_control/calls') {
-        const requestId = url.searchParams.get('request_id');
-        const list = requestId === null ? received : received.filter((call) => call.requestId === requestId);
-        return send(response, 200, { count: list.length, calls: list });
-      }
-      if (method === 'POST' && url.pathname === '/_control/reset') {
-        reset();
-        return send(response, 204, undefined);
-      }
-      return send(response, 404, { code: 'not_found', message: 'No such control route.' });
-    }
-    if (url.pathname === '/elsewhere')
-      return send(response, 200, { note: 'a redirect target the gateway must not follow' });
-
-    if (request.headers['x-api-key'] !== apiKey) {
-      return send(response, 401, { code: 'unauthorized', message: 'Missing or wrong API key.' });
-    }
-    const match = routes
-      .map((candidate) => ({ candidate, found: candidate.pattern.exec(url.pathname) }))
-      .find(({ candidate, found }) => found !== null && candidate.method === method);
-    if (match === undefined) return send(response, 404, { code: 'not_found', message: 'No such route.' });
-    let body: unknown;
-    try {
-      body = await readJson(request);
-    } catch {
-      return send(response, 400, { code: 'invalid_json', message: 'The body is not JSON.' });
-    }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (typeof value === 'string') headers[name] = value;
-    }
-    const requestId = headers['x-request-id'] ?? null;
-    const route = match.candidate.route;
-    received.push({ method, route, path: url.pathname, requestId, headers, body });
-    const params = (match.found ?? []).slice(1).map((part) => decodeURIComponent(part));
-
-    const ruleIndex = faults.findIndex(
-      (rule) =>
-        (rule.method === undefined || rule.method === method) && (rule.route === undefined || rule.route === route),
-    );
-    const rule = ruleIndex === -1 ? undefined : faults[ruleIndex];
-    if (rule !== undefined) {
-      rule.times -= 1;
-      if (rule.times <= 0) faults.splice(ruleIndex, 1);
-    }
-    const fault = rule?.fault;
-    if (fault === undefined) {
-      const answer = operate(route, params, body);
-      return send(response, answer.status, answer.body);
-    }
-    switch (fault.kind) {
-      case 'status':
-        return send(response, fault.status, fault.body);
-      case 'hang':
-        return;
-      case 'apply_then_hang':
-        operate(route, params, body);
-        return;
-      case 'redirect':
-        response.writeHead(fault.status, { location: '/elsewhere' }).end();
-        return;
-      case 'garbage':
-        response.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json</html>');
-        return;
-      case 'reset': {
-        const answer = operate(route, params, body);
-        const text = JSON.stringify(answer.body);
-        response.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': text.length * 2 });
-        response.write(text.slice(0, Math.ceil(text.length / 2)));
-        setTimeout(() => response.socket?.resetAndDestroy(), 20);
-        return;
-      }
-      case 'huge': {
-        operate(route, params, body);
-        response.writeHead(200, { 'content-type': 'application/json' });
-        const chunk = Buffer.alloc(64 * 1024, 'a');
-        let left = fault.bytes;
-        response.write('{"padding":"');
-        const pump = () => {
-          while (left > 0) {
-            const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
-            left -= piece.length;
-            if (!response.write(piece)) {
-              response.once('drain', pump);
-              return;
-            }
-          }
-          response.end('"}');
-        };
-        response.on('close', () => {
-          left = 0;
-        });
-        pump();
-        return;
-      }
-      case 'drip': {
-        const answer = operate(route, params, body);
-        const text = Buffer.from(JSON.stringify(answer.body));
-        response.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': text.length });
-        let index = 0;
-        const timer = setInterval(() => {
-          if (index >= text.length || response.destroyed) {
-            clearInterval(timer);
-            response.end();
-            return;
-          }
-          response.write(text.subarray(index, index + 1));
-          index += 1;
-        }, fault.interval_ms);
-        response.on('close', () => clearInterval(timer));
-        return;
-      }
-    }
-  };
-
-  const reset = () => {
-    vendors = seedVendors();
-    orders = new Map();
-    nextOrder = 1001;
-    received = [];
-    faults = [];
-  };
-
+  const state = freshState();
   const server = createServer((request, response) => {
-    handle(request, response).catch(() => {
+    handle(state, apiKey, request, response).catch(() => {
       if (!response.headersSent) send(response, 500, { code: 'internal', message: 'The ERP failed.' });
     });
   });
@@ -396,9 +421,9 @@ export const startDemoErp = async (
   return {
     ...listening,
     url: `http://127.0.0.1:${listening.port}`,
-    calls: () => received,
-    callsFor: (requestId) => received.filter((call) => call.requestId === requestId).length,
-    addFault: (rule) => faults.push(FaultRule.parse(rule)),
-    reset,
+    calls: () => state.received,
+    callsFor: (requestId) => state.received.filter((call) => call.requestId === requestId).length,
+    addFault: (rule) => state.faults.push(FaultRule.parse(rule)),
+    reset: () => Object.assign(state, freshState()),
   };
 };

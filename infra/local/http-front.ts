@@ -1,9 +1,7 @@
 // The local stand-in for API Gateway's HTTP API: matches routes, authorizes with the local
 // authorizer, turns each request into a payload-2.0 event with a Lambda context and invokes the
-// very handler module Lambda would run; then writes its result back as HTTP.
-//
-// Long: the payload-2.0 event and the Lambda context, shared with the harness that runs the
-// synthesized stack, beside the server that routes, authorizes and writes answers back.
+// very handler module Lambda would run; then writes its result back as HTTP. The payload-2.0 event
+// and the Lambda context are shared with the harness that runs the synthesized stack.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -190,94 +188,145 @@ export interface HttpFront extends Listening<Server> {
   drain(): Promise<void>;
 }
 
-export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFront> => {
+/** What the front's parts share: its options, the address it is bound to, whether it is stopping. */
+interface FrontState {
+  readonly options: HttpFrontOptions;
   /** The address the front is bound to, once it listens (no request arrives before). */
-  let boundUrl = '';
+  boundUrl: string;
+  stopping: boolean;
+}
+
+/** A request's work: the time its function's deadline runs out. */
+interface Work {
+  deadline: number;
+}
+
+const routeFor = (routes: readonly Route[], pathname: string, method: string): Route | undefined =>
+  routes.find(
+    (candidate) =>
+      (candidate.path === pathname || (candidate.prefix === true && pathname.startsWith(`${candidate.path}/`))) &&
+      (candidate.method === 'ANY' || candidate.method === method),
+  );
+
+/** Reads the body, authorizes, invokes the route's function with its event, and writes its result back. */
+const invokeRoute = async (
+  front: FrontState,
+  call: { readonly route: Route; readonly method: string; readonly url: URL; readonly work: Work },
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> => {
+  const { route, method, url } = call;
+  let body: Buffer;
+  try {
+    body = await readBody(request, maxRequestBodyBytes);
+  } catch (error) {
+    if (!(error instanceof BodyTooLarge)) throw error;
+    // Answer, then drop the connection rather than read the rest of the upload.
+    response.once('finish', () => request.destroy());
+    await writeWebResponse(response, bodyTooLargeResponse(), true);
+    return;
+  }
+  call.work.deadline = Date.now() + route.timeoutMs;
+  let caller: CallerContext | undefined;
+  if (route.authorize) {
+    const authorization = await front.options.authorize(request.headers.authorization);
+    if (authorization.kind === 'refused') {
+      await writeWebResponse(
+        response,
+        unauthorizedResponse(front.options.publicUrl ?? front.boundUrl, authorization.tokenPresented),
+      );
+      return;
+    }
+    caller = callerContext(authorization.caller);
+  }
+  const headers = headerRecord(request);
+  headers['x-forwarded-proto'] = 'http';
+  const event = httpApiEvent({
+    method,
+    url,
+    routeKey: `${route.method} ${route.path}${route.prefix === true ? '/{proxy+}' : ''}`,
+    headers,
+    ...(request.headers.cookie === undefined ? {} : { cookieHeader: request.headers.cookie }),
+    body,
+    protocol: `HTTP/${request.httpVersion}`,
+    sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+    ...(caller === undefined ? {} : { authorizer: { lambda: caller } }),
+  });
+  const result = await route.fn(event, lambdaContext(route.functionName, route.timeoutMs));
+  // While stopping, a finished request's connection is not kept for another one.
+  if (front.stopping) response.setHeader('connection', 'close');
+  writeResult(response, result);
+};
+
+const handle = async (
+  front: FrontState,
+  request: IncomingMessage,
+  response: ServerResponse,
+  work: Work,
+): Promise<void> => {
+  if (!isWellFormedHost(request.headers.host)) {
+    // The client's mistake, answered as such: handlers build URLs from the Host header.
+    response
+      .writeHead(400, { 'content-type': 'application/json', connection: 'close' })
+      .end(JSON.stringify({ message: 'Bad Request: the Host header is not a host name or address (and port)' }));
+    return;
+  }
+  const url = new URL(request.url ?? '/', 'http://front.local');
+  const { channel } = front.options;
+  if (channel !== undefined && url.pathname === channel.path) {
+    work.deadline = Date.now() + channel.timeoutMs;
+    await channel.handleRequest(request, response, front.boundUrl);
+    return;
+  }
+  const method = (request.method ?? 'GET').toUpperCase();
+  const route = routeFor(front.options.routes, url.pathname, method);
+  if (route === undefined) {
+    if (front.stopping) response.setHeader('connection', 'close');
+    response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Not Found' }));
+    return;
+  }
+  await invokeRoute(front, { route, method, url, work }, request, response);
+};
+
+/** Upgrades are the channel's alone (it makes its own checks); any other is refused, not left hanging. */
+const upgrade = (front: FrontState, request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+  socket.on('error', () => undefined);
+  const path = URL.parse(request.url ?? '/', 'http://front.local')?.pathname;
+  const { channel } = front.options;
+  if (channel !== undefined && path === channel.path) {
+    channel.handleUpgrade(request, socket, head, front.boundUrl);
+  } else
+    void refuseUpgrade(socket, Response.json({ message: 'Not Found' }, { status: 404 })).catch(() => socket.destroy());
+};
+
+/** Waits for the requests in flight, each up to its function's deadline. */
+const finishInflight = async (inflight: ReadonlyMap<Promise<void>, Work>): Promise<void> => {
+  while (inflight.size > 0) {
+    const waitMs = Math.max(...[...inflight.values()].map((work) => work.deadline)) - Date.now();
+    if (waitMs <= 0) break;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...inflight.keys()]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+};
+
+export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFront> => {
+  const front: FrontState = { options, boundUrl: '', stopping: false };
   /** Requests in flight, each with the time its function's deadline runs out. */
-  const inflight = new Map<Promise<void>, { deadline: number }>();
-  let stopping = false;
+  const inflight = new Map<Promise<void>, Work>();
   const longestTimeoutMs = Math.max(0, ...options.routes.map((route) => route.timeoutMs));
-
-  const handle = async (
-    request: IncomingMessage,
-    response: ServerResponse,
-    work: { deadline: number },
-  ): Promise<void> => {
-    if (!isWellFormedHost(request.headers.host)) {
-      // The client's mistake, answered as such: handlers build URLs from the Host header.
-      response
-        .writeHead(400, { 'content-type': 'application/json', connection: 'close' })
-        .end(JSON.stringify({ message: 'Bad Request: the Host header is not a host name or address (and port)' }));
-      return;
-    }
-    const url = new URL(request.url ?? '/', 'http://front.local');
-    const { channel } = options;
-    if (channel !== undefined && url.pathname === channel.path) {
-      work.deadline = Date.now() + channel.timeoutMs;
-      await channel.handleRequest(request, response, boundUrl);
-      return;
-    }
-    const method = (request.method ?? 'GET').toUpperCase();
-    const route = options.routes.find(
-      (candidate) =>
-        (candidate.path === url.pathname ||
-          (candidate.prefix === true && url.pathname.startsWith(`${candidate.path}/`))) &&
-        (candidate.method === 'ANY' || candidate.method === method),
-    );
-    if (route === undefined) {
-      if (stopping) response.setHeader('connection', 'close');
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Not Found' }));
-      return;
-    }
-    let body: Buffer;
-    try {
-      body = await readBody(request, maxRequestBodyBytes);
-    } catch (error) {
-      if (!(error instanceof BodyTooLarge)) throw error;
-      // Answer, then drop the connection rather than read the rest of the upload.
-      response.once('finish', () => request.destroy());
-      await writeWebResponse(response, bodyTooLargeResponse(), true);
-      return;
-    }
-    work.deadline = Date.now() + route.timeoutMs;
-    let caller: CallerContext | undefined;
-    if (route.authorize) {
-      const authorization = await options.authorize(request.headers.authorization);
-      if (authorization.kind === 'refused') {
-        await writeWebResponse(
-          response,
-          unauthorizedResponse(options.publicUrl ?? boundUrl, authorization.tokenPresented),
-        );
-        return;
-      }
-      caller = callerContext(authorization.caller);
-    }
-    const headers = headerRecord(request);
-    headers['x-forwarded-proto'] = 'http';
-    const event = httpApiEvent({
-      method,
-      url,
-      routeKey: `${route.method} ${route.path}${route.prefix === true ? '/{proxy+}' : ''}`,
-      headers,
-      ...(request.headers.cookie === undefined ? {} : { cookieHeader: request.headers.cookie }),
-      body,
-      protocol: `HTTP/${request.httpVersion}`,
-      sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
-      ...(caller === undefined ? {} : { authorizer: { lambda: caller } }),
-    });
-    const result = await route.fn(event, lambdaContext(route.functionName, route.timeoutMs));
-    // While stopping, a finished request's connection is not kept for another one.
-    if (stopping) response.setHeader('connection', 'close');
-    writeResult(response, result);
-  };
-
   const server = createServer((request, response) => {
-    if (stopping) {
+    if (front.stopping) {
       refuseWhileStopping(response);
       return;
     }
     const work = { deadline: Date.now() + longestTimeoutMs };
-    const done = handle(request, response, work)
+    const done = handle(front, request, response, work)
       .catch((error: unknown) => {
         options.onError(error);
         if (!response.headersSent) {
@@ -289,36 +338,17 @@ export const startHttpFront = async (options: HttpFrontOptions): Promise<HttpFro
     inflight.set(done, work);
   });
   server.keepAliveTimeout = 65_000;
-  // Upgrades are the channel's alone (it makes its own checks); any other is refused, not left hanging.
-  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => undefined);
-    const path = URL.parse(request.url ?? '/', 'http://front.local')?.pathname;
-    if (options.channel !== undefined && path === options.channel.path) {
-      options.channel.handleUpgrade(request, socket, head, boundUrl);
-    } else
-      void refuseUpgrade(socket, Response.json({ message: 'Not Found' }, { status: 404 })).catch(() =>
-        socket.destroy(),
-      );
-  });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+    upgrade(front, request, socket, head),
+  );
   const listening = await listen(server, options.host, options.port);
-  boundUrl = `http://${urlHost(options.host)}:${listening.port}`;
+  front.boundUrl = `http://${urlHost(options.host)}:${listening.port}`;
   // A call sent to a system gets its answer and its outcome recorded before the front goes.
   const drain = async () => {
-    stopping = true;
+    front.stopping = true;
     server.closeIdleConnections();
     const channelDrained = options.channel?.drain();
-    while (inflight.size > 0) {
-      const waitMs = Math.max(...[...inflight.values()].map((work) => work.deadline)) - Date.now();
-      if (waitMs <= 0) break;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...inflight.keys()]),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, waitMs);
-        }),
-      ]);
-      clearTimeout(timer);
-    }
+    await finishInflight(inflight);
     await channelDrained;
   };
   return {

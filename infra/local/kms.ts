@@ -106,10 +106,9 @@ const openBlob = (key: StoredKey & { kind: 'symmetric' }, blob: Buffer, context:
   }
 };
 
-export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<LocalKms> => {
-  const credentials = options.credentials ?? newLocalAwsCredentials();
+/** The endpoint's keys, found as KMS finds them (by id or ARN) and refused as it refuses them. */
+const keyring = (onCall: LocalKmsOptions['onCall']) => {
   const keys = new Map<string, StoredKey>();
-
   const keyFor = (keyId: string, action: string): StoredKey => {
     const id = keyId.startsWith('arn:') ? (keyId.split('/').at(-1) ?? '') : keyId;
     const key = keys.get(id);
@@ -120,116 +119,124 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
         `User: local is not authorized to perform: ${action} on resource: ${key.arn} because no identity-based policy allows the ${action} action`,
       );
     }
-    options.onCall?.({ action, resource: key.arn });
+    onCall?.({ action, resource: key.arn });
     return key;
   };
   /** KMS refuses a key of another usage than the action's. */
   const wrongUsage = (key: StoredKey, action: string) =>
     new AwsJsonError('InvalidKeyUsageException', `${key.arn} cannot be used for ${action}.`);
-  const signingKey = (keyId: string, action: string) => {
-    const key = keyFor(keyId, action);
-    if (key.kind !== 'sign') throw wrongUsage(key, action);
-    return key;
+  return {
+    signingKey: (keyId: string, action: string) => {
+      const key = keyFor(keyId, action);
+      if (key.kind !== 'sign') throw wrongUsage(key, action);
+      return key;
+    },
+    symmetricKey: (keyId: string, action: string) => {
+      const key = keyFor(keyId, action);
+      if (key.kind !== 'symmetric') throw wrongUsage(key, action);
+      return key;
+    },
+    hmacKey: (keyId: string, action: string) => {
+      const key = keyFor(keyId, action);
+      if (key.kind !== 'hmac') throw wrongUsage(key, action);
+      return key;
+    },
+    add: (key: LocalKey, { denied = [] }: KeyOptions): string => {
+      const id = randomUUID();
+      const arn = `arn:aws:kms:${region}:${account}:key/${id}`;
+      keys.set(id, { ...key, id, arn, denied: new Set(denied) });
+      return arn;
+    },
   };
-  const symmetricKey = (keyId: string, action: string) => {
-    const key = keyFor(keyId, action);
-    if (key.kind !== 'symmetric') throw wrongUsage(key, action);
-    return key;
-  };
-  const hmacKey = (keyId: string, action: string) => {
-    const key = keyFor(keyId, action);
-    if (key.kind !== 'hmac') throw wrongUsage(key, action);
-    return key;
-  };
-  const macOf = (key: StoredKey & { kind: 'hmac' }, message: string) =>
-    createHmac('sha256', key.material).update(Buffer.from(message, 'base64')).digest();
+};
+type Keyring = ReturnType<typeof keyring>;
 
-  /** The message as signed: RAW messages are hashed with SHA-256; this endpoint takes no precomputed digest. */
-  const messageOf = (request: z.infer<typeof SignRequest>): Buffer => {
-    if (request.SigningAlgorithm !== algorithm) {
-      throw new AwsJsonError('InvalidKeyUsageException', `This key signs with ${algorithm} only.`);
+const macOf = (key: StoredKey & { kind: 'hmac' }, message: string) =>
+  createHmac('sha256', key.material).update(Buffer.from(message, 'base64')).digest();
+
+/** The message as signed: RAW messages are hashed with SHA-256; this endpoint takes no precomputed digest. */
+const messageOf = (request: z.infer<typeof SignRequest>): Buffer => {
+  if (request.SigningAlgorithm !== algorithm) {
+    throw new AwsJsonError('InvalidKeyUsageException', `This key signs with ${algorithm} only.`);
+  }
+  if (request.MessageType === 'DIGEST') {
+    throw new AwsJsonError('ValidationException', 'This local KMS signs RAW messages only.');
+  }
+  const message = Buffer.from(request.Message, 'base64');
+  if (message.length > 4096) throw new AwsJsonError('ValidationException', 'A RAW message is at most 4096 bytes.');
+  return message;
+};
+
+/** The actions this endpoint answers, by the name in X-Amz-Target. */
+const kmsActions = (keys: Keyring): Record<string, (body: unknown) => unknown> => ({
+  Sign: (body) => {
+    const request = parseAwsJson(SignRequest, body);
+    const key = keys.signingKey(request.KeyId, 'kms:Sign');
+    const signature = sign('sha256', messageOf(request), key.privateKey);
+    return { KeyId: key.arn, Signature: signature.toString('base64'), SigningAlgorithm: algorithm };
+  },
+  Verify: (body) => {
+    const request = parseAwsJson(VerifyRequest, body);
+    const key = keys.signingKey(request.KeyId, 'kms:Verify');
+    if (!verify('sha256', messageOf(request), key.publicKey, Buffer.from(request.Signature, 'base64'))) {
+      throw new AwsJsonError('KMSInvalidSignatureException', 'The signature is not valid.');
     }
-    if (request.MessageType === 'DIGEST') {
-      throw new AwsJsonError('ValidationException', 'This local KMS signs RAW messages only.');
+    return { KeyId: key.arn, SignatureValid: true, SigningAlgorithm: algorithm };
+  },
+  GetPublicKey: (body) => {
+    const key = keys.signingKey(parseAwsJson(KeyRequest, body).KeyId, 'kms:GetPublicKey');
+    return {
+      KeyId: key.arn,
+      KeySpec: 'ECC_NIST_P256',
+      KeyUsage: 'SIGN_VERIFY',
+      PublicKey: key.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+      SigningAlgorithms: [algorithm],
+    };
+  },
+  GenerateDataKey: (body) => {
+    const request = parseAwsJson(GenerateDataKeyRequest, body);
+    const key = keys.symmetricKey(request.KeyId, 'kms:GenerateDataKey');
+    const plaintext = randomBytes(request.NumberOfBytes ?? (request.KeySpec === 'AES_128' ? 16 : 32));
+    const blob = sealBlob(key, plaintext, request.EncryptionContext);
+    return { KeyId: key.arn, Plaintext: plaintext.toString('base64'), CiphertextBlob: blob.toString('base64') };
+  },
+  Decrypt: (body) => {
+    const request = parseAwsJson(DecryptRequest, body);
+    const blob = Buffer.from(request.CiphertextBlob, 'base64');
+    const key = keys.symmetricKey(request.KeyId ?? blobKeyId(blob), 'kms:Decrypt');
+    if (blobKeyId(blob) !== key.id) {
+      throw new AwsJsonError('IncorrectKeyException', 'The ciphertext was not encrypted with this key.');
     }
-    const message = Buffer.from(request.Message, 'base64');
-    if (message.length > 4096) throw new AwsJsonError('ValidationException', 'A RAW message is at most 4096 bytes.');
-    return message;
-  };
+    const plaintext = openBlob(key, blob, request.EncryptionContext);
+    return { KeyId: key.arn, Plaintext: plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+  },
+  GenerateMac: (body) => {
+    const request = parseAwsJson(MacRequest, body);
+    const key = keys.hmacKey(request.KeyId, 'kms:GenerateMac');
+    return { KeyId: key.arn, Mac: macOf(key, request.Message).toString('base64'), MacAlgorithm: 'HMAC_SHA_256' };
+  },
+  VerifyMac: (body) => {
+    const request = parseAwsJson(VerifyMacRequest, body);
+    const key = keys.hmacKey(request.KeyId, 'kms:VerifyMac');
+    const presented = Buffer.from(request.Mac, 'base64');
+    const expected = macOf(key, request.Message);
+    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+      throw new AwsJsonError('KMSInvalidMacException', 'The MAC is not valid for this message and key.');
+    }
+    return { KeyId: key.arn, MacValid: true, MacAlgorithm: 'HMAC_SHA_256' };
+  },
+});
 
-  const actions: Record<string, (body: unknown) => unknown> = {
-    Sign: (body) => {
-      const request = parseAwsJson(SignRequest, body);
-      const key = signingKey(request.KeyId, 'kms:Sign');
-      const signature = sign('sha256', messageOf(request), key.privateKey);
-      return { KeyId: key.arn, Signature: signature.toString('base64'), SigningAlgorithm: algorithm };
-    },
-    Verify: (body) => {
-      const request = parseAwsJson(VerifyRequest, body);
-      const key = signingKey(request.KeyId, 'kms:Verify');
-      if (!verify('sha256', messageOf(request), key.publicKey, Buffer.from(request.Signature, 'base64'))) {
-        throw new AwsJsonError('KMSInvalidSignatureException', 'The signature is not valid.');
-      }
-      return { KeyId: key.arn, SignatureValid: true, SigningAlgorithm: algorithm };
-    },
-    GetPublicKey: (body) => {
-      const key = signingKey(parseAwsJson(KeyRequest, body).KeyId, 'kms:GetPublicKey');
-      return {
-        KeyId: key.arn,
-        KeySpec: 'ECC_NIST_P256',
-        KeyUsage: 'SIGN_VERIFY',
-        PublicKey: key.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-        SigningAlgorithms: [algorithm],
-      };
-    },
-    GenerateDataKey: (body) => {
-      const request = parseAwsJson(GenerateDataKeyRequest, body);
-      const key = symmetricKey(request.KeyId, 'kms:GenerateDataKey');
-      const plaintext = randomBytes(request.NumberOfBytes ?? (request.KeySpec === 'AES_128' ? 16 : 32));
-      const blob = sealBlob(key, plaintext, request.EncryptionContext);
-      return { KeyId: key.arn, Plaintext: plaintext.toString('base64'), CiphertextBlob: blob.toString('base64') };
-    },
-    Decrypt: (body) => {
-      const request = parseAwsJson(DecryptRequest, body);
-      const blob = Buffer.from(request.CiphertextBlob, 'base64');
-      const key = symmetricKey(request.KeyId ?? blobKeyId(blob), 'kms:Decrypt');
-      if (blobKeyId(blob) !== key.id) {
-        throw new AwsJsonError('IncorrectKeyException', 'The ciphertext was not encrypted with this key.');
-      }
-      const plaintext = openBlob(key, blob, request.EncryptionContext);
-      return { KeyId: key.arn, Plaintext: plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
-    },
-    GenerateMac: (body) => {
-      const request = parseAwsJson(MacRequest, body);
-      const key = hmacKey(request.KeyId, 'kms:GenerateMac');
-      return { KeyId: key.arn, Mac: macOf(key, request.Message).toString('base64'), MacAlgorithm: 'HMAC_SHA_256' };
-    },
-    VerifyMac: (body) => {
-      const request = parseAwsJson(VerifyMacRequest, body);
-      const key = hmacKey(request.KeyId, 'kms:VerifyMac');
-      const presented = Buffer.from(request.Mac, 'base64');
-      const expected = macOf(key, request.Message);
-      if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
-        throw new AwsJsonError('KMSInvalidMacException', 'The MAC is not valid for this message and key.');
-      }
-      return { KeyId: key.arn, MacValid: true, MacAlgorithm: 'HMAC_SHA_256' };
-    },
-  };
-
-  const addKey = (key: LocalKey, { denied = [] }: KeyOptions): string => {
-    const id = randomUUID();
-    const arn = `arn:aws:kms:${region}:${account}:key/${id}`;
-    keys.set(id, { ...key, id, arn, denied: new Set(denied) });
-    return arn;
-  };
-
+export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<LocalKms> => {
+  const credentials = options.credentials ?? newLocalAwsCredentials();
+  const keys = keyring(options.onCall);
   const server = createServer(
     awsJsonHandler({
       credentials,
       targetPrefix: 'TrentService.',
       contentType: 'application/x-amz-json-1.1',
       name: 'KMS',
-      actions,
+      actions: kmsActions(keys),
     }),
   );
   const listening = await listen(server, '127.0.0.1', 0);
@@ -238,10 +245,10 @@ export const startLocalKms = async (options: LocalKmsOptions = {}): Promise<Loca
     credentials,
     createSigningKey: (keyOptions = {}) => {
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-      return addKey({ kind: 'sign', privateKey, publicKey: createPublicKey(privateKey) }, keyOptions);
+      return keys.add({ kind: 'sign', privateKey, publicKey: createPublicKey(privateKey) }, keyOptions);
     },
-    createSymmetricKey: (keyOptions = {}) => addKey({ kind: 'symmetric', material: randomBytes(32) }, keyOptions),
-    createHmacKey: (keyOptions = {}) => addKey({ kind: 'hmac', material: randomBytes(32) }, keyOptions),
+    createSymmetricKey: (keyOptions = {}) => keys.add({ kind: 'symmetric', material: randomBytes(32) }, keyOptions),
+    createHmacKey: (keyOptions = {}) => keys.add({ kind: 'hmac', material: randomBytes(32) }, keyOptions),
     close: () => listening.close(),
   };
 };

@@ -1,7 +1,8 @@
 // `npm start`: runs the whole gateway on this machine and tells you how to talk to it.
 import { banner } from './banner.js';
 import { parseLocalOptions, usage } from './options.js';
-import { type LocalRuntime, StartupError, startLocalRuntime } from './runtime.js';
+import { type LocalRuntime, startLocalRuntime } from './runtime.js';
+import { StartupError } from './runtime-lifecycle.js';
 import { stopSignals } from './stop-signals.js';
 
 const main = async (): Promise<number> => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { WebSocket } from 'ws';
-import { bytesOf } from '../../infra/local/call-tool-front.js';
+import { bytesOf } from '../../infra/local/call-tool-websocket.js';
 import { documentClient } from '../../infra/local/dynamodb.js';
 import { type Listening, listen } from '../../infra/local/net.js';
 import { projectPath } from '../../infra/paths.js';

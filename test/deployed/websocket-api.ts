@@ -9,16 +9,13 @@
 // (`/<stage>/@connections/<id>`, the functions' callback URL) takes PostToConnection and
 // DeleteConnection signed with a function's own credential, each noted as
 // execute-api:ManageConnections on the connection's ARN for the permission check.
-//
-// Long: one API Gateway front (the handshake with its authorizer and $connect, the messages and
-// their routes, the management API); split, each part would hand the connections and routes over.
 import { isUtf8 } from 'node:buffer';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { type LocalAwsCredentials, readRequestBody, refuseUnsigned } from '../../infra/local/aws-signature.js';
-import { bytesOf } from '../../infra/local/call-tool-front.js';
+import { bytesOf } from '../../infra/local/call-tool-websocket.js';
 import { listen } from '../../infra/local/net.js';
 import { refuseUpgrade } from '../../infra/local/upgrade-refusal.js';
 import { type Assembly, isJson, type Json } from './assembly.js';

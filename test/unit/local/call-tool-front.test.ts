@@ -1,15 +1,21 @@
 // The /tool/call-tool fronts in one process, on loopback, over the use-case bench: what the
 // runtime's process cannot show from outside. Open connections per agent are bounded, a client
 // gone before its answer loses nothing, each call logs one line without its arguments, and a stop
-// lets the call in flight answer, closes the waiting connections 1001 and takes nothing new.
+// lets the call in flight answer, closes the waiting connections 1001 and takes nothing new; the
+// WebSocket upgrade and the POST are admitted by one step, so each refusal is the same over both.
+
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createLocalAuthorizer } from '../../../infra/local/authorizer.js';
+import { admitChannelRequest, type ChannelAdmissionOptions } from '../../../infra/local/call-tool-admission.js';
 import { createCallToolFront } from '../../../infra/local/call-tool-front.js';
 import { type HttpFront, startHttpFront } from '../../../infra/local/http-front.js';
+import { listen } from '../../../infra/local/net.js';
 import type { ControlPlane } from '../../../shared/control-plane/control-plane.js';
 import type { OutboundRequest } from '../../../shared/invoke/system-client.js';
 import { limitsNow } from '../../../shared/limits/agent-limits.js';
+import { channelCapOf, channelCaps } from '../../../shared/limits/channel-caps.js';
 import { RequestGate } from '../../../shared/limits/request-gate.js';
 import { ResultObject } from '../../../shared/result.js';
 import { decodeFrame } from '../../../shared/wire/call-tool-frame.js';
@@ -40,6 +46,8 @@ interface Bench {
   readonly front: HttpFront;
   readonly url: string;
   readonly infos: { message: string; attributes: Record<string, unknown> }[];
+  /** What the front admits requests with. */
+  readonly admission: ChannelAdmissionOptions;
   /** Resolves when the system has received its first call. */
   readonly arrived: Promise<OutboundRequest>;
   /** Lets the system answer every call (held until then). */
@@ -91,13 +99,16 @@ const startBench = async (): Promise<Bench> => {
     agents: () => agents,
     anonymousAgent: null,
   });
-  const channel = createCallToolFront({
+  const admission: ChannelAdmissionOptions = {
     services,
-    gate: new RequestGate(bed.clock),
     authorize,
     allowedHostnames: ['127.0.0.1', 'localhost'],
     allowedOrigins: ['127.0.0.1', 'localhost'],
     publicUrl: null,
+  };
+  const channel = createCallToolFront({
+    ...admission,
+    gate: new RequestGate(bed.clock),
     log: {
       info: (message, ...attributes) => infos.push({ message, attributes: Object.assign({}, ...attributes) }),
       warn: () => undefined,
@@ -115,7 +126,7 @@ const startBench = async (): Promise<Bench> => {
     channel,
   });
   fronts.push(front);
-  return { bed, front, url: `ws://127.0.0.1:${front.port}/tool/call-tool`, infos, arrived, release };
+  return { bed, front, url: `ws://127.0.0.1:${front.port}/tool/call-tool`, infos, admission, arrived, release };
 };
 
 type Opened = { readonly ws: WebSocket; readonly frames: Uint8Array[]; readonly closed: Promise<number> };
@@ -163,8 +174,12 @@ describe('connections', () => {
     ),
     async () => {
       const bench = await startBench();
-      const { concurrentRequests } = await limitsNow(bench.bed.deps.controlPlane, procurementAgent);
-      for (let index = 0; index < concurrentRequests; index += 1) opened(await open(bench, 'procurement-token'));
+      const limits = await limitsNow(bench.bed.deps.controlPlane, procurementAgent);
+      // The cap is the channel's data: as many open connections as the agent's concurrent requests.
+      expect(channelCaps.openSocketsPerAgent).toBe('concurrentRequests');
+      const allowed = channelCapOf(limits, 'openSocketsPerAgent');
+      expect(allowed).toBe(limits.concurrentRequests);
+      for (let index = 0; index < allowed; index += 1) opened(await open(bench, 'procurement-token'));
       expect(await open(bench, 'procurement-token')).toEqual({ status: 429, retryAfter: '1' });
       // Another agent's allowance is its own.
       const other = opened(await open(bench, 'other-token'));
@@ -228,6 +243,90 @@ describe('a clean stop', () => {
       expect(waiting.frames).toHaveLength(0);
       await stopped;
       fronts.splice(0);
+    },
+  );
+});
+
+/** A refusal as a client reads it: status, the headers that matter, the body. */
+interface Refusal {
+  readonly status: number;
+  readonly challenge: string | null;
+  readonly contentType: string | null;
+  readonly body: string;
+}
+
+const refusalOf = (status: number, headers: IncomingHttpHeaders, body: string): Refusal => ({
+  status,
+  challenge: headers['www-authenticate'] ?? null,
+  contentType: headers['content-type'] ?? null,
+  body,
+});
+
+/** Sends a request on loopback and reads the answer (an upgrade refused is an answer like any other). */
+const send = (port: number, method: string, headers: OutgoingHttpHeaders, body = ''): Promise<Refusal> =>
+  new Promise((resolve, reject) => {
+    const sent = httpRequest({ host: '127.0.0.1', port, path: '/tool/call-tool', method, headers });
+    sent.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve(refusalOf(response.statusCode ?? 0, response.headers, Buffer.concat(chunks).toString('utf8'))),
+      );
+    });
+    sent.on('upgrade', () => reject(new Error('the upgrade was taken')));
+    sent.on('error', reject);
+    sent.end(body);
+  });
+
+describe('admission', () => {
+  it(
+    verifies(
+      'channel.one-admission',
+      'refuses a bad Host, a foreign Host, a browser Origin and a missing or wrong token the same over both transports',
+    ),
+    async () => {
+      const bench = await startBench();
+      // A request let in by mistake would run at once (and fail the comparison), not wait.
+      bench.release();
+      // The admission step alone, behind a bare server: what it answers is what both transports answer.
+      const bare = await listen(
+        createServer((request, response) => {
+          void admitChannelRequest(request, `http://127.0.0.1:${bench.front.port}`, bench.admission).then(
+            async (admission) => {
+              const answer = admission.kind === 'refused' ? admission.answer : new Response(null, { status: 204 });
+              const headers: Record<string, string> = {};
+              answer.headers.forEach((value, name) => {
+                headers[name] = value;
+              });
+              response.writeHead(answer.status, headers).end(Buffer.from(await answer.arrayBuffer()));
+            },
+          );
+        }),
+        '127.0.0.1',
+        0,
+      );
+      try {
+        const host = `127.0.0.1:${bench.front.port}`;
+        const cases: OutgoingHttpHeaders[] = [
+          { host: 'not a host' },
+          { host: `rebound.example:${bench.front.port}` },
+          { host, origin: 'http://evil.example', authorization: 'Bearer procurement-token' },
+          { host },
+          { host, authorization: 'Bearer not-a-token' },
+        ];
+        const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13' };
+        for (const headers of cases) {
+          const admitted = await send(bare.port, 'POST', headers);
+          expect(admitted.status).toBeGreaterThanOrEqual(400);
+          const key = { 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+          expect(await send(bench.front.port, 'GET', { ...headers, ...upgrade, ...key })).toEqual(admitted);
+          const post = { ...headers, 'content-type': 'application/json' };
+          expect(await send(bench.front.port, 'POST', post, order('250'))).toEqual(admitted);
+        }
+        expect(bench.bed.sent).toHaveLength(0);
+      } finally {
+        await bare.close();
+      }
     },
   );
 });
