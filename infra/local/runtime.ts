@@ -248,7 +248,7 @@ export const startLocalRuntime = async (
         throw new StartupError(`${error.message} (data folder: ${options.dataDir})`);
       throw error;
     }
-    const store = new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions);
+    const store = new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions, storeLogger);
     let dataKey: Buffer;
     try {
       dataKey = await localDataKey(config().settings.data_key, options.memory ? null : options.dataDir);
