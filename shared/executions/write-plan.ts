@@ -22,7 +22,7 @@ export interface PlanConditions {
 }
 
 /** What a write does to the record's entry in the index of open calls. */
-export type OpenIndexChange =
+type OpenIndexChange =
   | { readonly kind: 'keep' }
   /** The call is over: it leaves the index. */
   | { readonly kind: 'leave' }
