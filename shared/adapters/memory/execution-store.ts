@@ -1,6 +1,7 @@
 // An execution store held in memory, for use-case tests and anything else that needs the port
-// without a database. It keeps the DynamoDB adapter's rules (test/contracts holds both to one
-// contract): each method is one atomic conditional step, and records are copied in and out.
+// without a database. It persists the domain's write plans as the DynamoDB adapter does
+// (test/contracts holds both to one contract): each write is one atomic conditional step, and
+// records are copied in and out.
 import { Execution, openStatuses } from '../../executions/execution.js';
 import { retainUntil } from '../../executions/retention.js';
 import type {
