@@ -4,7 +4,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbExecutionStore, executionStoreDocuments } from '../../shared/adapters/dynamodb/execution-store.js';
+import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { executionStoreDocuments } from '../../shared/adapters/dynamodb/store-client.js';
 import {
   defaultStepFunctionsClient,
   StepFunctionsApprovalRuns,

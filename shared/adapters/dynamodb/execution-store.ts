@@ -1,19 +1,11 @@
 // DynamoDB adapter of the execution store. It persists the domain's write plans
 // (shared/executions/write-plan.ts) as single-item conditional writes only (the local store has no
 // transactions); a failed condition is read back and reported as a conflict.
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  ScanCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { StoreUnavailableError } from '../../errors.js';
 import { Execution, openStatuses } from '../../executions/execution.js';
-import { defaultRetentionSeconds, retainUntil } from '../../executions/retention.js';
+import { retainUntil } from '../../executions/retention.js';
 import type {
   ClaimRequest,
   CreateResult,
@@ -38,6 +30,7 @@ import type { Log } from '../../log.js';
 import type { ExecutionStatus } from '../../result.js';
 import { readItem } from './execution-items.js';
 import { DynamoDbExecutionListing } from './execution-listing.js';
+import { updateOf } from './plan-update.js';
 import { executionsTable } from './tables.js';
 
 const openIndex = executionsTable.globalSecondaryIndexes[1].indexName;
@@ -79,73 +72,6 @@ const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
 export const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
-/**
- * All of `conditions` (each one term, never an OR), and `unset` (an attribute) absent or NULL when
- * named. That last part is written out as two conjunctions joined by OR, not as a parenthesized
- * OR: the same condition to DynamoDB (AND binds tighter than OR), and one the local store's
- * expression parser reads in a fraction of the time (a parenthesized group costs it about a third
- * of a millisecond per write).
- */
-export const conditionOf = (conditions: readonly string[], unset?: string): string =>
-  unset === undefined
-    ? conditions.join(' AND ')
-    : [`attribute_not_exists(${unset})`, `attribute_type(${unset}, :null)`]
-        .map((either) => [...conditions, either].join(' AND '))
-        .join(' OR ');
-
-/** A write plan as one UpdateCommand's expressions: its sets, its index change, and its conditions. */
-const updateOf = (plan: WritePlan) => {
-  const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':expected_status': plan.conditions.status };
-  const sets: string[] = [];
-  for (const [field, value] of Object.entries(plan.sets)) {
-    names[`#${field}`] = field;
-    values[`:${field}`] = value;
-    sets.push(`#${field} = :${field}`);
-  }
-  if (plan.historyEntry !== null) {
-    values[':history_entry'] = [plan.historyEntry];
-    sets.push('history = list_append(history, :history_entry)');
-  }
-  if (plan.retainFrom !== null) {
-    values[':final_s'] = plan.retainFrom;
-    values[':default_retention_s'] = defaultRetentionSeconds;
-    sets.push('retain_until = :final_s + if_not_exists(retention_s, :default_retention_s)');
-  }
-  if (plan.openIndex.kind === 'due') {
-    values[':open_until'] = plan.openIndex.until;
-    sets.push('open_until = :open_until');
-  }
-  const removes = plan.openIndex.kind === 'leave' ? ' REMOVE open_shard, open_until' : '';
-  return {
-    UpdateExpression: `SET ${sets.join(', ')}${removes}`,
-    ConditionExpression: conditionsOf(plan.conditions, names, values),
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
-  };
-};
-
-/** The plan's conditions as a condition expression, their names and values added to the given ones. */
-const conditionsOf = (
-  conditions: WritePlan['conditions'],
-  names: Record<string, string>,
-  values: Record<string, unknown>,
-): string => {
-  const terms = ['attribute_exists(execution_id)', '#status = :expected_status'];
-  if (conditions.argumentsHash !== undefined) {
-    values[':hash'] = conditions.argumentsHash;
-    terms.push('arguments_hash = :hash');
-  }
-  if (conditions.expiresAfter !== undefined) {
-    values[':now'] = conditions.expiresAfter;
-    terms.push('expires_at > :now');
-  }
-  if (conditions.unset === undefined) return conditionOf(terms);
-  names[`#${conditions.unset}`] = conditions.unset;
-  values[':null'] = 'NULL';
-  return conditionOf(terms, `#${conditions.unset}`);
-};
-
 /** Page cursors are opaque to callers: JSON in base64url, checked against its shape on the way back. */
 const Cursor = z.record(z.string(), z.string());
 /** Where a listing of open calls goes on: the index partition, and the key within it. */
@@ -153,39 +79,6 @@ const OpenCursor = z.object({ shard: z.number().int().min(0), key: Cursor.option
 const encodeCursor = (position: unknown): string => Buffer.from(JSON.stringify(position)).toString('base64url');
 const decodeCursor = <S extends z.ZodType>(cursor: string, shape: S): z.infer<S> =>
   shape.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
-
-/** DynamoDB's answers that mean "not now": nothing was written, and the same request may work shortly. */
-const throttlingErrors = new Set([
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'ThrottlingException',
-  'LimitExceededException',
-]);
-const isTemporaryFault = (error: unknown): boolean =>
-  error instanceof Error && (('$fault' in error && error.$fault === 'server') || throttlingErrors.has(error.name));
-
-/**
- * The document client the execution store is given: `client`'s, with a fault on the store's side
- * that outlasts the SDK's own retries turned into the one kind of error callers know (a call refused
- * with nothing sent, not an internal fault of unknown outcome). It adds that step to `client`'s
- * middleware, which the document client shares: build `client` for it.
- */
-export const executionStoreDocuments = (client: DynamoDBClient): DynamoDBDocumentClient => {
-  const documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  documents.middlewareStack.add(
-    (next) => async (args) => {
-      try {
-        return await next(args);
-      } catch (error) {
-        throw isTemporaryFault(error)
-          ? new StoreUnavailableError('The execution store is unavailable.', { cause: error })
-          : error;
-      }
-    },
-    { step: 'initialize', name: 'storeUnavailable', override: true },
-  );
-  return documents;
-};
 
 export class DynamoDbExecutionStore implements ExecutionStore {
   /** `log` hears of a held call's place that could not be given back. */

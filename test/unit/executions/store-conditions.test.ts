@@ -2,7 +2,8 @@
 // a parenthesized group, and the written condition means what the grouped one did.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { conditionOf, DynamoDbExecutionStore } from '../../../shared/adapters/dynamodb/execution-store.js';
+import { DynamoDbExecutionStore } from '../../../shared/adapters/dynamodb/execution-store.js';
+import { conditionOf } from '../../../shared/adapters/dynamodb/plan-update.js';
 import { anExecution } from '../../support/executions.js';
 import { quietLog } from '../../support/logs.js';
 import { verifies } from '../../support/requirements.js';
