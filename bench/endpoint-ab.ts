@@ -51,15 +51,16 @@ const main = async (): Promise<void> => {
     });
     if (!loaded.ok) throw new Error(loaded.problems.map(formatProblem).join('\n'));
     const { snapshot } = loaded;
+    const log = { info: () => undefined, warn: () => undefined };
     const services: McpServices = {
-      store: new MemoryExecutionStore(),
+      store: new MemoryExecutionStore(log),
       ids: uuidV7Ids,
       clock: systemClock,
       controlPlane: { current: async () => ({ kind: 'active', snapshot }) },
       sealer: new AesSealer(Buffer.alloc(32, 7)),
       systems: new HttpSystemClient(),
       toolServers: { call: refused('tool-server call') },
-      log: { info: () => undefined, warn: () => undefined },
+      log,
       approvalRuns: { start: refused('held call'), signal: refused('held call') },
       customerUrl: (id) => `http://127.0.0.1/customer/calls/${id}`,
     };

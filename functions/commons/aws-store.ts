@@ -3,8 +3,9 @@
 // decisions to their approval runs, bundles no system client, configuration loader or policy engine.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { executionStoreDocuments } from '../../shared/adapters/dynamodb/store-client.js';
 import {
   defaultStepFunctionsClient,
   StepFunctionsApprovalRuns,
@@ -19,17 +20,17 @@ import type { ApprovalEnvironment, FunctionEnvironment } from './environment.js'
 
 let documents: DynamoDBDocumentClient | undefined;
 export const documentClient = (): DynamoDBDocumentClient => {
-  documents ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  documents ??= executionStoreDocuments(new DynamoDBClient({}));
   return documents;
 };
 
 /** The executions table; measured (every decision and outcome counted at its write) when metrics are given. */
 export const executionStoreFor = (
   environment: FunctionEnvironment,
+  logger: Logger,
   metrics: GatewayMetrics | null = null,
-): ExecutionStore => measuredStore(new DynamoDbExecutionStore(documentClient(), environment.EXECUTIONS_TABLE), metrics);
+): ExecutionStore =>
+  measuredStore(new DynamoDbExecutionStore(documentClient(), environment.EXECUTIONS_TABLE, logger), metrics);
 
 let approvalRuns: ApprovalRuns | undefined;
 export const approvalRunsFor = (environment: ApprovalEnvironment): ApprovalRuns => {
@@ -43,7 +44,7 @@ export const decisionServicesFor = (
   logger: Logger,
   metrics: GatewayMetrics | null = null,
 ): DecisionDeps => ({
-  store: executionStoreFor(environment, metrics),
+  store: executionStoreFor(environment, logger, metrics),
   clock: systemClock,
   log: logger,
   approvalRuns: approvalRunsFor(environment),

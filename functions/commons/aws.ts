@@ -112,7 +112,7 @@ export const recoveryServicesFor = (
 ): RecoveryDeps & { readonly controlPlane: StoredControlPlane } => {
   const controlPlane = controlPlaneFor(environment, logger);
   return {
-    store: executionStoreFor(environment, metrics),
+    store: executionStoreFor(environment, logger, metrics),
     clock: systemClock,
     systems: systemsFor(controlPlane),
     toolServers: toolServerClient(),

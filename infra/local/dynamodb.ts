@@ -12,6 +12,7 @@ import {
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import type * as DynaliteDb from 'dynalite/db/index.js';
+import { executionStoreDocuments } from '../../shared/adapters/dynamodb/store-client.js';
 import type { TableDefinition } from '../../shared/adapters/dynamodb/tables.js';
 import { type LocalAwsCredentials, newLocalAwsCredentials, requireSignedRequests } from './aws-signature.js';
 import { listen } from './net.js';
@@ -196,7 +197,7 @@ export const startLocalDynamoDb = async (options: {
   return {
     endpoint,
     client,
-    documents: documentClient(client),
+    documents: executionStoreDocuments(client),
     credentials,
     openCursors: () => hooks.openCursors,
     faults: () => hooks.faults,

@@ -72,7 +72,7 @@ export const startLocalStore = async (options: LocalOptions, log: Logger, stops:
   return {
     awsCredentials,
     dynamodb,
-    store: new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions),
+    store: new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions, log),
   };
 };
 

@@ -18,7 +18,7 @@ export const terminalStatuses: ReadonlySet<ExecutionStatus> = new Set([
   'expired',
 ]);
 
-/** Which status may follow which: the lifecycle of DESIGN §5, checked before every write. */
+/** Which status may follow which: the lifecycle, checked by every write's plan (./write-plan.ts). */
 export const allowedTransitions: Readonly<Record<ExecutionStatus, readonly ExecutionStatus[]>> = {
   pending_approval: ['approved', 'rejected', 'expired'],
   // denied: the policy as it is when an approved call runs no longer allows it (nothing was sent).
@@ -31,17 +31,13 @@ export const allowedTransitions: Readonly<Record<ExecutionStatus, readonly Execu
   expired: [],
 };
 
+/** A move the lifecycle does not allow was asked of a store (./write-plan.ts says why): nothing was written. */
 export class IllegalTransitionError extends Error {
-  constructor(from: ExecutionStatus, to: ExecutionStatus) {
-    super(`An execution cannot move from ${from} to ${to}.`);
+  constructor(reason: string) {
+    super(reason);
     this.name = 'IllegalTransitionError';
   }
 }
-
-/** Refuses a move the lifecycle does not allow: every store adapter checks it before writing. */
-export const checkTransition = (from: ExecutionStatus, to: ExecutionStatus): void => {
-  if (!allowedTransitions[from].includes(to)) throw new IllegalTransitionError(from, to);
-};
 
 const StatusChange = z.object({ status: ExecutionStatus, at: z.iso.datetime() });
 

@@ -19,12 +19,19 @@ export const retentionSeconds = (retentionMs: number): number => Math.ceil(reten
 /** An instant as the TTL attribute counts it: whole seconds since the epoch. */
 export const epochSeconds = (at: string): number => Math.floor(Date.parse(at) / 1_000);
 
+/** The retention of a record made before retention was kept, in seconds. */
+export const defaultRetentionSeconds = retentionSeconds(defaultRetentionMs);
+
+/** When a record made final at `finalAt` (epoch seconds) may be deleted: then plus its own retention. */
+export const retainUntilFrom = (finalAt: number, retention_s: number | null): number =>
+  finalAt + (retention_s ?? defaultRetentionSeconds);
+
 /**
  * When a record written at `at` with status `status` may be deleted (epoch seconds, the TTL
  * attribute's unit), or null while the call is not final.
  */
 export const retainUntil = (status: ExecutionStatus, at: string, retention_s: number | null): number | null =>
-  terminalStatuses.has(status) ? epochSeconds(at) + (retention_s ?? retentionSeconds(defaultRetentionMs)) : null;
+  terminalStatuses.has(status) ? retainUntilFrom(epochSeconds(at), retention_s) : null;
 
 /**
  * Whether an item whose time-to-live attribute holds `until` may be deleted at `nowSeconds`: the

@@ -1,16 +1,23 @@
 // The DynamoDB execution store against dynalite: the port's contract (test/contracts), and what is
 // this adapter's own: items read back are checked, data is kept across a restart on the same
-// folder, and a table made by an older version is refused.
+// folder, a table made by an older version is refused, and the client it is given is left as it was.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
+import { listen } from '../../infra/local/net.js';
+import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { executionStoreDocuments } from '../../shared/adapters/dynamodb/store-client.js';
 import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { StoreUnavailableError } from '../../shared/errors.js';
 import { executionStoreContract } from '../contracts/execution-store.contract.js';
 import { anExecution } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 
 let local: TestStore;
@@ -35,11 +42,27 @@ describe(
       'limits.pending-store-race-safe',
       'limits.pending-released-on-leave',
       'ops.retention',
+      'store.lifecycle-plan',
+      'store.release-failure-logged',
     ],
     'the port contract against dynalite',
   ),
   () => {
-    executionStoreContract('DynamoDbExecutionStore', () => startTestStore());
+    executionStoreContract('DynamoDbExecutionStore', async () => {
+      const opened = await startTestStore();
+      return {
+        ...opened,
+        // The agent's places item holding text where a set belongs: the store refuses to take ids out of it.
+        breakPlaces: async (agentId) => {
+          await opened.dynamodb.documents.send(
+            new PutCommand({
+              TableName: 'executions',
+              Item: { execution_id: `pending-calls#${agentId}`, agent_id: agentId, holders: 'not a set' },
+            }),
+          );
+        },
+      };
+    });
   },
 );
 
@@ -92,6 +115,54 @@ describe('an older table', () => {
         );
       } finally {
         await dynamodb.close();
+      }
+    },
+  );
+});
+
+describe('the client a store is given', () => {
+  const offline = { region: 'local', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 };
+
+  it(verifies('store.client-untouched', 'constructing a store leaves the client’s middleware as it was'), () => {
+    const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ ...offline, endpoint: 'http://127.0.0.1:9' }));
+    const before = documents.middlewareStack.identify();
+    const store = new DynamoDbExecutionStore(documents, 'executions', quietLog);
+    expect(store).toBeInstanceOf(DynamoDbExecutionStore);
+    expect(documents.middlewareStack.identify()).toEqual(before);
+  });
+
+  it(
+    verifies(
+      'store.client-untouched',
+      'the factory’s client answers a fault on the store’s side as the store being unavailable',
+    ),
+    async () => {
+      // A store on loopback that answers every request with DynamoDB's own temporary fault.
+      const server = createServer((_request, response) => {
+        response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
+        response.end(
+          JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'down' }),
+        );
+      });
+      const listening = await listen(server, '127.0.0.1', 0);
+      const client = new DynamoDBClient({ ...offline, endpoint: `http://127.0.0.1:${listening.port}` });
+      try {
+        const store = new DynamoDbExecutionStore(executionStoreDocuments(client), 'executions', quietLog);
+        await expect(store.get(anExecution().execution_id)).rejects.toBeInstanceOf(StoreUnavailableError);
+        // The same client, as given to a store without the factory: the SDK's own error.
+        const plain = new DynamoDbExecutionStore(
+          DynamoDBDocumentClient.from(
+            new DynamoDBClient({ ...offline, endpoint: `http://127.0.0.1:${listening.port}` }),
+          ),
+          'executions',
+          quietLog,
+        );
+        await expect(plain.get(anExecution().execution_id)).rejects.toThrow(
+          expect.objectContaining({ name: 'InternalServerError' }),
+        );
+      } finally {
+        client.destroy();
+        await listening.close();
       }
     },
   );

@@ -17,6 +17,7 @@ import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import type { DecisionRecord, Execution } from '../../shared/executions/execution.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import { anExecution } from '../support/executions.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { type CollectedRun, runProcess } from '../support/spawn.js';
@@ -174,7 +175,7 @@ describe('npm run executions', () => {
       dynamodbEndpoint: dynamodb.endpoint,
       stepFunctionsEndpoint: 'http://127.0.0.1:9',
     });
-    fixture = await writeFixture(new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions));
+    fixture = await writeFixture(new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions, quietLog));
   });
   afterAll(async () => {
     await dynamodb?.close();
@@ -325,7 +326,7 @@ describe('npm run executions', () => {
         const store = await startLocalDynamoDb({ dataPath: join(stopped.path, 'dynamodb') });
         await ensureTables(store.client, [{ definition: executionsTable, tableName: localTableNames.executions }]);
         const only = anExecution({ agent_id: 'gamma-agent', status: 'expired', code: 'approval_expired' });
-        await new DynamoDbExecutionStore(store.documents, localTableNames.executions).create(only);
+        await new DynamoDbExecutionStore(store.documents, localTableNames.executions, quietLog).create(only);
         await store.close();
         const run = await cli(['--data-dir', stopped.path, '--json']);
         expect(idsIn(jsonOf(run).lines)).toEqual([only.execution_id]);

@@ -24,6 +24,7 @@ import type { Log } from '../../shared/log.js';
 import { ResultObject } from '../../shared/result.js';
 import { anAgent } from '../support/agents.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { snapshotOf } from '../support/snapshots.js';
 
@@ -317,7 +318,7 @@ describe('refused input is recorded in bounded form', () => {
       }
       const endpoint = endpointWith(
         await snapshotWith(permitAll),
-        new FailingStore(testStore.dynamodb.documents, 'executions'),
+        new FailingStore(testStore.dynamodb.documents, 'executions', quietLog),
       );
       try {
         const response = await endpoint.handle(toolCall('petstore.update_pet', '{"id":1,"name":"Rex"}'), agent);

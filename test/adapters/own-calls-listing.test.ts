@@ -12,6 +12,7 @@ import { findOwnCall, listOwnCalls, withdrawCall } from '../../shared/use-cases/
 import { ManualClock } from '../support/clock.js';
 import { anExecution } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 
 const alpha: AgentIdentity = { id: 'alpha-agent', groups: ['procurement'], customerId: null };
@@ -30,7 +31,7 @@ afterAll(async () => {
 
 const stores: readonly [string, () => ExecutionStore][] = [
   ['the DynamoDB store', () => local.store],
-  ['the in-memory store', () => new MemoryExecutionStore()],
+  ['the in-memory store', () => new MemoryExecutionStore(quietLog)],
 ];
 
 describe.each(stores)('agent B against agent A on %s', (_name, storeOf) => {

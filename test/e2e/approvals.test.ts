@@ -24,6 +24,7 @@ import {
   type WebhookReceiver,
 } from '../support/approval-org.js';
 import { ConsoleSession, signedIn } from '../support/console.js';
+import { quietLog } from '../support/logs.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
@@ -56,6 +57,7 @@ const storeOf = (runtime: RuntimeProcess) =>
   new DynamoDbExecutionStore(
     documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
+    quietLog,
   );
 
 const bigOrder = { vendor_id: 'V-100', amount: '1500', currency: 'EUR', description: 'Office chairs' };

@@ -9,6 +9,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
 import { mcpHeaders, rawRequest } from '../support/http.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
 
@@ -27,6 +28,7 @@ beforeAll(async () => {
   store = new DynamoDbExecutionStore(
     documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
+    quietLog,
   );
 });
 afterAll(async () => {

@@ -17,6 +17,7 @@ import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution
 import { maxChannelParamsBytes } from '../../shared/edge/call-tool/serve.js';
 import { ResultObject } from '../../shared/result.js';
 import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
+import { quietLog } from '../support/logs.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
@@ -37,6 +38,7 @@ beforeAll(async () => {
   store = new DynamoDbExecutionStore(
     documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
+    quietLog,
   );
 }, 180_000);
 

@@ -23,6 +23,7 @@ import {
 } from '../support/call-tool-proxy.js';
 import { signedIn } from '../support/console.js';
 import { mcpHeaders, modernRequest, rawRequest } from '../support/http.js';
+import { quietLog } from '../support/logs.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
@@ -118,6 +119,7 @@ beforeAll(async () => {
   store = new DynamoDbExecutionStore(
     documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
+    quietLog,
   );
 }, 120_000);
 afterAll(async () => {

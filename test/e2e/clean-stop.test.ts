@@ -14,6 +14,7 @@ import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution
 import { ResultObject } from '../../shared/result.js';
 import { approvers } from '../support/approval-org.js';
 import { signedIn } from '../support/console.js';
+import { quietLog } from '../support/logs.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
@@ -282,7 +283,7 @@ describe('a stop signal sent to the process group of npm start', () => {
 
     const store = await startLocalDynamoDb({ dataPath: join(dataDir, 'dynamodb') });
     try {
-      const executions = new DynamoDbExecutionStore(store.documents, localTableNames.executions);
+      const executions = new DynamoDbExecutionStore(store.documents, localTableNames.executions, quietLog);
       expect((await executions.scanOpen()).items).toEqual([]);
       const ended = await Promise.all(system.calls.map(async (id) => (await executions.get(id))?.status));
       expect(ended.length).toBeGreaterThanOrEqual(12);

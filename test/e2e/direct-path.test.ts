@@ -14,6 +14,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
+import { quietLog } from '../support/logs.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
@@ -70,6 +71,7 @@ const storeOf = (runtime: RuntimeProcess) =>
   new DynamoDbExecutionStore(
     documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
+    quietLog,
   );
 
 describe('direct calls against the demo ERP', () => {

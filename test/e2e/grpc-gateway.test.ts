@@ -11,6 +11,7 @@ import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution
 import { isErrorStatus, ResultObject } from '../../shared/result.js';
 import { eventually } from '../support/approval-org.js';
 import { type ConnectFields, openStream } from '../support/grpc-client.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
 
@@ -39,6 +40,7 @@ beforeAll(async () => {
   store = new DynamoDbExecutionStore(
     documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
+    quietLog,
   );
 }, 180_000);
 

@@ -12,6 +12,7 @@ import type { Execution } from '../../shared/executions/execution.js';
 import { ResultObject } from '../../shared/result.js';
 import { anExecution } from '../support/executions.js';
 import { mcpHeaders, modernRequest, rawExchange, rawRequest } from '../support/http.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
 
@@ -49,6 +50,7 @@ beforeAll(async () => {
   store = new DynamoDbExecutionStore(
     documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
+    quietLog,
   );
   succeeded = anExecution({
     status: 'succeeded',

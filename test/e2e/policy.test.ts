@@ -11,6 +11,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
@@ -42,6 +43,7 @@ describe('the demo policies over MCP', () => {
     store = new DynamoDbExecutionStore(
       documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
       localTableNames.executions,
+      quietLog,
     );
   });
   afterAll(async () => {

@@ -8,6 +8,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
 import { anExecution } from '../support/executions.js';
+import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
 
@@ -23,6 +24,7 @@ const storeAt = (runtime: RuntimeProcess) =>
   new DynamoDbExecutionStore(
     documentClient(new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials))),
     localTableNames.executions,
+    quietLog,
   );
 
 const statusOver = async (mcpUrl: string, executionId: string) => {

@@ -220,14 +220,15 @@ export interface UseCaseBed {
 }
 
 export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot } = {}): Promise<UseCaseBed> => {
-  const store = new MemoryExecutionStore();
+  const warnings: string[] = [];
+  const log = { info: () => undefined, warn: (message: string) => void warnings.push(message) };
+  const store = new MemoryExecutionStore(log);
   const clock = new ManualClock();
   let state: ControlPlaneState = { kind: 'active', snapshot: options.snapshot ?? (await benchSnapshot()) };
   const sent: OutboundRequest[] = [];
   const started: ApprovalRunStart[] = [];
   const signals: { token: string; outcome: ApprovalRunOutcome }[] = [];
   const notices: HeldCallNotice[] = [];
-  const warnings: string[] = [];
   const bed: UseCaseBed = {
     store,
     clock,
@@ -264,7 +265,7 @@ export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot 
           return behaviour.kind === 'hang' ? new Promise<never>(() => undefined) : Promise.resolve(behaviour.result);
         },
       },
-      log: { info: () => undefined, warn: (message) => void warnings.push(message) },
+      log,
       approvalRuns: {
         start: async (input) => {
           started.push(input);

@@ -5,13 +5,15 @@
 // that never answers, or answers late; the process stopping right after a claim or a decision).
 // At the end, past every deadline, one recovery pass (restart or reconcile) ends everything; then each
 // call has exactly one outcome, reached by legal moves, sent at most once, and never sent if it
-// ended rejected, expired or denied.
+// ended rejected, expired or denied; it is dated for deletion, out of the index of open calls, and
+// its agent's place for held calls is free again (the write plans' rules, once, under interleavings).
 //
 // Long: the model of the lifecycle, its generator of interleavings and its end checks belong
 // together.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allowedTransitions, type Execution, terminalStatuses } from '../../shared/executions/execution.js';
+import { retainUntil } from '../../shared/executions/retention.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import { type DecisionResult, decide, viewHeldCall } from '../../shared/use-cases/approver-decisions.js';
 import { type CallStep, callTool } from '../../shared/use-cases/call-tool.js';
@@ -305,6 +307,12 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
   await turn();
 
   expect(failures).toEqual([]);
+  // Every call ended: none is left in the index of open calls, and every held call's place came back.
+  expect((await bed.store.listOpen()).items).toEqual([]);
+  for (const agentId of new Set(calls.map((call) => call.agent_id))) {
+    expect(await bed.store.reservePending(agentId, 'probe', 0)).toEqual({ kind: 'reserved' });
+    await bed.store.releasePending(agentId, ['probe']);
+  }
   const held = new Set(calls.map((call) => call.execution_id));
   for (const { record, sends } of await everyCall()) {
     const statuses = record.history.map((change) => change.status);
@@ -313,6 +321,9 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
     // (A direct call the policy or the catalog refused is denied from the start.)
     expect(held.has(record.execution_id) ? ['pending_approval'] : ['approved', 'denied']).toContain(statuses[0]);
     expect(statuses.at(-1)).toBe(record.status);
+    // Dated for deletion by the write that made it final, from its own retention.
+    expect(record.retain_until).toBe(retainUntil(record.status, record.updated_at, record.retention_s));
+    expect(record.retain_until).not.toBeNull();
     for (let index = 1; index < statuses.length; index += 1) {
       const from = statuses[index - 1];
       const to = statuses[index];
@@ -366,8 +377,9 @@ describe('the approval lifecycle under random interleavings', () => {
         'approvals.decision-vs-expiry',
         'invoke.at-most-once',
         'customer.then-staff',
+        'store.lifecycle-plan',
       ],
-      'every call ends once, legally, sent at most once and never after a refusal or expiry',
+      'every call ends once, legally, sent at most once and never after a refusal or expiry, dated, out of the open index, its place given back',
     ),
     async () => {
       // Cedar and the configuration load once, outside the runs.

@@ -1,14 +1,11 @@
-// DynamoDB adapter of the execution store. Single-item conditional writes only (the local store
-// has no transactions); a failed condition is read back and reported as a conflict.
-//
-// Long: one method per port operation, each with its own condition expression and conflict read-
-// back; they share the key and index layout.
+// DynamoDB adapter of the execution store. It persists the domain's write plans
+// (shared/executions/write-plan.ts) as single-item conditional writes only (the local store has no
+// transactions); a failed condition is read back and reported as a conflict.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { StoreUnavailableError } from '../../errors.js';
-import { checkTransition, Execution, openStatuses, terminalStatuses } from '../../executions/execution.js';
-import { defaultRetentionMs, epochSeconds, retainUntil, retentionSeconds } from '../../executions/retention.js';
+import { Execution, openStatuses } from '../../executions/execution.js';
+import { retainUntil } from '../../executions/retention.js';
 import type {
   ClaimRequest,
   CreateResult,
@@ -20,25 +17,33 @@ import type {
   TransitionRequest,
   TransitionResult,
 } from '../../executions/store.js';
+import {
+  legalPlan,
+  openEntryOf,
+  openShardCount,
+  planAnnotation,
+  planClaim,
+  releasePlaceAfter,
+  type WritePlan,
+} from '../../executions/write-plan.js';
+import type { Log } from '../../log.js';
 import type { ExecutionStatus } from '../../result.js';
 import { readItem } from './execution-items.js';
 import { DynamoDbExecutionListing } from './execution-listing.js';
+import { updateOf } from './plan-update.js';
 import { executionsTable } from './tables.js';
 
 const openIndex = executionsTable.globalSecondaryIndexes[1].indexName;
-/**
- * Open calls are spread over sixteen index partitions by the last hex digit of their id (random
- * in a UUIDv7), so a busy gateway's direct writes, each open for the length of its call, never
- * crowd one partition of the index.
- */
-const openShards: readonly string[] = [...'0123456789abcdef'].map((digit) => `open-${digit}`);
-const openShardOf = (executionId: string): string => `open-${executionId.slice(-1).toLowerCase()}`;
+/** The index partitions of open calls by name (the domain's partitions, by their hex digit). */
+const openShards: readonly string[] = Array.from(
+  { length: openShardCount },
+  (_, shard) => `open-${shard.toString(16)}`,
+);
 
 /** The sparse index's attributes of a call still waiting, keyed by its next deadline. */
 const openAttributes = (execution: Execution): Record<string, string> => {
-  if (!openStatuses.has(execution.status)) return {};
-  const until = execution.deadline_at ?? execution.expires_at ?? execution.updated_at;
-  return { open_shard: openShardOf(execution.execution_id), open_until: until };
+  const entry = openEntryOf(execution);
+  return entry === null ? {} : { open_shard: `open-${entry.shard.toString(16)}`, open_until: entry.until };
 };
 
 /**
@@ -67,20 +72,6 @@ const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
 export const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
-/**
- * All of `conditions` (each one term, never an OR), and `unset` (an attribute) absent or NULL when
- * named. That last part is written out as two conjunctions joined by OR, not as a parenthesized
- * OR: the same condition to DynamoDB (AND binds tighter than OR), and one the local store's
- * expression parser reads in a fraction of the time (a parenthesized group costs it about a third
- * of a millisecond per write).
- */
-export const conditionOf = (conditions: readonly string[], unset?: string): string =>
-  unset === undefined
-    ? conditions.join(' AND ')
-    : [`attribute_not_exists(${unset})`, `attribute_type(${unset}, :null)`]
-        .map((either) => [...conditions, either].join(' AND '))
-        .join(' OR ');
-
 /** Page cursors are opaque to callers: JSON in base64url, checked against its shape on the way back. */
 const Cursor = z.record(z.string(), z.string());
 /** Where a listing of open calls goes on: the index partition, and the key within it. */
@@ -89,36 +80,13 @@ const encodeCursor = (position: unknown): string => Buffer.from(JSON.stringify(p
 const decodeCursor = <S extends z.ZodType>(cursor: string, shape: S): z.infer<S> =>
   shape.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
 
-/** DynamoDB's answers that mean "not now": nothing was written, and the same request may work shortly. */
-const throttlingErrors = new Set([
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'ThrottlingException',
-  'LimitExceededException',
-]);
-const isTemporaryFault = (error: unknown): boolean =>
-  error instanceof Error && (('$fault' in error && error.$fault === 'server') || throttlingErrors.has(error.name));
-
 export class DynamoDbExecutionStore implements ExecutionStore {
+  /** `log` hears of a held call's place that could not be given back. */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {
-    // Once the SDK's own retries are spent, a fault on the store's side is one kind of error the
-    // callers know: a call refused with nothing sent, not an internal fault of unknown outcome.
-    client.middlewareStack.add(
-      (next) => async (args) => {
-        try {
-          return await next(args);
-        } catch (error) {
-          throw isTemporaryFault(error)
-            ? new StoreUnavailableError('The execution store is unavailable.', { cause: error })
-            : error;
-        }
-      },
-      { step: 'initialize', name: 'storeUnavailable', override: true },
-    );
-  }
+    private readonly log: Log,
+  ) {}
 
   async create(execution: Execution): Promise<CreateResult> {
     try {
@@ -162,101 +130,13 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     return readItem(Items[0]);
   }
 
+  // async: a move the lifecycle refuses is a rejected promise, as every other fault of a write.
   async transition(key: ExecutionKey, change: TransitionRequest): Promise<TransitionResult> {
-    checkTransition(change.from, change.to);
-    const names: Record<string, string> = { '#status': 'status' };
-    const values: Record<string, unknown> = {
-      ':from': change.from,
-      ':to': change.to,
-      ':at': change.at,
-      ':change': [{ status: change.to, at: change.at }],
-    };
-    const sets = ['#status = :to', 'updated_at = :at', 'history = list_append(history, :change)'];
-    this.patchInto(change.patch ?? {}, names, values, sets);
-    if (terminalStatuses.has(change.to)) {
-      // Final: kept for the call's own retention from now, in this same write.
-      values[':final_s'] = epochSeconds(change.at);
-      values[':default_retention_s'] = retentionSeconds(defaultRetentionMs);
-      sets.push('retain_until = :final_s + if_not_exists(retention_s, :default_retention_s)');
-    }
-    const conditions = ['#status = :from'];
-    if (change.guard?.argumentsHash !== undefined) {
-      values[':hash'] = change.guard.argumentsHash;
-      conditions.push('arguments_hash = :hash');
-    }
-    if (change.guard?.notExpiredAt !== undefined) {
-      values[':now'] = change.guard.notExpiredAt;
-      conditions.push('expires_at > :now');
-    }
-    // A confirmation the customer already gave is never answered again.
-    const unanswered = change.guard?.customerUnanswered === true ? 'customer_confirmed_at' : undefined;
-    if (unanswered !== undefined) values[':null'] = 'NULL';
-    // A call that is over leaves the index of waiting calls.
-    const removes = openStatuses.has(change.to) ? [] : ['open_shard', 'open_until'];
-    const result = await this.update(key, sets, conditions, names, values, removes, unanswered);
-    if (result.kind === 'applied' && change.from === 'pending_approval') {
-      // The call no longer waits: its agent's place is free. Should this write fail (or the process
-      // stop first), the place is given back by the next reservation that finds the agent full.
-      await this.releasePending(key.agent_id, [key.execution_id]).catch(() => undefined);
-    }
-    return result;
-  }
-
-  private patchInto(
-    patch: ExecutionPatch,
-    names: Record<string, string>,
-    values: Record<string, unknown>,
-    sets: string[],
-  ) {
-    for (const [field, value] of Object.entries(patch)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      sets.push(`#${field} = :${field}`);
-    }
-  }
-
-  /** One conditional update of an existing execution; a failed condition is a conflict. */
-  private async update(
-    key: ExecutionKey,
-    sets: string[],
-    conditions: string[],
-    names: Record<string, string>,
-    values: Record<string, unknown>,
-    removes: readonly string[] = [],
-    unset?: string,
-  ): Promise<TransitionResult> {
-    try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { execution_id: key.execution_id, agent_id: key.agent_id },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: conditionOf(['attribute_exists(execution_id)', ...conditions], unset),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      const execution = readItem(Attributes);
-      if (execution === undefined) throw new Error('The store returned no attributes for an applied update.');
-      return { kind: 'applied', execution };
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return { kind: 'conflict', current: await this.getOwned(key) };
-    }
+    return this.persist(key, legalPlan(change));
   }
 
   claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult> {
-    return this.update(
-      key,
-      ['claimed_at = :claimed', 'deadline_at = :deadline', 'open_until = :deadline', 'updated_at = :claimed'],
-      ['#status = :approved'],
-      { '#status': 'status' },
-      { ':approved': 'approved', ':claimed': claim.at, ':deadline': claim.deadline, ':null': 'NULL' },
-      [],
-      'claimed_at',
-    );
+    return this.persist(key, planClaim(claim));
   }
 
   annotate(
@@ -265,23 +145,29 @@ export class DynamoDbExecutionStore implements ExecutionStore {
     patch: ExecutionPatch,
     onlyIfUnset?: keyof ExecutionPatch,
   ): Promise<TransitionResult> {
-    const names: Record<string, string> = { '#status': 'status' };
-    const values: Record<string, unknown> = { ':status': status };
-    const sets: string[] = [];
-    this.patchInto(patch, names, values, sets);
-    if (onlyIfUnset !== undefined) {
-      values[':null'] = 'NULL';
-      names['#unset'] = onlyIfUnset;
+    return this.persist(key, planAnnotation(status, patch, onlyIfUnset));
+  }
+
+  /** One conditional update of an existing execution, as the plan says; a failed condition is a conflict. */
+  private async persist(key: ExecutionKey, plan: WritePlan): Promise<TransitionResult> {
+    let execution: Execution | undefined;
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { execution_id: key.execution_id, agent_id: key.agent_id },
+          ...updateOf(plan),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      execution = readItem(Attributes);
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return { kind: 'conflict', current: await this.getOwned(key) };
     }
-    return this.update(
-      key,
-      sets,
-      ['#status = :status'],
-      names,
-      values,
-      [],
-      onlyIfUnset === undefined ? undefined : '#unset',
-    );
+    if (execution === undefined) throw new Error('The store returned no attributes for an applied update.');
+    await releasePlaceAfter(plan, key, (agentId, ids) => this.releasePending(agentId, ids), this.log);
+    return { kind: 'applied', execution };
   }
 
   async listOpen(options: { dueBefore?: string; limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {

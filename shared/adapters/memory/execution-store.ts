@@ -1,7 +1,8 @@
 // An execution store held in memory, for use-case tests and anything else that needs the port
-// without a database. It keeps the DynamoDB adapter's rules (test/contracts holds both to one
-// contract): each method is one atomic conditional step, and records are copied in and out.
-import { checkTransition, Execution, openStatuses } from '../../executions/execution.js';
+// without a database. It persists the domain's write plans as the DynamoDB adapter does
+// (test/contracts holds both to one contract): each write is one atomic conditional step, and
+// records are copied in and out.
+import { Execution, openStatuses } from '../../executions/execution.js';
 import { retainUntil } from '../../executions/retention.js';
 import type {
   ClaimRequest,
@@ -14,30 +15,24 @@ import type {
   TransitionRequest,
   TransitionResult,
 } from '../../executions/store.js';
+import {
+  applyPlan,
+  legalPlan,
+  type OpenEntry,
+  openEntryOf,
+  planAnnotation,
+  planClaim,
+  releasePlaceAfter,
+  type WritePlan,
+} from '../../executions/write-plan.js';
+import type { Log } from '../../log.js';
 import type { ExecutionStatus } from '../../result.js';
-
-/** Where a call waiting sits in the list of open calls: its partition, then its next deadline. */
-interface OpenEntry {
-  readonly shard: number;
-  readonly until: string;
-}
 
 interface Stored {
   execution: Execution;
   /** Null once the call has ended (as the DynamoDB adapter's sparse index drops it). */
   open: OpenEntry | null;
 }
-
-/** The same sixteen partitions as the DynamoDB adapter: the last hex digit of the id. */
-const shardOf = (executionId: string): number => Number.parseInt(executionId.slice(-1), 16);
-
-const openEntryOf = (execution: Execution): OpenEntry | null => {
-  if (!openStatuses.has(execution.status)) return null;
-  const shard = shardOf(execution.execution_id);
-  // An id not ending in a hex digit has no partition the listing reads, as in DynamoDB.
-  if (Number.isNaN(shard)) return null;
-  return { shard, until: execution.deadline_at ?? execution.expires_at ?? execution.updated_at };
-};
 
 const keyText = (key: ExecutionKey): string => `${key.execution_id}\u0000${key.agent_id}`;
 
@@ -92,6 +87,9 @@ export class MemoryExecutionStore implements ExecutionStore {
   /** Each agent's places for calls waiting for approval: the ids holding them. */
   private readonly places = new Map<string, Set<string>>();
 
+  /** `log` hears of a held call's place that could not be given back. */
+  constructor(private readonly log: Log) {}
+
   async create(execution: Execution): Promise<CreateResult> {
     const key = keyText(execution);
     if (this.records.has(key)) return { kind: 'exists' };
@@ -113,29 +111,19 @@ export class MemoryExecutionStore implements ExecutionStore {
     return stored === undefined ? undefined : copy(stored.execution);
   }
 
+  // async: a move the lifecycle refuses is a rejected promise, as every other fault of a write.
   async transition(key: ExecutionKey, change: TransitionRequest): Promise<TransitionResult> {
-    checkTransition(change.from, change.to);
+    return this.persist(key, legalPlan(change));
+  }
+
+  /** One atomic step: the plan applied to the record if it meets the plan's conditions, else a conflict. */
+  private async persist(key: ExecutionKey, plan: WritePlan): Promise<TransitionResult> {
     const stored = this.records.get(keyText(key));
-    if (stored === undefined || stored.execution.status !== change.from) return this.conflict(key);
-    const { argumentsHash, notExpiredAt, customerUnanswered } = change.guard ?? {};
-    if (customerUnanswered === true && stored.execution.customer_confirmed_at !== null) return this.conflict(key);
-    if (argumentsHash !== undefined && stored.execution.arguments_hash !== argumentsHash) return this.conflict(key);
-    if (notExpiredAt !== undefined) {
-      const expiresAt = stored.execution.expires_at;
-      if (expiresAt === null || !(expiresAt > notExpiredAt)) return this.conflict(key);
-    }
-    const next = Execution.parse({
-      ...withPatch(stored.execution, change.patch ?? {}),
-      status: change.to,
-      updated_at: change.at,
-      history: [...stored.execution.history, { status: change.to, at: change.at }],
-      retain_until: retainUntil(change.to, change.at, stored.execution.retention_s),
-    });
+    const next = stored === undefined ? null : applyPlan(stored.execution, plan);
+    if (stored === undefined || next === null) return this.conflict(key);
     stored.execution = next;
-    // A call that is over leaves the list of waiting calls.
-    if (!openStatuses.has(change.to)) stored.open = null;
-    // The call no longer waits for a decision: its agent's place is free.
-    if (change.from === 'pending_approval') await this.releasePending(key.agent_id, [key.execution_id]);
+    stored.open = openAfter(stored.open, plan);
+    await releasePlaceAfter(plan, key, (agentId, ids) => this.releasePending(agentId, ids), this.log);
     return { kind: 'applied', execution: copy(next) };
   }
 
@@ -152,33 +140,17 @@ export class MemoryExecutionStore implements ExecutionStore {
     return { ...page, items: page.items.map(copy) };
   }
 
-  async claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult> {
-    const stored = this.records.get(keyText(key));
-    if (stored === undefined || stored.execution.status !== 'approved' || stored.execution.claimed_at !== null) {
-      return this.conflict(key);
-    }
-    stored.execution = Execution.parse({
-      ...stored.execution,
-      claimed_at: claim.at,
-      deadline_at: claim.deadline,
-      updated_at: claim.at,
-    });
-    // The claim's deadline is now the call's next deadline in the list of waiting calls.
-    if (stored.open !== null) stored.open = { shard: stored.open.shard, until: claim.deadline };
-    return { kind: 'applied', execution: copy(stored.execution) };
+  claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult> {
+    return this.persist(key, planClaim(claim));
   }
 
-  async annotate(
+  annotate(
     key: ExecutionKey,
     status: ExecutionStatus,
     patch: ExecutionPatch,
     onlyIfUnset?: keyof ExecutionPatch,
   ): Promise<TransitionResult> {
-    const stored = this.records.get(keyText(key));
-    if (stored === undefined || stored.execution.status !== status) return this.conflict(key);
-    if (onlyIfUnset !== undefined && stored.execution[onlyIfUnset] !== null) return this.conflict(key);
-    stored.execution = Execution.parse(withPatch(stored.execution, patch));
-    return { kind: 'applied', execution: copy(stored.execution) };
+    return this.persist(key, planAnnotation(status, patch, onlyIfUnset));
   }
 
   async listOpen(options: { dueBefore?: string; limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
@@ -232,8 +204,9 @@ export class MemoryExecutionStore implements ExecutionStore {
   }
 }
 
-/** The record with the patch's set fields written over it (an unset field leaves the record's). */
-const withPatch = (execution: Execution, patch: ExecutionPatch): Record<string, unknown> => ({
-  ...execution,
-  ...Object.fromEntries(Object.entries(structuredClone(patch)).filter(([, value]) => value !== undefined)),
-});
+/** The entry a call has in the list of open calls after the plan's write (as the sparse index's). */
+const openAfter = (open: OpenEntry | null, plan: WritePlan): OpenEntry | null => {
+  const change = plan.openIndex;
+  if (change.kind === 'leave') return null;
+  return change.kind === 'due' && open !== null ? { shard: open.shard, until: change.until } : open;
+};

@@ -22,6 +22,7 @@ import type { Customer } from '../../../shared/approvals/approver.js';
 import { encodeSession, HmacSessionSigner, newSignIn } from '../../../shared/sessions/session.js';
 import { approvalDepsFor } from '../../support/approval-deps.js';
 import { ManualClock } from '../../support/clock.js';
+import { quietLog } from '../../support/logs.js';
 import { verifies } from '../../support/requirements.js';
 
 const started = Date.parse('2026-11-29T12:00:00.000Z');
@@ -159,7 +160,7 @@ class StandInProvider extends CustomerOidcSignIn {
 
 const consoleWith = (provider: StandInProvider, clock: ManualClock) =>
   createConsoleFunction({
-    services: approvalDepsFor(new MemoryExecutionStore(), clock),
+    services: approvalDepsFor(new MemoryExecutionStore(quietLog), clock),
     signer,
     sessions: new MemorySessionStore(),
     signIn: {

@@ -2,8 +2,10 @@
 // a parenthesized group, and the written condition means what the grouped one did.
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { conditionOf, DynamoDbExecutionStore } from '../../../shared/adapters/dynamodb/execution-store.js';
+import { DynamoDbExecutionStore } from '../../../shared/adapters/dynamodb/execution-store.js';
+import { conditionOf } from '../../../shared/adapters/dynamodb/plan-update.js';
 import { anExecution } from '../../support/executions.js';
+import { quietLog } from '../../support/logs.js';
 import { verifies } from '../../support/requirements.js';
 
 /** A client that records each command's condition and answers an applied update. */
@@ -13,8 +15,6 @@ const recordingClient = (conditions: string[]) =>
       if (command.input.ConditionExpression !== undefined) conditions.push(command.input.ConditionExpression);
       return { Attributes: anExecution() };
     },
-    // The store adds its fault mapping to the client's stack; the conditions are all this test reads.
-    middlewareStack: { add: () => undefined },
   }) as unknown as DynamoDBDocumentClient;
 
 /** Evaluates a condition of names, AND, OR and NOT over truth values (DynamoDB's precedence). */
@@ -35,7 +35,7 @@ describe('conditions on an unset attribute', () => {
     ),
     async () => {
       const conditions: string[] = [];
-      const store = new DynamoDbExecutionStore(recordingClient(conditions), 'executions');
+      const store = new DynamoDbExecutionStore(recordingClient(conditions), 'executions', quietLog);
       const key = { execution_id: anExecution().execution_id, agent_id: anExecution().agent_id };
       await store.annotate(key, 'pending_approval', { notified_at: '2026-01-01T00:00:00.000Z' }, 'notified_at');
       await store.claim(key, { at: '2026-01-01T00:00:00.000Z', deadline: '2026-01-01T00:01:00.000Z' });
@@ -50,7 +50,7 @@ describe('conditions on an unset attribute', () => {
       for (const condition of conditions) expect(condition).not.toMatch(/(^|[\s(])\(/);
       const unset = conditions.filter((condition) => condition.includes(':null'));
       expect(unset).toHaveLength(3);
-      for (const [index, name] of ['#unset', 'claimed_at', 'customer_confirmed_at'].entries()) {
+      for (const [index, name] of ['#notified_at', '#claimed_at', '#customer_confirmed_at'].entries()) {
         expect(unset[index]).toContain(` AND attribute_not_exists(${name}) OR `);
         expect(unset[index]).toMatch(new RegExp(` AND attribute_type\\(${name}, :null\\)$`));
       }
