@@ -22,7 +22,7 @@ import type {
 } from '../../executions/store.js';
 import type { ExecutionStatus } from '../../result.js';
 import { readItem } from './execution-items.js';
-import { DynamoDbExecutionListing } from './execution-listing.js';
+import { DynamoDbExecutionListing, listingAttributes } from './execution-listing.js';
 import { executionsTable } from './tables.js';
 
 const openIndex = executionsTable.globalSecondaryIndexes[1].indexName;
@@ -66,6 +66,16 @@ const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
 /** Whether a conditional write failed on its condition (DynamoDB and dynalite name it alike). */
 export const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
+
+/** A conditional write whose failed condition is an answer (false), not an error. */
+export const appliedUnlessConditionFailed = (write: Promise<unknown>): Promise<boolean> =>
+  write.then(
+    () => true,
+    (error: unknown) => {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    },
+  );
 
 /**
  * All of `conditions` (each one term, never an OR), and `unset` (an attribute) absent or NULL when
@@ -125,7 +135,11 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...itemOf(Execution.parse(execution)), ...openAttributes(execution) },
+          Item: {
+            ...itemOf(Execution.parse(execution)),
+            ...openAttributes(execution),
+            ...listingAttributes(execution),
+          },
           ConditionExpression: 'attribute_not_exists(execution_id)',
         }),
       );
