@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'undici';
 import { type Listening, listen } from '../infra/local/net.js';
+import { listingAttributes } from '../shared/adapters/dynamodb/execution-listing.js';
 import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
 import { defaultRetentionMs, epochSeconds, retentionSeconds } from '../shared/executions/retention.js';
@@ -83,6 +84,8 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
           history: [{ status: 'approved', at }],
           open_shard: 'open',
           open_until: deadline,
+          // The by-time index's attributes, written with every record the gateway makes.
+          ...listingAttributes({ execution_id: executionId, created_at: at }),
         },
         ConditionExpression: 'attribute_not_exists(execution_id)',
       }),
