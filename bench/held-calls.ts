@@ -196,37 +196,34 @@ interface HeldCallCost {
 
 const recordBytes = (execution: unknown): number => Buffer.byteLength(JSON.stringify(execution));
 
-export const heldCallCosts = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
-  heading('AWS cost of one held call: Step Functions state transitions and DynamoDB writes, per outcome');
-  const session = await signedIn(bed.runtime.baseUrl, approver.id, approver.password);
-  /** One held call decided at the console, from the hold to the end of its approval run. */
-  const decided = async (outcome: 'approve' | 'reject', ends: string): Promise<HeldCallCost> => {
-    bed.watch.resetStore();
-    const reads: BenchReads = { count: 0 };
-    const { executionId } = await holdRegistered(bed, bed.runtime, reads);
-    const { status } = await session.decide(executionId, await session.decisionForm(executionId), outcome);
-    if (status !== 303) throw new Error(`the ${outcome} POST answered ${status}`);
-    const final = await outcomeOf(bed.runtime, executionId, reads);
-    if (final?.status !== ends) throw new Error(`a call decided ${outcome} ended ${final?.status}`);
-    const states = await statesWhenDone(bed.runtime, executionId);
-    await sleep(20);
-    bed.erp.reset();
-    return {
-      states,
-      writes: bed.watch.storeWrites(),
-      reads: bed.watch.storeReads() - reads.count,
-      itemBytes: recordBytes(final),
-    };
+/** One held call decided at the console, from the hold to the end of its approval run. */
+const decidedCost = async (
+  bed: Bed,
+  session: Awaited<ReturnType<typeof signedIn>>,
+  outcome: 'approve' | 'reject',
+  ends: string,
+): Promise<HeldCallCost> => {
+  bed.watch.resetStore();
+  const reads: BenchReads = { count: 0 };
+  const { executionId } = await holdRegistered(bed, bed.runtime, reads);
+  const { status } = await session.decide(executionId, await session.decisionForm(executionId), outcome);
+  if (status !== 303) throw new Error(`the ${outcome} POST answered ${status}`);
+  const final = await outcomeOf(bed.runtime, executionId, reads);
+  if (final?.status !== ends) throw new Error(`a call decided ${outcome} ended ${final?.status}`);
+  const states = await statesWhenDone(bed.runtime, executionId);
+  await sleep(20);
+  bed.erp.reset();
+  return {
+    states,
+    writes: bed.watch.storeWrites(),
+    reads: bed.watch.storeReads() - reads.count,
+    itemBytes: recordBytes(final),
   };
-  const approved: HeldCallCost[] = [];
-  const rejected: HeldCallCost[] = [];
-  for (let trial = 0; trial < plan.outcomeTrials; trial += 1) {
-    approved.push(await decided('approve', 'succeeded'));
-    rejected.push(await decided('reject', 'rejected'));
-  }
-  // Expiry needs a short approval time: a second runtime, on a copy of the configuration.
+};
+
+/** One held call nobody decides. Expiry needs a short approval time: a second runtime, on a copy of the configuration. */
+const expiredCost = async (bed: Bed): Promise<HeldCallCost> => {
   const expiring = await bed.startExpiringRuntime();
-  const expired: HeldCallCost[] = [];
   const watch = new WireWatch(portOf(expiring.runtime.dynamodbEndpoint), null);
   try {
     const reads: BenchReads = { count: 0 };
@@ -235,27 +232,34 @@ export const heldCallCosts = async (bed: Bed, plan: Plan, measured: Measured): P
     if (outcome?.status !== 'expired') throw new Error(`an undecided call ended ${outcome?.status}`);
     const states = await statesWhenDone(expiring.runtime, executionId);
     await sleep(20);
-    expired.push({
+    return {
       states,
       writes: watch.storeWrites(),
       reads: watch.storeReads() - reads.count,
       itemBytes: recordBytes(outcome),
-    });
+    };
   } finally {
     watch.close();
     await expiring.stop();
   }
-  const outcomes = [
-    ['approved', approved],
-    ['rejected', rejected],
-    ['expired (1 s approval time)', expired],
-  ] as const;
+};
+
+type Outcomes = readonly (readonly [string, readonly HeldCallCost[]])[];
+
+/** The worst case of each outcome: transitions, writes, reads, the record's size. */
+const worstOf = (outcomes: Outcomes) => {
   const worst = (costs: readonly HeldCallCost[], of: (cost: HeldCallCost) => number) =>
     costs.length === 0 ? Number.NaN : Math.max(...costs.map(of));
-  const transitions = outcomes.map(([, costs]) => worst(costs, (cost) => cost.states.length));
-  const writes = outcomes.map(([, costs]) => worst(costs, (cost) => cost.writes));
-  const reads = outcomes.map(([, costs]) => worst(costs, (cost) => cost.reads));
-  const itemBytes = outcomes.map(([, costs]) => worst(costs, (cost) => cost.itemBytes));
+  return {
+    transitions: outcomes.map(([, costs]) => worst(costs, (cost) => cost.states.length)),
+    writes: outcomes.map(([, costs]) => worst(costs, (cost) => cost.writes)),
+    reads: outcomes.map(([, costs]) => worst(costs, (cost) => cost.reads)),
+    itemBytes: outcomes.map(([, costs]) => worst(costs, (cost) => cost.itemBytes)),
+  };
+};
+
+const printCosts = (outcomes: Outcomes, worst: ReturnType<typeof worstOf>): void => {
+  const { transitions, writes, reads, itemBytes } = worst;
   table([
     ['outcome', 'transitions', 'states entered', 'DynamoDB writes', 'reads', 'record', 'calls'],
     ...outcomes.map(([name, costs], index) => [
@@ -273,6 +277,26 @@ export const heldCallCosts = async (bed: Bed, plan: Plan, measured: Measured): P
     "reads: the gateway's own (the console's, the approval run's), without the bench's looks at the record; " +
       "record: the call's item at the end, as JSON",
   );
+};
+
+export const heldCallCosts = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
+  heading('AWS cost of one held call: Step Functions state transitions and DynamoDB writes, per outcome');
+  const session = await signedIn(bed.runtime.baseUrl, approver.id, approver.password);
+  const approved: HeldCallCost[] = [];
+  const rejected: HeldCallCost[] = [];
+  for (let trial = 0; trial < plan.outcomeTrials; trial += 1) {
+    approved.push(await decidedCost(bed, session, 'approve', 'succeeded'));
+    rejected.push(await decidedCost(bed, session, 'reject', 'rejected'));
+  }
+  const expired: HeldCallCost[] = [await expiredCost(bed)];
+  const outcomes = [
+    ['approved', approved],
+    ['rejected', rejected],
+    ['expired (1 s approval time)', expired],
+  ] as const;
+  const worst = worstOf(outcomes);
+  printCosts(outcomes, worst);
+  const { transitions, writes, reads, itemBytes } = worst;
   const use = (index: number) => ({
     writes: writes[index] ?? Number.NaN,
     reads: reads[index] ?? Number.NaN,
