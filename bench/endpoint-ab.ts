@@ -26,7 +26,8 @@ import { uuidV7Ids } from '../shared/ids.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
 import { createMcpEndpoint, type McpEndpoint } from '../shared/mcp/endpoint.js';
 import type { McpServices } from '../shared/mcp/server.js';
-import { directAmount, toolCall, unlimitedDemo } from './bed.js';
+import { directAmount, toolCall } from './bed.js';
+import { unlimitedDemo } from './demo-runtime.js';
 import { median, ms, signedMs } from './stats.js';
 
 const refused = (what: string) => async (): Promise<never> => {

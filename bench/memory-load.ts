@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startDemoErp } from '../examples/erp/server.js';
 import { projectPath } from '../infra/paths.js';
-import { directCallTarget, unlimitedDemo } from './bed.js';
+import { directCallTarget } from './bed.js';
+import { unlimitedDemo } from './demo-runtime.js';
 import { InspectorSession, inspectorUrlIn } from './inspector.js';
 import { LoadClient } from './load.js';
 import { flatBytesPer10kCalls, growthPer10kCalls, type MemorySample } from './memory-growth.js';
@@ -133,7 +134,10 @@ interface Bed {
  * The demo ERP, the demo organization and the gateway in a process of its own on a fresh data
  * folder, its inspector open; each thing started leaves its closer in `closers`.
  */
-const startMeasuredGateway = async (closers: (() => Promise<unknown>)[], spawned: (child: ChildProcess) => void): Promise<Bed> => {
+const startMeasuredGateway = async (
+  closers: (() => Promise<unknown>)[],
+  spawned: (child: ChildProcess) => void,
+): Promise<Bed> => {
   const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-memory-'));
   closers.push(() => rm(folder, { recursive: true, force: true }));
   const erp = await startDemoErp({ port: 0 });
