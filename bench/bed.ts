@@ -3,19 +3,14 @@
 // the demo configuration; the reference servers (minimal with the same store, minimal without a
 // store, the MCP SDK's stateless server); the load generator's thread; and the wire watch on the
 // store's and the ERP's ports.
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Pool } from 'undici';
 import { type DemoErp, demoErpApiKey, startDemoErp } from '../examples/erp/server.js';
 import { documentClient, ensureTables, localAwsClientConfig } from '../infra/local/dynamodb.js';
-import { LocalOptions } from '../infra/local/options.js';
-import { type LocalRuntime, startLocalRuntime } from '../infra/local/runtime.js';
-import { projectPath } from '../infra/paths.js';
+import type { LocalRuntime } from '../infra/local/runtime.js';
 import { executionsTable } from '../shared/adapters/dynamodb/tables.js';
-import type { Execution } from '../shared/executions/execution.js';
 import { ResultObject } from '../shared/result.js';
+import { startExpiringRuntime, startRuntime, unlimitedDemo } from './demo-runtime.js';
 import { LoadClient, type Target } from './load.js';
 import { type MinimalServer, startMinimalServer } from './minimal-server.js';
 import { type SdkServer, startSdkServer } from './sdk-server.js';
@@ -83,38 +78,6 @@ const resultOf = (text: string): ResultObject => {
   return ResultObject.parse(structured);
 };
 
-export const startRuntime = (config: string, erpUrl: string): Promise<LocalRuntime> =>
-  startLocalRuntime(
-    LocalOptions.parse({ port: '0', grpcPort: '0', demoToolsPort: '0', memory: true, demoErp: false, config }),
-    {
-      // The demo MCP server is not run here; nothing the benchmark calls is on it.
-      variables: { DEMO_ERP_URL: erpUrl, DEMO_MCP_URL: 'http://127.0.0.1:9/mcp' },
-      logLevel: 'ERROR',
-    },
-  );
-
-/**
- * The demo organization with its one agent's limits (settings.limits) raised out of the way: the
- * bench measures the gateway's own cost at full speed, not the limits.
- */
-export const unlimitedDemo = async (): Promise<{ config: string; remove: () => Promise<void> }> => {
-  const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-org-'));
-  const remove = () => rm(folder, { recursive: true, force: true });
-  try {
-    await cp(projectPath('examples'), folder, { recursive: true });
-    const config = join(folder, 'gateway.config.yaml');
-    const text = await readFile(config, 'utf8');
-    if (!text.includes('\nsettings:\n')) throw new Error('the demo configuration has no settings block');
-    const limits =
-      '  limits: { concurrent_requests: 10000, requests_per_second: 100000, burst: 100000, pending_calls: 1000 }\n';
-    await writeFile(config, text.replace('\nsettings:\n', `\nsettings:\n${limits}`));
-    return { config, remove };
-  } catch (error) {
-    await remove();
-    throw error;
-  }
-};
-
 /** The bed's direct call (a purchase order of 250, run at once) to another gateway at this origin. */
 export const directCallTarget = (name: string, description: string, origin: string): Target =>
   target(name, description, origin, directAmount, '"status":"succeeded"');
@@ -158,6 +121,112 @@ export interface Bed {
   close(): Promise<void>;
 }
 
+/** One tools/call to a gateway (at `defaultBaseUrl` unless told), untimed: its result object. */
+const callerOf =
+  (defaultBaseUrl: string) =>
+  async (amount: string, baseUrl = defaultBaseUrl): Promise<ResultObject> => {
+    const { body, headers } = toolCall(amount);
+    const agent = new Pool(baseUrl, { connections: 1 });
+    try {
+      const response = await agent.request({ path: '/mcp', method: 'POST', headers, body });
+      const text = await response.body.text();
+      if (response.statusCode !== 200) throw new Error(`tools/call answered ${response.statusCode}: ${text}`);
+      return resultOf(text);
+    } finally {
+      await agent.close();
+    }
+  };
+
+interface ReferenceServers {
+  readonly minimal: MinimalServer;
+  readonly bare: MinimalServer;
+  readonly sdk: SdkServer;
+}
+
+/**
+ * The reference servers; each started leaves its closer in `closers`. The minimal server writes
+ * items shaped like the gateway's own (its first direct call's record), to a table of the same
+ * definition in the same store.
+ */
+const startReferenceServers = async (
+  closers: (() => Promise<void>)[],
+  erp: DemoErp,
+  runtime: LocalRuntime,
+  call: (amount: string) => Promise<ResultObject>,
+): Promise<ReferenceServers> => {
+  const first = await call(directAmount);
+  const template = first.execution_id === null ? undefined : await runtime.store.get(first.execution_id);
+  if (first.status !== 'succeeded' || template === undefined) {
+    throw new Error(`the gateway's first direct call ended ${first.status} ${first.code ?? ''}`);
+  }
+  const storeClient = new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials));
+  closers.push(async () => storeClient.destroy());
+  await ensureTables(storeClient, [{ definition: executionsTable, tableName: minimalTable }]);
+  const system = runtime.config().systems.find((candidate) => candidate.key === 'erp');
+  const minimal: MinimalServer = await startMinimalServer({
+    erpUrl: erp.url,
+    erpApiKey: demoErpApiKey,
+    deadlineMs: system?.timeout ?? 10_000,
+    store: { documents: documentClient(storeClient), tableName: minimalTable, template },
+  });
+  closers.push(() => minimal.close());
+  const bare = await startMinimalServer({
+    erpUrl: erp.url,
+    erpApiKey: demoErpApiKey,
+    deadlineMs: system?.timeout ?? 10_000,
+    store: null,
+  });
+  closers.push(() => bare.close());
+  const sdk: SdkServer = await startSdkServer({ erpUrl: erp.url, erpApiKey: demoErpApiKey });
+  closers.push(() => sdk.close());
+  return { minimal, bare, sdk };
+};
+
+/** What the measurements drive: the gateway's direct, held and read calls, and the references'. */
+const bedTargets = (runtime: LocalRuntime, references: ReferenceServers): Bed['targets'] => {
+  const succeeded = '"status":"succeeded"';
+  const { minimal, sdk, bare } = references;
+  return {
+    gateway: target(
+      'gateway',
+      'the local runtime: HTTP front, MCP SDK, policy, two store writes, system call',
+      runtime.baseUrl,
+      directAmount,
+      succeeded,
+    ),
+    minimal: target(
+      'minimal',
+      'the same system call and the same two store writes, nothing else',
+      minimal.url,
+      directAmount,
+      succeeded,
+    ),
+    sdk: target(
+      'SDK',
+      'the MCP SDK stateless server and the same system call, no store',
+      sdk.url,
+      directAmount,
+      succeeded,
+    ),
+    bare: target('bare', 'the same system call only', bare.url, directAmount, succeeded),
+    held: target(
+      'gateway (held)',
+      'the local runtime holding the call for approval',
+      runtime.baseUrl,
+      heldAmount,
+      '"status":"pending_approval"',
+    ),
+    read: {
+      name: 'gateway (read)',
+      description: 'the local runtime: a direct read, erp.shipments.track',
+      origin: runtime.baseUrl,
+      path: '/mcp',
+      ...readCall(),
+      expect: succeeded,
+    },
+  };
+};
+
 export const startBed = async (): Promise<Bed> => {
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
@@ -172,116 +241,18 @@ export const startBed = async (): Promise<Bed> => {
     closers.push(() => runtime.stop());
     const watch = new WireWatch(portOf(runtime.dynamodbEndpoint), erp.port);
     closers.push(async () => watch.close());
-    const call = async (amount: string, baseUrl = runtime.baseUrl): Promise<ResultObject> => {
-      const { body, headers } = toolCall(amount);
-      const agent = new Pool(baseUrl, { connections: 1 });
-      try {
-        const response = await agent.request({ path: '/mcp', method: 'POST', headers, body });
-        const text = await response.body.text();
-        if (response.statusCode !== 200) throw new Error(`tools/call answered ${response.statusCode}: ${text}`);
-        return resultOf(text);
-      } finally {
-        await agent.close();
-      }
-    };
-
-    // The minimal server writes items shaped like the gateway's own, to a table of the same
-    // definition in the same store.
-    const first = await call(directAmount);
-    const template = first.execution_id === null ? undefined : await runtime.store.get(first.execution_id);
-    if (first.status !== 'succeeded' || template === undefined) {
-      throw new Error(`the gateway's first direct call ended ${first.status} ${first.code ?? ''}`);
-    }
-    const storeClient = new DynamoDBClient(localAwsClientConfig(runtime.dynamodbEndpoint, runtime.awsCredentials));
-    closers.push(async () => storeClient.destroy());
-    await ensureTables(storeClient, [{ definition: executionsTable, tableName: minimalTable }]);
-    const system = runtime.config().systems.find((candidate) => candidate.key === 'erp');
-    const minimal: MinimalServer = await startMinimalServer({
-      erpUrl: erp.url,
-      erpApiKey: demoErpApiKey,
-      deadlineMs: system?.timeout ?? 10_000,
-      store: { documents: documentClient(storeClient), tableName: minimalTable, template: template as Execution },
-    });
-    closers.push(() => minimal.close());
-    const bare = await startMinimalServer({
-      erpUrl: erp.url,
-      erpApiKey: demoErpApiKey,
-      deadlineMs: system?.timeout ?? 10_000,
-      store: null,
-    });
-    closers.push(() => bare.close());
-    const sdk: SdkServer = await startSdkServer({ erpUrl: erp.url, erpApiKey: demoErpApiKey });
-    closers.push(() => sdk.close());
+    const call = callerOf(runtime.baseUrl);
+    const references = await startReferenceServers(closers, erp, runtime, call);
     const load = new LoadClient();
     closers.push(() => load.close());
-
-    const succeeded = '"status":"succeeded"';
     return {
       erp,
       runtime,
       watch,
       load,
-      targets: {
-        gateway: target(
-          'gateway',
-          'the local runtime: HTTP front, MCP SDK, policy, two store writes, system call',
-          runtime.baseUrl,
-          directAmount,
-          succeeded,
-        ),
-        minimal: target(
-          'minimal',
-          'the same system call and the same two store writes, nothing else',
-          minimal.url,
-          directAmount,
-          succeeded,
-        ),
-        sdk: target(
-          'SDK',
-          'the MCP SDK stateless server and the same system call, no store',
-          sdk.url,
-          directAmount,
-          succeeded,
-        ),
-        bare: target('bare', 'the same system call only', bare.url, directAmount, succeeded),
-        held: target(
-          'gateway (held)',
-          'the local runtime holding the call for approval',
-          runtime.baseUrl,
-          heldAmount,
-          '"status":"pending_approval"',
-        ),
-        read: {
-          name: 'gateway (read)',
-          description: 'the local runtime: a direct read, erp.shipments.track',
-          origin: runtime.baseUrl,
-          path: '/mcp',
-          ...readCall(),
-          expect: succeeded,
-        },
-      },
+      targets: bedTargets(runtime, references),
       call,
-      startExpiringRuntime: async () => {
-        const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-org-'));
-        try {
-          await cp(projectPath('examples'), folder, { recursive: true });
-          const config = join(folder, 'gateway.config.yaml');
-          const text = await readFile(config, 'utf8');
-          if (!text.includes('approval_time: 24h')) throw new Error('the demo configuration has no approval_time: 24h');
-          await writeFile(config, text.replace('approval_time: 24h', 'approval_time: 1s'));
-          const expiring = await startRuntime(config, erp.url);
-          return {
-            runtime: expiring,
-            stop: async () => {
-              await expiring.stop();
-              await rm(folder, { recursive: true, force: true });
-            },
-          };
-        } catch (error) {
-          await rm(folder, { recursive: true, force: true });
-          throw error;
-        }
-      },
+      startExpiringRuntime: () => startExpiringRuntime(erp.url),
       close,
     };
   } catch (error) {

@@ -173,91 +173,109 @@ const functionEnvironment = (store: LocalDynamoDb, pushed: PushedConfiguration):
   STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:111111111111:stateMachine:approvals',
 });
 
+/** The store, the ERP, the pushed configuration, the MCP bundle with the probe beside it; each leaves its closer. */
+const prepareProbe = async (closers: (() => Promise<unknown>)[], folder: string) => {
+  const store = await startLocalDynamoDb({ dataPath: null });
+  closers.push(() => store.close());
+  await ensureTables(store.client, [
+    { definition: executionsTable, tableName: tables.executions },
+    { definition: configTable, tableName: tables.config },
+  ]);
+  const erp = await startDemoErp({ port: 0 });
+  closers.push(() => erp.close());
+  // The pushed configuration names the demo's systems; the call reaches the ERP only.
+  const pushed = await pushDemoConfiguration(store, tables.config, folder, {
+    DEMO_ERP_URL: erp.url,
+    DEMO_CALL_TOOL_URL: `${closedPort}/tool/call-tool`,
+  });
+  closers.push(() => pushed.close());
+  line(pushed.output);
+  const workspace = await bundleFunctions();
+  closers.push(() => workspace.remove());
+  const mcp = workspace.bundles.find((bundle) => bundle.name === 'mcp');
+  if (mcp === undefined) throw new Error('no mcp bundle');
+  const probe = join(dirname(mcp.file), 'first-call-probe.mjs');
+  await copyFile(fileURLToPath(new URL('./first-call-probe.mjs', import.meta.url)), probe);
+  const events = join(folder, 'events.json');
+  await writeFile(events, JSON.stringify(probeEvents(portOf(store.endpoint), erp.port)));
+  return { probe, events, env: functionEnvironment(store, pushed), erp };
+};
+
+/** The medians of the runs, as a table; the import and the first call's. */
+const printTimes = (runs: readonly ProbeResult[]) => {
+  const of = (pick: (run: ProbeResult) => number) => median(runs.map(pick));
+  const importMs = of((run) => run.importMs);
+  const firstMs = of((run) => run.firstMs);
+  const coldMs = of((run) => run.importMs + run.firstMs);
+  const readMs = median(runs.flatMap((run) => run.readsMs));
+  const writeMs = median(runs.flatMap((run) => run.writesMs));
+  table([
+    ['', 'median'],
+    ['import of the bundle', ms(importMs, 0)],
+    ['first tools/call (configuration, Cedar, the read)', ms(firstMs, 0)],
+    ['import + first call', ms(coldMs, 0)],
+    [
+      'second tools/call (the same read)',
+      ms(
+        of((run) => run.secondMs),
+        1,
+      ),
+    ],
+    [`warm direct read (${warmCalls} per process)`, ms(readMs, 1)],
+    [`warm direct write (${warmCalls} per process)`, ms(writeMs, 1)],
+    [
+      'process spawn → first answer (wall)',
+      ms(
+        of((run) => run.wallMs),
+        0,
+      ),
+    ],
+  ]);
+  return { importMs, firstMs, coldMs, readMs, writeMs };
+};
+
+/**
+ * The first call split at the requests it sent: until the configuration is read, from there to the
+ * system call (parsing it, building Cedar, deciding), and the system call to the answer.
+ */
+const printFirstCall = (runs: readonly ProbeResult[], firstMs: number, plan: Plan): void => {
+  const of = (pick: (run: ProbeResult) => number) => median(runs.map(pick));
+  const sentAt = (run: ProbeResult, pick: (sent: Sent) => boolean) => run.sent.find(pick)?.ms ?? Number.NaN;
+  const configRead = of((run) => sentAt(run, (sent) => sent.to === 'store'));
+  const systemCall = of((run) => sentAt(run, (sent) => sent.to === 'system'));
+  line(
+    `the first call by what it sent: first store request (the configuration) at ${ms(configRead, 0)}, ` +
+      `the system call at ${ms(systemCall, 0)}, answered at ${ms(firstMs, 0)}`,
+  );
+  line(
+    `its requests (first run): ${runs[0]?.sent.map((sent) => `${sent.to} ${sent.what} @${sent.ms.toFixed(0)}`).join(', ') ?? ''}`,
+  );
+  const loadedFetch = runs.filter((run) => run.fetchLoaded).length;
+  line(
+    `Node's own fetch implementation loaded by the first call: ${loadedFetch === 0 ? 'in no process' : `in ${loadedFetch} of ${runs.length} processes (a plain call needs none of it: a lazy web global was read)`}`,
+  );
+  line(
+    `${plan.firstCallRuns} fresh node processes with the function's environment (NODE_OPTIONS=--enable-source-maps); ` +
+      'erp.shipments.track for procurement-agent, a direct read',
+  );
+  line(
+    'configuration from the config table pointer and the bundles bucket (dynalite, S3 and KMS stand-ins on loopback), pushed by npm run config:push',
+  );
+};
+
 export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> => {
   heading('MCP function: first tools/call in a fresh process (import, configuration, Cedar, the call)');
   const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-first-call-'));
   const closers: (() => Promise<unknown>)[] = [() => rm(folder, { recursive: true, force: true })];
   try {
-    const store = await startLocalDynamoDb({ dataPath: null });
-    closers.push(() => store.close());
-    await ensureTables(store.client, [
-      { definition: executionsTable, tableName: tables.executions },
-      { definition: configTable, tableName: tables.config },
-    ]);
-    const erp = await startDemoErp({ port: 0 });
-    closers.push(() => erp.close());
-    // The pushed configuration names the demo's systems; the call reaches the ERP only.
-    const pushed = await pushDemoConfiguration(store, tables.config, folder, {
-      DEMO_ERP_URL: erp.url,
-      DEMO_CALL_TOOL_URL: `${closedPort}/tool/call-tool`,
-    });
-    closers.push(() => pushed.close());
-    line(pushed.output);
-    const workspace = await bundleFunctions();
-    closers.push(() => workspace.remove());
-    const mcp = workspace.bundles.find((bundle) => bundle.name === 'mcp');
-    if (mcp === undefined) throw new Error('no mcp bundle');
-    const probe = join(dirname(mcp.file), 'first-call-probe.mjs');
-    await copyFile(fileURLToPath(new URL('./first-call-probe.mjs', import.meta.url)), probe);
-    const events = join(folder, 'events.json');
-    await writeFile(events, JSON.stringify(probeEvents(portOf(store.endpoint), erp.port)));
-    const env = functionEnvironment(store, pushed);
+    const { probe, events, env, erp } = await prepareProbe(closers, folder);
     const runs: ProbeResult[] = [];
     for (let run = 0; run < plan.firstCallRuns; run += 1) {
       runs.push(await runChild(probe, events, env));
       erp.reset();
     }
-    const of = (pick: (run: ProbeResult) => number) => median(runs.map(pick));
-    const importMs = of((run) => run.importMs);
-    const firstMs = of((run) => run.firstMs);
-    const coldMs = of((run) => run.importMs + run.firstMs);
-    const readMs = median(runs.flatMap((run) => run.readsMs));
-    const writeMs = median(runs.flatMap((run) => run.writesMs));
-    table([
-      ['', 'median'],
-      ['import of the bundle', ms(importMs, 0)],
-      ['first tools/call (configuration, Cedar, the read)', ms(firstMs, 0)],
-      ['import + first call', ms(coldMs, 0)],
-      [
-        'second tools/call (the same read)',
-        ms(
-          of((run) => run.secondMs),
-          1,
-        ),
-      ],
-      [`warm direct read (${warmCalls} per process)`, ms(readMs, 1)],
-      [`warm direct write (${warmCalls} per process)`, ms(writeMs, 1)],
-      [
-        'process spawn → first answer (wall)',
-        ms(
-          of((run) => run.wallMs),
-          0,
-        ),
-      ],
-    ]);
-    // The first call split at the requests it sent: until the configuration is read, from there
-    // to the system call (parsing it, building Cedar, deciding), and the system call to the answer.
-    const sentAt = (run: ProbeResult, pick: (sent: Sent) => boolean) => run.sent.find(pick)?.ms ?? Number.NaN;
-    const configRead = of((run) => sentAt(run, (sent) => sent.to === 'store'));
-    const systemCall = of((run) => sentAt(run, (sent) => sent.to === 'system'));
-    line(
-      `the first call by what it sent: first store request (the configuration) at ${ms(configRead, 0)}, ` +
-        `the system call at ${ms(systemCall, 0)}, answered at ${ms(firstMs, 0)}`,
-    );
-    line(
-      `its requests (first run): ${runs[0]?.sent.map((sent) => `${sent.to} ${sent.what} @${sent.ms.toFixed(0)}`).join(', ') ?? ''}`,
-    );
-    const loadedFetch = runs.filter((run) => run.fetchLoaded).length;
-    line(
-      `Node's own fetch implementation loaded by the first call: ${loadedFetch === 0 ? 'in no process' : `in ${loadedFetch} of ${runs.length} processes (a plain call needs none of it: a lazy web global was read)`}`,
-    );
-    line(
-      `${plan.firstCallRuns} fresh node processes with the function's environment (NODE_OPTIONS=--enable-source-maps); ` +
-        'erp.shipments.track for procurement-agent, a direct read',
-    );
-    line(
-      'configuration from the config table pointer and the bundles bucket (dynalite, S3 and KMS stand-ins on loopback), pushed by npm run config:push',
-    );
+    const { importMs, firstMs, coldMs, readMs, writeMs } = printTimes(runs);
+    printFirstCall(runs, firstMs, plan);
     measured.handlerMs.directRead = readMs;
     measured.handlerMs.directWrite = writeMs;
     return [

@@ -1,6 +1,6 @@
 // Held calls (erp.purchase_orders.create for 1500: the policy holds it for finance): the reply
-// the agent gets, the time from an approver's click to the system call, and what one held call
-// costs in AWS terms (Step Functions state transitions, DynamoDB writes) per outcome.
+// the agent gets and the time from an approver's click to the system call; and the steps the
+// measurements of held calls share (held-call-costs.ts prices one per outcome).
 import { performance } from 'node:perf_hooks';
 import type { LocalRuntime } from '../infra/local/runtime.js';
 import { decide } from '../shared/use-cases/approver-decisions.js';
@@ -12,9 +12,8 @@ import type { Measured } from './measured.js';
 import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
 import { median, ms } from './stats.js';
-import { WireWatch } from './wire-watch.js';
 
-const sleep = (delayMs: number) => new Promise((resolve) => setTimeout(resolve, delayMs));
+export const sleep = (delayMs: number) => new Promise((resolve) => setTimeout(resolve, delayMs));
 
 export const heldReply = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
   heading('Reply to a held call (pending_approval), latency mode');
@@ -90,7 +89,7 @@ export const rejectOpenCalls = async (bed: Pick<Bed, 'runtime'>): Promise<number
 /** The states in which the approval run ends or runs its last task. */
 const lastStates = new Set(['Execute', 'Expire', 'Closed']);
 
-const statesWhenDone = (runtime: LocalRuntime, executionId: string) =>
+export const statesWhenDone = (runtime: LocalRuntime, executionId: string) =>
   waitFor(
     async () => runtime.stepFunctions.statesEntered(executionId),
     (states) => lastStates.has(states.at(-1) ?? ''),
@@ -101,7 +100,7 @@ const statesWhenDone = (runtime: LocalRuntime, executionId: string) =>
  * The bench's own reads of the store while it waits (one Query per look), so the store reads a
  * held call costs can be counted without them.
  */
-interface BenchReads {
+export interface BenchReads {
   count: number;
 }
 
@@ -111,7 +110,7 @@ const look = (runtime: LocalRuntime, executionId: string, reads?: BenchReads) =>
   return runtime.store.get(executionId);
 };
 
-const outcomeOf = (runtime: LocalRuntime, executionId: string, reads?: BenchReads) =>
+export const outcomeOf = (runtime: LocalRuntime, executionId: string, reads?: BenchReads) =>
   waitFor(
     () => look(runtime, executionId, reads),
     (execution) => execution !== undefined && !['pending_approval', 'approved'].includes(execution.status),
@@ -119,7 +118,7 @@ const outcomeOf = (runtime: LocalRuntime, executionId: string, reads?: BenchRead
   );
 
 /** Holds a call and waits until its approval run has registered, so the call page can be decided. */
-const holdRegistered = async (bed: Bed, runtime: LocalRuntime = bed.runtime, reads?: BenchReads) => {
+export const holdRegistered = async (bed: Bed, runtime: LocalRuntime = bed.runtime, reads?: BenchReads) => {
   const held = await bed.call(heldAmount, runtime.baseUrl);
   if (held.status !== 'pending_approval' || held.execution_id === null) {
     throw new Error(`a call for 1500 ended ${held.status}, not pending_approval`);
@@ -182,118 +181,6 @@ export const decisionToSend = async (bed: Bed, plan: Plan, measured: Measured): 
       measured: `${ms(sentMedian, 1)} median, ${ms(Math.max(...clickToSent), 1)} max`,
       target: '≤ 200 ms',
       mark: within(sentMedian <= 200),
-    },
-  ];
-};
-
-interface HeldCallCost {
-  readonly states: readonly string[];
-  readonly writes: number;
-  readonly reads: number;
-  /** The call's record at the end (its JSON), bytes. */
-  readonly itemBytes: number;
-}
-
-const recordBytes = (execution: unknown): number => Buffer.byteLength(JSON.stringify(execution));
-
-export const heldCallCosts = async (bed: Bed, plan: Plan, measured: Measured): Promise<Row[]> => {
-  heading('AWS cost of one held call: Step Functions state transitions and DynamoDB writes, per outcome');
-  const session = await signedIn(bed.runtime.baseUrl, approver.id, approver.password);
-  /** One held call decided at the console, from the hold to the end of its approval run. */
-  const decided = async (outcome: 'approve' | 'reject', ends: string): Promise<HeldCallCost> => {
-    bed.watch.resetStore();
-    const reads: BenchReads = { count: 0 };
-    const { executionId } = await holdRegistered(bed, bed.runtime, reads);
-    const { status } = await session.decide(executionId, await session.decisionForm(executionId), outcome);
-    if (status !== 303) throw new Error(`the ${outcome} POST answered ${status}`);
-    const final = await outcomeOf(bed.runtime, executionId, reads);
-    if (final?.status !== ends) throw new Error(`a call decided ${outcome} ended ${final?.status}`);
-    const states = await statesWhenDone(bed.runtime, executionId);
-    await sleep(20);
-    bed.erp.reset();
-    return {
-      states,
-      writes: bed.watch.storeWrites(),
-      reads: bed.watch.storeReads() - reads.count,
-      itemBytes: recordBytes(final),
-    };
-  };
-  const approved: HeldCallCost[] = [];
-  const rejected: HeldCallCost[] = [];
-  for (let trial = 0; trial < plan.outcomeTrials; trial += 1) {
-    approved.push(await decided('approve', 'succeeded'));
-    rejected.push(await decided('reject', 'rejected'));
-  }
-  // Expiry needs a short approval time: a second runtime, on a copy of the configuration.
-  const expiring = await bed.startExpiringRuntime();
-  const expired: HeldCallCost[] = [];
-  const watch = new WireWatch(portOf(expiring.runtime.dynamodbEndpoint), null);
-  try {
-    const reads: BenchReads = { count: 0 };
-    const { executionId } = await holdRegistered(bed, expiring.runtime, reads);
-    const outcome = await outcomeOf(expiring.runtime, executionId, reads);
-    if (outcome?.status !== 'expired') throw new Error(`an undecided call ended ${outcome?.status}`);
-    const states = await statesWhenDone(expiring.runtime, executionId);
-    await sleep(20);
-    expired.push({
-      states,
-      writes: watch.storeWrites(),
-      reads: watch.storeReads() - reads.count,
-      itemBytes: recordBytes(outcome),
-    });
-  } finally {
-    watch.close();
-    await expiring.stop();
-  }
-  const outcomes = [
-    ['approved', approved],
-    ['rejected', rejected],
-    ['expired (1 s approval time)', expired],
-  ] as const;
-  const worst = (costs: readonly HeldCallCost[], of: (cost: HeldCallCost) => number) =>
-    costs.length === 0 ? Number.NaN : Math.max(...costs.map(of));
-  const transitions = outcomes.map(([, costs]) => worst(costs, (cost) => cost.states.length));
-  const writes = outcomes.map(([, costs]) => worst(costs, (cost) => cost.writes));
-  const reads = outcomes.map(([, costs]) => worst(costs, (cost) => cost.reads));
-  const itemBytes = outcomes.map(([, costs]) => worst(costs, (cost) => cost.itemBytes));
-  table([
-    ['outcome', 'transitions', 'states entered', 'DynamoDB writes', 'reads', 'record', 'calls'],
-    ...outcomes.map(([name, costs], index) => [
-      name,
-      String(transitions[index]),
-      costs[0]?.states.join(' → ') ?? 'n/a',
-      String(writes[index]),
-      String(reads[index]),
-      `${itemBytes[index]} B`,
-      String(costs.length),
-    ]),
-  ]);
-  line('worst case over the calls; writes over the whole life: hold, token and notice, decision, claim, outcome');
-  line(
-    "reads: the gateway's own (the console's, the approval run's), without the bench's looks at the record; " +
-      "record: the call's item at the end, as JSON",
-  );
-  const use = (index: number) => ({
-    writes: writes[index] ?? Number.NaN,
-    reads: reads[index] ?? Number.NaN,
-    itemBytes: itemBytes[index] ?? Number.NaN,
-  });
-  measured.store.heldApproved = use(0);
-  measured.store.heldExpired = use(2);
-  measured.transitions.approved = transitions[0];
-  measured.transitions.expired = transitions[2];
-  return [
-    {
-      what: 'Step Functions transitions per held call (approve / reject / expire)',
-      measured: transitions.join(' / '),
-      target: '≤ 5',
-      mark: within(transitions.every((count) => count <= 5)),
-    },
-    {
-      what: 'DynamoDB writes per held call (approve / reject / expire)',
-      measured: writes.join(' / '),
-      target: 'reported',
-      mark: 'info',
     },
   ];
 };

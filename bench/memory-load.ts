@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startDemoErp } from '../examples/erp/server.js';
 import { projectPath } from '../infra/paths.js';
-import { directCallTarget, unlimitedDemo } from './bed.js';
+import { directCallTarget } from './bed.js';
+import { unlimitedDemo } from './demo-runtime.js';
 import { InspectorSession, inspectorUrlIn } from './inspector.js';
 import { LoadClient } from './load.js';
 import { flatBytesPer10kCalls, growthPer10kCalls, type MemorySample } from './memory-growth.js';
@@ -117,6 +118,165 @@ const stopGateway = async (child: ChildProcess): Promise<void> => {
   clearTimeout(timer);
 };
 
+/** The gateway under measure, with what the load and the readings need of it. */
+interface Bed {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly inspector: InspectorSession;
+  readonly load: LoadClient;
+  readonly target: ReturnType<typeof directCallTarget>;
+  readonly erp: { reset(): void };
+  readonly dataDir: string;
+  readonly startRss: number;
+}
+
+/**
+ * The demo ERP, the demo organization and the gateway in a process of its own on a fresh data
+ * folder, its inspector open; each thing started leaves its closer in `closers`.
+ */
+const startMeasuredGateway = async (
+  closers: (() => Promise<unknown>)[],
+  spawned: (child: ChildProcess) => void,
+): Promise<Bed> => {
+  const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-memory-'));
+  closers.push(() => rm(folder, { recursive: true, force: true }));
+  const erp = await startDemoErp({ port: 0 });
+  closers.push(() => erp.close());
+  const org = await unlimitedDemo();
+  closers.push(org.remove);
+  const dataDir = join(folder, 'data');
+  const child = spawnGateway({ config: org.config, erpUrl: erp.url, dataDir });
+  spawned(child);
+  closers.push(() => stopGateway(child));
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('the gateway process did not start');
+  const { baseUrl, inspectorUrl } = await startGateway(child);
+  const inspector = await InspectorSession.open(inspectorUrl);
+  closers.push(async () => inspector.close());
+  const startRss = await residentBytes(pid);
+  const load = new LoadClient();
+  closers.push(() => load.close());
+  const target = directCallTarget('gateway (own process)', 'the local runtime as npm start runs it', baseUrl);
+  return { child, pid, inspector, load, target, erp, dataDir, startRss };
+};
+
+interface Sampled {
+  readonly samples: MemorySample[];
+  readonly calls: number;
+  readonly elapsedMs: number;
+}
+
+/** The load in slices, each followed by a full collection and both readings. */
+const sampleUnderLoad = async (plan: Plan, bed: Bed): Promise<Sampled> => {
+  const samples: MemorySample[] = [];
+  let calls = 0;
+  let failures = 0;
+  let firstFailure: string | null = null;
+  const started = performance.now();
+  while (performance.now() - started < plan.memoryLoadMs) {
+    const slice = Math.min(plan.memorySampleMs, plan.memoryLoadMs - (performance.now() - started));
+    const result = await bed.load.run({
+      kind: 'throughput',
+      target: bed.target,
+      connections: plan.memoryConnections,
+      durationMs: Math.max(slice, 100),
+    });
+    bed.erp.reset();
+    calls += result.completed;
+    failures += result.failures;
+    firstFailure ??= result.firstFailure;
+    if (bed.child.exitCode !== null) throw new Error(`the gateway stopped during the load (${bed.child.exitCode})`);
+    // Read after the collection, so the heap's garbage of the moment does not swing the resident size.
+    const usage = await bed.inspector.memoryAfterCollection();
+    const rssBytes = await residentBytes(bed.pid);
+    samples.push({
+      elapsedMs: performance.now() - started,
+      calls,
+      rssBytes,
+      reachableBytes: usage.heapUsed + usage.external,
+    });
+  }
+  const elapsedMs = performance.now() - started;
+  if (failures > 0) line(`!! ${failures} bad answers; the first: ${firstFailure ?? ''}`);
+  if (calls === 0) throw new Error('no call succeeded');
+  return { samples, calls, elapsedMs };
+};
+
+/** The readings as a table and lines: at the start, after the warm-up, the peak, the end, the way. */
+const printReadings = (plan: Plan, sampled: Sampled, startRss: number): void => {
+  const { samples, calls, elapsedMs } = sampled;
+  const warm = samples.find((sample) => sample.elapsedMs >= plan.memoryWarmupMs) ?? samples[0];
+  const end = samples.at(-1);
+  const peak = Math.max(...samples.map((sample) => sample.rssBytes));
+  table([
+    ['', 'resident (VmRSS)', 'JS heap + external after collection', 'calls made'],
+    ['started, before any call', megabytes(startRss), '', '0'],
+    [
+      `after the warm-up (${plan.memoryWarmupMs / 1000} s)`,
+      megabytes(warm?.rssBytes ?? Number.NaN),
+      megabytes(warm?.reachableBytes ?? Number.NaN),
+      String(warm?.calls ?? 0),
+    ],
+    ['peak', megabytes(peak), '', ''],
+    ['at the end', megabytes(end?.rssBytes ?? Number.NaN), megabytes(end?.reachableBytes ?? Number.NaN), String(calls)],
+  ]);
+  line(
+    `${calls} direct calls at ${plan.memoryConnections} in flight, ${perSecond((calls / elapsedMs) * 1000)}; ` +
+      `both read after a full collection every ${plan.memorySampleMs / 1000} s (${samples.length} samples)`,
+  );
+  // The path between, at up to ten evenly spaced samples.
+  const every = Math.max(1, Math.ceil(samples.length / 10));
+  line(
+    `on the way: ${samples
+      .filter((_, index) => index % every === every - 1)
+      .map((sample) => `${(sample.elapsedMs / 1000).toFixed(0)} s ${megabytes(sample.rssBytes, 0)}`)
+      .join(', ')}`,
+  );
+};
+
+/** The growth per 10 000 calls, said and judged; the store's share explained. */
+const judgeGrowth = (plan: Plan, sampled: Sampled, diskBytes: number): Row[] => {
+  const { samples, calls } = sampled;
+  const warm = samples.find((sample) => sample.elapsedMs >= plan.memoryWarmupMs) ?? samples[0];
+  const end = samples.at(-1);
+  const growth = growthPer10kCalls(samples, plan.memoryLoadMs);
+  const kept = growthPer10kCalls(samples, plan.memoryLoadMs, 'reachableBytes');
+  const fitted = samples.filter((sample) => sample.elapsedMs >= plan.memoryLoadMs / 2);
+  line(
+    `growth per 10 000 calls: resident ${megabytes(growth, 2)}, JS heap + external ${megabytes(kept, 2)} ` +
+      `(least-squares slopes over the ${fitted.length} samples of the second half, ` +
+      `${(fitted.at(-1)?.calls ?? 0) - (fitted[0]?.calls ?? 0)} calls)`,
+  );
+  if (plan.name === 'quick') {
+    line("(the quick run's load ends before the heap's warm-up ramp does: its growth is no judgement)");
+  }
+  line(
+    `the store keeps every call on disk (${megabytes(diskBytes)} in the data folder now); its LevelDB works in ` +
+      'native memory, outside the JS heap: a 4 MB write buffer (two while one is flushed), an 8 MB block cache, ' +
+      'and the index of each open data file (up to 1000), which grows with the data kept. That, and the ' +
+      "allocator's fragmentation from it, is resident growth the JS heap figure does not have; the store alone " +
+      'under the same writes grows alike (bench/store-memory-probe.ts)',
+  );
+  return [
+    {
+      what: `memory the local runtime's JavaScript keeps under ${plan.memoryLoadMs / 1000} s of steady load`,
+      measured:
+        `${megabytes(warm?.reachableBytes ?? Number.NaN)} after warm-up → ${megabytes(end?.reachableBytes ?? Number.NaN)} ` +
+        `at the end; ${megabytes(kept, 2)} per 10 000 calls (${calls} calls)`,
+      target: `flat (growth per 10 000 calls ≤ ${megabytes(flatBytesPer10kCalls, 0)} after warm-up)`,
+      mark: within(kept <= flatBytesPer10kCalls),
+    },
+    {
+      what: '  resident memory (VmRSS), the embedded store included',
+      measured:
+        `${megabytes(warm?.rssBytes ?? Number.NaN)} after warm-up → ${megabytes(end?.rssBytes ?? Number.NaN)} at the end; ` +
+        `${megabytes(growth, 2)} per 10 000 calls`,
+      target: "reported (LevelDB's native memory grows with the data kept)",
+      mark: 'info',
+    },
+  ];
+};
+
 export const memoryUnderLoad = async (plan: Plan): Promise<Row[]> => {
   heading(`Memory of the local runtime under ${plan.memoryLoadMs / 1000} s of steady direct calls`);
   const closers: (() => Promise<unknown>)[] = [];
@@ -125,126 +285,13 @@ export const memoryUnderLoad = async (plan: Plan): Promise<Row[]> => {
   const killOnExit = () => gateway?.kill('SIGKILL');
   process.once('exit', killOnExit);
   try {
-    const folder = await mkdtemp(join(tmpdir(), 'gateway-bench-memory-'));
-    closers.push(() => rm(folder, { recursive: true, force: true }));
-    const erp = await startDemoErp({ port: 0 });
-    closers.push(() => erp.close());
-    const org = await unlimitedDemo();
-    closers.push(org.remove);
-    const dataDir = join(folder, 'data');
-    const child = spawnGateway({ config: org.config, erpUrl: erp.url, dataDir });
-    gateway = child;
-    closers.push(() => stopGateway(child));
-    const pid = child.pid;
-    if (pid === undefined) throw new Error('the gateway process did not start');
-    const { baseUrl, inspectorUrl } = await startGateway(child);
-    const inspector = await InspectorSession.open(inspectorUrl);
-    closers.push(async () => inspector.close());
-    const startRss = await residentBytes(pid);
-    const load = new LoadClient();
-    closers.push(() => load.close());
-    const target = directCallTarget('gateway (own process)', 'the local runtime as npm start runs it', baseUrl);
-
-    const samples: MemorySample[] = [];
-    let calls = 0;
-    let failures = 0;
-    let firstFailure: string | null = null;
-    const started = performance.now();
-    while (performance.now() - started < plan.memoryLoadMs) {
-      const slice = Math.min(plan.memorySampleMs, plan.memoryLoadMs - (performance.now() - started));
-      const result = await load.run({
-        kind: 'throughput',
-        target,
-        connections: plan.memoryConnections,
-        durationMs: Math.max(slice, 100),
-      });
-      erp.reset();
-      calls += result.completed;
-      failures += result.failures;
-      firstFailure ??= result.firstFailure;
-      if (child.exitCode !== null) throw new Error(`the gateway stopped during the load (${child.exitCode})`);
-      // Read after the collection, so the heap's garbage of the moment does not swing the resident size.
-      const usage = await inspector.memoryAfterCollection();
-      const rssBytes = await residentBytes(pid);
-      samples.push({
-        elapsedMs: performance.now() - started,
-        calls,
-        rssBytes,
-        reachableBytes: usage.heapUsed + usage.external,
-      });
-    }
-    const elapsedMs = performance.now() - started;
-    if (failures > 0) line(`!! ${failures} bad answers; the first: ${firstFailure ?? ''}`);
-    if (calls === 0) throw new Error('no call succeeded');
-    const warm = samples.find((sample) => sample.elapsedMs >= plan.memoryWarmupMs) ?? samples[0];
-    const end = samples.at(-1);
-    const growth = growthPer10kCalls(samples, plan.memoryLoadMs);
-    const kept = growthPer10kCalls(samples, plan.memoryLoadMs, 'reachableBytes');
-    const fitted = samples.filter((sample) => sample.elapsedMs >= plan.memoryLoadMs / 2);
-    const peak = Math.max(...samples.map((sample) => sample.rssBytes));
-    const diskBytes = await folderBytes(join(dataDir, 'dynamodb'));
-    table([
-      ['', 'resident (VmRSS)', 'JS heap + external after collection', 'calls made'],
-      ['started, before any call', megabytes(startRss), '', '0'],
-      [
-        `after the warm-up (${plan.memoryWarmupMs / 1000} s)`,
-        megabytes(warm?.rssBytes ?? Number.NaN),
-        megabytes(warm?.reachableBytes ?? Number.NaN),
-        String(warm?.calls ?? 0),
-      ],
-      ['peak', megabytes(peak), '', ''],
-      [
-        'at the end',
-        megabytes(end?.rssBytes ?? Number.NaN),
-        megabytes(end?.reachableBytes ?? Number.NaN),
-        String(calls),
-      ],
-    ]);
-    line(
-      `${calls} direct calls at ${plan.memoryConnections} in flight, ${perSecond((calls / elapsedMs) * 1000)}; ` +
-        `both read after a full collection every ${plan.memorySampleMs / 1000} s (${samples.length} samples)`,
-    );
-    // The path between, at up to ten evenly spaced samples.
-    const every = Math.max(1, Math.ceil(samples.length / 10));
-    line(
-      `on the way: ${samples
-        .filter((_, index) => index % every === every - 1)
-        .map((sample) => `${(sample.elapsedMs / 1000).toFixed(0)} s ${megabytes(sample.rssBytes, 0)}`)
-        .join(', ')}`,
-    );
-    line(
-      `growth per 10 000 calls: resident ${megabytes(growth, 2)}, JS heap + external ${megabytes(kept, 2)} ` +
-        `(least-squares slopes over the ${fitted.length} samples of the second half, ` +
-        `${(fitted.at(-1)?.calls ?? 0) - (fitted[0]?.calls ?? 0)} calls)`,
-    );
-    if (plan.name === 'quick') {
-      line("(the quick run's load ends before the heap's warm-up ramp does: its growth is no judgement)");
-    }
-    line(
-      `the store keeps every call on disk (${megabytes(diskBytes)} in the data folder now); its LevelDB works in ` +
-        'native memory, outside the JS heap: a 4 MB write buffer (two while one is flushed), an 8 MB block cache, ' +
-        'and the index of each open data file (up to 1000), which grows with the data kept. That, and the ' +
-        "allocator's fragmentation from it, is resident growth the JS heap figure does not have; the store alone " +
-        'under the same writes grows alike (bench/store-memory-probe.ts)',
-    );
-    return [
-      {
-        what: `memory the local runtime's JavaScript keeps under ${plan.memoryLoadMs / 1000} s of steady load`,
-        measured:
-          `${megabytes(warm?.reachableBytes ?? Number.NaN)} after warm-up → ${megabytes(end?.reachableBytes ?? Number.NaN)} ` +
-          `at the end; ${megabytes(kept, 2)} per 10 000 calls (${calls} calls)`,
-        target: `flat (growth per 10 000 calls ≤ ${megabytes(flatBytesPer10kCalls, 0)} after warm-up)`,
-        mark: within(kept <= flatBytesPer10kCalls),
-      },
-      {
-        what: '  resident memory (VmRSS), the embedded store included',
-        measured:
-          `${megabytes(warm?.rssBytes ?? Number.NaN)} after warm-up → ${megabytes(end?.rssBytes ?? Number.NaN)} at the end; ` +
-          `${megabytes(growth, 2)} per 10 000 calls`,
-        target: "reported (LevelDB's native memory grows with the data kept)",
-        mark: 'info',
-      },
-    ];
+    const bed = await startMeasuredGateway(closers, (child) => {
+      gateway = child;
+    });
+    const sampled = await sampleUnderLoad(plan, bed);
+    const diskBytes = await folderBytes(join(bed.dataDir, 'dynamodb'));
+    printReadings(plan, sampled, bed.startRss);
+    return judgeGrowth(plan, sampled, diskBytes);
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     process.off('exit', killOnExit);

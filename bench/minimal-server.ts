@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'undici';
 import { type Listening, listen } from '../infra/local/net.js';
+import { listingAttributes } from '../shared/adapters/dynamodb/execution-listing.js';
 import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
 import { defaultRetentionMs, epochSeconds, retentionSeconds } from '../shared/executions/retention.js';
@@ -53,88 +54,125 @@ const reply = (response: ServerResponse, status: number, body: unknown) => {
   response.end(text);
 };
 
-export const startMinimalServer = async (options: MinimalServerOptions): Promise<MinimalServer> => {
-  const dispatcher = new Agent();
+/** The record as the gateway claims it: no retention end yet (its final write sets that). */
+const claimedRecord = (store: MinimalStore): Omit<Execution, 'retain_until'> => {
+  const { retain_until: _end, ...open } = store.template;
+  return open;
+};
+
+/** The conditional PutItem of the claimed record, as the gateway's direct write makes it. */
+const claimCommand = (
+  store: MinimalStore,
+  claimed: Omit<Execution, 'retain_until'>,
+  call: { executionId: string; traceId: string; claimedAt: number; deadlineMs: number },
+): PutCommand => {
+  const { executionId, traceId, claimedAt } = call;
+  const at = new Date(claimedAt).toISOString();
+  const deadline = new Date(claimedAt + call.deadlineMs).toISOString();
+  return new PutCommand({
+    TableName: store.tableName,
+    Item: {
+      ...claimed,
+      execution_id: executionId,
+      status: 'approved',
+      code: null,
+      message: null,
+      result_json: null,
+      http_status: null,
+      latency_ms: null,
+      trace_id: traceId,
+      claimed_at: at,
+      deadline_at: deadline,
+      created_at: at,
+      updated_at: at,
+      history: [{ status: 'approved', at }],
+      open_shard: 'open',
+      open_until: deadline,
+      // The by-time index's attributes, written with every record the gateway makes.
+      ...listingAttributes({ execution_id: executionId, created_at: at }),
+    },
+    ConditionExpression: 'attribute_not_exists(execution_id)',
+  });
+};
+
+/** The conditional UpdateItem with the outcome and the retention, as the gateway's final write. */
+const settleCommand = (
+  store: MinimalStore,
+  executionId: string,
+  outcome: { resultJson: string; httpStatus: number; latencyMs: number },
+): UpdateCommand => {
+  const at = new Date().toISOString();
+  return new UpdateCommand({
+    TableName: store.tableName,
+    Key: { execution_id: executionId, agent_id: store.template.agent_id },
+    UpdateExpression:
+      'SET #status = :to, updated_at = :at, history = list_append(history, :change), #code = :code, ' +
+      '#message = :message, #result_json = :result_json, #http_status = :http_status, ' +
+      '#latency_ms = :latency_ms, ' +
+      // As the gateway's final write: kept for the call's retention from now.
+      'retain_until = :final_s + if_not_exists(retention_s, :default_retention_s) REMOVE open_shard, open_until',
+    ConditionExpression: 'attribute_exists(execution_id) AND #status = :from',
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#code': 'code',
+      '#message': 'message',
+      '#result_json': 'result_json',
+      '#http_status': 'http_status',
+      '#latency_ms': 'latency_ms',
+    },
+    ExpressionAttributeValues: {
+      ':from': 'approved',
+      ':to': 'succeeded',
+      ':at': at,
+      ':change': [{ status: 'succeeded', at }],
+      ':code': null,
+      ':message': null,
+      ':result_json': outcome.resultJson,
+      ':http_status': outcome.httpStatus,
+      ':latency_ms': outcome.latencyMs,
+      ':final_s': epochSeconds(at),
+      ':default_retention_s': retentionSeconds(defaultRetentionMs),
+    },
+    ReturnValues: 'ALL_NEW',
+  });
+};
+
+/** The JSON-RPC answer to the call: the gateway's result object, as text and structured. */
+const toolResult = (call: ToolCall, executionId: string, statusCode: number, result: unknown) => {
+  const outcome = {
+    status: statusCode < 300 ? 'succeeded' : 'failed',
+    execution_id: executionId,
+    result,
+    code: null,
+    message: null,
+    approval_url: null,
+    input_errors: null,
+  };
+  return {
+    jsonrpc: '2.0',
+    id: call.id,
+    result: {
+      content: [{ type: 'text', text: JSON.stringify(outcome) }],
+      structuredContent: outcome,
+      isError: false,
+    },
+  };
+};
+
+/** One tools/call: the claim, the system call with the gateway's headers, the outcome, the answer. */
+const toolCallHandler = (options: MinimalServerOptions, dispatcher: Agent) => {
   const { store } = options;
-
-  // The record as the gateway claims it: no retention end yet (its final write sets that).
-  const claimed = store === null ? null : (({ retain_until: _end, ...open }) => open)(store.template);
-  const claim = async (executionId: string, traceId: string, claimedAt: number): Promise<void> => {
-    if (store === null || claimed === null) return;
-    const at = new Date(claimedAt).toISOString();
-    const deadline = new Date(claimedAt + options.deadlineMs).toISOString();
-    await store.documents.send(
-      new PutCommand({
-        TableName: store.tableName,
-        Item: {
-          ...claimed,
-          execution_id: executionId,
-          status: 'approved',
-          code: null,
-          message: null,
-          result_json: null,
-          http_status: null,
-          latency_ms: null,
-          trace_id: traceId,
-          claimed_at: at,
-          deadline_at: deadline,
-          created_at: at,
-          updated_at: at,
-          history: [{ status: 'approved', at }],
-          open_shard: 'open',
-          open_until: deadline,
-        },
-        ConditionExpression: 'attribute_not_exists(execution_id)',
-      }),
-    );
-  };
-
-  const settle = async (executionId: string, resultJson: string, httpStatus: number, latencyMs: number) => {
-    if (store === null) return;
-    const at = new Date().toISOString();
-    await store.documents.send(
-      new UpdateCommand({
-        TableName: store.tableName,
-        Key: { execution_id: executionId, agent_id: store.template.agent_id },
-        UpdateExpression:
-          'SET #status = :to, updated_at = :at, history = list_append(history, :change), #code = :code, ' +
-          '#message = :message, #result_json = :result_json, #http_status = :http_status, ' +
-          '#latency_ms = :latency_ms, ' +
-          // As the gateway's final write: kept for the call's retention from now.
-          'retain_until = :final_s + if_not_exists(retention_s, :default_retention_s) REMOVE open_shard, open_until',
-        ConditionExpression: 'attribute_exists(execution_id) AND #status = :from',
-        ExpressionAttributeNames: {
-          '#status': 'status',
-          '#code': 'code',
-          '#message': 'message',
-          '#result_json': 'result_json',
-          '#http_status': 'http_status',
-          '#latency_ms': 'latency_ms',
-        },
-        ExpressionAttributeValues: {
-          ':from': 'approved',
-          ':to': 'succeeded',
-          ':at': at,
-          ':change': [{ status: 'succeeded', at }],
-          ':code': null,
-          ':message': null,
-          ':result_json': resultJson,
-          ':http_status': httpStatus,
-          ':latency_ms': latencyMs,
-          ':final_s': epochSeconds(at),
-          ':default_retention_s': retentionSeconds(defaultRetentionMs),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-  };
-
-  const handle = async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
+  const claimed = store === null ? null : claimedRecord(store);
+  return async (incoming: IncomingMessage, response: ServerResponse): Promise<void> => {
     const call = await readToolCall(incoming);
     const executionId = randomUUID();
     const traceId = randomBytes(16).toString('hex');
     const claimedAt = Date.now();
-    await claim(executionId, traceId, claimedAt);
+    if (store !== null && claimed !== null) {
+      await store.documents.send(
+        claimCommand(store, claimed, { executionId, traceId, claimedAt, deadlineMs: options.deadlineMs }),
+      );
+    }
     const started = Date.now();
     const answer = await request(`${options.erpUrl}/purchase-orders`, {
       method: 'POST',
@@ -150,27 +188,17 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
     });
     const resultJson = await answer.body.text();
     const result: unknown = JSON.parse(resultJson);
-    await settle(executionId, resultJson, answer.statusCode, Date.now() - started);
-    const outcome = {
-      status: answer.statusCode < 300 ? 'succeeded' : 'failed',
-      execution_id: executionId,
-      result,
-      code: null,
-      message: null,
-      approval_url: null,
-      input_errors: null,
-    };
-    reply(response, 200, {
-      jsonrpc: '2.0',
-      id: call.id,
-      result: {
-        content: [{ type: 'text', text: JSON.stringify(outcome) }],
-        structuredContent: outcome,
-        isError: false,
-      },
-    });
+    if (store !== null) {
+      const outcome = { resultJson, httpStatus: answer.statusCode, latencyMs: Date.now() - started };
+      await store.documents.send(settleCommand(store, executionId, outcome));
+    }
+    reply(response, 200, toolResult(call, executionId, answer.statusCode, result));
   };
+};
 
+export const startMinimalServer = async (options: MinimalServerOptions): Promise<MinimalServer> => {
+  const dispatcher = new Agent();
+  const handle = toolCallHandler(options, dispatcher);
   const server = createServer((incoming, response) => {
     handle(incoming, response).catch((error: unknown) => {
       const message = errorText(error);

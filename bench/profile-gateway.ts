@@ -10,9 +10,10 @@ import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { type DemoErp, startDemoErp } from '../examples/erp/server.js';
-import { directAmount, heldAmount, startRuntime, toolCall, unlimitedDemo } from './bed.js';
+import { directAmount, heldAmount, toolCall } from './bed.js';
+import { startRuntime, unlimitedDemo } from './demo-runtime.js';
 import { rejectOpenCalls } from './held-calls.js';
-import { LoadClient, type Target } from './load.js';
+import { LoadClient, type LoadResult, type Target } from './load.js';
 import { median, ms, perSecond, quantile } from './stats.js';
 
 /** One node of a V8 CPU profile (the fields read here). */
@@ -81,7 +82,8 @@ export const summarize = (profile: CpuProfile, top = 25): string => {
   ].join('\n');
 };
 
-const main = async (): Promise<void> => {
+/** The command line, checked. */
+const optionsOf = () => {
   const { values } = parseArgs({
     options: {
       held: { type: 'boolean', default: false },
@@ -95,7 +97,85 @@ const main = async (): Promise<void> => {
   const durationMs = Number(values.seconds) * 1000;
   const connections = Number(values.connections);
   if (!(durationMs > 0) || !(connections >= 1)) throw new Error('--seconds and --connections take positive numbers');
+  return { held: values.held, durationMs, connections, profile: values.profile, top: Number(values.top) };
+};
+type Options = ReturnType<typeof optionsOf>;
 
+/** The call under load: a direct purchase order, or one the policy holds. */
+const targetOf = (baseUrl: string, held: boolean): Target => ({
+  name: held ? 'gateway (held)' : 'gateway',
+  description: 'the local runtime',
+  origin: baseUrl,
+  path: '/mcp',
+  ...toolCall(held ? heldAmount : directAmount),
+  expect: held ? '"status":"pending_approval"' : '"status":"succeeded"',
+});
+
+/** The main thread's profiler, sampling every 200 µs, started; null without --profile. */
+const startProfiler = async (profile: string | undefined): Promise<Session | null> => {
+  const session = profile === undefined ? null : new Session();
+  if (session !== null) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 200 });
+    await session.post('Profiler.start');
+  }
+  return session;
+};
+
+const stopProfiler = async (session: Session | null, options: Options): Promise<void> => {
+  if (session !== null && options.profile !== undefined) {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await writeFile(options.profile, JSON.stringify(profile));
+    process.stdout.write(`${summarize(profile as CpuProfile, options.top)}\n`);
+    process.stdout.write(`profile written to ${options.profile} (open it in Chrome DevTools or speedscope)\n`);
+  }
+};
+
+/** The calls made, their rate and latency, and the main thread's CPU per call. */
+const report = (
+  target: Target,
+  result: LoadResult,
+  cpu: NodeJS.CpuUsage,
+  options: Options,
+  profiled: boolean,
+): void => {
+  const completed = result.samples.length - result.failures;
+  const elapsedMs = result.kind === 'throughput' ? result.elapsedMs : result.samples.reduce((a, b) => a + b, 0);
+  process.stdout.write(
+    `${target.name}, ${result.kind === 'latency' ? 1 : options.connections} connection(s): ${completed} calls, ${perSecond((completed / elapsedMs) * 1000)}, ` +
+      `p50 ${ms(median(result.samples))}, p99 ${ms(quantile(result.samples, 0.99))}, ${result.failures} bad answers\n`,
+  );
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  process.stdout.write(
+    `main thread CPU: ${ms(cpuMs / Math.max(1, result.samples.length), 3)} per call (${cpuMs.toFixed(0)} ms in all` +
+      `${profiled ? ', the profiler included' : ''})\n`,
+  );
+  if (result.firstFailure !== null) process.stdout.write(`first bad answer: ${result.firstFailure}\n`);
+};
+
+/** The measured window: the load, profiled when asked, and the main thread's CPU over it. */
+const measuredLoad = async (load: LoadClient, target: Target, options: Options): Promise<void> => {
+  const { held, durationMs, connections } = options;
+  const session = await startProfiler(options.profile);
+  // Held calls: latency mode, one connection, at most 800 calls (each stays open until decided).
+  const latencyCount = Math.max(1, Math.min(held ? 800 : Number.POSITIVE_INFINITY, Math.round(durationMs / 4)));
+  // The main thread's own CPU time (not the load generator's, not other processes'): per call, it is
+  // the figure a busy machine disturbs least.
+  const cpuBefore = process.threadCpuUsage();
+  const result =
+    connections === 1 || held
+      ? await load.run({ kind: 'latency', target, warmup: 0, count: latencyCount })
+      : await load.run({ kind: 'throughput', target, connections, durationMs });
+  const cpu = process.threadCpuUsage(cpuBefore);
+  await stopProfiler(session, options);
+  report(target, result, cpu, options, session !== null);
+};
+
+const main = async (): Promise<void> => {
+  const options = optionsOf();
+  const { held, durationMs, connections } = options;
   const closers: (() => Promise<void>)[] = [];
   try {
     const erp: DemoErp = await startDemoErp({ port: 0 });
@@ -104,66 +184,18 @@ const main = async (): Promise<void> => {
     closers.push(org.remove);
     const runtime = await startRuntime(org.config, erp.url);
     closers.push(() => runtime.stop());
-    if (values.held) closers.push(async () => void (await rejectOpenCalls({ runtime })));
+    if (held) closers.push(async () => void (await rejectOpenCalls({ runtime })));
     const load = new LoadClient();
     closers.push(() => load.close());
-
-    const amount = values.held ? heldAmount : directAmount;
-    const target: Target = {
-      name: values.held ? 'gateway (held)' : 'gateway',
-      description: 'the local runtime',
-      origin: runtime.baseUrl,
-      path: '/mcp',
-      ...toolCall(amount),
-      expect: values.held ? '"status":"pending_approval"' : '"status":"succeeded"',
-    };
+    const target = targetOf(runtime.baseUrl, held);
     // Warm-up: JIT, caches, connections; untimed and unprofiled. Held calls stay open until decided,
     // and the agent may have 1000 waiting: they are rejected after the warm-up and bounded after it.
-    if (values.held) {
+    if (held) {
       await load.run({ kind: 'latency', target, warmup: 0, count: 200 });
       await rejectOpenCalls({ runtime });
     } else await load.run({ kind: 'throughput', target, connections, durationMs: Math.min(3000, durationMs) });
     erp.reset();
-
-    const session = values.profile === undefined ? null : new Session();
-    if (session !== null) {
-      session.connect();
-      await session.post('Profiler.enable');
-      await session.post('Profiler.setSamplingInterval', { interval: 200 });
-      await session.post('Profiler.start');
-    }
-    // Held calls: latency mode, one connection, at most 800 calls (each stays open until decided).
-    const latencyCount = Math.max(
-      1,
-      Math.min(values.held ? 800 : Number.POSITIVE_INFINITY, Math.round(durationMs / 4)),
-    );
-    // The main thread's own CPU time (not the load generator's, not other processes'): per call, it is
-    // the figure a busy machine disturbs least.
-    const cpuBefore = process.threadCpuUsage();
-    const result =
-      connections === 1 || values.held
-        ? await load.run({ kind: 'latency', target, warmup: 0, count: latencyCount })
-        : await load.run({ kind: 'throughput', target, connections, durationMs });
-    const cpu = process.threadCpuUsage(cpuBefore);
-    if (session !== null && values.profile !== undefined) {
-      const { profile } = await session.post('Profiler.stop');
-      session.disconnect();
-      await writeFile(values.profile, JSON.stringify(profile));
-      process.stdout.write(`${summarize(profile as CpuProfile, Number(values.top))}\n`);
-      process.stdout.write(`profile written to ${values.profile} (open it in Chrome DevTools or speedscope)\n`);
-    }
-    const completed = result.samples.length - result.failures;
-    const elapsedMs = result.kind === 'throughput' ? result.elapsedMs : result.samples.reduce((a, b) => a + b, 0);
-    process.stdout.write(
-      `${target.name}, ${result.kind === 'latency' ? 1 : connections} connection(s): ${completed} calls, ${perSecond((completed / elapsedMs) * 1000)}, ` +
-        `p50 ${ms(median(result.samples))}, p99 ${ms(quantile(result.samples, 0.99))}, ${result.failures} bad answers\n`,
-    );
-    const cpuMs = (cpu.user + cpu.system) / 1000;
-    process.stdout.write(
-      `main thread CPU: ${ms(cpuMs / Math.max(1, result.samples.length), 3)} per call (${cpuMs.toFixed(0)} ms in all` +
-        `${session === null ? '' : ', the profiler included'})\n`,
-    );
-    if (result.firstFailure !== null) process.stdout.write(`first bad answer: ${result.firstFailure}\n`);
+    await measuredLoad(load, target, options);
   } finally {
     for (const closer of closers.splice(0).reverse()) await closer().catch(() => undefined);
   }

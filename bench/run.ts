@@ -18,11 +18,12 @@ import { lambdaBundles } from './bundles.js';
 import { ownCost, storeRequests, throughput } from './direct-calls.js';
 import { fairness, fairnessTarget, fairnessWhat } from './fairness.js';
 import { firstCall } from './first-call.js';
-import { decisionToSend, heldCallCosts, heldReply } from './held-calls.js';
+import { heldCallCosts } from './held-call-costs.js';
+import { decisionToSend, heldReply } from './held-calls.js';
 import { heldPathWhat } from './held-path.js';
-import { nothingMeasured } from './measured.js';
+import { type Measured, nothingMeasured } from './measured.js';
 import { memoryUnderLoad } from './memory-load.js';
-import { plans } from './plan.js';
+import { type Plan, plans } from './plan.js';
 import { heading, line, type Row, summary } from './report.js';
 
 /** The summary's order: the rows of QUALITY.md's Performance table. */
@@ -89,7 +90,8 @@ const expected: Record<SectionKey, readonly { what: string; target: string }[]> 
 
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 
-const main = async (): Promise<number> => {
+/** The plan and the sections `--quick` and `--only` choose; null when --only names one there is not. */
+const chosen = (): { plan: Plan; selected: (key: SectionKey) => boolean } | null => {
   const { values } = parseArgs({
     options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
     strict: true,
@@ -100,23 +102,14 @@ const main = async (): Promise<number> => {
   const unknown = [...(only ?? [])].filter((key) => !(summaryOrder as readonly string[]).includes(key));
   if (unknown.length > 0) {
     process.stderr.write(`--only takes sections among ${summaryOrder.join(', ')}; not: ${unknown.join(', ')}\n`);
-    return 2;
+    return null;
   }
-  const selected = (key: SectionKey): boolean => only === null || only.has(key);
-  const needsBed = summaryOrder.some(
-    (key) => selected(key) && !['bundles', 'first-call', 'memory', 'aws-cost'].includes(key),
-  );
-  // A run that stops making progress still ends, and says so.
-  setTimeout(() => {
-    process.stdout.write(`\nThe benchmark did not end within ${plan.watchdogMs / 1000} s; stopping it.\n`);
-    process.exit(1);
-  }, plan.watchdogMs).unref();
+  return { plan, selected: (key) => only === null || only.has(key) };
+};
 
-  const started = performance.now();
-  process.stdout.write(`Approval Gateway benchmark, ${plan.name} run, loopback only\n`);
+/** The sections as they run: each one's rows, or a line saying it could not be measured. */
+const sectionRunner = (selected: (key: SectionKey) => boolean) => {
   const rows = new Map<SectionKey, readonly Row[]>();
-  // What the sections measure for the cost section at the end.
-  const measured = nothingMeasured();
   let complete = true;
   const measure = async (key: SectionKey, section: () => Promise<Row[]>): Promise<void> => {
     if (!selected(key)) return;
@@ -129,40 +122,47 @@ const main = async (): Promise<number> => {
       line(`!! not measured: ${errorText(error)}`);
     }
   };
-
-  let bed: Bed | undefined;
-  if (needsBed) {
-    try {
-      process.stdout.write('Starting the demo ERP, the local runtime and the reference servers...\n');
-      bed = await startBed();
-      line(`ready after ${seconds(started)}`);
-      const ready = bed;
-      await measure('own-cost', () => ownCost(ready, plan));
-      await measure('throughput', () => throughput(ready, plan));
-      await measure('store', () => storeRequests(ready, plan, measured));
-      await measure('held-reply', () => heldReply(ready, plan, measured));
-      await measure('decision', () => decisionToSend(ready, plan, measured));
-      await measure('held-cost', () => heldCallCosts(ready, plan, measured));
-      await measure('fairness', () => fairness(ready, plan));
-    } catch (error) {
+  return {
+    rows,
+    measure,
+    failed: () => {
       complete = false;
-      line(`!! the bench bed did not start: ${errorText(error)}`);
-    } finally {
-      await bed?.close();
-    }
-  }
-  // Bundles last, with every server stopped: the fresh processes compete with nothing of ours.
-  await measure('bundles', () => lambdaBundles(plan));
-  await measure('first-call', () => firstCall(plan, measured));
-  // The gateway under steady load runs in a process of its own, with nothing else of ours running.
-  await measure('memory', () => memoryUnderLoad(plan));
-  let costMarkdown: string | undefined;
-  await measure('aws-cost', async () => {
-    const costs = await awsCosts(measured);
-    costMarkdown = costs.markdown;
-    return costs.rows;
-  });
+    },
+    complete: () => complete,
+  };
+};
+type Sections = ReturnType<typeof sectionRunner>;
 
+/** The sections on the bench bed (the demo ERP, the local runtime, the reference servers), in order. */
+const bedSections = async (sections: Sections, plan: Plan, measured: Measured, started: number): Promise<void> => {
+  const { measure } = sections;
+  let bed: Bed | undefined;
+  try {
+    process.stdout.write('Starting the demo ERP, the local runtime and the reference servers...\n');
+    bed = await startBed();
+    line(`ready after ${seconds(started)}`);
+    const ready = bed;
+    await measure('own-cost', () => ownCost(ready, plan));
+    await measure('throughput', () => throughput(ready, plan));
+    await measure('store', () => storeRequests(ready, plan, measured));
+    await measure('held-reply', () => heldReply(ready, plan, measured));
+    await measure('decision', () => decisionToSend(ready, plan, measured));
+    await measure('held-cost', () => heldCallCosts(ready, plan, measured));
+    await measure('fairness', () => fairness(ready, plan));
+  } catch (error) {
+    sections.failed();
+    line(`!! the bench bed did not start: ${errorText(error)}`);
+  } finally {
+    await bed?.close();
+  }
+};
+
+/** A summary row per figure, a section that could not run said as such; the cost table as Markdown. */
+const printSummary = (
+  rows: ReadonlyMap<SectionKey, readonly Row[]>,
+  selected: (key: SectionKey) => boolean,
+  costMarkdown: string | undefined,
+): void => {
   summary(
     summaryOrder
       .filter(selected)
@@ -176,8 +176,42 @@ const main = async (): Promise<number> => {
     heading(`AWS cost per million calls, as Markdown (for the README)`);
     process.stdout.write(`\n${costMarkdown}\n`);
   }
+};
+
+const main = async (): Promise<number> => {
+  const choice = chosen();
+  if (choice === null) return 2;
+  const { plan, selected } = choice;
+  const needsBed = summaryOrder.some(
+    (key) => selected(key) && !['bundles', 'first-call', 'memory', 'aws-cost'].includes(key),
+  );
+  // A run that stops making progress still ends, and says so.
+  setTimeout(() => {
+    process.stdout.write(`\nThe benchmark did not end within ${plan.watchdogMs / 1000} s; stopping it.\n`);
+    process.exit(1);
+  }, plan.watchdogMs).unref();
+
+  const started = performance.now();
+  process.stdout.write(`Approval Gateway benchmark, ${plan.name} run, loopback only\n`);
+  const sections = sectionRunner(selected);
+  const { measure } = sections;
+  // What the sections measure for the cost section at the end.
+  const measured = nothingMeasured();
+  if (needsBed) await bedSections(sections, plan, measured, started);
+  // Bundles last, with every server stopped: the fresh processes compete with nothing of ours.
+  await measure('bundles', () => lambdaBundles(plan));
+  await measure('first-call', () => firstCall(plan, measured));
+  // The gateway under steady load runs in a process of its own, with nothing else of ours running.
+  await measure('memory', () => memoryUnderLoad(plan));
+  let costMarkdown: string | undefined;
+  await measure('aws-cost', async () => {
+    const costs = await awsCosts(measured);
+    costMarkdown = costs.markdown;
+    return costs.rows;
+  });
+  printSummary(sections.rows, selected, costMarkdown);
   process.stdout.write(`\nWall time ${seconds(started)}.\n`);
-  return complete ? 0 : 1;
+  return sections.complete() ? 0 : 1;
 };
 
 main().then(

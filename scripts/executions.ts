@@ -23,8 +23,8 @@ import { dataFolderOf } from './command-line.js';
 
 const usage = `Usage: npm run executions -- [target] [filters] [--limit N] [--cursor C] [--json]
 
-Lists executions, newest first, one page at a time. Read-only: nothing is changed, and secret
-argument values stay sealed (the redacted arguments are shown in --json, never a sealed value).
+Lists executions, newest first, one page at a time. Read-only (but for --index-earlier-calls):
+nothing is changed, and secret argument values stay sealed (the redacted arguments are shown in --json, never a sealed value).
 
 Target (default --local):
   --local                the local runtime's store (npm start); while that gateway runs, the
@@ -39,25 +39,33 @@ Target (default --local):
                          AWS_CONFIG_FILE=<its aws-config file> AWS_PROFILE=${localAwsProfile}
 
 Filters:
-  --agent <id>           one agent's calls, through the by-agent index (newest first across pages)
+  --agent <id>           one agent's calls, through the by-agent index
   --status <status>      one of ${ExecutionStatus.options.join(', ')}
   --tool <name>          one tool, by its full name (erp.purchase_orders.create)
   --since <time>         calls made at or after an ISO time (2026-11-29T12:00:00Z) or within a
                          duration back from now (90m, 24h, 7d)
 
-Without --agent the whole table is scanned, a page at a time: each page is newest first, but
-pages are not in time order (use --agent, or --since to narrow the scan). A page may hold fewer
-than --limit while more follow: continue with the cursor printed at its end.
+Without --agent every call is listed through the by-time index, newest first across pages too. A
+page may hold fewer than --limit while more follow: continue with the cursor printed at its end.
 
   --limit <n>            calls per page, 1 to ${maxListingLimit} (default 20)
   --cursor <c>           continue where the previous page ended (same target and filters)
   --json                 one JSON object per call per line; a last line {"next_cursor": …} when
                          more follow
+
+Once, after deploying the version that added the by-time index (--table or --endpoint only):
+  --index-earlier-calls  writes that index's two attributes on the calls recorded before it, so
+                         listings without --agent show them too; the only option that writes
 `;
 
 class UsageError extends Error {}
 
-type Parsed = { readonly target: ListingTarget; readonly query: ExecutionQuery; readonly json: boolean };
+type Parsed = {
+  readonly target: ListingTarget;
+  readonly query: ExecutionQuery;
+  readonly json: boolean;
+  readonly indexEarlier: boolean;
+};
 
 const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed | 'help' => {
   const { values, positionals } = parseArgs({
@@ -75,6 +83,7 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
       limit: { type: 'string' },
       cursor: { type: 'string' },
       json: { type: 'boolean' },
+      'index-earlier-calls': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
@@ -86,6 +95,9 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
     throw new UsageError('--local reads the data folder; --table and --endpoint read a table: choose one');
   if (values['data-dir'] !== undefined && remote) throw new UsageError('--data-dir is for the local store only');
   if (values.region !== undefined && values.table === undefined) throw new UsageError('--region goes with --table');
+  const indexEarlier = values['index-earlier-calls'] === true;
+  if (indexEarlier && !remote)
+    throw new UsageError('--index-earlier-calls is for a deployed table (--table) or an endpoint (--endpoint)');
   const target: ListingTarget = remote
     ? {
         kind: 'table',
@@ -115,7 +127,7 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
     ...(since === undefined ? {} : { since: since.value }),
     ...(values.cursor === undefined ? {} : { cursor: values.cursor }),
   };
-  return { target, query, json: values.json === true };
+  return { target, query, json: values.json === true, indexEarlier };
 };
 
 /** A cell as a terminal shows it: invisible and control characters written as escapes. */
@@ -178,7 +190,7 @@ const run = async (): Promise<number> => {
     process.stdout.write(usage);
     return 0;
   }
-  const { target, query, json } = parsed;
+  const { target, query, json, indexEarlier } = parsed;
   let opened: Awaited<ReturnType<typeof openListing>>;
   try {
     opened = await openListing(target);
@@ -187,6 +199,11 @@ const run = async (): Promise<number> => {
     return 1;
   }
   try {
+    if (indexEarlier) {
+      const indexed = await opened.indexEarlierCalls();
+      process.stdout.write(`Indexed ${indexed} earlier call(s) in ${opened.source}.\n`);
+      return 0;
+    }
     const page = await opened.listing.list(query);
     if (json) {
       for (const execution of page.items) process.stdout.write(`${jsonLine(auditLineOf(execution))}\n`);

@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { indexEarlierCalls } from '../../shared/adapters/dynamodb/earlier-calls.js';
 import { DynamoDbExecutionListing } from '../../shared/adapters/dynamodb/execution-listing.js';
 import { errorText } from '../../shared/errors.js';
 import type { ExecutionListing } from '../../shared/executions/listing.js';
@@ -21,6 +22,8 @@ export type ListingTarget =
 
 export interface OpenedListing {
   readonly listing: ExecutionListing;
+  /** Gives the calls recorded before the by-time index its attributes; how many it indexed. */
+  indexEarlierCalls(): Promise<number>;
   /** Where it reads, for the heading. */
   readonly source: string;
   close(): Promise<void>;
@@ -31,11 +34,15 @@ export class TargetError extends Error {
   override readonly name = 'TargetError';
 }
 
-const tableListing = (client: DynamoDBClient, tableName: string, source: string): OpenedListing => ({
-  listing: new DynamoDbExecutionListing(documentClient(client), tableName),
-  source,
-  close: async () => client.destroy(),
-});
+const tableListing = (client: DynamoDBClient, tableName: string, source: string): OpenedListing => {
+  const documents = documentClient(client);
+  return {
+    listing: new DynamoDbExecutionListing(documents, tableName),
+    indexEarlierCalls: () => indexEarlierCalls(documents, tableName),
+    source,
+    close: async () => client.destroy(),
+  };
+};
 
 /** Through the running gateway's store: the address and credential it wrote for tools. */
 const runningGateway = async (dataDir: string, holder: number): Promise<OpenedListing> => {
@@ -78,6 +85,7 @@ const stoppedGateway = async (dataDir: string): Promise<OpenedListing> => {
     }
     return {
       listing: new DynamoDbExecutionListing(dynamodb.documents, localTableNames.executions),
+      indexEarlierCalls: () => indexEarlierCalls(dynamodb.documents, localTableNames.executions),
       source: `the local store in ${dataDir}`,
       close,
     };

@@ -8,7 +8,7 @@ import type { Execution } from './execution.js';
 import type { ExecutionPage } from './store.js';
 
 export interface ExecutionQuery {
-  /** Only this agent's calls, read through the by-agent index; without it, the whole store. */
+  /** Only this agent's calls, read through the by-agent index; without it, every call. */
   readonly agent?: string;
   readonly status?: ExecutionStatus;
   /** Only calls of this tool (its full name, as recorded). */
@@ -22,12 +22,18 @@ export interface ExecutionQuery {
 
 export interface ExecutionListing {
   /**
-   * One page of the executions the query selects. With an agent, newest first across pages (the
-   * by-agent index); without one, a scan of the whole store: each page newest first, pages in no
-   * order. A page may hold fewer than `limit` while more follow (`next` says so).
+   * One page of the executions the query selects, newest first across pages (by `listingOrderKey`),
+   * with an agent or without. A page may hold fewer than `limit` while more follow (`next` says so).
    */
   list(query: ExecutionQuery): Promise<ExecutionPage>;
 }
+
+/**
+ * Where a call stands in a listing, newest last: its creation instant (always in the same ISO form,
+ * so text order is time order) then its id, so no two calls tie and a page ends at an exact place.
+ */
+export const listingOrderKey = (execution: Pick<Execution, 'created_at' | 'execution_id'>): string =>
+  `${new Date(execution.created_at).toISOString()}#${execution.execution_id}`;
 
 /** A cursor this listing did not give out for this query (forged, altered, or another agent's). */
 export class InvalidCursorError extends Error {
@@ -39,6 +45,13 @@ export class InvalidCursorError extends Error {
 
 /** Largest page a listing returns. */
 export const maxListingLimit = 1_000;
+
+/** A page size every listing accepts: a whole number from 1 to `maxListingLimit`. */
+export const checkListingLimit = (limit: number): void => {
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxListingLimit) {
+    throw new RangeError(`A listing's limit is a whole number from 1 to ${maxListingLimit}.`);
+  }
+};
 
 export type QueryParse = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly error: string };
 

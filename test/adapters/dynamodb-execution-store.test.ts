@@ -6,14 +6,17 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables, startLocalDynamoDb } from '../../infra/local/dynamodb.js';
 import { listen } from '../../infra/local/net.js';
+import { indexEarlierCalls } from '../../shared/adapters/dynamodb/earlier-calls.js';
+import { DynamoDbExecutionListing } from '../../shared/adapters/dynamodb/execution-listing.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { executionStoreDocuments } from '../../shared/adapters/dynamodb/store-client.js';
 import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import { StoreUnavailableError } from '../../shared/errors.js';
+import { executionListingContract } from '../contracts/execution-listing.contract.js';
 import { executionStoreContract } from '../contracts/execution-store.contract.js';
 import { anExecution } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
@@ -66,6 +69,51 @@ describe(
   },
 );
 
+describe(verifies('ops.executions-newest-first', 'the listing against dynalite'), () => {
+  executionListingContract('DynamoDbExecutionListing', async () => {
+    const fresh = await startTestStore();
+    return {
+      store: fresh.store,
+      listing: new DynamoDbExecutionListing(fresh.dynamodb.documents, 'executions'),
+      close: () => fresh.close(),
+    };
+  });
+});
+
+describe('calls recorded before the by-time index', () => {
+  it(
+    verifies('ops.executions-newest-first', 'are listed without --agent once indexed, in their place, by one run'),
+    async () => {
+      const fresh = await startTestStore();
+      try {
+        const listing = new DynamoDbExecutionListing(fresh.dynamodb.documents, 'executions');
+        const records = [2, 0, 1].map((minute) =>
+          anExecution({ created_at: new Date(Date.UTC(2026, 10, 29, 12, minute)).toISOString() }),
+        );
+        for (const record of records) await fresh.store.create(record);
+        await fresh.store.reservePending('procurement-agent', records[0]?.execution_id ?? '', 5);
+        // Two as an older version wrote them: without the index's attributes.
+        for (const record of records.slice(0, 2)) {
+          await fresh.dynamodb.documents.send(
+            new UpdateCommand({
+              TableName: 'executions',
+              Key: { execution_id: record.execution_id, agent_id: record.agent_id },
+              UpdateExpression: 'REMOVE created_shard, created_key',
+            }),
+          );
+        }
+        const listed = async () => (await listing.list({ limit: 10 })).items.map((item) => item.execution_id);
+        expect(await listed()).toEqual([records[2]?.execution_id]);
+        expect(await indexEarlierCalls(fresh.dynamodb.documents, 'executions')).toBe(2);
+        expect(await listed()).toEqual([records[0], records[2], records[1]].map((record) => record?.execution_id));
+        expect(await indexEarlierCalls(fresh.dynamodb.documents, 'executions')).toBe(0);
+      } finally {
+        await fresh.close();
+      }
+    },
+  );
+});
+
 describe('items read back', () => {
   it('refuses to return an item that is not a valid execution', async () => {
     await local.dynamodb.documents.send(
@@ -106,12 +154,13 @@ describe('an older table', () => {
       const dynamodb = await startLocalDynamoDb({ dataPath: null });
       try {
         const { globalSecondaryIndexes, ...rest } = executionsTable;
-        const older = { ...rest, globalSecondaryIndexes: globalSecondaryIndexes.slice(0, 1) };
+        // As the versions before the by-time index made it.
+        const older = { ...rest, globalSecondaryIndexes: globalSecondaryIndexes.slice(0, 2) };
         await ensureTables(dynamodb.client, [{ definition: older, tableName: 'older-executions' }]);
         await expect(
           ensureTables(dynamodb.client, [{ definition: executionsTable, tableName: 'older-executions' }]),
         ).rejects.toThrow(
-          'The local table older-executions was made by an older version: it lacks the open-by-deadline index. Start with a new data folder (--data-dir), or move the old one away.',
+          'The local table older-executions was made by an older version: it lacks the by-time index. Start with a new data folder (--data-dir), or move the old one away.',
         );
       } finally {
         await dynamodb.close();

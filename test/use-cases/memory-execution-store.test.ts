@@ -2,8 +2,9 @@
 // on it stand for the real store.
 import { describe } from 'vitest';
 import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
+import { executionListingContract } from '../contracts/execution-listing.contract.js';
 import { executionStoreContract } from '../contracts/execution-store.contract.js';
-import { warningsLog } from '../support/logs.js';
+import { quietLog, warningsLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 
 /**
@@ -51,3 +52,10 @@ describe(
     });
   },
 );
+
+describe(verifies('ops.executions-newest-first', 'the listing in memory'), () => {
+  executionListingContract('MemoryExecutionStore', async () => {
+    const store = new MemoryExecutionStore(quietLog);
+    return { store, listing: store, close: async () => undefined };
+  });
+});

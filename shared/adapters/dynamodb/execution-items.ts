@@ -4,6 +4,6 @@ import { Execution } from '../../executions/execution.js';
 
 export const readItem = (item: Record<string, unknown> | undefined): Execution | undefined => {
   if (item === undefined) return undefined;
-  const { open_shard: _shard, open_until: _until, ...fields } = item;
+  const { open_shard: _shard, open_until: _until, created_shard: _partition, created_key: _place, ...fields } = item;
   return Execution.parse(fields);
 };

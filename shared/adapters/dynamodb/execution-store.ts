@@ -29,7 +29,7 @@ import {
 import type { Log } from '../../log.js';
 import type { ExecutionStatus } from '../../result.js';
 import { readItem } from './execution-items.js';
-import { DynamoDbExecutionListing } from './execution-listing.js';
+import { DynamoDbExecutionListing, listingAttributes } from './execution-listing.js';
 import { updateOf } from './plan-update.js';
 import { executionsTable } from './tables.js';
 
@@ -72,6 +72,16 @@ const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
 export const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
+/** A conditional write whose failed condition is an answer (false), not an error. */
+export const appliedUnlessConditionFailed = (write: Promise<unknown>): Promise<boolean> =>
+  write.then(
+    () => true,
+    (error: unknown) => {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    },
+  );
+
 /** Page cursors are opaque to callers: JSON in base64url, checked against its shape on the way back. */
 const Cursor = z.record(z.string(), z.string());
 /** Where a listing of open calls goes on: the index partition, and the key within it. */
@@ -93,7 +103,11 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...itemOf(Execution.parse(execution)), ...openAttributes(execution) },
+          Item: {
+            ...itemOf(Execution.parse(execution)),
+            ...openAttributes(execution),
+            ...listingAttributes(execution),
+          },
           ConditionExpression: 'attribute_not_exists(execution_id)',
         }),
       );

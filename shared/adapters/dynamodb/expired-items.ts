@@ -4,7 +4,7 @@
 // its date when deleted (the condition), so a record made final again meanwhile is kept.
 import { DeleteCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { isPastRetention } from '../../executions/retention.js';
-import { isConditionFailure } from './execution-store.js';
+import { appliedUnlessConditionFailed } from './execution-store.js';
 import type { TableDefinition } from './tables.js';
 
 /** Items read per scan page, and pages one sweep reads at most (the rest wait for the next sweep). */
@@ -51,8 +51,8 @@ export const deleteExpiredItems = async (
     );
     for (const item of Items ?? []) {
       if (!isPastRetention(item[ttl], nowSeconds)) continue;
-      const deletedOne = await documents
-        .send(
+      const deletedOne = await appliedUnlessConditionFailed(
+        documents.send(
           new DeleteCommand({
             TableName: tableName,
             Key: Object.fromEntries(keyNames.map((name) => [name, item[name]])),
@@ -60,14 +60,8 @@ export const deleteExpiredItems = async (
             ExpressionAttributeNames: { '#ttl': ttl },
             ExpressionAttributeValues: { ':now': nowSeconds },
           }),
-        )
-        .then(
-          () => true,
-          (error: unknown) => {
-            if (isConditionFailure(error)) return false;
-            throw error;
-          },
-        );
+        ),
+      );
       if (deletedOne) deleted += 1;
     }
     cursor = LastEvaluatedKey;

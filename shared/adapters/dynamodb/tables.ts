@@ -41,6 +41,15 @@ export const executionsTable = {
       partitionKey: { name: 'open_shard', type: 'S' },
       sortKey: { name: 'open_until', type: 'S' },
     },
+    {
+      // Every record, newest first: sixteen partitions by the last hex digit of the id (random in a
+      // UUIDv7), so the writes of a busy gateway never crowd one partition; the operator's listing
+      // reads the sixteen and merges them. The sort key is the creation time then the id, so no two
+      // records tie and the merge's order is the index's own.
+      indexName: 'by-time',
+      partitionKey: { name: 'created_shard', type: 'S' },
+      sortKey: { name: 'created_key', type: 'S' },
+    },
   ],
   timeToLiveAttribute: 'retain_until',
 } as const satisfies TableDefinition;

@@ -3,6 +3,13 @@
 // (test/contracts holds both to one contract): each write is one atomic conditional step, and
 // records are copied in and out.
 import { Execution, openStatuses } from '../../executions/execution.js';
+import {
+  checkListingLimit,
+  type ExecutionListing,
+  type ExecutionQuery,
+  InvalidCursorError,
+  listingOrderKey,
+} from '../../executions/listing.js';
 import { retainUntil } from '../../executions/retention.js';
 import type {
   ClaimRequest,
@@ -82,7 +89,29 @@ const pageOf = <T>(
   return rest.length > page.length && last !== undefined ? { items, next: encodeCursor(last.position) } : { items };
 };
 
-export class MemoryExecutionStore implements ExecutionStore {
+/** Whether a record is one the listing's filters select. */
+const selects = (query: ExecutionQuery, execution: Execution): boolean =>
+  (query.agent === undefined || execution.agent_id === query.agent) &&
+  (query.status === undefined || execution.status === query.status) &&
+  (query.tool === undefined || execution.tool === query.tool) &&
+  (query.since === undefined || listingOrderKey(execution) >= new Date(query.since).toISOString());
+
+/** A listing's cursor names what it lists (an agent, or every call), so it is refused for anything else. */
+const listingScope = (query: ExecutionQuery): string[] =>
+  query.agent === undefined ? ['all'] : ['agent', query.agent];
+
+const checkListingCursor = (cursor: string, scope: readonly string[]): void => {
+  let position: (string | number)[];
+  try {
+    position = decodeCursor(cursor);
+  } catch {
+    throw new InvalidCursorError();
+  }
+  if (position.length !== scope.length + 1 || scope.some((part, index) => position[index] !== part))
+    throw new InvalidCursorError();
+};
+
+export class MemoryExecutionStore implements ExecutionStore, ExecutionListing {
   private readonly records = new Map<string, Stored>();
   /** Each agent's places for calls waiting for approval: the ids holding them. */
   private readonly places = new Map<string, Set<string>>();
@@ -127,16 +156,24 @@ export class MemoryExecutionStore implements ExecutionStore {
     return { kind: 'applied', execution: copy(next) };
   }
 
-  async listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
+  listByAgent(agentId: string, options: { limit?: number; cursor?: string } = {}): Promise<ExecutionPage> {
+    return this.list({
+      agent: agentId,
+      limit: options.limit ?? 50,
+      ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+    });
+  }
+
+  /** The audit listing: newest first across pages, with an agent or without, as the DynamoDB adapter. */
+  async list(query: ExecutionQuery): Promise<ExecutionPage> {
+    checkListingLimit(query.limit);
+    const scope = listingScope(query);
+    if (query.cursor !== undefined) checkListingCursor(query.cursor, scope);
     const positioned = [...this.records.values()]
-      .filter((stored) => stored.execution.agent_id === agentId)
-      .map((stored) => ({
-        position: [stored.execution.created_at, stored.execution.execution_id],
-        item: stored.execution,
-      }))
-      // Newest first.
+      .filter((stored) => selects(query, stored.execution))
+      .map((stored) => ({ position: [...scope, listingOrderKey(stored.execution)], item: stored.execution }))
       .sort((a, b) => comparePositions(b.position, a.position));
-    const page = pageOf(positioned, { limit: options.limit ?? 50, cursor: options.cursor, order: -1 });
+    const page = pageOf(positioned, { limit: query.limit, cursor: query.cursor, order: -1 });
     return { ...page, items: page.items.map(copy) };
   }
 
