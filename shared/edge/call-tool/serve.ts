@@ -16,12 +16,12 @@ import { toolCallFaultMessageOf } from '../../errors.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
 import { limitsNow } from '../../limits/agent-limits.js';
 import type { Admission, RequestGate } from '../../limits/request-gate.js';
-import { statusToolName } from '../mcp/status-tool.js';
-import { toCallToolResult } from '../mcp/tool-result.js';
 import { type ResultObject, resultObject } from '../../result.js';
 import { type CallToolDeps, callTool } from '../../use-cases/call-tool.js';
 import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
 import { encodeFrame } from '../../wire/call-tool-frame.js';
+import { statusToolName } from '../tool-call/status-tool.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 
 /** Largest params document the channel takes, in bytes (as an MCP request body). */
 export const maxChannelParamsBytes = 256 * 1024;

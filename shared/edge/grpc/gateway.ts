@@ -4,11 +4,11 @@
 // standard grpc.health.v1 Check for load balancers.
 import * as grpc from '@grpc/grpc-js';
 import type { AgentIdentity } from '../../auth/agent.js';
-import { bearerToken } from '../../auth/bearer.js';
 import { errorText } from '../../errors.js';
 import type { RequestGate } from '../../limits/request-gate.js';
 import type { Log } from '../../log.js';
 import type { McpServices } from '../mcp/server.js';
+import { bearerToken } from '../tool-call/bearer.js';
 import { answerMessage, type StreamContext } from './json-rpc.js';
 import { failure, healthCheck, loadServices } from './services.js';
 import {

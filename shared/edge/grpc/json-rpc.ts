@@ -8,15 +8,15 @@ import type { ExecutionOrigin } from '../../executions/execution.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
 import { limitsNow } from '../../limits/agent-limits.js';
 import type { RequestGate } from '../../limits/request-gate.js';
-import { instructions, listToolsFor, type McpServices, negotiatedVersion } from '../mcp/server.js';
-import { statusToolName } from '../mcp/status-tool.js';
-import { invalidToolsCursorMessage } from '../mcp/tool-pages.js';
-import { toCallToolResult } from '../mcp/tool-result.js';
 import { isRecord } from '../../objects.js';
 import { resultObject } from '../../result.js';
 import { callTool } from '../../use-cases/call-tool.js';
 import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../../version.js';
+import { instructions, listToolsFor, type McpServices, negotiatedVersion } from '../mcp/server.js';
+import { invalidToolsCursorMessage } from '../mcp/tool-pages.js';
+import { statusToolName } from '../tool-call/status-tool.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 
 /** JSON-RPC 2.0 error codes used on the stream. */
 

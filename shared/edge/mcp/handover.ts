@@ -7,12 +7,17 @@ import type { AgentIdentity } from '../../auth/agent.js';
 import { toResultObject } from '../../executions/execution.js';
 import type { ResultObject } from '../../result.js';
 import type { Sealer } from '../../sealing.js';
-import { type HandoverDeps, type Resumed, resumeByArguments, resumeByState } from '../../use-cases/customer-handover.js';
+import {
+  type HandoverDeps,
+  type Resumed,
+  resumeByArguments,
+  resumeByState,
+} from '../../use-cases/customer-handover.js';
 import { findOwnCall } from '../../use-cases/tasks.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 import type { McpRequestContext } from './request-context.js';
 import { RequestState } from './request-state.js';
 import type { TaskDialect } from './tasks.js';
-import { toCallToolResult } from './tool-result.js';
 import {
   customerStepOf,
   declaresUrlElicitation2026,

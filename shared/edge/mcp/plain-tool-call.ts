@@ -20,11 +20,11 @@ import {
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server';
 import { isRecord } from '../../objects.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 import type { McpRequestContext } from './request-context.js';
 import type { McpRequestHead } from './request-head.js';
 import { type McpServices, serverIdentity, toolCallFault, toolCallResult } from './server.js';
 import { envelopeDeclaresTasks } from './task-methods.js';
-import { toCallToolResult } from './tool-result.js';
 import { envelopeDeclaresUrlElicitation } from './url-elicitation.js';
 
 /** The revision the plain path answers. */

@@ -24,10 +24,11 @@ import { type ResultObject, resultObject, resultObjectJsonSchema } from '../../r
 import { type CallToolDeps, callTool, visibleTools } from '../../use-cases/call-tool.js';
 import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../../version.js';
+import { statusTool, statusToolName } from '../tool-call/status-tool.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 import { answerRetry, handOver } from './handover.js';
 import type { McpRequestContext } from './request-context.js';
 import { openRequestState } from './request-state.js';
-import { statusTool, statusToolName } from './status-tool.js';
 import {
   createdTask,
   registerTaskMethods,
@@ -37,7 +38,6 @@ import {
 } from './task-methods.js';
 import type { TaskDialect } from './tasks.js';
 import { invalidToolsCursorMessage, toolsPage } from './tool-pages.js';
-import { toCallToolResult } from './tool-result.js';
 
 export type McpServices = CallToolDeps;
 
