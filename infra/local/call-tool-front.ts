@@ -29,6 +29,7 @@ import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 import type { Authorization } from './authorizer.js';
 import { isWellFormedHost } from './net.js';
+import { readCappedBody } from './request-body.js';
 import { refuseUpgrade } from './upgrade-refusal.js';
 
 export const callToolPath = '/tool/call-tool';
@@ -98,41 +99,6 @@ const writeAnswer = async (response: ServerResponse, answer: Response, close: bo
   const body = Buffer.from(await answer.arrayBuffer());
   response.writeHead(answer.status, headers).end(body);
 };
-
-/** What reading a POST's body gave. */
-type Body =
-  | { readonly kind: 'read'; readonly bytes: Buffer }
-  | { readonly kind: 'too_large' }
-  | { readonly kind: 'late' }
-  | { readonly kind: 'failed' };
-
-/** Reads a body up to the cap and within the wait; nothing past the cap is kept. */
-const readBody = (request: IncomingMessage, waitMs: number): Promise<Body> =>
-  new Promise((resolve) => {
-    const declared = Number(request.headers['content-length'] ?? '0');
-    if (declared > maxChannelParamsBytes) {
-      resolve({ kind: 'too_large' });
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (body: Body) => {
-      clearTimeout(timer);
-      request.off('data', onData);
-      resolve(body);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxChannelParamsBytes) {
-        request.pause();
-        finish({ kind: 'too_large' });
-      } else chunks.push(chunk);
-    };
-    const timer = setTimeout(() => finish({ kind: 'late' }), waitMs);
-    request.on('data', onData);
-    request.once('end', () => finish({ kind: 'read', bytes: Buffer.concat(chunks) }));
-    request.once('error', () => finish({ kind: 'failed' }));
-  });
 
 export const createCallToolFront = (options: CallToolFrontOptions): CallToolFront => {
   const waitMs = options.paramsWaitMs ?? channelParamsWaitMs;
@@ -332,7 +298,7 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
       await writeAnswer(response, frameAnswer(415, unfit), true);
       return;
     }
-    const body = await readBody(request, waitMs);
+    const body = await readCappedBody(request, maxChannelParamsBytes, waitMs);
     if (body.kind === 'failed') return;
     if (body.kind !== 'read') {
       // Answer, then drop the connection rather than read the rest of the upload.
