@@ -4,18 +4,19 @@
 // once; and the gate, the status tool and the use-cases are reached from one file of the edge.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { projectPath } from '../../infra/paths.js';
 import { answerChannelBytes } from '../../shared/edge/call-tool/serve.js';
 import { answerMessage } from '../../shared/edge/grpc/json-rpc.js';
+import { ConnectMessage, originOf } from '../../shared/edge/grpc/stream-context.js';
 import { createMcpEndpoint, type McpEndpoint } from '../../shared/edge/mcp/endpoint.js';
 import { toolCallFaultMessage } from '../../shared/errors.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { ResultObject } from '../../shared/result.js';
 import { decodeFrame } from '../../shared/wire/call-tool-frame.js';
+import { mcpHeaders, modernRequest } from '../support/http.js';
 import { verifies } from '../support/requirements.js';
 import { procurementAgent, tools, type UseCaseBed, useCaseBed } from '../support/use-case-bed.js';
 
@@ -55,40 +56,16 @@ const transports = (deps: UseCaseBed['deps'], gate: RequestGate): Record<string,
     });
     endpoints.push(endpoint);
     return async (name, args) => {
-      const body = JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name,
-          arguments: args,
-          _meta: { [PROTOCOL_VERSION_META_KEY]: '2026-07-28', [CLIENT_CAPABILITIES_META_KEY]: {} },
-        },
-      });
-      const headers = {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': name,
-      };
+      const { body, headers } = modernRequest('tools/call', { name, arguments: args });
       const response = await endpoint.handle(
-        new Request('http://127.0.0.1/mcp', { method: 'POST', headers, body }),
+        new Request('http://127.0.0.1/mcp', { method: 'POST', headers: mcpHeaders(null, headers), body }),
         agent,
       );
       return outcomeOfMessage(await response.json());
     };
   };
-  const origin = {
-    transport: 'grpc' as const,
-    server_id: 'gateway',
-    request_id: null,
-    request_uuid: null,
-    trace_id: null,
-    span_id: null,
-    tenant: null,
-    server_cloudos_version: null,
-  };
+  // The origin of a stream whose Connect said nothing more.
+  const origin = originOf(ConnectMessage.parse({}), null);
   return {
     'MCP (plain path)': mcp(true),
     'MCP (SDK)': mcp(false),
