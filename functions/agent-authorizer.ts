@@ -11,7 +11,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import type { Caller } from '../shared/auth/agent.js';
-import { bearerToken } from '../shared/auth/bearer.js';
+import { bearerToken } from '../shared/edge/tool-call/bearer.js';
 import { errorText } from '../shared/errors.js';
 import { agentTokenAuthenticator } from './commons/agent-tokens.js';
 import { type CallerContext, callerContext } from './commons/caller-context.js';

@@ -2,9 +2,9 @@
 // `agents:` entry, and that caller goes on as the deployed authorizer's does, so the handlers
 // identify the agent the same way locally and in AWS (from the caller, with the configuration).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { type AuthInfo, OAuthError, OAuthErrorCode, verifyBearerToken } from '@modelcontextprotocol/server';
 import type { Caller } from '../../shared/auth/agent.js';
 import type { ResolvedAgent } from '../../shared/config/resolved.js';
+import { bearerToken } from '../../shared/edge/tool-call/bearer.js';
 
 export type Authorization =
   | { readonly kind: 'authorized'; readonly caller: Caller }
@@ -47,28 +47,18 @@ export const createLocalAuthorizer = (options: LocalAuthorizerOptions) => {
     return match;
   };
 
-  const verifier = {
-    verifyAccessToken: async (token: string): Promise<AuthInfo> => {
-      const agent = agentForToken(token);
-      if (agent === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'Unknown token');
-      // Local tokens do not expire; the SDK's check wants an expiry, so each one is fresh for an hour.
-      return { token: '', clientId: agent.id, scopes: [], expiresAt: Math.floor(Date.now() / 1000) + 3600 };
-    },
-  };
-
   return async (authorizationHeader: string | undefined): Promise<Authorization> => {
     if (authorizationHeader === undefined && options.anonymousAgent !== null) {
       const agent = options.agents().find((candidate) => candidate.id === options.anonymousAgent);
       if (agent !== undefined) return { kind: 'authorized', caller: callerFor(agent) };
     }
-    try {
-      const info = await verifyBearerToken(authorizationHeader, { verifier });
-      const agent = options.agents().find((candidate) => candidate.id === info.clientId);
-      if (agent === undefined) return { kind: 'refused', tokenPresented: true };
-      return { kind: 'authorized', caller: callerFor(agent) };
-    } catch {
-      // Only a bearer token counts as presented: another scheme, or none, is asked for one.
-      return { kind: 'refused', tokenPresented: /^bearer\s+\S/i.test(authorizationHeader ?? '') };
-    }
+    // The credential read as every front reads it (the deployed authorizer, gRPC): only a bearer
+    // token counts as presented; another scheme, or none, is asked for one.
+    const token = bearerToken(authorizationHeader);
+    if (token === null) return { kind: 'refused', tokenPresented: false };
+    const agent = agentForToken(token);
+    return agent === undefined
+      ? { kind: 'refused', tokenPresented: true }
+      : { kind: 'authorized', caller: callerFor(agent) };
   };
 };

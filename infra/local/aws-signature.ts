@@ -6,6 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Checksum, HttpRequest, SourceData } from '@smithy/types';
 import type * as z from 'zod';
+import { BodyTooLargeError, readRequestBody } from './request-body.js';
 
 export interface LocalAwsCredentials {
   readonly accessKeyId: string;
@@ -124,37 +125,6 @@ export const isSignedBy = async (
   const computed = /Signature=([0-9a-f]{64})$/.exec(String(expected.headers.authorization ?? ''))?.[1] ?? '';
   return computed.length === signature.length && timingSafeEqual(Buffer.from(computed), Buffer.from(signature));
 };
-
-export class BodyTooLargeError extends Error {}
-
-/** Reads a whole request body, refusing one over the limit without buffering past it. */
-export const readRequestBody = (request: IncomingMessage, limitBytes: number): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = () => {
-      request.off('data', onData).off('end', onEnd).off('error', onError);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limitBytes) {
-        chunks.push(chunk);
-        return;
-      }
-      done();
-      request.pause();
-      reject(new BodyTooLargeError(`The request is larger than ${limitBytes} bytes.`));
-    };
-    const onEnd = () => {
-      done();
-      resolve(Buffer.concat(chunks));
-    };
-    const onError = (error: Error) => {
-      done();
-      reject(error);
-    };
-    request.on('data', onData).on('end', onEnd).on('error', onError);
-  });
 
 /**
  * Puts the signature check in front of a server whose own handler reads the body (dynalite): the

@@ -9,6 +9,7 @@ import {
   postedParamsRefusal,
 } from '../../shared/edge/call-tool/serve.js';
 import { type ChannelAdmission, headerValue, jsonAnswer } from './call-tool-admission.js';
+import { readCappedBody } from './request-body.js';
 
 interface PostTransportParts {
   /** How long a request may take to send its params. */
@@ -35,41 +36,6 @@ const writeAnswer = async (response: ServerResponse, answer: Response, close: bo
   response.writeHead(answer.status, headers).end(body);
 };
 
-/** What reading a POST's body gave. */
-type Body =
-  | { readonly kind: 'read'; readonly bytes: Buffer }
-  | { readonly kind: 'too_large' }
-  | { readonly kind: 'late' }
-  | { readonly kind: 'failed' };
-
-/** Reads a body up to the cap and within the wait; nothing past the cap is kept. */
-const readBody = (request: IncomingMessage, waitMs: number): Promise<Body> =>
-  new Promise((resolve) => {
-    const declared = Number(request.headers['content-length'] ?? '0');
-    if (declared > maxChannelParamsBytes) {
-      resolve({ kind: 'too_large' });
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (body: Body) => {
-      clearTimeout(timer);
-      request.off('data', onData);
-      resolve(body);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxChannelParamsBytes) {
-        request.pause();
-        finish({ kind: 'too_large' });
-      } else chunks.push(chunk);
-    };
-    const timer = setTimeout(() => finish({ kind: 'late' }), waitMs);
-    request.on('data', onData);
-    request.once('end', () => finish({ kind: 'read', bytes: Buffer.concat(chunks) }));
-    request.once('error', () => finish({ kind: 'failed' }));
-  });
-
 /** Answers a POST on the channel's path; `boundUrl` is the front's own address. */
 export const postTransport =
   (parts: PostTransportParts) =>
@@ -89,7 +55,7 @@ export const postTransport =
       await writeAnswer(response, frameAnswer(415, unfit), true);
       return;
     }
-    const body = await readBody(request, parts.waitMs);
+    const body = await readCappedBody(request, maxChannelParamsBytes, parts.waitMs);
     if (body.kind === 'failed') return;
     if (body.kind !== 'read') {
       // Answer, then drop the connection rather than read the rest of the upload.

@@ -13,6 +13,7 @@ import { bodyTooLargeResponse, maxRequestBodyBytes } from '../../shared/edge/mcp
 import type { Authorization } from './authorizer.js';
 import type { CallToolFront } from './call-tool-front.js';
 import { isWellFormedHost, type Listening, listen, urlHost } from './net.js';
+import { BodyTooLargeError, readRequestBody } from './request-body.js';
 import { refuseUpgrade } from './upgrade-refusal.js';
 
 export type LambdaHttpFunction = (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>;
@@ -43,31 +44,6 @@ export interface HttpFrontOptions {
   /** A path served by a front of its own (its HTTP requests and its WebSocket upgrades): /tool/call-tool. */
   readonly channel?: CallToolFront;
 }
-
-class BodyTooLarge extends Error {}
-
-const readBody = (request: IncomingMessage, limit: number): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const declared = Number(request.headers['content-length'] ?? '0');
-    if (declared > limit) {
-      reject(new BodyTooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        // Stop reading at the cap: nothing beyond it is buffered.
-        request.pause();
-        reject(new BodyTooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
 
 const headerRecord = (request: IncomingMessage): Record<string, string> => {
   const headers: Record<string, string> = {};
@@ -218,9 +194,9 @@ const invokeRoute = async (
   const { route, method, url } = call;
   let body: Buffer;
   try {
-    body = await readBody(request, maxRequestBodyBytes);
+    body = await readRequestBody(request, maxRequestBodyBytes);
   } catch (error) {
-    if (!(error instanceof BodyTooLarge)) throw error;
+    if (!(error instanceof BodyTooLargeError)) throw error;
     // Answer, then drop the connection rather than read the rest of the upload.
     response.once('finish', () => request.destroy());
     await writeWebResponse(response, bodyTooLargeResponse(), true);

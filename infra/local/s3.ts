@@ -4,14 +4,9 @@
 // come back in S3's XML with its codes, so the SDK raises what it raises against AWS.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import {
-  BodyTooLargeError,
-  isSignedBy,
-  type LocalAwsCredentials,
-  newLocalAwsCredentials,
-  readRequestBody,
-} from './aws-signature.js';
+import { isSignedBy, type LocalAwsCredentials, newLocalAwsCredentials } from './aws-signature.js';
 import { listen } from './net.js';
+import { BodyTooLargeError, readRequestBody } from './request-body.js';
 
 export interface LocalS3Options {
   /** Buckets that exist from the start. @default none */

@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
+import { credentialHeaders } from '../invoke/credentials.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
 import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../wire/exact-json.js';
@@ -396,25 +397,13 @@ export class McpServerClient implements ToolServerClient {
       headers.delete('authorization');
       headers.delete('cookie');
       if (target.origin === endpoint.origin && target.pathname === endpoint.pathname) {
+        // The configured credential as every system's request carries it (credentials.ts); a client
+        // credentials grant's token is the connection's own.
         const credentials = system.credentials;
-        switch (credentials.type) {
-          case 'bearer':
-            headers.set('authorization', `Bearer ${credentials.token}`);
-            break;
-          case 'basic':
-            headers.set(
-              'authorization',
-              `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`,
-            );
-            break;
-          case 'api_key':
-            headers.set(credentials.header, credentials.value);
-            break;
-          case 'oauth_client_credentials':
-            if (connection.tokens !== null) headers.set('authorization', `Bearer ${await connection.tokens.get()}`);
-            break;
-          default:
-            break;
+        if (credentials.type !== 'oauth_client_credentials') {
+          for (const [name, value] of Object.entries(credentialHeaders(credentials))) headers.set(name, value);
+        } else if (connection.tokens !== null) {
+          headers.set('authorization', `Bearer ${await connection.tokens.get()}`);
         }
       }
       const exchange = this.exchanges.get(headers.get(requestIdHeader) ?? '');

@@ -6,14 +6,9 @@
 import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
-import {
-  isSignedBy,
-  type LocalAwsCredentials,
-  readRequestBody,
-  refuseUnsigned,
-  Sha256,
-} from '../../infra/local/aws-signature.js';
+import { isSignedBy, type LocalAwsCredentials, refuseUnsigned, Sha256 } from '../../infra/local/aws-signature.js';
 import { type Listening, listen } from '../../infra/local/net.js';
+import { readRequestBody } from '../../infra/local/request-body.js';
 import { account, partition, region } from './intrinsics.js';
 
 export type Service = 'dynamodb' | 'states' | 'kms' | 's3' | 'secretsmanager' | 'events';

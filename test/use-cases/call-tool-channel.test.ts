@@ -9,7 +9,7 @@ import {
   maxChannelParamsBytes,
   paramsMissingFrame,
 } from '../../shared/edge/call-tool/serve.js';
-import { toCallToolResult } from '../../shared/edge/mcp/tool-result.js';
+import { toCallToolResult } from '../../shared/edge/tool-call/tool-result.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { ResultObject } from '../../shared/result.js';

@@ -4,7 +4,7 @@
 //
 // Long: each way a call can go (run, held, refused) is its own case.
 import { describe, expect, it } from 'vitest';
-import { toCallToolResult } from '../../shared/edge/mcp/tool-result.js';
+import { toCallToolResult } from '../../shared/edge/tool-call/tool-result.js';
 import type { Execution } from '../../shared/executions/execution.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';

@@ -12,16 +12,13 @@
 import { readToolCallParams } from '../../arguments/strict-json.js';
 import type { AgentIdentity } from '../../auth/agent.js';
 import { isJsonObject } from '../../catalog/tool.js';
-import { toolCallFaultMessageOf } from '../../errors.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
-import { limitsNow } from '../../limits/agent-limits.js';
-import type { Admission, RequestGate } from '../../limits/request-gate.js';
+import type { RequestGate } from '../../limits/request-gate.js';
 import { type ResultObject, resultObject } from '../../result.js';
-import { type CallToolDeps, callTool } from '../../use-cases/call-tool.js';
-import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
+import type { CallToolDeps } from '../../use-cases/call-tool.js';
 import { encodeFrame } from '../../wire/call-tool-frame.js';
-import { statusToolName } from '../mcp/status-tool.js';
-import { toCallToolResult } from '../mcp/tool-result.js';
+import { answerToolCall, toolCallFault, underAgentGate } from '../tool-call/answer.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 
 /** Largest params document the channel takes, in bytes (as an MCP request body). */
 export const maxChannelParamsBytes = 256 * 1024;
@@ -142,46 +139,53 @@ const answerChannelCall = async (
   call: ChannelCall,
   text: string,
 ): Promise<ChannelAnswer> => {
-  let admission: Admission | null = null;
-  let tool: string | null = null;
   try {
     // Every call counts against the agent's limits, as on /mcp, before its params are even read: a
     // flood of unreadable params costs a gate check each. A refusal is the result object.
-    const cost = { bytes: Buffer.byteLength(text, 'utf8') };
-    admission = options.gate?.admit(call.agent.id, await limitsNow(services.controlPlane, call.agent), cost) ?? null;
-    if (admission?.kind === 'refused') return resultAnswer(null, resultObject(admission.refusal));
-    const read = readToolCallParams(text);
-    if (read === null) return errorAnswer(null, jsonRpcCodes.parseError, 'Parse error: the params are not JSON.');
-    const { params, toolArguments } = read;
-    if (!isJsonObject(params) || typeof params.name !== 'string') {
-      return errorAnswer(
-        null,
-        jsonRpcCodes.invalidParams,
-        'Invalid params: expected the tools/call params, an object with the tool name as "name".',
-      );
-    }
-    const { name } = params;
-    tool = name.slice(0, 200);
-    // Absent arguments are none; null is not an object (MCP's own params schema refuses it too).
-    const args = params.arguments === undefined ? {} : params.arguments;
-    if (!isJsonObject(args)) {
-      return errorAnswer(tool, jsonRpcCodes.invalidParams, 'Invalid params: arguments must be an object.');
-    }
-    if (name === statusToolName) return resultAnswer(tool, await getExecutionStatus(services, call.agent, args));
-    return resultAnswer(
-      tool,
-      await callTool(services, call.agent, name, toolArguments, { traceparent: call.traceparent }),
+    return await underAgentGate(
+      services,
+      { gate: options.gate },
+      call.agent,
+      { bytes: Buffer.byteLength(text, 'utf8') },
+      (refusal) =>
+        refusal === null
+          ? answerChannelParams(services, call, text)
+          : Promise.resolve(resultAnswer(null, resultObject(refusal))),
     );
   } catch (error) {
-    // As on /mcp: the fault goes to the log, the caller reads the gateway's own words.
-    services.log.warn('tools/call failed', {
-      agent_id: call.agent.id,
-      tool,
-      transport: 'call-tool',
-      error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
-    });
-    return errorAnswer(tool, jsonRpcCodes.internalError, toolCallFaultMessageOf(error));
-  } finally {
-    if (admission?.kind === 'admitted') admission.release();
+    // A fault outside the call itself (the agent's limits could not be read, say): logged and
+    // answered as any other (answer.ts).
+    const fault = toolCallFault(services, { agent: call.agent, tool: null, transport: 'call-tool' }, error);
+    return errorAnswer(null, fault.code, fault.message);
   }
+};
+
+/** Reads an admitted call's params and answers it. Never throws. */
+const answerChannelParams = async (services: CallToolDeps, call: ChannelCall, text: string): Promise<ChannelAnswer> => {
+  const read = readToolCallParams(text);
+  if (read === null) return errorAnswer(null, jsonRpcCodes.parseError, 'Parse error: the params are not JSON.');
+  const { params, toolArguments } = read;
+  if (!isJsonObject(params) || typeof params.name !== 'string') {
+    return errorAnswer(
+      null,
+      jsonRpcCodes.invalidParams,
+      'Invalid params: expected the tools/call params, an object with the tool name as "name".',
+    );
+  }
+  const { name } = params;
+  const tool = name.slice(0, 200);
+  // Absent arguments are none; null is not an object (MCP's own params schema refuses it too).
+  const args = params.arguments === undefined ? {} : params.arguments;
+  if (!isJsonObject(args)) {
+    return errorAnswer(tool, jsonRpcCodes.invalidParams, 'Invalid params: arguments must be an object.');
+  }
+  const answer = await answerToolCall(services, {
+    agent: call.agent,
+    name,
+    args,
+    toolArguments,
+    request: { traceparent: call.traceparent },
+    transport: 'call-tool',
+  });
+  return answer.kind === 'result' ? resultAnswer(tool, answer.result) : errorAnswer(tool, answer.code, answer.message);
 };

@@ -1,24 +1,19 @@
 // One JSON-RPC message of a gRPC stream, answered: the MCP methods the reference names (initialize,
-// notifications/initialized, tools/list, tools/call) through the same use-cases and result builders
-// as HTTP MCP (shared/edge/mcp/server.ts, tool-result.ts), so a call is decided, run and answered alike.
-import { readMessage, readParsedArguments, type StrictArguments } from '../../arguments/strict-json.js';
+// notifications/initialized, tools/list, tools/call) through the same answers as HTTP MCP (a tool
+// call by shared/edge/tool-call/answer.ts, the tools list by mcp/server.ts), so a call is decided,
+// run and answered alike.
+import { readMessage, type StrictArguments } from '../../arguments/strict-json.js';
 import type { AgentIdentity } from '../../auth/agent.js';
-import { toolCallFaultMessageOf } from '../../errors.js';
 import type { ExecutionOrigin } from '../../executions/execution.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
-import { limitsNow } from '../../limits/agent-limits.js';
 import type { RequestGate } from '../../limits/request-gate.js';
 import { isRecord } from '../../objects.js';
 import { resultObject } from '../../result.js';
-import { callTool } from '../../use-cases/call-tool.js';
-import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../../version.js';
 import { instructions, listToolsFor, type McpServices, negotiatedVersion } from '../mcp/server.js';
-import { statusToolName } from '../mcp/status-tool.js';
 import { invalidToolsCursorMessage } from '../mcp/tool-pages.js';
-import { toCallToolResult } from '../mcp/tool-result.js';
-
-/** JSON-RPC 2.0 error codes used on the stream. */
+import { answerToolCall, underAgentGate } from '../tool-call/answer.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 
 /** What the stream's Connect and metadata said, for every call of the stream. */
 export interface StreamContext {
@@ -75,18 +70,21 @@ export const answerMessage = async (
   if (!isRecord(params)) return errorAnswer(id, jsonRpcCodes.invalidParams, 'Invalid params: expected an object.');
   // Every request counts against the agent's limits, as on HTTP: a refused tools/call is answered
   // with the result object (denied, the limit in its message), anything else with a -32000 error.
-  const limits = await limitsNow(services.controlPlane, stream.agent);
-  const admission = stream.gate?.admit(stream.agent.id, limits, { bytes: Buffer.byteLength(text, 'utf8') }) ?? null;
-  if (admission?.kind === 'refused') {
-    return message.method === 'tools/call'
-      ? resultAnswer(id, toCallToolResult(resultObject(admission.refusal)))
-      : errorAnswer(id, jsonRpcCodes.serverError, admission.refusal.message ?? 'A limit refused this request.');
-  }
-  try {
-    return await answerRequest(services, stream, id, message.method, params, read.toolArguments);
-  } finally {
-    if (admission?.kind === 'admitted') admission.release();
-  }
+  const method = message.method;
+  return underAgentGate(
+    services,
+    { gate: stream.gate },
+    stream.agent,
+    { bytes: Buffer.byteLength(text, 'utf8') },
+    (refusal) => {
+      if (refusal === null) return answerRequest(services, stream, id, method, params, read.toolArguments);
+      return Promise.resolve(
+        method === 'tools/call'
+          ? resultAnswer(id, toCallToolResult(resultObject(refusal)))
+          : errorAnswer(id, jsonRpcCodes.serverError, refusal.message ?? 'A limit refused this request.'),
+      );
+    },
+  );
 };
 
 const answerRequest = async (
@@ -114,13 +112,13 @@ const answerRequest = async (
         : resultAnswer(id, listed);
     }
     case 'tools/call':
-      return answerToolCall(services, stream, id, params, toolArguments);
+      return answerStreamToolCall(services, stream, id, params, toolArguments);
     default:
       return errorAnswer(id, jsonRpcCodes.methodNotFound, `Method not found: ${method.slice(0, 100)}`);
   }
 };
 
-const answerToolCall = async (
+const answerStreamToolCall = async (
   services: McpServices,
   stream: StreamContext,
   id: string | number,
@@ -133,24 +131,15 @@ const answerToolCall = async (
   if (!isRecord(args)) {
     return errorAnswer(id, jsonRpcCodes.invalidParams, 'Invalid params: arguments must be an object.');
   }
-  try {
-    if (name === statusToolName) {
-      return resultAnswer(id, toCallToolResult(await getExecutionStatus(services, stream.agent, args)));
-    }
-    const result = await callTool(services, stream.agent, name, toolArguments ?? readParsedArguments(args), {
-      traceparent: stream.traceparent,
-      origin: stream.origin,
-      systemKey: stream.systemKey,
-    });
-    return resultAnswer(id, toCallToolResult(result));
-  } catch (error) {
-    // As on HTTP: the fault goes to the log, the caller reads the gateway's own words.
-    services.log.warn('tools/call failed', {
-      agent_id: stream.agent.id,
-      tool: name.slice(0, 200),
-      transport: 'grpc',
-      error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
-    });
-    return errorAnswer(id, jsonRpcCodes.internalError, toolCallFaultMessageOf(error));
-  }
+  const answer = await answerToolCall(services, {
+    agent: stream.agent,
+    name,
+    args,
+    toolArguments,
+    request: { traceparent: stream.traceparent, origin: stream.origin, systemKey: stream.systemKey },
+    transport: 'grpc',
+  });
+  return answer.kind === 'result'
+    ? resultAnswer(id, toCallToolResult(answer.result))
+    : errorAnswer(id, answer.code, answer.message);
 };

@@ -3,12 +3,12 @@
 // by json-rpc.ts, in any order, matched by id.
 import * as grpc from '@grpc/grpc-js';
 import type { AgentIdentity } from '../../auth/agent.js';
-import { bearerToken } from '../../auth/bearer.js';
 import { errorText } from '../../errors.js';
 import type { RequestGate } from '../../limits/request-gate.js';
 import type { GrpcCaps } from '../../limits/transport-caps.js';
 import type { Log } from '../../log.js';
 import type { McpServices } from '../mcp/server.js';
+import { bearerToken } from '../tool-call/bearer.js';
 import { answerMessage, type StreamContext } from './json-rpc.js';
 import { failure } from './services.js';
 import {

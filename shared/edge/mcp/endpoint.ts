@@ -17,9 +17,9 @@ import {
 import { type ReadMessage, readMessage, type StrictArguments } from '../../arguments/strict-json.js';
 import type { AgentIdentity } from '../../auth/agent.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
-import { limitsNow } from '../../limits/agent-limits.js';
 import type { LimitRefusal, RequestGate } from '../../limits/request-gate.js';
 import { isRecord } from '../../objects.js';
+import { underAgentGate } from '../tool-call/answer.js';
 import {
   batchRefusedResponse,
   bodyTooLargeResponse,
@@ -214,6 +214,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
   );
   const allowedHostnames = options.allowedHostnames === null ? null : [...options.allowedHostnames];
   const allowedOrigins = [...options.allowedOrigins];
+  const gate = { gate: options.requestGate, onLimited: options.onLimited };
   let closed = false;
 
   /**
@@ -238,24 +239,16 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
     // Every request of a known agent counts against its limits, unreadable ones included, and is
     // charged its size before its body is read.
     const bytes = bodyText === undefined ? Math.max(0, declaredLength || 0) : Buffer.byteLength(bodyText, 'utf8');
-    const limits = await limitsNow(services.controlPlane, agent);
-    const admission = options.requestGate.admit(agent.id, limits, { bytes });
-    if (admission.kind === 'refused' && admission.first) options.onLimited?.(agent, admission.refusal);
-    try {
+    return underAgentGate(services, gate, agent, { bytes }, async (refusal) => {
       // The body is read once, here (see readBody): a tool call's arguments come from the
       // request's own text, where duplicate keys, huge integers and lone surrogates are visible.
-      const body = await readBody(request, bodyText, admission.kind === 'admitted');
+      const body = await readBody(request, bodyText, refusal === null);
       if (body.kind === 'answered') return body.response;
       const { parsedBody, toolArguments } = body;
       // A refused tools/call is answered with a result object the agent reads (denied, the limit
       // in its message); any other refused request gets 429 before the SDK sees it.
-      if (admission.kind === 'refused' && !isToolCall(parsedBody)) return limitedResponse(admission.refusal);
-      const context = new McpRequestContext(
-        agent,
-        toolArguments,
-        request.header('traceparent'),
-        admission.kind === 'refused' ? admission.refusal : null,
-      );
+      if (refusal !== null && !isToolCall(parsedBody)) return limitedResponse(refusal);
+      const context = new McpRequestContext(agent, toolArguments, request.header('traceparent'), refusal);
       // Once closed, every request goes to the SDK's entry, which refuses it.
       const plain = closed || options.plainToolCalls === false ? null : plainToolCallOf(request, parsedBody);
       if (plain !== null) return await answerPlainToolCall(services, context, plain);
@@ -265,9 +258,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
       }
       const authInfo = context.toAuthInfo();
       return await modern.fetch(web, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
-    } finally {
-      if (admission.kind === 'admitted') admission.release();
-    }
+    });
   };
 
   return {

@@ -14,10 +14,10 @@ import {
   resumeByState,
 } from '../../use-cases/customer-handover.js';
 import { findOwnCall } from '../../use-cases/tasks.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 import type { McpRequestContext } from './request-context.js';
 import { RequestState } from './request-state.js';
 import type { TaskDialect } from './tasks.js';
-import { toCallToolResult } from './tool-result.js';
 import {
   customerStepOf,
   declaresUrlElicitation2026,

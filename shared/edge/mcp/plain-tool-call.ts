@@ -8,7 +8,7 @@
 // classifier finds valid, and a client that declared neither URL elicitation nor the tasks
 // extension (so no handover and no task can follow). Every other request goes to the SDK, which
 // answers it (and refuses it) in its own words. The answer is the one the SDK sends: the same
-// result object (toolCallResult, one home for both), the revision's resultType and serverInfo, and
+// result object (toolCallAnswer, one home for both), the revision's resultType and serverInfo, and
 // a fault as the SDK's internal error; test/adapters/plain-tool-call.test.ts holds the two to each
 // other request by request.
 import {
@@ -20,11 +20,11 @@ import {
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server';
 import { isRecord } from '../../objects.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 import type { McpRequestContext } from './request-context.js';
 import type { McpRequestHead } from './request-head.js';
-import { type McpServices, serverIdentity, toolCallFault, toolCallResult } from './server.js';
+import { type McpServices, serverIdentity, toolCallAnswer } from './server.js';
 import { envelopeDeclaresTasks } from './task-methods.js';
-import { toCallToolResult } from './tool-result.js';
 import { envelopeDeclaresUrlElicitation } from './url-elicitation.js';
 
 /** The revision the plain path answers. */
@@ -111,22 +111,18 @@ export const answerPlainToolCall = async (
   context: McpRequestContext,
   call: PlainToolCall,
 ): Promise<PlainAnswer> => {
-  let message: Record<string, unknown>;
-  try {
-    const result = await toolCallResult(services, context, call.name, call.args);
-    message = {
-      result: {
-        ...toCallToolResult(result),
-        resultType: 'complete',
-        _meta: { [SERVER_INFO_META_KEY]: { ...serverIdentity } },
-      },
-      jsonrpc: '2.0',
-      id: call.id,
-    };
-  } catch (error) {
-    const fault = toolCallFault(services, context.agent, call.name, error);
-    const data = fault.data === undefined ? {} : { data: fault.data };
-    message = { jsonrpc: '2.0', id: call.id, error: { code: fault.code, message: fault.message, ...data } };
-  }
+  const answer = await toolCallAnswer(services, context, call.name, call.args);
+  const message =
+    answer.kind === 'result'
+      ? {
+          result: {
+            ...toCallToolResult(answer.result),
+            resultType: 'complete',
+            _meta: { [SERVER_INFO_META_KEY]: { ...serverIdentity } },
+          },
+          jsonrpc: '2.0',
+          id: call.id,
+        }
+      : { jsonrpc: '2.0', id: call.id, error: { code: answer.code, message: answer.message } };
   return { kind: 'plain', status: 200, contentType: 'application/json', body: JSON.stringify(message) };
 };

@@ -17,17 +17,22 @@ import {
   type Tool,
 } from '@modelcontextprotocol/server';
 import { readParsedArguments } from '../../arguments/strict-json.js';
-import type { AgentIdentity } from '../../auth/agent.js';
 import type { CatalogTool } from '../../catalog/tool.js';
-import { toolCallFaultMessageOf } from '../../errors.js';
-import { type ResultObject, resultObject, resultObjectJsonSchema } from '../../result.js';
-import { type CallToolDeps, callTool, visibleTools } from '../../use-cases/call-tool.js';
-import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
+import { resultObject, resultObjectJsonSchema } from '../../result.js';
+import { type CallToolDeps, visibleTools } from '../../use-cases/call-tool.js';
 import { gatewayInfo } from '../../version.js';
+import {
+  answerToolCall,
+  runsCatalogTool,
+  type ToolCallAnswer,
+  type ToolCallFault,
+  toolCallFault,
+} from '../tool-call/answer.js';
+import { statusTool } from '../tool-call/status-tool.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 import { answerRetry, handOver } from './handover.js';
 import type { McpRequestContext } from './request-context.js';
 import { openRequestState } from './request-state.js';
-import { statusTool, statusToolName } from './status-tool.js';
 import {
   createdTask,
   registerTaskMethods,
@@ -37,7 +42,6 @@ import {
 } from './task-methods.js';
 import type { TaskDialect } from './tasks.js';
 import { invalidToolsCursorMessage, toolsPage } from './tool-pages.js';
-import { toCallToolResult } from './tool-result.js';
 
 export type McpServices = CallToolDeps;
 
@@ -99,44 +103,30 @@ const toolArgumentsOf = (context: McpRequestContext, args: Record<string, unknow
   context.toolArguments ?? readParsedArguments(args);
 
 /**
- * The result object of a tools/call answered without a handover or a task: a call refused by a
- * limit (answered without running, and not recorded: a flood must not cost store writes), the
- * status tool, or the catalog call made. One home for the SDK's handler and the plain path
+ * The answer to a tools/call without a handover or a task: a call refused by a limit (answered
+ * without running, and not recorded: a flood must not cost store writes), else the tool call as
+ * every transport answers it (answer.ts). One home for the SDK's handler and the plain path
  * (plain-tool-call.ts).
  */
-export const toolCallResult = async (
+export const toolCallAnswer = (
   services: McpServices,
   context: McpRequestContext,
   name: string,
   args: Record<string, unknown>,
-): Promise<ResultObject> => {
-  if (context.refusal !== null) return resultObject(context.refusal);
-  if (name === statusToolName) return getExecutionStatus(services, context.agent, args);
-  return callTool(services, context.agent, name, toolArgumentsOf(context, args), {
-    traceparent: context.traceparent,
+): Promise<ToolCallAnswer> => {
+  if (context.refusal !== null) return Promise.resolve({ kind: 'result', result: resultObject(context.refusal) });
+  return answerToolCall(services, {
+    agent: context.agent,
+    name,
+    args,
+    toolArguments: context.toolArguments,
+    request: { traceparent: context.traceparent },
+    transport: 'mcp',
   });
 };
 
-/**
- * The protocol error a failed tools/call is answered with: a deliberate one (the handover's -32042,
- * a refused requestState) as it is; any other failure (the store refused a write, a bug) logged
- * here and answered in the gateway's own words, as an internal error: the SDK would otherwise send
- * the exception's text, the store's or a system's.
- */
-export const toolCallFault = (
-  services: McpServices,
-  agent: AgentIdentity,
-  name: string,
-  error: unknown,
-): ProtocolError => {
-  if (error instanceof ProtocolError) return error;
-  services.log.warn('tools/call failed', {
-    agent_id: agent.id,
-    tool: name.slice(0, 200),
-    error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
-  });
-  return new ProtocolError(ProtocolErrorCode.InternalError, toolCallFaultMessageOf(error));
-};
+/** A fault as the SDK answers it: the JSON-RPC internal error, in the gateway's own words. */
+const protocolErrorOf = (fault: ToolCallFault): ProtocolError => new ProtocolError(fault.code, fault.message);
 
 /** The server's identity, as initialize and every 2026-07-28 result's _meta carry it. */
 export const serverIdentity = { name: gatewayInfo.name, title: gatewayInfo.title, version: gatewayInfo.version };
@@ -199,12 +189,14 @@ export const buildMcpServer = (
       // A catalog call (not refused, not the status tool) may be a retry of one handed to the
       // customer, or be handed over itself; a task-augmented request (2025-11-25) asked for a task
       // and gets one, never a handover.
-      const catalogCall = context.refusal === null && name !== statusToolName;
+      const catalogCall = context.refusal === null && runsCatalogTool(name);
       const handover = catalogCall && request.params.task === undefined ? { dialect, context, ctx } : null;
       const retried =
         handover === null ? null : await answerRetry(services, agent, handover, name, toolArgumentsOf(context, args));
       if (retried !== null) return retried;
-      const result = await toolCallResult(services, context, name, args);
+      const answer = await toolCallAnswer(services, context, name, args);
+      if (answer.kind === 'fault') throw protocolErrorOf(answer);
+      const { result } = answer;
       if (!catalogCall) return toCallToolResult(result);
       const handed = handover === null ? null : await handOver(services, agent, handover, result);
       if (handed !== null) return handed;
@@ -218,7 +210,10 @@ export const buildMcpServer = (
       if (task !== null) server.taskAnswers.set(ctx.mcpReq.id, task);
       return toCallToolResult(result);
     } catch (error) {
-      throw toolCallFault(services, agent, name, error);
+      // A deliberate protocol error (the handover's -32042, a refused requestState, a fault already
+      // logged) goes as it is; any other failure of the handover or the task is a fault.
+      if (error instanceof ProtocolError) throw error;
+      throw protocolErrorOf(toolCallFault(services, { agent, tool: name, transport: 'mcp' }, error));
     }
   });
 

@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Execution } from '../../executions/execution.js';
 import { toResultObject } from '../../executions/execution.js';
 import { isErrorStatus } from '../../result.js';
-import { toCallToolResult } from './tool-result.js';
+import { toCallToolResult } from '../tool-call/tool-result.js';
 
 /** The extension's identifier (client and server capabilities, 2026-07-28). */
 export const tasksExtensionId = 'io.modelcontextprotocol/tasks';

@@ -11,7 +11,7 @@ import {
   taskPollIntervalMs,
   taskStatusOf,
 } from '../../../shared/edge/mcp/tasks.js';
-import { toCallToolResult } from '../../../shared/edge/mcp/tool-result.js';
+import { toCallToolResult } from '../../../shared/edge/tool-call/tool-result.js';
 import type { Execution } from '../../../shared/executions/execution.js';
 import { toResultObject } from '../../../shared/executions/execution.js';
 import { executionStatuses } from '../../../shared/result.js';
