@@ -166,40 +166,6 @@ const ringCrossings = (sources: readonly SourceFile[]): string[] =>
 
 /** How long a function may be before a reader cannot hold it at once. */
 const maxFunctionLines = 80;
-/**
- * Functions being split into named parts under issue 32 (this list only shrinks: a function
- * split leaves it, and the check fails while a split one is still listed).
- */
-const splitPending = new Set<string>([
-  'shared/arguments/canonicalize.ts canonicalizeArguments',
-  'shared/catalog/build.ts buildSystemTools',
-  'shared/config/resolve.ts resolveConfigData',
-  'shared/control-plane/mcp-catalogs.ts McpCatalogs.refreshOne',
-  'shared/control-plane/snapshot.ts readSnapshot',
-  'shared/edge/grpc/gateway.ts startGrpcGateway',
-  'shared/edge/grpc/gateway.ts serveStream',
-  'shared/policy/policy-set.ts compilePolicies',
-  'shared/use-cases/call-tool.ts callTool',
-  'functions/console/customer-calls.ts customerRoutes',
-  'infra/local/call-tool-front.ts createCallToolFront',
-  'infra/local/http-front.ts startHttpFront',
-  'infra/local/kms.ts startLocalKms',
-  'infra/local/runtime.ts startLocalRuntime',
-  'infra/local/s3.ts startLocalS3',
-  'scripts/config-check.ts run',
-  'bench/bed.ts startBed',
-  'bench/endpoint-ab.ts main',
-  'bench/first-call.ts firstCall',
-  'bench/held-calls.ts heldCallCosts',
-  'bench/local-config-push.ts pushDemoConfiguration',
-  'bench/memory-load.ts memoryUnderLoad',
-  'bench/minimal-server.ts startMinimalServer',
-  'bench/profile-gateway.ts main',
-  'bench/run.ts main',
-  'examples/erp/server.ts startDemoErp',
-  'examples/erp/server.ts operate',
-  'examples/erp/server.ts handle',
-]);
 /** The functions allowed to be longer, each with its reason. */
 const allowedLong = new Map<string, string>([
   [
@@ -334,14 +300,10 @@ describe('the shape of the code', () => {
     const demo = sourceFiles(projectPath('examples'));
     const long = [...files.keys(), ...demo].flatMap((path) => longFunctions(shown(path), readFileSync(path, 'utf8')));
     expect(
-      long
-        .filter((found) => !allowedLong.has(found.name) && !splitPending.has(found.name))
-        .map((found) => `${found.name}: ${found.lines} lines`),
+      long.filter((found) => !allowedLong.has(found.name)).map((found) => `${found.name}: ${found.lines} lines`),
     ).toEqual([]);
     // Every entry of the allow-list still names a long function (a split one leaves the list).
-    expect(
-      [...allowedLong.keys(), ...splitPending].filter((name) => !long.some((found) => found.name === name)),
-    ).toEqual([]);
+    expect([...allowedLong.keys()].filter((name) => !long.some((found) => found.name === name))).toEqual([]);
   });
 
   it(verifies('code.function-length', 'measures every kind of function (the check itself works)'), () => {

@@ -92,12 +92,12 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
   const waitMs = options.paramsWaitMs ?? channelParamsWaitMs;
   let stopping = false;
   const calls = channelCalls(options);
-  const admit = (request: IncomingMessage, boundUrl: string) => admitChannelRequest(request, boundUrl, options);
+  const admitRequest = (request: IncomingMessage, boundUrl: string) => admitChannelRequest(request, boundUrl, options);
   const websocket = createWebSocketTransport({
     services: options.services,
     log: options.log,
     waitMs,
-    admit,
+    admitRequest,
     answer: calls.answer('websocket'),
     track: calls.track,
     stopping: () => stopping,
@@ -110,7 +110,7 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
   return {
     path: callToolPath,
     timeoutMs: callTimeoutMs,
-    handleRequest: postTransport({ waitMs, admit, answer: calls.answer('http'), stopping: () => stopping }),
+    handleRequest: postTransport({ waitMs, admitRequest, answer: calls.answer('http'), stopping: () => stopping }),
     handleUpgrade: websocket.handleUpgrade,
     drain,
     close: async () => {

@@ -14,7 +14,7 @@ import { readCappedBody } from './request-body.js';
 interface PostTransportParts {
   /** How long a request may take to send its params. */
   readonly waitMs: number;
-  readonly admit: (request: IncomingMessage, boundUrl: string) => Promise<ChannelAdmission>;
+  readonly admitRequest: (request: IncomingMessage, boundUrl: string) => Promise<ChannelAdmission>;
   /** Runs the params as the agent and gives the frame to answer. */
   readonly answer: (agent: AgentIdentity, bytes: Buffer, traceparent: string | null) => Promise<Uint8Array>;
   readonly stopping: () => boolean;
@@ -45,7 +45,7 @@ export const postTransport =
       await writeAnswer(response, notPost, true);
       return;
     }
-    const admission = await parts.admit(request, boundUrl);
+    const admission = await parts.admitRequest(request, boundUrl);
     if (admission.kind === 'refused') {
       await writeAnswer(response, admission.answer, true);
       return;

@@ -30,7 +30,7 @@ interface WebSocketTransportParts {
   readonly log: Log;
   /** How long a connection may stay open without its params. */
   readonly waitMs: number;
-  readonly admit: (request: IncomingMessage, boundUrl: string) => Promise<ChannelAdmission>;
+  readonly admitRequest: (request: IncomingMessage, boundUrl: string) => Promise<ChannelAdmission>;
   /** Runs the params as the agent and gives the frame to send. */
   readonly answer: (agent: AgentIdentity, bytes: Buffer, traceparent: string | null) => Promise<Uint8Array>;
   /** Keeps a call running past its connection, for a stop to wait on. */
@@ -162,7 +162,7 @@ export const createWebSocketTransport = (parts: WebSocketTransportParts): WebSoc
       );
       return;
     }
-    const admission = await parts.admit(request, boundUrl);
+    const admission = await parts.admitRequest(request, boundUrl);
     if (admission.kind === 'refused') {
       await refuseUpgrade(socket, admission.answer);
       return;
