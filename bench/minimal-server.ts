@@ -12,6 +12,7 @@ import { type Listening, listen } from '../infra/local/net.js';
 import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
 import { defaultRetentionMs, epochSeconds, retentionSeconds } from '../shared/executions/retention.js';
+import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
 
 export interface MinimalStore {
   readonly documents: DynamoDBDocumentClient;
@@ -174,7 +175,8 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
   const server = createServer((incoming, response) => {
     handle(incoming, response).catch((error: unknown) => {
       const message = errorText(error);
-      if (!response.headersSent) reply(response, 500, { jsonrpc: '2.0', id: null, error: { code: -32603, message } });
+      if (!response.headersSent)
+        reply(response, 500, { jsonrpc: '2.0', id: null, error: { code: jsonRpcCodes.internalError, message } });
       else response.destroy();
     });
   });

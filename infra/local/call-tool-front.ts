@@ -19,12 +19,12 @@ import {
   paramsTooLargeFrame,
   postedParamsRefusal,
 } from '../../shared/edge/call-tool/serve.js';
-import { resultCodes } from '../../shared/errors.js';
+import { unauthorizedResponse } from '../../shared/edge/mcp/auth-challenge.js';
+import { errorText, limitRefusals } from '../../shared/errors.js';
 import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import type { RequestGate } from '../../shared/limits/request-gate.js';
 import type { Log } from '../../shared/log.js';
-import { unauthorizedResponse } from '../../shared/edge/mcp/auth-challenge.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 import type { Authorization } from './authorizer.js';
@@ -201,7 +201,7 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
 
   const track = (work: Promise<void>) => {
     const tracked = work.catch((error: unknown) =>
-      options.log.warn('a /tool/call-tool call failed', { error: error instanceof Error ? error.message : 'unknown' }),
+      options.log.warn('a /tool/call-tool call failed', { error: errorText(error) }),
     );
     inflight.add(tracked);
     void tracked.finally(() => inflight.delete(tracked));
@@ -293,7 +293,7 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
     if (open >= limits.concurrentRequests) {
       await refuseUpgrade(
         socket,
-        jsonAnswer(429, resultCodes.concurrency_limited.message(limits.concurrentRequests), { 'retry-after': '1' }),
+        jsonAnswer(429, limitRefusals.concurrent(limits.concurrentRequests).message, { 'retry-after': '1' }),
       );
       return;
     }
@@ -375,7 +375,7 @@ export const createCallToolFront = (options: CallToolFrontOptions): CallToolFron
       socket.on('error', () => undefined);
       upgrade(request, socket, head, boundUrl).catch((error: unknown) => {
         options.log.warn('a /tool/call-tool upgrade failed', {
-          error: error instanceof Error ? error.message : 'unknown',
+          error: errorText(error),
         });
         socket.destroy();
       });

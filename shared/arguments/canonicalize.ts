@@ -14,15 +14,15 @@ import {
   marks,
   type ToolWithValidator,
 } from '../catalog/tool.js';
-import { type InputErrorCode, inputErrorCodes } from '../errors.js';
-import { formProblems } from '../wire/form-body.js';
-import { headerValueMessage, printableHeaderValue } from '../wire/headers.js';
-import { headerText, unsafePathValue } from '../wire/parameter-values.js';
+import { type InputErrorCode, inputError, inputErrorCodes } from '../errors.js';
 import { jsonPointer, parseJsonPointer, pointerSegment } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
 import type { InputError } from '../result.js';
-import { canonicalDecimal, compareDecimals, isMultipleOf } from './decimal.js';
 import { canonicalJsonText, lenientJsonText } from '../wire/exact-json.js';
+import { formProblems } from '../wire/form-body.js';
+import { headerValueMessage, printableHeaderValue } from '../wire/headers.js';
+import { headerText, unsafePathValue } from '../wire/parameter-values.js';
+import { canonicalDecimal, compareDecimals, isMultipleOf } from './decimal.js';
 import { argumentsHash } from './hash.js';
 import type { ArgumentIssue, StrictArguments } from './strict-json.js';
 import { canonicalText, identifierProblem } from './text-rules.js';
@@ -42,11 +42,7 @@ export type Canonicalization =
   | { readonly ok: true; readonly arguments: CanonicalArguments }
   | { readonly ok: false; readonly errors: readonly InputError[] };
 
-const error = (path: string, code: InputErrorCode, message: string = inputErrorCodes[code]): InputError => ({
-  path,
-  code,
-  message,
-});
+const error = inputError;
 
 /** Marks can sit on the schema itself or on any branch that applies in place (schema-walk.ts). */
 const branches = (schema: JsonObject): readonly JsonObject[] => inPlace(schema);

@@ -13,6 +13,7 @@ import { type LeftOutTool, mcpToolSpecs } from '../catalog/mcp-tools.js';
 import type { ToolServerToolSpec } from '../catalog/tool-server-tools.js';
 import type { Clock } from '../clock.js';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
+import { errorText } from '../errors.js';
 import type { Log } from '../log.js';
 import { type GatewayMetrics, noMetrics } from '../metrics.js';
 import type { DiscoveredTools } from './snapshot.js';
@@ -193,7 +194,7 @@ export class McpCatalogs {
       if (entry.pins !== null) {
         this.log.warn('MCP tool pins cannot be read; every tool of the system is held as a write until they can', {
           system: systemKey,
-          reason: error instanceof Error ? error.message : 'unknown',
+          reason: errorText(error),
         });
       }
       entry.pins = null;
@@ -283,12 +284,12 @@ export class McpCatalogs {
       if (!entry.failing) {
         this.log.warn('MCP server did not answer tools/list; keeping its last catalog within allowed_staleness', {
           system: system.key,
-          reason: error instanceof Error ? error.message : 'unknown',
+          reason: errorText(error),
           lastFetchedAt: entry.catalog === null ? null : new Date(entry.catalog.fetchedAt).toISOString(),
         });
       }
       entry.failing = true;
-      entry.lastError = error instanceof Error ? error.message : 'unknown';
+      entry.lastError = errorText(error);
       entry.nextAt = this.clock.now() + Math.min(refreshMs, retryMs);
     }
   }
@@ -304,7 +305,7 @@ export class McpCatalogs {
       await this.pins?.write(systemKey, pinned.pins).catch((error: unknown) => {
         this.log.warn('MCP tool pins could not be kept', {
           system: systemKey,
-          reason: error instanceof Error ? error.message : 'unknown',
+          reason: errorText(error),
         });
       });
     }

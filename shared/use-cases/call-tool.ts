@@ -2,7 +2,6 @@
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
 // execution record. This module decides; sending is run-once.ts's, holding is the state machine's.
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
-import { canonicalJsonText } from '../wire/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
@@ -10,7 +9,7 @@ import type { CatalogTool } from '../catalog/tool.js';
 import { isoAt } from '../clock.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
-import { refusal, resultCodes, statusMessages } from '../errors.js';
+import { coded, errorText, limitRefusals, refusal, statusMessages } from '../errors.js';
 import {
   type DecisionRecord,
   type Execution,
@@ -27,6 +26,7 @@ import type { PolicyDecision } from '../policy/engine.js';
 import type { ResultObject } from '../result.js';
 import type { Sealer } from '../sealing.js';
 import { redactWithPointers, secretRulesOf } from '../secrets.js';
+import { canonicalJsonText } from '../wire/exact-json.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import { decideCall } from './decide-call.js';
 import { type RunOnceDeps, runDirect } from './run-once.js';
@@ -204,8 +204,7 @@ export const callTool = async (
     return record(deps, {
       ...execution,
       status: 'failed',
-      code: 'tool_unavailable',
-      message: resultCodes.tool_unavailable.unconfigured,
+      ...coded('tool_unavailable', 'unconfigured'),
       updated_at: at,
       history: [...execution.history, { status: 'failed', at }],
     });
@@ -239,7 +238,7 @@ const holdCall = async (
       deps,
       newExecutionRecord({
         ...refused,
-        ...refusal('too_many_pending', resultCodes.too_many_pending.message(pendingLimit)),
+        ...limitRefusals.pending(pendingLimit),
       }),
     );
   }
@@ -262,7 +261,7 @@ const holdCall = async (
   if (started.status === 'rejected') {
     deps.log.warn('the approval run did not start; recovery will start it', {
       execution_id: held.execution_id,
-      error: started.reason instanceof Error ? started.reason.message : String(started.reason),
+      error: errorText(started.reason),
     });
   }
   return toResultObject(held);

@@ -5,7 +5,7 @@
 // like a staff decision, then handed to the call's approval run.
 import type { Customer } from '../approvals/approver.js';
 import { isoAt } from '../clock.js';
-import { resultCodes, statusMessages } from '../errors.js';
+import { coded, statusMessages } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { heldAfter } from '../executions/store.js';
 import { isUuid } from '../ids.js';
@@ -118,7 +118,7 @@ export const customerAnswer = async (
       approval_url: null,
       ...(confirm
         ? { customer_confirmed_at: now, code: null, message: statusMessages.approved }
-        : { code: 'customer_declined', message: resultCodes.customer_declined.message }),
+        : coded('customer_declined')),
     },
   });
   if (decided.kind === 'conflict') {

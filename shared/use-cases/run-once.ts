@@ -12,14 +12,13 @@
 // Long: both entries share the claim, the send through either kind of system, and the settling;
 // split apart, the one rule would have two homes.
 
-import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';
 import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
-import { outcomeMessage, resultCodes, StoreUnavailableError } from '../errors.js';
+import { type Coded, coded, outcomeMessage, StoreUnavailableError } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { fitsRecord } from '../executions/record-size.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
@@ -32,6 +31,7 @@ import type { Log } from '../log.js';
 import type { PolicyDecision } from '../policy/engine.js';
 import type { Sealer } from '../sealing.js';
 import { secretRulesOf } from '../secrets.js';
+import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 
 /**
  * Steps of a call, reported to an optional probe (the local runtime's fault injection): a decision
@@ -245,7 +245,7 @@ export const settleAbandonedClaim = async (
     from: 'approved',
     to: read ? 'failed' : 'unknown',
     at: isoAt(deps.clock),
-    patch: { code: 'interrupted', message: read ? resultCodes.interrupted.read : resultCodes.interrupted.write },
+    patch: coded('interrupted', read ? 'read' : 'write'),
   });
   return heldAfter(settled, execution);
 };
@@ -254,15 +254,10 @@ export const settleAbandonedClaim = async (
 const endUnsent = async (
   deps: RunOnceDeps,
   execution: Execution,
-  end: { readonly to: 'failed' | 'denied'; readonly code: 'tool_unavailable' | 'arguments_mismatch' | 'policy_denied' },
-  message: string,
+  to: 'failed' | 'denied',
+  patch: Coded<'tool_unavailable' | 'arguments_mismatch' | 'policy_denied'>,
 ): Promise<Execution> => {
-  const ended = await deps.store.transition(execution, {
-    from: 'approved',
-    to: end.to,
-    at: isoAt(deps.clock),
-    patch: { code: end.code, message },
-  });
+  const ended = await deps.store.transition(execution, { from: 'approved', to, at: isoAt(deps.clock), patch });
   return heldAfter(ended, execution);
 };
 
@@ -304,7 +299,7 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
   const system = snapshot?.config.systems.find((candidate) => candidate.key === tool?.systemKey);
   if (snapshot === null || tool === undefined || system === undefined) {
     deps.log.warn('an approved call was not sent', { execution_id: execution.execution_id, code: 'tool_unavailable' });
-    return endUnsent(deps, execution, { to: 'failed', code: 'tool_unavailable' }, resultCodes.tool_unavailable.message);
+    return endUnsent(deps, execution, 'failed', coded('tool_unavailable'));
   }
 
   const json =
@@ -316,12 +311,7 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
       execution_id: execution.execution_id,
       code: 'arguments_mismatch',
     });
-    return endUnsent(
-      deps,
-      execution,
-      { to: 'failed', code: 'arguments_mismatch' },
-      resultCodes.arguments_mismatch.message,
-    );
+    return endUnsent(deps, execution, 'failed', coded('arguments_mismatch'));
   }
   // Integers beyond 2^53 come back exact, as the approver saw them and as they are sent.
   const args = parseExactJson(json) as JsonObject;
@@ -334,7 +324,7 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
       reason: current.kind === 'deny' ? current.reason : 'approval_does_not_cover',
       policies: current.determining.map((policy) => policy.name),
     });
-    return endUnsent(deps, execution, { to: 'denied', code: 'policy_denied' }, resultCodes.policy_denied.changed);
+    return endUnsent(deps, execution, 'denied', coded('policy_denied', 'changed'));
   }
   const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
   const dispatch = dispatchFor(execution, withinTimeLeft(deps, sendable));

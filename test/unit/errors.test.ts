@@ -7,6 +7,7 @@ import {
   type ExecutionCode,
   httpStatusCode,
   isExecutionCode,
+  limitRefusals,
   refusal,
   resultCodes,
   systemCode,
@@ -85,7 +86,7 @@ describe('the result code vocabulary', () => {
       code: 'policy_denied',
       message: resultCodes.policy_denied.message,
     });
-    expect(refusal('too_many_pending', resultCodes.too_many_pending.message(3))).toEqual({
+    expect(limitRefusals.pending(3)).toEqual({
       status: 'denied',
       code: 'too_many_pending',
       message:

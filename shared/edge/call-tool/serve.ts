@@ -12,16 +12,16 @@
 import { readToolCallParams } from '../../arguments/strict-json.js';
 import type { AgentIdentity } from '../../auth/agent.js';
 import { isJsonObject } from '../../catalog/tool.js';
-import { toolCallFaultMessageOf } from '../../errors.js';
+import { faultText, toolCallFaultMessageOf } from '../../errors.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
 import { limitsNow } from '../../limits/agent-limits.js';
 import type { Admission, RequestGate } from '../../limits/request-gate.js';
-import { statusToolName } from '../mcp/status-tool.js';
-import { toCallToolResult } from '../mcp/tool-result.js';
 import { type ResultObject, resultObject } from '../../result.js';
 import { type CallToolDeps, callTool } from '../../use-cases/call-tool.js';
 import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
 import { encodeFrame } from '../../wire/call-tool-frame.js';
+import { statusToolName } from '../mcp/status-tool.js';
+import { toCallToolResult } from '../mcp/tool-result.js';
 
 /** Largest params document the channel takes, in bytes (as an MCP request body). */
 export const maxChannelParamsBytes = 256 * 1024;
@@ -178,7 +178,7 @@ const answerChannelCall = async (
       agent_id: call.agent.id,
       tool,
       transport: 'call-tool',
-      error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
+      error: faultText(error),
     });
     return errorAnswer(tool, jsonRpcCodes.internalError, toolCallFaultMessageOf(error));
   } finally {

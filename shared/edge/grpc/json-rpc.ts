@@ -3,20 +3,20 @@
 // as HTTP MCP (shared/edge/mcp/server.ts, tool-result.ts), so a call is decided, run and answered alike.
 import { readMessage, readParsedArguments, type StrictArguments } from '../../arguments/strict-json.js';
 import type { AgentIdentity } from '../../auth/agent.js';
-import { toolCallFaultMessageOf } from '../../errors.js';
+import { faultText, toolCallFaultMessageOf } from '../../errors.js';
 import type { ExecutionOrigin } from '../../executions/execution.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
 import { limitsNow } from '../../limits/agent-limits.js';
 import type { RequestGate } from '../../limits/request-gate.js';
-import { instructions, listToolsFor, type McpServices, negotiatedVersion } from '../mcp/server.js';
-import { statusToolName } from '../mcp/status-tool.js';
-import { invalidToolsCursorMessage } from '../mcp/tool-pages.js';
-import { toCallToolResult } from '../mcp/tool-result.js';
 import { isRecord } from '../../objects.js';
 import { resultObject } from '../../result.js';
 import { callTool } from '../../use-cases/call-tool.js';
 import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
 import { gatewayInfo } from '../../version.js';
+import { instructions, listToolsFor, type McpServices, negotiatedVersion } from '../mcp/server.js';
+import { statusToolName } from '../mcp/status-tool.js';
+import { invalidToolsCursorMessage } from '../mcp/tool-pages.js';
+import { toCallToolResult } from '../mcp/tool-result.js';
 
 /** JSON-RPC 2.0 error codes used on the stream. */
 
@@ -149,7 +149,7 @@ const answerToolCall = async (
       agent_id: stream.agent.id,
       tool: name.slice(0, 200),
       transport: 'grpc',
-      error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
+      error: faultText(error),
     });
     return errorAnswer(id, jsonRpcCodes.internalError, toolCallFaultMessageOf(error));
   }

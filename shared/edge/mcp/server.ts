@@ -19,7 +19,7 @@ import {
 import { readParsedArguments } from '../../arguments/strict-json.js';
 import type { AgentIdentity } from '../../auth/agent.js';
 import type { CatalogTool } from '../../catalog/tool.js';
-import { toolCallFaultMessageOf } from '../../errors.js';
+import { faultText, toolCallFaultMessageOf } from '../../errors.js';
 import { type ResultObject, resultObject, resultObjectJsonSchema } from '../../result.js';
 import { type CallToolDeps, callTool, visibleTools } from '../../use-cases/call-tool.js';
 import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
@@ -133,7 +133,7 @@ export const toolCallFault = (
   services.log.warn('tools/call failed', {
     agent_id: agent.id,
     tool: name.slice(0, 200),
-    error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
+    error: faultText(error),
   });
   return new ProtocolError(ProtocolErrorCode.InternalError, toolCallFaultMessageOf(error));
 };
