@@ -1,5 +1,6 @@
 // The gateway's one error vocabulary: every code an agent, an approver or a log line can see is
 // defined here, once, with what it means. Nothing else invents a code.
+import * as z from 'zod';
 
 /**
  * Codes carried by the result object's `code` field, each with what it means (for people reading
@@ -100,31 +101,36 @@ export const resultCodes = {
 export type ResultCode = keyof typeof resultCodes;
 
 /**
- * A system's own error code (sanitized to `systemCodePattern`) or `http_<status>`: the other codes
- * an execution may carry. Made only by `systemCode`, so no other text can pass for one.
- */
-export type SystemCode = string & { readonly __systemCode: true };
-
-/**
  * A system's own error code or `http_<status>` may also appear in `code`; they are sanitized
  * to this shape before they leave the gateway.
  */
 const systemCodePattern = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 
+/**
+ * A system's own error code (sanitized to `systemCodePattern`) or `http_<status>`: the other codes
+ * an execution may carry. Branded, so only this schema makes one and no other text can pass for one.
+ */
+const SystemCode = z.string().regex(systemCodePattern).brand<'SystemCode'>();
+export type SystemCode = z.infer<typeof SystemCode>;
+
 /** A system's code as the gateway carries it: lowercased, and only when it has the safe shape. */
 export const systemCode = (raw: string): SystemCode | null => {
-  const lower = raw.toLowerCase();
-  return systemCodePattern.test(lower) ? (lower as SystemCode) : null;
+  const read = SystemCode.safeParse(raw.toLowerCase());
+  return read.success ? read.data : null;
 };
 
+/** `<prefix>_<number>`: a whole number always has the safe shape (`-` and digits). */
+const numberedCode = (prefix: 'http' | 'mcp', value: number): SystemCode =>
+  SystemCode.parse(`${prefix}_${Number.isSafeInteger(Math.trunc(value)) ? Math.trunc(value) : 'unknown'}`);
+
 /** The code of a system's answer with this HTTP status and no usable code of its own. */
-export const httpStatusCode = (status: number): SystemCode => `http_${Math.trunc(status)}` as SystemCode;
+export const httpStatusCode = (status: number): SystemCode => numberedCode('http', status);
 
 /**
  * A JSON-RPC error relayed from an MCP server, by its number: `mcp_-32601` (no such tool),
  * `mcp_-32602` (the arguments were wrong), or the server's own code. Its message never passes.
  */
-export const mcpErrorCode = (code: number): SystemCode => `mcp_${Math.trunc(code)}` as SystemCode;
+export const mcpErrorCode = (code: number): SystemCode => numberedCode('mcp', code);
 
 /** Every code an execution may carry. */
 export type ExecutionCode = ResultCode | SystemCode;

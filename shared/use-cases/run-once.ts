@@ -14,7 +14,7 @@
 
 import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
-import type { CatalogTool, JsonObject } from '../catalog/tool.js';
+import { type CatalogTool, isJsonObject, type JsonObject } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';
 import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
@@ -306,15 +306,18 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
     execution.sealed_arguments === null
       ? execution.arguments_json
       : await deps.sealer.open(execution.sealed_arguments, execution.execution_id);
-  if (json === null || execution.arguments_hash === null || argumentsHash(json) !== execution.arguments_hash) {
+  // Integers beyond 2^53 come back exact, as the approver saw them and as they are sent.
+  const args =
+    json !== null && execution.arguments_hash !== null && argumentsHash(json) === execution.arguments_hash
+      ? parseExactJson(json)
+      : null;
+  if (!isJsonObject(args)) {
     deps.log.warn('an approved call was not sent', {
       execution_id: execution.execution_id,
       code: 'arguments_mismatch',
     });
     return endUnsent(deps, execution, 'failed', coded('arguments_mismatch'));
   }
-  // Integers beyond 2^53 come back exact, as the approver saw them and as they are sent.
-  const args = parseExactJson(json) as JsonObject;
   // The policy as it is now decides again, on the same arguments, as the agent that asked.
   const current = snapshot.policy.decide(requesterOf(execution), tool, args);
   if (!approvalCovers(execution, current)) {

@@ -49,8 +49,8 @@ const isErrorData = (value: unknown): value is FrameErrorData =>
 const isResult = (value: unknown): value is JsonObject => isJsonObject(value);
 
 export const decodeFrame = (bytes: Uint8Array): Frame => {
-  if (bytes.length === 0) throw new FrameDecodeError('empty', 'the frame is empty');
-  const tag = bytes[0] as number;
+  const tag = bytes[0];
+  if (tag === undefined) throw new FrameDecodeError('empty', 'the frame is empty');
   if (tag !== frameTags.result && tag !== frameTags.error) {
     throw new FrameDecodeError('unknown_tag', `the frame's tag ${tag} is neither 0 (result) nor 1 (error)`, tag);
   }

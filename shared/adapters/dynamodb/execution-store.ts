@@ -312,7 +312,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       if (LastEvaluatedKey === undefined) {
         shard += 1;
         key = undefined;
-      } else key = LastEvaluatedKey as Record<string, string>;
+      } else key = Cursor.parse(LastEvaluatedKey);
     }
     if (shard >= openShards.length) return { items };
     return { items, next: encodeCursor(key === undefined ? { shard } : { shard, key }) };

@@ -25,9 +25,10 @@ const loaderOptions: protoLoader.Options = {
 };
 
 const serviceAt = (root: grpc.GrpcObject, name: string): grpc.ServiceDefinition => {
-  let node: unknown = root;
-  for (const part of name.split('.')) node = (node as Record<string, unknown> | undefined)?.[part];
-  const service = (node as { service?: grpc.ServiceDefinition } | undefined)?.service;
+  // Packages are objects, message types name their format, and a service is its client's class.
+  let node: grpc.GrpcObject[string] | undefined = root;
+  for (const part of name.split('.')) node = typeof node === 'object' && !('format' in node) ? node[part] : undefined;
+  const service = typeof node === 'function' ? node.service : undefined;
   if (service === undefined) throw new Error(`The proto defines no service ${name}.`);
   return service;
 };
