@@ -148,7 +148,7 @@ export type RefusalCode =
   | 'concurrency_limited'
   | 'too_many_pending';
 
-export interface Refusal {
+interface Refusal {
   readonly status: 'denied';
   readonly code: RefusalCode;
   readonly message: string;

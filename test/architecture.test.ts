@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { projectPath } from '../infra/paths.js';
 import { casts, errorTextCopies, jsonRpcLiterals, tableWordReads } from './support/code-scan.js';
 import { verifies } from './support/requirements.js';
@@ -405,6 +406,15 @@ describe('one home per rule: codes, messages, casts', () => {
       .filter(([path]) => /^(shared|functions|infra|scripts)\//.test(path))
       .flatMap(([path, text]) => casts(path, text));
     expect(found.length, found.join('\n')).toBeLessThanOrEqual(maxProductCasts);
+  });
+
+  it(verifies('code.unused-exports', 'runs the unused-export check from npm test, before the tests'), () => {
+    const scripts = z
+      .object({ scripts: z.record(z.string(), z.string()) })
+      .parse(JSON.parse(readFileSync(projectPath('package.json'), 'utf8'))).scripts;
+    expect(scripts.unused).toMatch(/^knip\b/);
+    expect(scripts.test?.split(' && ')).toContain('npm run unused');
+    expect(readFileSync(projectPath('knip.jsonc'), 'utf8')).toContain('"functions/*.ts"');
   });
 
   it(

@@ -12,14 +12,14 @@ import { type SignInStrategy, safeNext, signedIn } from '../../functions/console
 import type { Clock } from '../../shared/clock.js';
 import type { ResolvedPerson } from '../../shared/config/resolved.js';
 import { customerMessagePage, customerSignInPage } from '../../shared/edge/console/customer-pages.js';
-import { checkPassword } from './console-identity.js';
 import { consolePaths, signInPage, timeLeft } from '../../shared/edge/console/pages.js';
 import { customerPaths } from '../../shared/edge/console/paths.js';
-import { newSignIn } from '../../shared/sessions/session.js';
-import { SignInThrottle, signInLogIntervalMs } from './sign-in-throttle.js';
 import { warnOncePerInterval } from '../../shared/log.js';
+import { newSignIn } from '../../shared/sessions/session.js';
+import { checkPassword } from './console-identity.js';
+import { SignInThrottle, signInLogIntervalMs } from './sign-in-throttle.js';
 
-export interface LocalConsoleSignIn {
+interface LocalConsoleSignIn {
   readonly kind: 'local';
   /** Asked on every request: an approver removed from the configuration is signed out at once. */
   readonly people: () => Promise<readonly ResolvedPerson[]>;

@@ -9,7 +9,7 @@ import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 
 const quietLevels = new Set(['WARN', 'ERROR', 'CRITICAL', 'SILENT']);
 
-export const writesMetricLines = (logLevel: LogLevel | undefined): boolean =>
+const writesMetricLines = (logLevel: LogLevel | undefined): boolean =>
   logLevel === undefined || !quietLevels.has(logLevel.toUpperCase());
 
 /** The data folder's metrics file, one EMF line per line; the one before is kept as `metrics.1.jsonl`. */

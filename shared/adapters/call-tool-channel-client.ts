@@ -3,20 +3,20 @@
 // binary frame read back, within the call's whole deadline and up to its size cap. Nothing is ever
 // retried, and the socket is dropped on every path once the answer (or its absence) is known.
 import WebSocket, { type RawData } from 'ws';
-import { decodeFrame, FrameDecodeError } from '../wire/call-tool-frame.js';
 import type { ResolvedCallToolSystem } from '../config/resolved.js';
 import { credentialHeaders } from '../invoke/credentials.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
+import { decodeFrame, FrameDecodeError } from '../wire/call-tool-frame.js';
 
 /** The channel's path under the proxy's base URL. */
-export const callToolPath = '/tool/call-tool';
+const callToolPath = '/tool/call-tool';
 
 /** The channel's WebSocket URL: http becomes ws and https wss; ws and wss stay as they are. */
 export const channelUrl = (base: string): string =>
   `${base.replace(/^http(s?):\/\//i, (_, secure: string) => `ws${secure}://`).replace(/\/+$/, '')}${callToolPath}`;
 
 /** The headers of the upgrade request: the system's credential, the execution id and the trace. */
-export const upgradeHeaders = (system: ResolvedCallToolSystem, request: ToolServerRequest): Record<string, string> => ({
+const upgradeHeaders = (system: ResolvedCallToolSystem, request: ToolServerRequest): Record<string, string> => ({
   ...credentialHeaders(system.credentials),
   'x-request-id': request.executionId,
   traceparent: request.traceparent,
@@ -26,7 +26,7 @@ export const upgradeHeaders = (system: ResolvedCallToolSystem, request: ToolServ
  * The params message: the tool's own name and the canonical arguments' text as given, placed by
  * concatenation so an integer beyond 2^53 reaches the proxy digit for digit.
  */
-export const paramsText = (request: ToolServerRequest): string =>
+const paramsText = (request: ToolServerRequest): string =>
   `{"name":${JSON.stringify(request.name)},"arguments":${request.argumentsJson}}`;
 
 /** ws reads a message only up to this many bytes (a signed 32-bit field); the cap never exceeds it. */

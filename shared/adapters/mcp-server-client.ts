@@ -20,10 +20,10 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import * as z from 'zod';
-import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../wire/exact-json.js';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
+import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../wire/exact-json.js';
 import { countedBody, type Exchange, exactResultOf, httpFetch } from './mcp-fetch.js';
 import { ClientCredentialsTokens, maxDocumentBytes } from './oauth-client-credentials.js';
 import { Slots } from './slots.js';
@@ -57,7 +57,7 @@ export interface ListToolsOptions {
 }
 
 /** Discovery failed; the message is the gateway's own words, never the server's text. */
-export class McpDiscoveryError extends Error {}
+class McpDiscoveryError extends Error {}
 
 interface Connection {
   readonly slots: Slots;

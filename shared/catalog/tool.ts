@@ -1,7 +1,8 @@
 // A catalog tool: one tool of one system, as agents see it (name, schema, annotations) and as the
 // gateway calls it (an HTTP operation's method, path and field bindings, or a tool server's name).
-import type { FormEncoding } from '../wire/form-body.js';
+
 import type { InputError } from '../result.js';
+import type { FormEncoding } from '../wire/form-body.js';
 
 export type JsonObject = { [key: string]: unknown };
 
@@ -9,7 +10,7 @@ export const isJsonObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `body`: a member of a JSON body; `form`: a field of a form body (application/x-www-form-urlencoded). */
-export type FieldLocation = 'path' | 'query' | 'header' | 'body' | 'whole-body' | 'form';
+type FieldLocation = 'path' | 'query' | 'header' | 'body' | 'whole-body' | 'form';
 
 /** Where one input field travels: `field` is its name in the arguments, `name` on the wire. */
 export interface FieldBinding {
@@ -32,7 +33,7 @@ export interface HttpTarget {
 }
 
 /** A tool of an MCP server (behind a call-tool proxy or spoken to directly), by its own name there. */
-export interface ToolServerTarget {
+interface ToolServerTarget {
   readonly kind: 'tool-server';
   readonly name: string;
 }
@@ -50,7 +51,7 @@ export const marks = {
   amount: 'x-amount',
 } as const;
 
-export interface ToolAnnotations {
+interface ToolAnnotations {
   readonly title?: string;
   readonly readOnlyHint: boolean;
   readonly destructiveHint: boolean;

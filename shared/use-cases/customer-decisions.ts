@@ -25,7 +25,7 @@ export type CustomerRefusal =
   | 'arguments_changed';
 
 /** Whether the call still waits for this customer's answer; null when it does. */
-export const customerMayAnswer = (customer: Customer, execution: Execution, now: string): CustomerRefusal | null => {
+const customerMayAnswer = (customer: Customer, execution: Execution, now: string): CustomerRefusal | null => {
   if (execution.customer_id === null || execution.customer_id !== customer.id) return 'not_found';
   if (execution.status === 'expired') return 'expired';
   if (execution.status !== 'pending_approval') return 'already_decided';

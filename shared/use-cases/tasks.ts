@@ -34,7 +34,7 @@ export const findOwnCall = async (
 };
 
 /** Calls listed per page of tasks/list. */
-export const ownCallsPageSize = 50;
+const ownCallsPageSize = 50;
 
 /**
  * The agent's calls, newest first, a page at a time; `invalid_cursor` when the cursor is not one

@@ -1,10 +1,11 @@
 // The /tool/call-tool response frame: one byte saying which variant, then that variant's JSON.
 // Tag 0: the tool's CallToolResult. Tag 1: a JSON-RPC ErrorData ({ code, message, data? }), whose
 // code travels unchanged (-32601 no such tool, -32602 wrong arguments). One frame answers one call.
-import { parseExactJson } from './exact-json.js';
-import { isJsonObject, type JsonObject } from '../catalog/tool.js';
 
-export const frameTags = { result: 0, error: 1 } as const;
+import { isJsonObject, type JsonObject } from '../catalog/tool.js';
+import { parseExactJson } from './exact-json.js';
+
+const frameTags = { result: 0, error: 1 } as const;
 
 /** A JSON-RPC error as MCP relays it. */
 export interface FrameErrorData {

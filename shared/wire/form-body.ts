@@ -16,12 +16,13 @@
 // ordered them: a call sent at once and one sent after approval carry the same bytes. Names and values are percent-encoded as WHATWG URL's form
 // serializer does (a reserved character is always encoded, which every server decodes the same,
 // so `allowReserved` changes nothing on the wire).
-import { canonicalJsonText } from './exact-json.js';
+
 import { isRecord } from '../objects.js';
+import { canonicalJsonText } from './exact-json.js';
 import { parameterText } from './parameter-values.js';
 
 export const formStyles = ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject', 'json'] as const;
-export type FormStyle = (typeof formStyles)[number];
+type FormStyle = (typeof formStyles)[number];
 
 /** How one form field is written, as the operation's Encoding Object says. */
 export interface FormEncoding {

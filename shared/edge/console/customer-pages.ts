@@ -2,11 +2,11 @@
 // for them, and confirm or decline it. Same stylesheet, escaping and argument table as the console,
 // in words for someone who is not staff, and no link into the staff console.
 import type { Customer } from '../../approvals/approver.js';
-import { parseExactJson } from '../../wire/exact-json.js';
 import { isJsonObject } from '../../catalog/tool.js';
 import type { Execution } from '../../executions/execution.js';
 import { hiddenSecretsOf } from '../../secret-pointers.js';
 import type { CustomerRefusal } from '../../use-cases/customer-decisions.js';
+import { parseExactJson } from '../../wire/exact-json.js';
 import { argumentsTable, argumentValue, visibleText } from './arguments-view.js';
 import { documentPage, passwordSignInForm } from './document.js';
 import { type Html, html } from './html.js';
@@ -31,7 +31,7 @@ const layout = (context: CustomerPageContext, title: string, body: Html): string
  * A short label for a tool from its name alone (the record keeps no description): the system key
  * dropped, the rest in words. `erp.refunds.create` → "Refunds: create".
  */
-export const toolLabel = (tool: string): string => {
+const toolLabel = (tool: string): string => {
   const words = (part: string) => part.replace(/[_-]+/g, ' ').trim();
   const parts = tool
     .split('.')
