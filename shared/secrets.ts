@@ -3,13 +3,14 @@
 // when its name says so, read as whole words across snake_case, kebab-case and camelCase:
 // `api_key`, `apiKey`, `client-secret`, `portalPassword` are secret; `passenger_name` and
 // `boarding_pass` are not.
-import { exactJsonText } from './wire/exact-json.js';
+
 import { anyApplies, anyWithin, memberSchemas, type StringContent, stringContent } from './catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
 import { depthOf, maxResultDepth } from './json-depth.js';
 import { jsonPointer } from './json-pointer.js';
 import { LruMap } from './lru.js';
 import { setOwn } from './objects.js';
+import { exactJsonText } from './wire/exact-json.js';
 
 export const redactedValue = '[REDACTED]';
 
@@ -92,7 +93,9 @@ const readContent = (text: string, base64: boolean): unknown => {
       const parsed: unknown = JSON.parse(candidate);
       // Content nested beyond what the gateway reads is not read (the walk below recurses).
       return depthOf(parsed, maxResultDepth) > maxResultDepth ? undefined : parsed;
-    } catch {}
+    } catch {
+      // Not JSON as it is: the decoded reading, or no content to redact (a probe, not a failure).
+    }
   }
   return undefined;
 };

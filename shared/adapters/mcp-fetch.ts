@@ -2,8 +2,8 @@
 // follows no redirect and tells when a request reached a socket (see socket-tracking.ts), one
 // exchange's record of what its requests did, and answers read only up to their cap.
 import type { IncomingMessage } from 'node:http';
-import { parseExactJson } from '../wire/exact-json.js';
 import { isJsonObject } from '../catalog/tool.js';
+import { parseExactJson } from '../wire/exact-json.js';
 import { type Agents, endRequest, openRequest, whenSent } from './socket-tracking.js';
 
 /** One exchange (a tools/call, or one discovery's pages): what its requests did, and its limits. */
@@ -166,7 +166,9 @@ export const exactResultOf = (kept: readonly Uint8Array[]): unknown => {
     try {
       const value = parseExactJson(message);
       if (isJsonObject(value) && Object.hasOwn(value, 'result')) return value.result;
-    } catch {}
+    } catch {
+      // A message that is not JSON is not the answer; a later one may be (a probe, not a failure).
+    }
   }
   return undefined;
 };

@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
+import { errorText } from '../errors.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
 import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../wire/exact-json.js';
@@ -99,10 +100,10 @@ export class McpServerClient implements ToolServerClient {
         let client: Client;
         try {
           client = await this.open(system, connection, controller.signal, remaining());
-        } catch {
+        } catch (error) {
           return controller.signal.aborted
             ? { kind: 'timeout', sent: false }
-            : { kind: 'connection_failed', sent: false };
+            : { kind: 'connection_failed', sent: false, cause: errorText(error) };
         }
         // The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits.
         const args = stringifiable(parseExactJson(request.argumentsJson));
@@ -224,6 +225,7 @@ export class McpServerClient implements ToolServerClient {
     this.connections.clear();
     await Promise.all(
       open.map(async (opening) => {
+        // Closing: a connection that never opened, or fails to close, has nothing left to release.
         const client = await opening?.catch(() => null);
         await client?.close().catch(() => undefined);
       }),
@@ -235,12 +237,12 @@ export class McpServerClient implements ToolServerClient {
     if (exchange.tooLarge) return { kind: 'too_large' };
     if (error instanceof ProtocolError) return { kind: 'error', code: error.code };
     if (aborted) return { kind: 'timeout', sent: exchange.sent };
-    if (error instanceof UnauthorizedError) return { kind: 'connection_failed', sent: false };
+    if (error instanceof UnauthorizedError) return { kind: 'connection_failed', sent: false, cause: errorText(error) };
     if (error instanceof SdkHttpError) {
       // A 4xx from the endpoint refuses the message before any tool runs (an unknown session,
       // a refused token, a malformed request); a 5xx or an unexpected status may come after it ran.
       const refused = error.status >= 400 && error.status < 500;
-      return { kind: 'connection_failed', sent: refused ? false : exchange.sent };
+      return { kind: 'connection_failed', sent: refused ? false : exchange.sent, cause: errorText(error) };
     }
     if (error instanceof SdkError) {
       switch (error.code) {
@@ -256,7 +258,8 @@ export class McpServerClient implements ToolServerClient {
     }
     if (error instanceof SyntaxError) return { kind: 'unreadable' };
     const code = codeOf(error);
-    return { kind: 'connection_failed', sent: exchange.sent && !(code !== undefined && beforeSending.has(code)) };
+    const before = code !== undefined && beforeSending.has(code);
+    return { kind: 'connection_failed', sent: exchange.sent && !before, cause: errorText(error) };
   }
 
   private keyOf(system: ResolvedMcpSystem): string {

@@ -2,7 +2,7 @@
 // means: succeeded, failed (the system refused, or a read got no usable answer), or unknown (a
 // write was sent but no reliable answer came back). The system's free text never comes back:
 // only its error code, when it is a short machine token, or http_<status>.
-import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
+
 import type { CatalogTool, HttpTarget, JsonObject } from '../catalog/tool.js';
 import type { ResolvedOpenApiSystem } from '../config/resolved.js';
 import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '../errors.js';
@@ -10,10 +10,11 @@ import { depthOf, maxResultDepth } from '../json-depth.js';
 import { pointerValue } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
-import { credentialHeaders } from './credentials.js';
+import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import { type FormField, formBodyText } from '../wire/form-body.js';
 import { headerParameterRule } from '../wire/headers.js';
 import { headerText, parameterText, pathSegment } from '../wire/parameter-values.js';
+import { credentialHeaders } from './credentials.js';
 import type { OutboundRequest, OutboundResult } from './system-client.js';
 
 export interface CallContext {
@@ -92,6 +93,8 @@ export type CallOutcome =
       readonly httpStatus: number | null;
       /** The system answered that it would not do it (an MCP tool's isError, a JSON-RPC error). */
       readonly refused?: boolean;
+      /** Why the connection failed, for the call's log line (never recorded or shown to the agent). */
+      readonly cause?: string;
     };
 
 const defaultCodePointers = ['/code', '/error_code', '/error/code'];
@@ -125,11 +128,13 @@ export const lostAnswer = (
   code: ResultCode | SystemCode,
   sent: boolean,
   httpStatus: number | null = null,
+  cause?: string,
 ): CallOutcome => ({
   status: sent && tool.access === 'write' ? 'unknown' : 'failed',
   code,
   result: null,
   httpStatus,
+  ...(cause === undefined ? {} : { cause }),
 });
 
 export const classify = (
@@ -142,7 +147,7 @@ export const classify = (
     case 'timeout':
       return lostAnswer(tool, 'timeout', result.sent);
     case 'connection_failed':
-      return lostAnswer(tool, 'connection_failed', result.sent);
+      return lostAnswer(tool, 'connection_failed', result.sent, null, result.cause);
     case 'too_large':
       return lostAnswer(tool, 'response_too_large', true, result.status);
     case 'response':

@@ -2,13 +2,14 @@
 // or spoken to directly), and what its answer means. The answer is MCP's CallToolResult or a
 // JSON-RPC error; like an HTTP system's, its free text never comes back: a failed tool's code only
 // when it is a short machine token, a JSON-RPC error only as `mcp_<code>`.
-import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
+
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { isJsonObject } from '../catalog/tool.js';
 import type { ResolvedToolServer } from '../config/resolved.js';
 import { mcpErrorCode, type SystemCode, systemCode } from '../errors.js';
 import { depthOf, maxResultDepth } from '../json-depth.js';
 import { redactedValue, redactSecrets, type SecretRules } from '../secrets.js';
+import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import { type CallOutcome, lostAnswer, systemErrorCode } from './call.js';
 
 export interface ToolServerRequest {
@@ -33,7 +34,8 @@ export type ToolServerAnswer =
   | { readonly kind: 'result'; readonly result: unknown }
   | { readonly kind: 'error'; readonly code: number }
   | { readonly kind: 'timeout'; readonly sent: boolean }
-  | { readonly kind: 'connection_failed'; readonly sent: boolean }
+  /** `cause`: what went wrong, for the operator's log line (never shown to the agent). */
+  | { readonly kind: 'connection_failed'; readonly sent: boolean; readonly cause?: string }
   | { readonly kind: 'too_large' }
   | { readonly kind: 'unreadable' };
 
@@ -102,7 +104,7 @@ export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, 
     case 'timeout':
       return lostAnswer(tool, 'timeout', answer.sent);
     case 'connection_failed':
-      return lostAnswer(tool, 'connection_failed', answer.sent);
+      return lostAnswer(tool, 'connection_failed', answer.sent, null, answer.cause);
     case 'too_large':
       return lostAnswer(tool, 'response_too_large', true);
     case 'unreadable':

@@ -135,6 +135,7 @@ const send = async (
     code: outcome.code,
     http_status: outcome.httpStatus,
     latency_ms: latency,
+    cause: outcome.status === 'succeeded' ? null : (outcome.cause ?? null),
   });
   return { outcome, latency };
 };
