@@ -376,29 +376,23 @@ const productTexts = (): [string, string][] => [
 /** Product casts two days before issue 32 (there were 18 when it was filed): the bound they stay under. */
 const maxProductCasts = 11;
 
+/** What a scan finds in the product code outside the one file that is the rule's home. */
+const foundOutside = (home: string, scan: (path: string, text: string) => string[]): string[] =>
+  productTexts()
+    .filter(([path]) => path !== home)
+    .flatMap(([path, text]) => scan(path, text));
+
 describe('one home per rule: codes, messages, casts', () => {
   it(verifies('code.named-json-rpc-codes', 'writes every JSON-RPC error code by its name'), () => {
-    expect(
-      productTexts()
-        .filter(([path]) => path !== 'shared/json-rpc-codes.ts')
-        .flatMap(([path, text]) => jsonRpcLiterals(path, text)),
-    ).toEqual([]);
+    expect(foundOutside('shared/json-rpc-codes.ts', jsonRpcLiterals)).toEqual([]);
   });
 
   it(verifies('code.one-error-text', "reads a caught failure's text through the one helper"), () => {
-    expect(
-      productTexts()
-        .filter(([path]) => path !== 'shared/errors.ts')
-        .flatMap(([path, text]) => errorTextCopies(path, text)),
-    ).toEqual([]);
+    expect(foundOutside('shared/errors.ts', errorTextCopies)).toEqual([]);
   });
 
   it(verifies('code.coded-words', 'puts a result code beside its words only in the code table'), () => {
-    expect(
-      productTexts()
-        .filter(([path]) => path !== 'shared/errors.ts')
-        .flatMap(([path, text]) => tableWordReads(path, text)),
-    ).toEqual([]);
+    expect(foundOutside('shared/errors.ts', tableWordReads)).toEqual([]);
   });
 
   it(verifies('code.cast-bound', `has at most ${maxProductCasts} casts in the product code`), () => {
