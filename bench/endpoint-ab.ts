@@ -22,10 +22,10 @@ import { MemoryExecutionStore } from '../shared/adapters/memory/execution-store.
 import type { AgentIdentity } from '../shared/auth/agent.js';
 import { systemClock } from '../shared/clock.js';
 import { formatProblem } from '../shared/config/resolved.js';
-import { uuidV7Ids } from '../shared/ids.js';
-import { RequestGate } from '../shared/limits/request-gate.js';
 import { createMcpEndpoint, type McpEndpoint } from '../shared/edge/mcp/endpoint.js';
 import type { McpServices } from '../shared/edge/mcp/server.js';
+import { uuidV7Ids } from '../shared/ids.js';
+import { RequestGate } from '../shared/limits/request-gate.js';
 import { directAmount, toolCall, unlimitedDemo } from './bed.js';
 import { median, ms, signedMs } from './stats.js';
 

@@ -18,7 +18,6 @@
 export type { ApprovalRuns } from './approvals/approval-runs.js';
 export type { Notifier } from './approvals/notifier.js';
 export type { Clock } from './clock.js';
-export type { SessionSigner } from './sessions/session.js';
 export type { ConfigBundleStore } from './control-plane/bundle.js';
 export type { ControlPlane } from './control-plane/control-plane.js';
 export type { ExecutionStore } from './executions/store.js';
@@ -27,3 +26,4 @@ export type { SystemClient } from './invoke/system-client.js';
 export type { ToolServerClient } from './invoke/tool-server.js';
 export type { Log } from './log.js';
 export type { Sealer } from './sealing.js';
+export type { SessionSigner } from './sessions/session.js';

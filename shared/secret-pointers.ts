@@ -1,10 +1,11 @@
 // Where redaction hid a value, as JSON Pointers: kept with a held call so whatever shows its
 // arguments to people tells a hidden secret from a value that only reads "[REDACTED]".
-import { exactJsonText, parseExactJson } from './wire/exact-json.js';
+
 import { isJsonObject, type JsonObject } from './catalog/tool.js';
 import type { Execution } from './executions/execution.js';
 import { jsonPointer } from './json-pointer.js';
 import { redactedValue, redactWithPointers, type SecretRules } from './secrets.js';
+import { exactJsonText, parseExactJson } from './wire/exact-json.js';
 
 /**
  * The JSON Pointers of the values `redactSecrets` hides in these arguments (a secret that is null

@@ -1,9 +1,10 @@
 // A message of the /tool/call-tool WebSocket API as API Gateway hands it over (text, or base64
 // when it says so) read into the params' bytes, and an answer API Gateway cannot carry (over its
 // 128 KB message limit) replaced by one it can.
-import { decodeFrame, encodeFrame } from '../../shared/wire/call-tool-frame.js';
+
 import { isJsonObject } from '../../shared/catalog/tool.js';
 import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
+import { decodeFrame, encodeFrame } from '../../shared/wire/call-tool-frame.js';
 
 /** The largest message API Gateway's WebSocket API sends (or takes): 128 KB. */
 export const maxSocketFrameBytes = 128 * 1024;

@@ -2,7 +2,13 @@
 // and the decision, a POST carrying the session's CSRF token and the hash of the arguments shown;
 // a GET never decides (mail scanners and chat previews open links).
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { consolePaths, executionPage, type Flash, messagePage, refusalMessages } from '../../shared/edge/console/pages.js';
+import {
+  consolePaths,
+  executionPage,
+  type Flash,
+  messagePage,
+  refusalMessages,
+} from '../../shared/edge/console/pages.js';
 import {
   type DecisionDeps,
   type DecisionRefusal,

@@ -8,8 +8,8 @@ import { agentTokenAuthenticator } from '../../functions/commons/agent-tokens.js
 import { agentServicesFor, serviceLogger } from '../../functions/commons/aws.js';
 import { processGrpcEnvironment } from '../../functions/commons/environment.js';
 import { systemClock } from '../../shared/clock.js';
-import { errorText } from '../../shared/errors.js';
 import { startGrpcGateway } from '../../shared/edge/grpc/gateway.js';
+import { errorText } from '../../shared/errors.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 

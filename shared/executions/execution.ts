@@ -1,9 +1,9 @@
 // An execution is the gateway's record of one tools/call: who asked, what for, what was decided
 // and how it ended. Every answer about a call is derived from this record.
 import * as z from 'zod';
-import { parseExactJson, stringifiable } from '../wire/exact-json.js';
 import { type ExecutionCode, isExecutionCode } from '../errors.js';
 import { ExecutionStatus, InputError, type ResultObject, resultObject } from '../result.js';
+import { parseExactJson, stringifiable } from '../wire/exact-json.js';
 
 /** Statuses of calls still waiting for a decision or for their outcome. */
 export const openStatuses: ReadonlySet<ExecutionStatus> = new Set(['pending_approval', 'approved']);

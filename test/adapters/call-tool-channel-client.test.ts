@@ -7,9 +7,9 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listen } from '../../infra/local/net.js';
 import { CallToolChannelClient, channelUrl } from '../../shared/adapters/call-tool-channel-client.js';
-import { encodeFrame } from '../../shared/wire/call-tool-frame.js';
 import type { ResolvedCallToolSystem } from '../../shared/config/resolved.js';
 import type { ToolServerRequest } from '../../shared/invoke/tool-server.js';
+import { encodeFrame } from '../../shared/wire/call-tool-frame.js';
 import { type CallToolProxy, startCallToolProxy, upstreamProse } from '../support/call-tool-proxy.js';
 import { verifies } from '../support/requirements.js';
 import { aCallToolSystem as aCallToolSystemOf } from '../support/systems.js';
@@ -228,7 +228,11 @@ describe('what each answer becomes', () => {
       const freed = await listen(server, '127.0.0.1', 0);
       await freed.close();
       const nobody = aCallToolSystem({ url: `ws://127.0.0.1:${freed.port}` });
-      expect(await client.call(aRequest({ system: nobody }))).toMatchObject({ kind: 'connection_failed', sent: false, cause: expect.stringMatching(/ECONNREFUSED/) });
+      expect(await client.call(aRequest({ system: nobody }))).toMatchObject({
+        kind: 'connection_failed',
+        sent: false,
+        cause: expect.stringMatching(/ECONNREFUSED/),
+      });
     },
   );
 

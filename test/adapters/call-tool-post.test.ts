@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpResult } from '../../functions/commons/middleware.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { lambdaContext } from '../../infra/local/http-front.js';
-import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import { maxChannelParamsBytes } from '../../shared/edge/call-tool/serve.js';
 import { ResultObject } from '../../shared/result.js';
+import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import { type ChannelBed, startChannelBed } from '../support/channel-aws.js';
 import { verifies } from '../support/requirements.js';
 

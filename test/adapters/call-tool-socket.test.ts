@@ -12,10 +12,10 @@ import { maxSocketFrameBytes } from '../../functions/commons/socket-message.js';
 import { lambdaContext } from '../../infra/local/http-front.js';
 import { connectionClaimKey } from '../../shared/adapters/dynamodb/connection-claims.js';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
-import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import { maxChannelParamsBytes } from '../../shared/edge/call-tool/serve.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { ResultObject } from '../../shared/result.js';
+import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import {
   type ChannelBed,
   type ManagementApi,

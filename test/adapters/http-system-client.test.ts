@@ -322,7 +322,11 @@ describe('the node:http system client', () => {
       outbound('/orders', { url: `http://127.0.0.1:${port}/orders`, method: 'POST', body: '{}', deadlineMs: 60_000 }),
     );
     // Answered as refused, not after the deadline as a timeout.
-    expect(result).toMatchObject({ kind: 'connection_failed', sent: false, cause: expect.stringMatching(/ECONNREFUSED/) });
+    expect(result).toMatchObject({
+      kind: 'connection_failed',
+      sent: false,
+      cause: expect.stringMatching(/ECONNREFUSED/),
+    });
   });
 
   it(

@@ -5,11 +5,11 @@
 // checked one by one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpServerClient } from '../../shared/adapters/mcp-server-client.js';
-import { exactJsonText } from '../../shared/wire/exact-json.js';
 import { mcpToolSpecs } from '../../shared/catalog/mcp-tools.js';
 import { buildToolServerTools } from '../../shared/catalog/tool-server-tools.js';
 import type { ResolvedMcpSystem } from '../../shared/config/resolved.js';
 import { classifyToolAnswer, type ToolServerRequest } from '../../shared/invoke/tool-server.js';
+import { exactJsonText } from '../../shared/wire/exact-json.js';
 import {
   type EverythingServer,
   type FaultServer,

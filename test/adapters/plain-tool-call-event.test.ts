@@ -11,9 +11,9 @@ import { eventRequestHead, toWebRequest } from '../../functions/commons/http-eve
 import type { HttpResult } from '../../functions/commons/middleware.js';
 import { createMcpFunction } from '../../functions/mcp.js';
 import { lambdaContext } from '../../infra/local/http-front.js';
-import { RequestGate } from '../../shared/limits/request-gate.js';
 import { createMcpEndpoint } from '../../shared/edge/mcp/endpoint.js';
 import type { McpRequestHead } from '../../shared/edge/mcp/request-head.js';
+import { RequestGate } from '../../shared/limits/request-gate.js';
 import { anAgent } from '../support/agents.js';
 import { type ChannelBed, startChannelBed } from '../support/channel-aws.js';
 import { verifies } from '../support/requirements.js';

@@ -8,13 +8,13 @@
 import { PROTOCOL_VERSION_META_KEY, Server } from '@modelcontextprotocol/server';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ExecutionStore } from '../../shared/executions/store.js';
-import type { AgentLimits } from '../../shared/limits/agent-limits.js';
-import { RequestGate } from '../../shared/limits/request-gate.js';
 import { createMcpEndpoint, type McpEndpoint } from '../../shared/edge/mcp/endpoint.js';
 import { plainToolCallOf } from '../../shared/edge/mcp/plain-tool-call.js';
 import { requestHeadOf } from '../../shared/edge/mcp/request-head.js';
 import type { McpServices } from '../../shared/edge/mcp/server.js';
+import type { ExecutionStore } from '../../shared/executions/store.js';
+import type { AgentLimits } from '../../shared/limits/agent-limits.js';
+import { RequestGate } from '../../shared/limits/request-gate.js';
 import { anAgent } from '../support/agents.js';
 import { type ChannelBed, startChannelBed } from '../support/channel-aws.js';
 import { verifies } from '../support/requirements.js';

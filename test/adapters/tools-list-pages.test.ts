@@ -7,9 +7,9 @@ import * as z from 'zod';
 import { formatProblem } from '../../shared/config/resolved.js';
 import { loadSnapshot } from '../../shared/control-plane/snapshot.js';
 import { answerMessage, type StreamContext } from '../../shared/edge/grpc/json-rpc.js';
-import { RequestGate } from '../../shared/limits/request-gate.js';
 import { createMcpEndpoint, type McpEndpoint } from '../../shared/edge/mcp/endpoint.js';
 import { toolsPageSize } from '../../shared/edge/mcp/tool-pages.js';
+import { RequestGate } from '../../shared/limits/request-gate.js';
 import { verifies } from '../support/requirements.js';
 import { procurementAgent, type UseCaseBed, useCaseBed } from '../support/use-case-bed.js';
 

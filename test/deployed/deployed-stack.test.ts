@@ -5,8 +5,8 @@
 // Long: the core flows (direct, staff, customer, the channel) share one stack, so the permission
 // check sees every call they make and judges each grant left unused against all of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeFrame } from '../../shared/wire/call-tool-frame.js';
 import { newCustomerSession, newSession } from '../../shared/sessions/session.js';
+import { decodeFrame } from '../../shared/wire/call-tool-frame.js';
 import { eventually } from '../support/approval-org.js';
 import { startAgentTokenIssuer } from '../support/oidc-provider.js';
 import { verifies } from '../support/requirements.js';

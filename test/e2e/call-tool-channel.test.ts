@@ -14,9 +14,9 @@ import { documentClient, localAwsClientConfig } from '../../infra/local/dynamodb
 import { localTableNames } from '../../infra/local/runtime.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
-import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import { maxChannelParamsBytes } from '../../shared/edge/call-tool/serve.js';
 import { ResultObject } from '../../shared/result.js';
+import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';

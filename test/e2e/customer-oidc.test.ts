@@ -19,8 +19,8 @@ import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.
 import { projectPath } from '../../infra/paths.js';
 import { MemorySessionStore } from '../../shared/adapters/memory/console-sessions.js';
 import { authTimeSkewMs, CustomerOidcSignIn, OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
-import { HmacSessionSigner, randomToken } from '../../shared/sessions/session.js';
 import { ResultObject } from '../../shared/result.js';
+import { HmacSessionSigner, randomToken } from '../../shared/sessions/session.js';
 import { launchChromium, openProviderPage, shows } from '../support/browser.js';
 import { untilStatus } from '../support/demo-gateways.js';
 import {

@@ -7,15 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../infra/paths.js';
 import { maxInputErrors } from '../../shared/arguments/canonicalize.js';
 import { maxArgumentDepth, maxArgumentValues, maxArrayItems } from '../../shared/arguments/strict-json.js';
-import { channelParamsWaitMs, maxChannelParamsBytes } from '../../shared/edge/call-tool/serve.js';
 import { maxToolNameLength } from '../../shared/catalog/naming.js';
 import { GatewayConfig } from '../../shared/config/schema.js';
-import { customerSessionTtlMs, sessionTtlMs } from '../../shared/sessions/session.js';
-import { sessionIdleMs } from '../../shared/sessions/session-store.js';
+import { channelParamsWaitMs, maxChannelParamsBytes } from '../../shared/edge/call-tool/serve.js';
 import { defaultGrpcLimits } from '../../shared/edge/grpc/gateway.js';
 import { taskResultWaitMs } from '../../shared/edge/mcp/task-methods.js';
 import { taskPollIntervalMs } from '../../shared/edge/mcp/tasks.js';
 import { toolsPageSize } from '../../shared/edge/mcp/tool-pages.js';
+import { customerSessionTtlMs, sessionTtlMs } from '../../shared/sessions/session.js';
+import { sessionIdleMs } from '../../shared/sessions/session-store.js';
 import { verifies } from '../support/requirements.js';
 
 const pages = async (): Promise<string[]> => {

@@ -3,18 +3,18 @@
 // call itself decides is the result object exactly as MCP's tools/call answers it (frame 0).
 import { describe, expect, it } from 'vitest';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
-import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import {
   answerChannelBytes,
   channelParamsText,
   maxChannelParamsBytes,
   paramsMissingFrame,
 } from '../../shared/edge/call-tool/serve.js';
+import { toCallToolResult } from '../../shared/edge/mcp/tool-result.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
-import { toCallToolResult } from '../../shared/edge/mcp/tool-result.js';
 import { ResultObject } from '../../shared/result.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
+import { decodeFrame, type Frame } from '../../shared/wire/call-tool-frame.js';
 import { anAgent } from '../support/agents.js';
 import { verifies } from '../support/requirements.js';
 import { argumentsOf, procurementAgent, tools, type UseCaseBed, useCaseBed } from '../support/use-case-bed.js';

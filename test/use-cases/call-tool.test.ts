@@ -4,9 +4,9 @@
 //
 // Long: each way a call can go (run, held, refused) is its own case.
 import { describe, expect, it } from 'vitest';
+import { toCallToolResult } from '../../shared/edge/mcp/tool-result.js';
 import type { Execution } from '../../shared/executions/execution.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
-import { toCallToolResult } from '../../shared/edge/mcp/tool-result.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';

@@ -1,11 +1,12 @@
 // How a held call's arguments are shown to whoever must agree to them (an approver in the console,
 // the customer on their page): exactly the canonical arguments, secrets hidden, and every invisible
 // or direction-changing character shown as its code point. One home, so both read the same.
-import { exactJsonText, parseExactJson } from '../../wire/exact-json.js';
+
 import type { Execution } from '../../executions/execution.js';
 import { pointerSegment } from '../../json-pointer.js';
 import { hiddenSecretsOf } from '../../secret-pointers.js';
 import { splitInvisible } from '../../text/invisible.js';
+import { exactJsonText, parseExactJson } from '../../wire/exact-json.js';
 import { type Html, html } from './html.js';
 
 /** Code points that are right-to-left by default (Hebrew, Arabic, Syriac, Thaana, N'Ko, … and their presentation forms). */

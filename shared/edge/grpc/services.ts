@@ -13,7 +13,9 @@ export const gatewayServiceName = 'pcc.toolgateway.v1.PccToolGateway';
  * dist/proto/), else the repo's proto/ folder three levels up from shared/edge/grpc/.
  */
 const bundledProtos = fileURLToPath(new URL('./proto/', import.meta.url));
-const protoFolder = existsSync(bundledProtos) ? bundledProtos : fileURLToPath(new URL('../../../proto', import.meta.url));
+const protoFolder = existsSync(bundledProtos)
+  ? bundledProtos
+  : fileURLToPath(new URL('../../../proto', import.meta.url));
 const loaderOptions: protoLoader.Options = {
   keepCase: true,
   longs: String,

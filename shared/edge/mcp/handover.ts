@@ -7,7 +7,12 @@ import type { AgentIdentity } from '../../auth/agent.js';
 import { toResultObject } from '../../executions/execution.js';
 import type { ResultObject } from '../../result.js';
 import type { Sealer } from '../../sealing.js';
-import { type HandoverDeps, type Resumed, resumeByArguments, resumeByState } from '../../use-cases/customer-handover.js';
+import {
+  type HandoverDeps,
+  type Resumed,
+  resumeByArguments,
+  resumeByState,
+} from '../../use-cases/customer-handover.js';
 import { findOwnCall } from '../../use-cases/tasks.js';
 import type { McpRequestContext } from './request-context.js';
 import { RequestState } from './request-state.js';

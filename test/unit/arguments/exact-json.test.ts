@@ -3,8 +3,8 @@
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJsonText, exactJsonText, parseExactJson } from '../../../shared/wire/exact-json.js';
 import { maxArgumentValues, maxArrayItems, readArguments } from '../../../shared/arguments/strict-json.js';
+import { canonicalJsonText, exactJsonText, parseExactJson } from '../../../shared/wire/exact-json.js';
 import { verifies } from '../../support/requirements.js';
 
 describe(verifies('args.exact-integers', 'exact JSON text'), () => {

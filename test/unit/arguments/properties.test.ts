@@ -11,12 +11,12 @@ import {
   maxArgumentBytes,
   maxInputErrors,
 } from '../../../shared/arguments/canonicalize.js';
-import { parseExactJson } from '../../../shared/wire/exact-json.js';
 import { readArguments, type StrictArguments } from '../../../shared/arguments/strict-json.js';
 import { canonicalText } from '../../../shared/arguments/text-rules.js';
 import type { JsonObject } from '../../../shared/catalog/tool.js';
 import { inputErrorCodes } from '../../../shared/errors.js';
 import { setOwn } from '../../../shared/objects.js';
+import { parseExactJson } from '../../../shared/wire/exact-json.js';
 import { verifies } from '../../support/requirements.js';
 import { withValidator } from '../../support/validators.js';
 import { canonicalize, purchaseOrder } from './fixtures.js';

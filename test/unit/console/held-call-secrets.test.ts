@@ -2,9 +2,9 @@
 // hidden, so a plain field that reads "[REDACTED]" is shown as that text and a secret as hidden.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readArguments } from '../../../shared/arguments/strict-json.js';
+import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import { customerCallPage } from '../../../shared/edge/console/customer-pages.js';
 import { executionPage } from '../../../shared/edge/console/pages.js';
-import type { GatewaySnapshot } from '../../../shared/control-plane/gateway-snapshot.js';
 import { callTool } from '../../../shared/use-cases/call-tool.js';
 import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
 import { anAgent } from '../../support/agents.js';

@@ -1,10 +1,10 @@
 // What a tool server's answer means: the outcome of a call-tool or MCP system's tool.
 import { describe, expect, it } from 'vitest';
-import { exactJsonText } from '../../../shared/wire/exact-json.js';
-import { decodeFrame } from '../../../shared/wire/call-tool-frame.js';
 import type { CatalogTool } from '../../../shared/catalog/tool.js';
 import { outcomeMessage } from '../../../shared/errors.js';
 import { classifyToolAnswer, type ToolServerAnswer } from '../../../shared/invoke/tool-server.js';
+import { decodeFrame } from '../../../shared/wire/call-tool-frame.js';
+import { exactJsonText } from '../../../shared/wire/exact-json.js';
 import { verifies } from '../../support/requirements.js';
 import { aTool } from '../../support/systems.js';
 

@@ -7,12 +7,12 @@ import WebSocket from 'ws';
 import { createLocalAuthorizer } from '../../../infra/local/authorizer.js';
 import { createCallToolFront } from '../../../infra/local/call-tool-front.js';
 import { type HttpFront, startHttpFront } from '../../../infra/local/http-front.js';
-import { decodeFrame } from '../../../shared/wire/call-tool-frame.js';
 import type { ControlPlane } from '../../../shared/control-plane/control-plane.js';
 import type { OutboundRequest } from '../../../shared/invoke/system-client.js';
 import { limitsNow } from '../../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../../shared/limits/request-gate.js';
 import { ResultObject } from '../../../shared/result.js';
+import { decodeFrame } from '../../../shared/wire/call-tool-frame.js';
 import { verifies } from '../../support/requirements.js';
 import { created201, procurementAgent, tools, type UseCaseBed, useCaseBed } from '../../support/use-case-bed.js';
 

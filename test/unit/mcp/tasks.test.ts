@@ -1,8 +1,6 @@
 // The task view of an execution in both dialects: every execution status mapped to a task status,
 // the task object's fields, and the result a final task carries (the tools/call answer itself).
 import { describe, expect, it } from 'vitest';
-import type { Execution } from '../../../shared/executions/execution.js';
-import { toResultObject } from '../../../shared/executions/execution.js';
 import {
   createTaskResult2025,
   createTaskResult2026,
@@ -14,6 +12,8 @@ import {
   taskStatusOf,
 } from '../../../shared/edge/mcp/tasks.js';
 import { toCallToolResult } from '../../../shared/edge/mcp/tool-result.js';
+import type { Execution } from '../../../shared/executions/execution.js';
+import { toResultObject } from '../../../shared/executions/execution.js';
 import { executionStatuses } from '../../../shared/result.js';
 import { anExecution } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';

@@ -3,7 +3,10 @@
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { initializeDeclaresUrlElicitation } from '../../../shared/edge/mcp/legacy-session.js';
-import { declaresUrlElicitation2025, envelopeDeclaresUrlElicitation } from '../../../shared/edge/mcp/url-elicitation.js';
+import {
+  declaresUrlElicitation2025,
+  envelopeDeclaresUrlElicitation,
+} from '../../../shared/edge/mcp/url-elicitation.js';
 import { verifies } from '../../support/requirements.js';
 
 /** Client capabilities, each with whether they declare URL mode. */
