@@ -13,6 +13,7 @@ import { listingAttributes } from '../shared/adapters/dynamodb/execution-listing
 import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
 import { defaultRetentionMs, epochSeconds, retentionSeconds } from '../shared/executions/retention.js';
+import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
 
 export interface MinimalStore {
   readonly documents: DynamoDBDocumentClient;
@@ -202,7 +203,8 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
   const server = createServer((incoming, response) => {
     handle(incoming, response).catch((error: unknown) => {
       const message = errorText(error);
-      if (!response.headersSent) reply(response, 500, { jsonrpc: '2.0', id: null, error: { code: -32603, message } });
+      if (!response.headersSent)
+        reply(response, 500, { jsonrpc: '2.0', id: null, error: { code: jsonRpcCodes.internalError, message } });
       else response.destroy();
     });
   });

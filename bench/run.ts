@@ -11,7 +11,7 @@
 // --only named a section there is not.
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { errorText } from '../shared/errors.js';
+import { errorText, stackText } from '../shared/errors.js';
 import { awsCosts } from './aws-costs.js';
 import { type Bed, startBed } from './bed.js';
 import { lambdaBundles } from './bundles.js';
@@ -217,7 +217,7 @@ const main = async (): Promise<number> => {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(`${stackText(error)}\n`);
     process.exit(1);
   },
 );

@@ -9,6 +9,7 @@ import { bodyTooLargeResponse, maxRequestBodyBytes } from '../shared/edge/mcp/ht
 import { isPlainAnswer } from '../shared/edge/mcp/plain-tool-call.js';
 import { requestHeadOf } from '../shared/edge/mcp/request-head.js';
 import type { McpServices } from '../shared/edge/mcp/server.js';
+import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
 import { identifyCaller } from '../shared/use-cases/identify-caller.js';
 import { agentServicesFor, serviceLogger } from './commons/aws.js';
@@ -48,7 +49,7 @@ export interface McpFunctionDeps {
 const renderJsonRpcError = (statusCode: number, message: string): HttpResult => ({
   statusCode,
   headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message } }),
+  body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: jsonRpcCodes.internalError, message } }),
 });
 
 export const createMcpFunction = (deps: McpFunctionDeps) => {

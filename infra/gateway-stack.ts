@@ -45,7 +45,7 @@ export interface AgentAuthorizationProps {
   readonly requiredScopes?: readonly string[];
 }
 
-export interface ApproverSignInProps {
+interface ApproverSignInProps {
   /** OIDC issuer URL approvers sign in with. */
   readonly issuer: string;
   /**
@@ -67,7 +67,7 @@ export interface ApproverSignInProps {
   readonly logoutUrl?: string;
 }
 
-export interface CustomerSignInProps {
+interface CustomerSignInProps {
   /** OIDC issuer URL customers sign in with (asked for `prompt=login` and `max_age=0`). */
   readonly issuer: string;
   /**

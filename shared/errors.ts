@@ -1,5 +1,6 @@
 // The gateway's one error vocabulary: every code an agent, an approver or a log line can see is
 // defined here, once, with what it means. Nothing else invents a code.
+import * as z from 'zod';
 
 /**
  * Codes carried by the result object's `code` field, each with what it means (for people reading
@@ -100,31 +101,36 @@ export const resultCodes = {
 export type ResultCode = keyof typeof resultCodes;
 
 /**
- * A system's own error code (sanitized to `systemCodePattern`) or `http_<status>`: the other codes
- * an execution may carry. Made only by `systemCode`, so no other text can pass for one.
- */
-export type SystemCode = string & { readonly __systemCode: true };
-
-/**
  * A system's own error code or `http_<status>` may also appear in `code`; they are sanitized
  * to this shape before they leave the gateway.
  */
 const systemCodePattern = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 
+/**
+ * A system's own error code (sanitized to `systemCodePattern`) or `http_<status>`: the other codes
+ * an execution may carry. Branded, so only this schema makes one and no other text can pass for one.
+ */
+const SystemCode = z.string().regex(systemCodePattern).brand<'SystemCode'>();
+export type SystemCode = z.infer<typeof SystemCode>;
+
 /** A system's code as the gateway carries it: lowercased, and only when it has the safe shape. */
 export const systemCode = (raw: string): SystemCode | null => {
-  const lower = raw.toLowerCase();
-  return systemCodePattern.test(lower) ? (lower as SystemCode) : null;
+  const read = SystemCode.safeParse(raw.toLowerCase());
+  return read.success ? read.data : null;
 };
 
+/** `<prefix>_<number>`: a whole number always has the safe shape (`-` and digits). */
+const numberedCode = (prefix: 'http' | 'mcp', value: number): SystemCode =>
+  SystemCode.parse(`${prefix}_${Number.isSafeInteger(Math.trunc(value)) ? Math.trunc(value) : 'unknown'}`);
+
 /** The code of a system's answer with this HTTP status and no usable code of its own. */
-export const httpStatusCode = (status: number): SystemCode => `http_${Math.trunc(status)}` as SystemCode;
+export const httpStatusCode = (status: number): SystemCode => numberedCode('http', status);
 
 /**
  * A JSON-RPC error relayed from an MCP server, by its number: `mcp_-32601` (no such tool),
  * `mcp_-32602` (the arguments were wrong), or the server's own code. Its message never passes.
  */
-export const mcpErrorCode = (code: number): SystemCode => `mcp_${Math.trunc(code)}` as SystemCode;
+export const mcpErrorCode = (code: number): SystemCode => numberedCode('mcp', code);
 
 /** Every code an execution may carry. */
 export type ExecutionCode = ResultCode | SystemCode;
@@ -142,23 +148,76 @@ export type RefusalCode =
   | 'concurrency_limited'
   | 'too_many_pending';
 
-export interface Refusal {
+interface Refusal {
   readonly status: 'denied';
   readonly code: RefusalCode;
   readonly message: string;
 }
 
-type FixedMessageCode = {
-  [C in RefusalCode]: (typeof resultCodes)[C]['message'] extends string ? C : never;
-}[RefusalCode];
+type Entry<C extends ResultCode> = (typeof resultCodes)[C];
 
-/** A refusal with its code's own message; limit refusals pass theirs (it names the limit reached). */
-export function refusal(code: FixedMessageCode): Refusal;
-export function refusal(code: Exclude<RefusalCode, FixedMessageCode>, message: string): Refusal;
-export function refusal(code: RefusalCode, message?: string): Refusal {
-  const own = resultCodes[code].message;
-  return { status: 'denied', code, message: message ?? (typeof own === 'string' ? own : '') };
+/** The names of a code's fixed words: `message` and the variants written on its entry. */
+type Wording<C extends ResultCode> = {
+  [K in keyof Entry<C>]: K extends 'meaning' ? never : Entry<C>[K] extends string ? K : never;
+}[keyof Entry<C>];
+
+/** Codes whose own message is fixed text (not worded by an outcome, not naming a limit). */
+type FixedMessageCode = { [C in ResultCode]: Entry<C>['message'] extends string ? C : never }[ResultCode];
+
+/** A code side by side with its words, as a record's patch or a result object carries them. */
+export interface Coded<C extends ResultCode = ResultCode> {
+  readonly code: C;
+  readonly message: string;
 }
+
+/**
+ * A code with its words taken from its entry: its message, or a variant named on the entry
+ * (`coded('interrupted', 'write')`). The one way a code and its message are put together.
+ */
+export function coded<C extends FixedMessageCode>(code: C): Coded<C>;
+export function coded<C extends ResultCode>(code: C, wording: Wording<C>): Coded<C>;
+export function coded<C extends ResultCode>(code: C, wording = 'message'): Coded<C> {
+  const entry: Readonly<Record<string, unknown>> = resultCodes[code];
+  const words = entry[wording];
+  return { code, message: typeof words === 'string' ? words : '' };
+}
+
+/** An approver's rejection: their reason, when they gave one, follows the code's message. */
+export const rejectedBecause = (note: string | null): Coded<'rejected'> =>
+  note === null ? coded('rejected') : { code: 'rejected', message: `${resultCodes.rejected.because}${note}` };
+
+/** A refusal of one code. */
+export type RefusalOf<C extends RefusalCode> = Refusal & { readonly code: C };
+
+/** A refusal with its code's own message. */
+export const refusal = <C extends RefusalCode & FixedMessageCode>(code: C): RefusalOf<C> => ({
+  status: 'denied',
+  ...coded(code),
+});
+
+/** The refusals of an agent's own limits (settings.limits), each naming the limit it reached. */
+export const limitRefusals = {
+  requests: (perSecond: number, burst: number, retryAfterSeconds: number): RefusalOf<'rate_limited'> => ({
+    status: 'denied',
+    code: 'rate_limited',
+    message: resultCodes.rate_limited.message(perSecond, burst, retryAfterSeconds),
+  }),
+  bytes: (allowed: number, per: 'second' | 'day', retryAfterSeconds: number): RefusalOf<'rate_limited'> => ({
+    status: 'denied',
+    code: 'rate_limited',
+    message: resultCodes.rate_limited.bytes(allowed, per, retryAfterSeconds),
+  }),
+  concurrent: (concurrent: number): RefusalOf<'concurrency_limited'> => ({
+    status: 'denied',
+    code: 'concurrency_limited',
+    message: resultCodes.concurrency_limited.message(concurrent),
+  }),
+  pending: (pending: number): RefusalOf<'too_many_pending'> => ({
+    status: 'denied',
+    code: 'too_many_pending',
+    message: resultCodes.too_many_pending.message(pending),
+  }),
+} as const;
 
 /** Codes of the entries of `input_errors`, each with the message the agent reads. */
 export const inputErrorCodes = {
@@ -192,6 +251,13 @@ export const inputErrorCodes = {
 } as const;
 
 export type InputErrorCode = keyof typeof inputErrorCodes;
+
+/** One entry of `input_errors`: where, which code, and its words (the code's own unless detailed). */
+export const inputError = (
+  path: string,
+  code: InputErrorCode,
+  message: string = inputErrorCodes[code],
+): { readonly path: string; readonly code: InputErrorCode; readonly message: string } => ({ path, code, message });
 
 /** Wording of the waits and of an approval, which are statuses, not codes. */
 export const statusMessages = {
@@ -230,6 +296,14 @@ export const toolCallFaultMessage =
 
 /** What a caught failure says, for a log line or a message: its message, or the thrown value as text. */
 export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** A crash for a terminal: where it was thrown as well as what it says. */
+export const stackText = (error: unknown): string =>
+  error instanceof Error ? (error.stack ?? error.message) : String(error);
+
+/** A fault for the log: its kind and message, bounded (a fault's text may be long or carry input). */
+export const faultText = (error: unknown): string =>
+  (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 1000);
 
 /**
  * The execution store could not be read or written just now (a fault on its side, throttling, a

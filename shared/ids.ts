@@ -35,7 +35,7 @@ export const uuidV7Ids: IdSource = { next: nextV7 };
 export const isUuid = (value: string): boolean => validate(value);
 
 /** Milliseconds since the epoch a UUIDv7 was minted at; null for ids of other versions. */
-export const mintedAt = (id: string): number | null => {
+const mintedAt = (id: string): number | null => {
   const hex = id.replaceAll('-', '');
   return hex.length === 32 && hex[12] === '7' ? Number.parseInt(hex.slice(0, 12), 16) : null;
 };

@@ -7,4 +7,6 @@ export const jsonRpcCodes = {
   internalError: -32603,
   /** The range JSON-RPC leaves to servers: a limit's refusal, a wait that ended, a method not allowed. */
   serverError: -32000,
+  /** A Streamable HTTP request naming a session this gateway does not know (the client initializes again). */
+  sessionNotFound: -32001,
 } as const;

@@ -59,7 +59,7 @@ export const unlistedTool = '(unlisted)';
 export const noPolicy = '(none)';
 
 /** The agent-group dimension of an agent with no group. */
-export const noGroup = '(none)';
+const noGroup = '(none)';
 
 /** How long a dimension value may be: longer ones are cut (configuration names are short). */
 const maxDimensionLength = 100;

@@ -15,11 +15,11 @@ export const setOwn = (target: object, key: string | number, value: unknown): vo
   // shadows with an own one: the same outcome, far cheaper on the per-call paths.
   if (key === '__proto__' || !isPlainTarget(target)) {
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else (target as Record<string | number, unknown>)[key] = value;
+  } else target[key] = value;
 };
 
 /** An extensible object whose prototype is Object's or none (not an array, whose length is special). */
-const isPlainTarget = (target: object): boolean => {
+const isPlainTarget = (target: object): target is Record<string | number, unknown> => {
   const prototype: unknown = Object.getPrototypeOf(target);
   return (prototype === Object.prototype || prototype === null) && Object.isExtensible(target);
 };

@@ -93,7 +93,9 @@ const readContent = (text: string, base64: boolean): unknown => {
       const parsed: unknown = JSON.parse(candidate);
       // Content nested beyond what the gateway reads is not read (the walk below recurses).
       return depthOf(parsed, maxResultDepth) > maxResultDepth ? undefined : parsed;
-    } catch {}
+    } catch {
+      // Not JSON as it is: the decoded reading, or no content to redact (a probe, not a failure).
+    }
   }
   return undefined;
 };

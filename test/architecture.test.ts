@@ -5,7 +5,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { projectPath } from '../infra/paths.js';
+import { casts, errorTextCopies, jsonRpcLiterals, tableWordReads } from './support/code-scan.js';
 import { verifies } from './support/requirements.js';
 
 const sourceFolders = ['shared', 'functions', 'infra', 'scripts', 'bench'];
@@ -321,4 +323,76 @@ describe('the shape of the code', () => {
       'planted.ts Holder.method',
     ]);
   });
+});
+
+/** The product code and its demo, with its text: where the copies below must not come back. */
+const productTexts = (): [string, string][] => [
+  ...[...files.values()].map((file): [string, string] => [shown(file.path), file.lines.join('\n')]),
+  ...sourceFiles(projectPath('examples')).map((path): [string, string] => [shown(path), readFileSync(path, 'utf8')]),
+];
+/** Product casts two days before issue 32 (there were 18 when it was filed): the bound they stay under. */
+const maxProductCasts = 11;
+
+/** What a scan finds in the product code outside the one file that is the rule's home. */
+const foundOutside = (home: string, scan: (path: string, text: string) => string[]): string[] =>
+  productTexts()
+    .filter(([path]) => path !== home)
+    .flatMap(([path, text]) => scan(path, text));
+
+describe('one home per rule: codes, messages, casts', () => {
+  it(verifies('code.named-json-rpc-codes', 'writes every JSON-RPC error code by its name'), () => {
+    expect(foundOutside('shared/json-rpc-codes.ts', jsonRpcLiterals)).toEqual([]);
+  });
+
+  it(verifies('code.one-error-text', "reads a caught failure's text through the one helper"), () => {
+    expect(foundOutside('shared/errors.ts', errorTextCopies)).toEqual([]);
+  });
+
+  it(verifies('code.coded-words', 'puts a result code beside its words only in the code table'), () => {
+    expect(foundOutside('shared/errors.ts', tableWordReads)).toEqual([]);
+  });
+
+  it(verifies('code.cast-bound', `has at most ${maxProductCasts} casts in the product code`), () => {
+    const found = productTexts()
+      .filter(([path]) => /^(shared|functions|infra|scripts)\//.test(path))
+      .flatMap(([path, text]) => casts(path, text));
+    expect(found.length, found.join('\n')).toBeLessThanOrEqual(maxProductCasts);
+  });
+
+  it(verifies('code.unused-exports', 'runs the unused-export check from npm test, before the tests'), () => {
+    const scripts = z
+      .object({ scripts: z.record(z.string(), z.string()) })
+      .parse(JSON.parse(readFileSync(projectPath('package.json'), 'utf8'))).scripts;
+    expect(scripts.unused).toMatch(/^knip\b/);
+    expect(scripts.test?.split(' && ')).toContain('npm run unused');
+    expect(readFileSync(projectPath('knip.jsonc'), 'utf8')).toContain('"functions/*.ts"');
+  });
+
+  it(
+    verifies('code.named-json-rpc-codes', 'finds each kind of copy when there is one (the checks themselves work)'),
+    () => {
+      const planted = [
+        "const refused = { code: -32602, message: 'no' };",
+        'const hex = 0x7d00; // -32000 in a comment is prose',
+        "const text = error instanceof Error ? error.message : 'unknown';",
+        'const line = error instanceof Error ? (error.stack ?? error.message) : String(error);',
+        'const name = error instanceof Error ? error.name : null;',
+        'const words = resultCodes.withdrawn.message;',
+        "const entry = resultCodes['policy_denied'];",
+        'const kept = value as Record<string, string>;',
+        'const fixed = [1, 2] as const;',
+        'const checked = value satisfies object;',
+      ].join('\n');
+      expect(jsonRpcLiterals('planted.ts', planted)).toEqual(['planted.ts:1 -32602']);
+      expect(errorTextCopies('planted.ts', planted).map((hit) => hit.split(' ')[0])).toEqual([
+        'planted.ts:3',
+        'planted.ts:4',
+      ]);
+      expect(tableWordReads('planted.ts', planted)).toEqual([
+        'planted.ts:6 resultCodes.withdrawn',
+        "planted.ts:7 resultCodes['policy_denied']",
+      ]);
+      expect(casts('planted.ts', planted)).toEqual(['planted.ts:8 as Record<string, string>']);
+    },
+  );
 });

@@ -21,18 +21,20 @@ import { Client, ProtocolError } from '@modelcontextprotocol/client';
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { type Listening, listen } from '../../infra/local/net.js';
+import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
 import { encodeFrame, type FrameErrorData } from '../../shared/wire/call-tool-frame.js';
 
 /** The credential the demo proxy asks of its callers (the demo configuration sends it). */
 export const demoCallToolToken = 'demo-tools-token-5c1e';
 
 /** The JSON-RPC code answered when the MCP server cannot be started or reached. */
-export const serverUnreachableCode = -32000;
+export const serverUnreachableCode = jsonRpcCodes.serverError;
 
 /** Largest params message taken. */
 const maxParamsBytes = 256 * 1024;
 /** How long a connection may stay open without its params. */
 const paramsWaitMs = 10_000;
+const noParamsMessage = 'No params arrived: send the tools/call params first.';
 /** How long a call may take on the MCP server. */
 const callTimeoutMs = 60_000;
 
@@ -71,7 +73,7 @@ const readParams = (text: string): Params | Uint8Array => {
   try {
     value = JSON.parse(text);
   } catch {
-    return errorFrame({ code: -32700, message: 'Parse error: the params are not JSON.' });
+    return errorFrame({ code: jsonRpcCodes.parseError, message: 'Parse error: the params are not JSON.' });
   }
   if (
     !isObject(value) ||
@@ -79,7 +81,7 @@ const readParams = (text: string): Params | Uint8Array => {
     !(value.arguments === undefined || isObject(value.arguments))
   ) {
     return errorFrame({
-      code: -32602,
+      code: jsonRpcCodes.invalidParams,
       message: 'Invalid params: expected {"name": <tool>, "arguments": <object>}.',
     });
   }
@@ -149,7 +151,7 @@ export const startDemoCallToolProxy = async (options: DemoCallToolProxyOptions =
   const serve = (socket: WebSocket): void => {
     socket.on('error', () => undefined);
     const waiting = setTimeout(() => {
-      socket.send(errorFrame({ code: -32600, message: 'No params arrived: send the tools/call params first.' }));
+      socket.send(errorFrame({ code: jsonRpcCodes.invalidRequest, message: noParamsMessage }));
       socket.close(1000);
     }, paramsWaitMs);
     socket.once('close', () => clearTimeout(waiting));

@@ -28,7 +28,7 @@ import { type ApprovalEnvironment, type FunctionEnvironment, referenceVariables 
 export { serviceLogger } from './logger.js';
 
 /** The configuration as pushed, with the secrets it names read from this stack's prefix. */
-export const controlPlaneFor = (environment: FunctionEnvironment, logger: Logger): StoredControlPlane =>
+const controlPlaneFor = (environment: FunctionEnvironment, logger: Logger): StoredControlPlane =>
   new StoredControlPlane(
     // The table's pointer at each refresh; the bundle object, checked against its hash and the
     // signing key's signature (kms:Verify), only when the pointer names a new version.
@@ -55,27 +55,27 @@ const systemsFor = (controlPlane: StoredControlPlane): SystemClient =>
   reportingRefusedCredentials(systemClient(), () => controlPlane.credentialsRefused());
 
 let sealer: Sealer | undefined;
-export const sealerFor = (environment: FunctionEnvironment): Sealer => {
+const sealerFor = (environment: FunctionEnvironment): Sealer => {
   sealer ??= new KmsSealer(defaultKmsClient, environment.DATA_KEY_ID);
   return sealer;
 };
 
 let systems: SystemClient | undefined;
 /** One client (and connection pool) per container, made by the functions that send calls only. */
-export const systemClient = (): SystemClient => {
+const systemClient = (): SystemClient => {
   systems ??= new HttpSystemClient();
   return systems;
 };
 
 let toolServers: ToolServerClient | undefined;
 /** One tool-server client per container: connections to MCP servers are reused across calls. */
-export const toolServerClient = (): ToolServerClient => {
+const toolServerClient = (): ToolServerClient => {
   toolServers ??= new ToolServers();
   return toolServers;
 };
 
 /** Customer links (approval_url): the public URL when one is set, else the API's own. */
-export const customerUrlFor =
+const customerUrlFor =
   (environment: ApprovalEnvironment) =>
   (executionId: string): string =>
     customerLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);

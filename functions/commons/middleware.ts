@@ -30,7 +30,7 @@ export const jsonErrorRenderer: ErrorRenderer = (statusCode, message) => ({
   body: JSON.stringify({ error: { message } }),
 });
 
-export interface ErrorMappingOptions {
+interface ErrorMappingOptions {
   readonly logger: Logger;
   readonly render: ErrorRenderer;
 }

@@ -4,6 +4,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
 import { consolePaths, messagePage } from '../../shared/edge/console/pages.js';
+import { errorText } from '../../shared/errors.js';
 import { newSignIn } from '../../shared/sessions/session.js';
 import type { HttpResult } from '../commons/middleware.js';
 import type { SessionRequest } from './request.js';
@@ -19,7 +20,7 @@ export const signInFailure = (error: unknown): Record<string, unknown> => {
     ...(detail('code') === undefined ? {} : { code: detail('code') }),
     ...(detail('error') === undefined ? {} : { provider_error: detail('error') }),
     ...(detail('error_description') === undefined ? {} : { provider_description: detail('error_description') }),
-    ...(error.cause instanceof Error ? { cause: error.cause.message } : {}),
+    ...(error.cause === undefined ? {} : { cause: errorText(error.cause) }),
   };
 };
 

@@ -10,7 +10,7 @@ import type { HttpResult } from '../commons/middleware.js';
 import type { CustomerRequest } from './customer-request.js';
 import type { ApproverRequest, ConsoleRequest, SessionRequest } from './request.js';
 
-export type Method = 'GET' | 'HEAD' | 'POST';
+type Method = 'GET' | 'HEAD' | 'POST';
 
 export interface Matched {
   /** The path's named groups (for a pattern). */

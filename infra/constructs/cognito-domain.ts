@@ -7,7 +7,7 @@ import { Aws, Fn, type Stack } from 'aws-cdk-lib';
 const reservedWord = /aws|amazon|cognito/;
 const reservedWords = new RegExp(reservedWord.source, 'g');
 /** The stack's name in a prefix, at most this long: with a purpose and the stack's id it stays within 63. */
-export const stackLabelMaxLength = 24;
+const stackLabelMaxLength = 24;
 
 /** The stack's name as a prefix may hold it: lowercase words, no reserved word, short. */
 export const stackLabel = (stackName: string): string => {

@@ -12,7 +12,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 
 /** What the held-call steps function puts on the bus (shared/adapters/eventbridge-notifier.ts). */
-export const heldCallNoticePattern = { source: ['approval-gateway'], detailType: ['Approval requested'] };
+const heldCallNoticePattern = { source: ['approval-gateway'], detailType: ['Approval requested'] };
 
 export interface EmailNoticesProps {
   /** The bus held-call notices go out on. */

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { answerChannelBytes, type ChannelAnswer, channelParamsWaitMs } from '../../shared/edge/call-tool/serve.js';
+import { errorText } from '../../shared/errors.js';
 import type { RequestGate } from '../../shared/limits/request-gate.js';
 import type { Log } from '../../shared/log.js';
 import { admitChannelRequest, type ChannelAdmissionOptions } from './call-tool-admission.js';
@@ -68,7 +69,7 @@ const channelCalls = (options: CallToolFrontOptions) => {
     track: (work: Promise<void>) => {
       const tracked = work.catch((error: unknown) =>
         options.log.warn('a /tool/call-tool call failed', {
-          error: error instanceof Error ? error.message : 'unknown',
+          error: errorText(error),
         }),
       );
       inflight.add(tracked);

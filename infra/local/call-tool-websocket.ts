@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { AgentIdentity } from '../../shared/auth/agent.js';
 import { maxChannelParamsBytes, paramsMissingFrame } from '../../shared/edge/call-tool/serve.js';
-import { resultCodes } from '../../shared/errors.js';
+import { errorText, limitRefusals } from '../../shared/errors.js';
 import { jsonRpcCodes } from '../../shared/json-rpc-codes.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import { channelCapOf } from '../../shared/limits/channel-caps.js';
@@ -170,10 +170,7 @@ export const createWebSocketTransport = (parts: WebSocketTransportParts): WebSoc
     const { agent } = admission;
     const allowed = channelCapOf(await limitsNow(parts.services.controlPlane, agent), 'openSocketsPerAgent');
     if (!places.take(agent, allowed, socket)) {
-      await refuseUpgrade(
-        socket,
-        jsonAnswer(429, resultCodes.concurrency_limited.message(allowed), { 'retry-after': '1' }),
-      );
+      await refuseUpgrade(socket, jsonAnswer(429, limitRefusals.concurrent(allowed).message, { 'retry-after': '1' }));
       return;
     }
     const traceparent = headerValue(request.headers.traceparent);
@@ -186,7 +183,7 @@ export const createWebSocketTransport = (parts: WebSocketTransportParts): WebSoc
       // A socket error before ws takes the socket (a client gone mid-handshake) is not the process's.
       socket.on('error', () => undefined);
       upgrade(request, socket, head, boundUrl).catch((error: unknown) => {
-        log.warn('a /tool/call-tool upgrade failed', { error: error instanceof Error ? error.message : 'unknown' });
+        log.warn('a /tool/call-tool upgrade failed', { error: errorText(error) });
         socket.destroy();
       });
     },

@@ -19,7 +19,7 @@ import { newSignIn } from '../../shared/sessions/session.js';
 import { checkPassword } from './console-identity.js';
 import { SignInThrottle, signInLogIntervalMs } from './sign-in-throttle.js';
 
-export interface LocalConsoleSignIn {
+interface LocalConsoleSignIn {
   readonly kind: 'local';
   /** Asked on every request: an approver removed from the configuration is signed out at once. */
   readonly people: () => Promise<readonly ResolvedPerson[]>;

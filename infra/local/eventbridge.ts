@@ -7,7 +7,7 @@ import * as z from 'zod';
 import { awsJsonHandler, type LocalAwsCredentials, newLocalAwsCredentials, parseAwsJson } from './aws-signature.js';
 import { listen } from './net.js';
 
-export interface LocalEvent {
+interface LocalEvent {
   readonly bus: string;
   readonly source: string;
   readonly detailType: string;

@@ -48,7 +48,7 @@ export interface LocalKms {
   close(): Promise<void>;
 }
 
-export interface KeyOptions {
+interface KeyOptions {
   /** IAM actions refused on the key. @default none */
   readonly denied?: readonly string[];
 }

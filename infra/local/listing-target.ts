@@ -78,7 +78,11 @@ const stoppedGateway = async (dataDir: string): Promise<OpenedListing> => {
     };
     const table = await dynamodb.client
       .send(new DescribeTableCommand({ TableName: localTableNames.executions }))
-      .catch(() => null);
+      // Only a missing table means the gateway never ran there; any other fault is told as itself.
+      .catch((error: unknown) => {
+        if (error instanceof Error && error.name === 'ResourceNotFoundException') return null;
+        throw error;
+      });
     if (table === null) {
       await close();
       throw new TargetError(`The store in ${dataDir} has no executions table yet: the gateway never ran there.`);

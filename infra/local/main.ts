@@ -1,8 +1,8 @@
 // `npm start`: runs the whole gateway on this machine and tells you how to talk to it.
+import { errorText, stackText } from '../../shared/errors.js';
 import { banner } from './banner.js';
 import { parseLocalOptions, usage } from './options.js';
 import { type LocalRuntime, startLocalRuntime } from './runtime.js';
-import { StartupError } from './runtime-lifecycle.js';
 import { stopSignals } from './stop-signals.js';
 
 const main = async (): Promise<number> => {
@@ -22,9 +22,7 @@ const main = async (): Promise<number> => {
   try {
     runtime = await startLocalRuntime(parsed.options, { variables: process.env });
   } catch (error) {
-    process.stderr.write(
-      `${error instanceof StartupError || error instanceof Error ? error.message : String(error)}\n`,
-    );
+    process.stderr.write(`${errorText(error)}\n`);
     return 1;
   }
   process.stdout.write(banner(runtime, parsed.options.memory));
@@ -59,7 +57,7 @@ const main = async (): Promise<number> => {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(`${stackText(error)}\n`);
     process.exit(1);
   },
 );

@@ -22,8 +22,12 @@ class JsonFiles<T> {
     private readonly schema: z.ZodType<T>,
   ) {}
 
-  /** The file's value, or undefined when there is none; a throw when it cannot be read or is not valid. */
-  protected async readOrThrow(systemKey: string): Promise<T | undefined> {
+  /**
+   * The file's value, or undefined when there is none; a throw when it cannot be read or is not
+   * valid, so that a damaged file is told (and logged) as one, not taken for no file (pins taken
+   * for none would accept whatever the server lists now).
+   */
+  async read(systemKey: string): Promise<T | undefined> {
     const path = this.pathOf(systemKey);
     const text = await readFile(path, 'utf8').catch((error: unknown) => {
       if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
@@ -38,11 +42,6 @@ class JsonFiles<T> {
     }
     if (parsed?.success !== true) throw new Error(`${path} is not valid`);
     return parsed.data;
-  }
-
-  /** The file's value, or undefined when there is none or it cannot be read. */
-  async read(systemKey: string): Promise<T | undefined> {
-    return this.readOrThrow(systemKey).catch(() => undefined);
   }
 
   async write(systemKey: string, value: T): Promise<void> {
@@ -79,10 +78,5 @@ export class McpCatalogFiles extends JsonFiles<McpCatalog> implements McpCatalog
 export class McpPinFiles extends JsonFiles<McpPins> implements McpPinStore {
   constructor(folder: string) {
     super(folder, '.pins.json', McpPins);
-  }
-
-  /** Pins that cannot be read are not taken for none: that would accept whatever the server lists now. */
-  override read(systemKey: string): Promise<McpPins | undefined> {
-    return this.readOrThrow(systemKey);
   }
 }

@@ -6,10 +6,11 @@
 import { appendFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
+import { errorText } from '../../shared/errors.js';
 
 const quietLevels = new Set(['WARN', 'ERROR', 'CRITICAL', 'SILENT']);
 
-export const writesMetricLines = (logLevel: LogLevel | undefined): boolean =>
+const writesMetricLines = (logLevel: LogLevel | undefined): boolean =>
   logLevel === undefined || !quietLevels.has(logLevel.toUpperCase());
 
 /** The data folder's metrics file, one EMF line per line; the one before is kept as `metrics.1.jsonl`. */
@@ -22,9 +23,13 @@ export type MetricLines =
   | { readonly to: 'stdout' }
   | { readonly to: 'file'; readonly path: string; readonly write: (line: string) => void };
 
-/** Appends lines to a file of bounded size; a line that cannot be written is dropped (metrics never stop a call). */
-const fileLines = (path: string): ((line: string) => void) => {
+/**
+ * Appends lines to a file of bounded size; a line that cannot be written is dropped (metrics never
+ * stop a call), and the first of a run of failures is told on standard error.
+ */
+const fileLines = (path: string, warn: (line: string) => void): ((line: string) => void) => {
   let size = 0;
+  let failing = false;
   try {
     size = statSync(path).size;
   } catch {
@@ -38,16 +43,26 @@ const fileLines = (path: string): ((line: string) => void) => {
       }
       appendFileSync(path, `${line}\n`, { mode: 0o600 });
       size += Buffer.byteLength(line) + 1;
-    } catch {
+      failing = false;
+    } catch (error) {
       // A data folder that refuses writes loses metric lines, never a call.
+      if (!failing)
+        warn(
+          `Metric lines cannot be written to ${path} (${errorText(error)}); they are dropped until it works again.\n`,
+        );
+      failing = true;
     }
   };
 };
 
-export const metricLinesOf = (logLevel: LogLevel | undefined, dataDir: string | null): MetricLines => {
+export const metricLinesOf = (
+  logLevel: LogLevel | undefined,
+  dataDir: string | null,
+  warn: (line: string) => void = (line) => void process.stderr.write(line),
+): MetricLines => {
   if (!writesMetricLines(logLevel)) return { to: 'none' };
   if (logLevel?.toUpperCase() === 'DEBUG') return { to: 'stdout' };
   if (dataDir === null) return { to: 'none' };
   const path = join(dataDir, metricsFileName);
-  return { to: 'file', path, write: fileLines(path) };
+  return { to: 'file', path, write: fileLines(path, warn) };
 };

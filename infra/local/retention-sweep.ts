@@ -9,7 +9,7 @@ import type { Log } from '../../shared/log.js';
 import { localTableNames } from './dynamodb.js';
 
 /** How often the local store is swept of records past their retention. */
-export const retentionSweepMs = 10 * 60_000;
+const retentionSweepMs = 10 * 60_000;
 
 /** Starts sweeping; the answer stops it, waiting for a sweep under way (before the store closes). */
 export const startRetentionSweep = (

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import { AwsJsonError, awsJsonHandler, type LocalAwsCredentials, newLocalAwsCredentials } from './aws-signature.js';
 import { listen } from './net.js';
 
-export interface SecretsManagerCall {
+interface SecretsManagerCall {
   /** The action, as IAM names it (`secretsmanager:GetSecretValue`). */
   readonly action: string;
   /** The secret's name as asked for. */

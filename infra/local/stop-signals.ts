@@ -14,7 +14,7 @@ export type StopRequest =
   | 'force';
 
 /** How long after the first signal the same signal counts as its copy. */
-export const repeatedSignalMs = 1_000;
+const repeatedSignalMs = 1_000;
 
 /** Reads the signals the runtime receives, in order (now: the time of each, in ms). */
 export const stopSignals = (now: () => number, repeatMs = repeatedSignalMs) => {

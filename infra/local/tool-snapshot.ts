@@ -9,6 +9,7 @@ import type { ToolServerToolSpec } from '../../shared/catalog/tool-server-tools.
 import { loadConfigText } from '../../shared/config/load.js';
 import { formatProblem } from '../../shared/config/resolved.js';
 import type { GatewaySnapshot } from '../../shared/control-plane/gateway-snapshot.js';
+import { errorText } from '../../shared/errors.js';
 import { loadSnapshotFromFile } from './config-files.js';
 import { McpCatalogFiles, McpPinFiles, mcpCatalogFolder } from './mcp-catalog-files.js';
 import { discoverMcpTools } from './mcp-discovery.js';
@@ -30,13 +31,19 @@ const rememberedTools = async (dataDir: string, keys: readonly string[]) => {
   const catalogs = new McpCatalogFiles(folder);
   const pins = new McpPinFiles(folder);
   const found = new Map<string, { offered: readonly ToolServerToolSpec[]; fetchedAt: string }>();
+  /** Kept lists (or their pins) that could not be read: told as why the system's tools stay unknown. */
+  const unreadable = new Map<string, string>();
   for (const key of keys) {
-    const catalog = await catalogs.read(key).catch(() => undefined);
-    if (catalog === undefined) continue;
-    const pinned = pinnedSpecs(catalog.specs, await pins.read(key).catch(() => null));
-    found.set(key, { offered: pinned.specs, fetchedAt: new Date(catalog.fetchedAt).toISOString() });
+    try {
+      const catalog = await catalogs.read(key);
+      if (catalog === undefined) continue;
+      const pinned = pinnedSpecs(catalog.specs, (await pins.read(key)) ?? null);
+      found.set(key, { offered: pinned.specs, fetchedAt: new Date(catalog.fetchedAt).toISOString() });
+    } catch (error) {
+      unreadable.set(key, `its last list in the data folder cannot be read: ${errorText(error)}`);
+    }
   }
-  return found;
+  return { found, unreadable };
 };
 
 /** The keys of the file's MCP systems, read without compiling anything (none if it does not parse). */
@@ -61,11 +68,10 @@ export const loadToolSnapshot = async (
   const offered = new Map(discovery?.offered ?? []);
   const unknown = (await mcpSystemKeys(file, environment)).filter((key) => !offered.has(key));
   const remembered = new Map<string, string>();
-  if (dataDir !== null && unknown.length > 0) {
-    for (const [key, { offered: tools, fetchedAt }] of await rememberedTools(dataDir, unknown)) {
-      offered.set(key, tools);
-      remembered.set(key, fetchedAt);
-    }
+  const kept = dataDir === null || unknown.length === 0 ? null : await rememberedTools(dataDir, unknown);
+  for (const [key, { offered: tools, fetchedAt }] of kept?.found ?? []) {
+    offered.set(key, tools);
+    remembered.set(key, fetchedAt);
   }
   const outcome = await loadSnapshotFromFile(file, environment, { unsetVariables: 'placeholder' }, offered);
   if (!outcome.ok) {
@@ -77,7 +83,8 @@ export const loadToolSnapshot = async (
     if (remembered.has(key)) continue;
     undiscovered.set(
       key,
-      discovery === null ? 'not asked: --offline' : (discovery.failures.get(key) ?? 'the server did not answer'),
+      kept?.unreadable.get(key) ??
+        (discovery === null ? 'not asked: --offline' : (discovery.failures.get(key) ?? 'the server did not answer')),
     );
   }
   return { ok: true, snapshot: outcome.snapshot, undiscovered, remembered };

@@ -14,8 +14,8 @@ export interface ApprovalSubstitutions {
 /** The document with its placeholders filled, as Step Functions would read it. */
 export const approvalDefinition = (substitutions: ApprovalSubstitutions): unknown => {
   const text = readFileSync(approvalDefinitionPath, 'utf8').replace(/\$\{(\w+)\}/g, (_whole, name: string) => {
-    const value = (substitutions as unknown as Record<string, string | undefined>)[name];
-    if (value === undefined) throw new Error(`The approval run names \${${name}}, which nothing substitutes.`);
+    const value: unknown = Reflect.get(substitutions, name);
+    if (typeof value !== 'string') throw new Error(`The approval run names \${${name}}, which nothing substitutes.`);
     return value;
   });
   return JSON.parse(text);

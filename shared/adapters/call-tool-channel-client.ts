@@ -4,19 +4,20 @@
 // retried, and the socket is dropped on every path once the answer (or its absence) is known.
 import WebSocket, { type RawData } from 'ws';
 import type { ResolvedCallToolSystem } from '../config/resolved.js';
+import { errorText } from '../errors.js';
 import { credentialHeaders } from '../invoke/credentials.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { decodeFrame, FrameDecodeError } from '../wire/call-tool-frame.js';
 
 /** The channel's path under the proxy's base URL. */
-export const callToolPath = '/tool/call-tool';
+const callToolPath = '/tool/call-tool';
 
 /** The channel's WebSocket URL: http becomes ws and https wss; ws and wss stay as they are. */
 export const channelUrl = (base: string): string =>
   `${base.replace(/^http(s?):\/\//i, (_, secure: string) => `ws${secure}://`).replace(/\/+$/, '')}${callToolPath}`;
 
 /** The headers of the upgrade request: the system's credential, the execution id and the trace. */
-export const upgradeHeaders = (system: ResolvedCallToolSystem, request: ToolServerRequest): Record<string, string> => ({
+const upgradeHeaders = (system: ResolvedCallToolSystem, request: ToolServerRequest): Record<string, string> => ({
   ...credentialHeaders(system.credentials),
   'x-request-id': request.executionId,
   traceparent: request.traceparent,
@@ -26,7 +27,7 @@ export const upgradeHeaders = (system: ResolvedCallToolSystem, request: ToolServ
  * The params message: the tool's own name and the canonical arguments' text as given, placed by
  * concatenation so an integer beyond 2^53 reaches the proxy digit for digit.
  */
-export const paramsText = (request: ToolServerRequest): string =>
+const paramsText = (request: ToolServerRequest): string =>
   `{"name":${JSON.stringify(request.name)},"arguments":${request.argumentsJson}}`;
 
 /** ws reads a message only up to this many bytes (a signed 32-bit field); the cap never exceeds it. */
@@ -84,9 +85,9 @@ export class CallToolChannelClient implements ToolServerClient {
           perMessageDeflate: false,
           maxPayload: Math.min(Math.max(1, request.maxResponseBytes), largestPayload),
         });
-      } catch {
+      } catch (error) {
         // A URL or header ws refuses to send: nothing left the gateway.
-        settle({ kind: 'connection_failed', sent: false });
+        settle({ kind: 'connection_failed', sent: false, cause: errorText(error) });
         return;
       }
       // Errors after the answer (the drop above, a late fault) are expected and ignored.
@@ -95,13 +96,13 @@ export class CallToolChannelClient implements ToolServerClient {
         if (code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') settle({ kind: 'too_large' });
         // Bytes that are not WebSocket frames once the channel is open: an answer that cannot be read.
         else if (code?.startsWith('WS_ERR_') && sent) settle({ kind: 'unreadable' });
-        else settle({ kind: 'connection_failed', sent });
+        else settle({ kind: 'connection_failed', sent, cause: errorText(error) });
       });
       // A refused upgrade (401, 404, a redirect, a 5xx): the params were never sent.
       socket.on('unexpected-response', (upgrade, response) => {
         response.destroy();
         upgrade.destroy();
-        settle({ kind: 'connection_failed', sent: false });
+        settle({ kind: 'connection_failed', sent: false, cause: `the upgrade was answered ${response.statusCode}` });
       });
       socket.on('open', () => {
         if (settled || socket === null) return;

@@ -7,7 +7,7 @@ import type { DecisionKind, GatewayMetrics } from '../metrics.js';
 import type { ExecutionStatus } from '../result.js';
 import { dimensionNames, metricNames, metricsNamespace, metricsService } from './emf-names.js';
 
-export { dimensionNames, metricNames, metricsNamespace, metricsService } from './emf-names.js';
+export { metricsNamespace } from './emf-names.js';
 
 type Dimensions = Readonly<Record<string, string>>;
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];

@@ -4,6 +4,7 @@
 // taken again). Whether the request reached a socket is tracked, so a call that never left the
 // gateway is never reported as possibly sent.
 import type { ClientRequest } from 'node:http';
+import { errorText } from '../errors.js';
 import type { OutboundRequest, OutboundResult, SystemClient } from '../invoke/system-client.js';
 import {
   type Agents,
@@ -44,9 +45,9 @@ export class HttpSystemClient implements SystemClient {
           { method: outbound.method, headers: outbound.headers },
           this.agents,
         );
-      } catch {
+      } catch (error) {
         // Refused before anything was written: a URL, scheme or header value node cannot send.
-        finish({ kind: 'connection_failed', sent: false });
+        finish({ kind: 'connection_failed', sent: false, cause: errorText(error) });
         return;
       }
       const sending = request;
@@ -55,7 +56,8 @@ export class HttpSystemClient implements SystemClient {
       });
       sending.on('error', (error) => {
         const code = codeOf(error);
-        finish({ kind: 'connection_failed', sent: sent && !(code !== undefined && beforeSending.has(code)) });
+        const before = code !== undefined && beforeSending.has(code);
+        finish({ kind: 'connection_failed', sent: sent && !before, cause: errorText(error) });
       });
       sending.on('response', (response) => {
         const status = response.statusCode ?? 0;

@@ -166,7 +166,9 @@ export const exactResultOf = (kept: readonly Uint8Array[]): unknown => {
     try {
       const value = parseExactJson(message);
       if (isJsonObject(value) && Object.hasOwn(value, 'result')) return value.result;
-    } catch {}
+    } catch {
+      // A message that is not JSON is not the answer; a later one may be (a probe, not a failure).
+    }
   }
   return undefined;
 };

@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
+import { errorText } from '../errors.js';
 import { credentialHeaders } from '../invoke/credentials.js';
 import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
@@ -58,7 +59,7 @@ export interface ListToolsOptions {
 }
 
 /** Discovery failed; the message is the gateway's own words, never the server's text. */
-export class McpDiscoveryError extends Error {}
+class McpDiscoveryError extends Error {}
 
 interface Connection {
   readonly slots: Slots;
@@ -100,10 +101,10 @@ export class McpServerClient implements ToolServerClient {
         let client: Client;
         try {
           client = await this.open(system, connection, controller.signal, remaining());
-        } catch {
+        } catch (error) {
           return controller.signal.aborted
             ? { kind: 'timeout', sent: false }
-            : { kind: 'connection_failed', sent: false };
+            : { kind: 'connection_failed', sent: false, cause: errorText(error) };
         }
         // The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits.
         const args = stringifiable(parseExactJson(request.argumentsJson));
@@ -225,6 +226,7 @@ export class McpServerClient implements ToolServerClient {
     this.connections.clear();
     await Promise.all(
       open.map(async (opening) => {
+        // Closing: a connection that never opened, or fails to close, has nothing left to release.
         const client = await opening?.catch(() => null);
         await client?.close().catch(() => undefined);
       }),
@@ -236,12 +238,12 @@ export class McpServerClient implements ToolServerClient {
     if (exchange.tooLarge) return { kind: 'too_large' };
     if (error instanceof ProtocolError) return { kind: 'error', code: error.code };
     if (aborted) return { kind: 'timeout', sent: exchange.sent };
-    if (error instanceof UnauthorizedError) return { kind: 'connection_failed', sent: false };
+    if (error instanceof UnauthorizedError) return { kind: 'connection_failed', sent: false, cause: errorText(error) };
     if (error instanceof SdkHttpError) {
       // A 4xx from the endpoint refuses the message before any tool runs (an unknown session,
       // a refused token, a malformed request); a 5xx or an unexpected status may come after it ran.
       const refused = error.status >= 400 && error.status < 500;
-      return { kind: 'connection_failed', sent: refused ? false : exchange.sent };
+      return { kind: 'connection_failed', sent: refused ? false : exchange.sent, cause: errorText(error) };
     }
     if (error instanceof SdkError) {
       switch (error.code) {
@@ -257,7 +259,8 @@ export class McpServerClient implements ToolServerClient {
     }
     if (error instanceof SyntaxError) return { kind: 'unreadable' };
     const code = codeOf(error);
-    return { kind: 'connection_failed', sent: exchange.sent && !(code !== undefined && beforeSending.has(code)) };
+    const before = code !== undefined && beforeSending.has(code);
+    return { kind: 'connection_failed', sent: exchange.sent && !before, cause: errorText(error) };
   }
 
   private keyOf(system: ResolvedMcpSystem): string {

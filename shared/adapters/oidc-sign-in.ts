@@ -4,7 +4,7 @@
 import * as oidc from 'openid-client';
 import type { Approver, Customer } from '../approvals/approver.js';
 
-export interface OidcClientSettings {
+interface OidcClientSettings {
   /** The provider's issuer URL (discovery at /.well-known/openid-configuration). */
   readonly issuer: string;
   readonly clientId: string;

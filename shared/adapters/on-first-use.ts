@@ -19,5 +19,9 @@ export const onFirstUse = <T>(load: () => Promise<T>): (() => Promise<T>) => {
 /** A client given as is, or made on first use. */
 export type ClientSource<T> = T | (() => Promise<T>);
 
+/** Whether a client source is its loader (a client given as is is an SDK client object, not a function). */
+const isLoader = <T extends object>(source: ClientSource<T>): source is () => Promise<T> =>
+  typeof source === 'function';
+
 export const clientOf = <T extends object>(source: ClientSource<T>): Promise<T> =>
-  typeof source === 'function' ? (source as () => Promise<T>)() : Promise.resolve(source);
+  isLoader(source) ? source() : Promise.resolve(source);

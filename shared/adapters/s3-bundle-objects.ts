@@ -36,6 +36,6 @@ export class S3BundleObjects implements BundleObjects {
   }
 }
 
-export class UnversionedBucketError extends Error {
+class UnversionedBucketError extends Error {
   override readonly name = 'UnversionedBucketError';
 }

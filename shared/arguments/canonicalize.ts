@@ -11,14 +11,14 @@ import {
   marks,
   type ToolWithValidator,
 } from '../catalog/tool.js';
-import { type InputErrorCode, inputErrorCodes } from '../errors.js';
+import { type InputErrorCode, inputError, inputErrorCodes } from '../errors.js';
 import { jsonPointer, parseJsonPointer, pointerSegment } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
 import type { InputError } from '../result.js';
 import { canonicalJsonText, lenientJsonText } from '../wire/exact-json.js';
 import { formProblems } from '../wire/form-body.js';
 import { headerValueMessage, printableHeaderValue } from '../wire/headers.js';
-import { headerText, unsafePathValue } from '../wire/parameter-values.js';
+import { parameterText, unsafePathValue } from '../wire/parameter-values.js';
 import { canonicalDecimal, compareDecimals, isMultipleOf } from './decimal.js';
 import { argumentsHash } from './hash.js';
 import type { ArgumentIssue, StrictArguments } from './strict-json.js';
@@ -39,11 +39,7 @@ export type Canonicalization =
   | { readonly ok: true; readonly arguments: CanonicalArguments }
   | { readonly ok: false; readonly errors: readonly InputError[] };
 
-const error = (path: string, code: InputErrorCode, message: string = inputErrorCodes[code]): InputError => ({
-  path,
-  code,
-  message,
-});
+const error = inputError;
 
 /** Marks can sit on the schema itself or on any branch that applies in place (schema-walk.ts). */
 const branches = (schema: JsonObject): readonly JsonObject[] => inPlace(schema);
@@ -288,7 +284,7 @@ const bindingProblems = (tool: CanonicalizedTool, canonical: JsonObject): InputE
   // headers, nothing a system would decode differently from what the approver saw).
   for (const binding of fieldBindings(tool)) {
     if (binding.in !== 'header' || !Object.hasOwn(canonical, binding.field)) continue;
-    if (!printableHeaderValue(headerText(canonical[binding.field]))) {
+    if (!printableHeaderValue(parameterText(canonical[binding.field]))) {
       problems.push(error(jsonPointer([binding.field]), 'invalid_format', headerValueMessage));
     }
   }

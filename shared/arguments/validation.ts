@@ -6,7 +6,7 @@
 import type { ErrorObject } from 'ajv';
 import { mapSubschemas } from '../catalog/schema-walk.js';
 import { isJsonObject, type JsonObject, marks } from '../catalog/tool.js';
-import { type InputErrorCode, inputErrorCodes } from '../errors.js';
+import { type InputErrorCode, inputError, inputErrorCodes } from '../errors.js';
 import { jsonPointer } from '../json-pointer.js';
 import type { InputError } from '../result.js';
 
@@ -108,7 +108,7 @@ const toInputError = (error: ErrorObject): InputError => {
   if ((code === 'missing_field' || code === 'unknown_field') && typeof property === 'string') {
     path = `${path}${jsonPointer([property])}`;
   }
-  return { path, code, message: detail(error, code) };
+  return inputError(path, code, detail(error, code));
 };
 
 /** What an ajv validation function found: nothing when it passed, else each error as an input error. */

@@ -19,9 +19,6 @@ export interface ClaimNames {
   readonly customer: string | null;
 }
 
-/** The local runtime's names, and an outside issuer's by default: the agent is `sub`, nothing else is read. */
-export const defaultClaimNames: ClaimNames = { agent: 'sub', groups: null, customer: null };
-
 /** Who the edge let in. */
 export type Caller =
   /** A verified token: its subject, what its claims say (when read), and when it expires (epoch seconds). */

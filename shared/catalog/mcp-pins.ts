@@ -12,7 +12,7 @@ import { canonicalJsonText } from '../wire/exact-json.js';
 import type { ToolServerToolSpec } from './tool-server-tools.js';
 
 /** One tool as the operator reviewed it, by its name on its server. */
-export const ToolPin = z.object({
+const ToolPin = z.object({
   name: z.string(),
   access: z.enum(['read', 'write']),
   title: z.string().optional(),
@@ -20,14 +20,14 @@ export const ToolPin = z.object({
   /** SHA-256 of the input and output schemas as the gateway takes them (RFC 8785 text), in hex. */
   schemas: z.string().regex(/^[0-9a-f]{64}$/),
 });
-export type ToolPin = z.infer<typeof ToolPin>;
+type ToolPin = z.infer<typeof ToolPin>;
 
 /** A system's pins, in the order the tools were first seen (a list: tool names are the server's text). */
 export const McpPins = z.array(ToolPin);
 export type McpPins = z.infer<typeof McpPins>;
 
 /** What of a tool can change: its access, its title or description, its schemas. */
-export type PinnedPart = 'access' | 'text' | 'schemas';
+type PinnedPart = 'access' | 'text' | 'schemas';
 
 /** A tool whose server changed what was reviewed. */
 export interface ToolDrift {
@@ -56,7 +56,7 @@ const schemasFingerprint = (spec: ToolServerToolSpec): string =>
     .digest('hex');
 
 /** A tool's pin as its server lists it now. */
-export const pinOf = (spec: ToolServerToolSpec): ToolPin => ({
+const pinOf = (spec: ToolServerToolSpec): ToolPin => ({
   name: spec.name,
   access: spec.access ?? 'write',
   ...(spec.title === undefined ? {} : { title: spec.title }),

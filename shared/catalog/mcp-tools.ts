@@ -11,9 +11,9 @@ import { isJsonObject, type JsonObject } from './tool.js';
 import type { ToolServerToolSpec } from './tool-server-tools.js';
 
 /** Largest schema taken, as JSON text (input and output each). */
-export const maxSchemaBytes = 64 * 1024;
+const maxSchemaBytes = 64 * 1024;
 /** Deepest nesting of a schema's objects and arrays. */
-export const maxSchemaDepth = 32;
+const maxSchemaDepth = 32;
 /**
  * Largest sum of the schemas (input and output, as JSON text) of the tools taken from one server:
  * building a catalog, and checking policies against it, costs more than in proportion to it.

@@ -2,6 +2,7 @@
 // OpenAPI parser. References must stay inside the document: nothing is fetched from elsewhere.
 import { compileErrors, dereference, validate } from '@readme/openapi-parser';
 import { parse } from 'yaml';
+import { errorText } from '../errors.js';
 import { isJsonObject, type JsonObject } from './tool.js';
 
 type ApiDocument = Exclude<Parameters<typeof validate>[0], string>;
@@ -40,7 +41,7 @@ export const loadOpenApiDocument = async (text: string): Promise<OpenApiLoad> =>
   } catch (error) {
     return {
       ok: false,
-      messages: [`not valid YAML or JSON: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`],
+      messages: [`not valid YAML or JSON: ${errorText(error).split('\n')[0]}`],
     };
   }
   if (!isJsonObject(parsed)) return { ok: false, messages: ['the document is not an object'] };

@@ -36,7 +36,7 @@ export interface OperationSpec {
 }
 
 /** A JSON body, or a form body (application/x-www-form-urlencoded) with its fields' encodings. */
-export interface BodySpec {
+interface BodySpec {
   readonly required: boolean;
   readonly schema: JsonObject;
   /** Present for a form body: the encoding the document gives each field, by name (none: the defaults). */

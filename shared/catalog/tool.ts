@@ -10,7 +10,7 @@ export const isJsonObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `body`: a member of a JSON body; `form`: a field of a form body (application/x-www-form-urlencoded). */
-export type FieldLocation = 'path' | 'query' | 'header' | 'body' | 'whole-body' | 'form';
+type FieldLocation = 'path' | 'query' | 'header' | 'body' | 'whole-body' | 'form';
 
 /** Where one input field travels: `field` is its name in the arguments, `name` on the wire. */
 export interface FieldBinding {
@@ -33,7 +33,7 @@ export interface HttpTarget {
 }
 
 /** A tool of an MCP server (behind a call-tool proxy or spoken to directly), by its own name there. */
-export interface ToolServerTarget {
+interface ToolServerTarget {
   readonly kind: 'tool-server';
   readonly name: string;
 }
@@ -51,7 +51,7 @@ export const marks = {
   amount: 'x-amount',
 } as const;
 
-export interface ToolAnnotations {
+interface ToolAnnotations {
   readonly title?: string;
   readonly readOnlyHint: boolean;
   readonly destructiveHint: boolean;

@@ -38,7 +38,7 @@ export type ResolvedCredentials =
   | { readonly type: 'api_key'; readonly header: string; readonly value: string }
   | { readonly type: 'basic'; readonly username: string; readonly password: string };
 
-export type ResolvedMcpCredentials =
+type ResolvedMcpCredentials =
   | ResolvedCredentials
   | {
       readonly type: 'oauth_client_credentials';

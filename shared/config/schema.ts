@@ -24,7 +24,7 @@ export const storedSecretReference = /^\$\{secret:([A-Za-z0-9/_+=.@-]{1,256})(?:
  * A secret: `${secret:NAME}` (AWS Secrets Manager when deployed, the data folder or the
  * environment locally), `${env:NAME}` (the local runtime's environment) or, for demos, the literal value.
  */
-export const Secret = z
+const Secret = z
   .string()
   .min(1)
   .meta({
@@ -269,7 +269,7 @@ const toolName = z
   .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, 'expected letters, digits, "_", "." or "-" (at most 128)');
 
 /** A tool of a call-tool system, described in the file (the channel has no listing of its own). */
-export const ChannelTool = z
+const ChannelTool = z
   .object({
     name: toolName.describe("The tool's name on its server; the gateway offers it as <system key>.<name>, lowercased."),
     title: z.string().min(1).optional().describe('Short title shown to agents and approvers.'),
@@ -312,7 +312,7 @@ const OAuthClientCredentials = z
   })
   .strict();
 
-export const mcpRevisions = ['2025-11-25', '2026-07-28'] as const;
+const mcpRevisions = ['2025-11-25', '2026-07-28'] as const;
 
 /** A remote MCP server (Streamable HTTP): its tools are discovered and offered under the system's key. */
 export const McpSystem = z
@@ -442,13 +442,11 @@ export const GatewayConfig = z
     });
   });
 
-export type GatewayConfigInput = z.input<typeof GatewayConfig>;
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 
 export type System = z.output<typeof System>;
 export type OpenApiSystem = z.output<typeof OpenApiSystem>;
 export type CallToolSystem = z.output<typeof CallToolSystem>;
 export type McpSystem = z.output<typeof McpSystem>;
-export type ChannelTool = z.output<typeof ChannelTool>;
 export type Credentials = z.output<typeof Credentials>;
 export type AdminOperation = z.output<typeof AdminOperation>;

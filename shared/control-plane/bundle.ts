@@ -175,7 +175,7 @@ export const encodeBundleObject = (bundle: ConfigBundle): Uint8Array =>
   new Uint8Array(gzipSync(JSON.stringify({ ...bundle, compiled: Buffer.from(bundle.compiled).toString('base64') })));
 
 /** The most a bundle object may unpack to (GitHub's description makes 16 MB: its 13 MB text, the snapshot gzipped). */
-export const maxBundleObjectBytes = 128 * 1024 * 1024;
+const maxBundleObjectBytes = 128 * 1024 * 1024;
 
 export type BundleRead = { ok: true; bundle: ConfigBundle } | { ok: false; reason: string };
 

@@ -62,14 +62,14 @@ export interface McpCatalogView {
 }
 
 /** The soonest a catalog is fetched again, whatever the configuration says. */
-export const minRefreshMs = 1_000;
+const minRefreshMs = 1_000;
 /**
  * The soonest a server's own hint (`ttlMs`) brings the next fetch: each changed list rebuilds the
  * catalog and checks the policies again, so a server must not be able to keep the gateway busy.
  */
-export const minHintedRefreshMs = 30_000;
+const minHintedRefreshMs = 30_000;
 /** How soon a server that did not answer is asked again (at most its refresh). */
-export const retryMs = 10_000;
+const retryMs = 10_000;
 
 interface Entry {
   catalog: McpCatalog | null;
@@ -191,7 +191,7 @@ export class McpCatalogs {
       if (entry.pins !== null) {
         this.log.warn('MCP tool pins cannot be read; every tool of the system is held as a write until they can', {
           system: systemKey,
-          reason: error instanceof Error ? error.message : 'unknown',
+          reason: errorText(error),
         });
       }
       entry.pins = null;
@@ -318,12 +318,12 @@ export class McpCatalogs {
     if (!entry.failing) {
       this.log.warn('MCP server did not answer tools/list; keeping its last catalog within allowed_staleness', {
         system: system.key,
-        reason: error instanceof Error ? error.message : 'unknown',
+        reason: errorText(error),
         lastFetchedAt: entry.catalog === null ? null : new Date(entry.catalog.fetchedAt).toISOString(),
       });
     }
     entry.failing = true;
-    entry.lastError = error instanceof Error ? error.message : 'unknown';
+    entry.lastError = errorText(error);
     entry.nextAt = this.clock.now() + Math.min(refreshMs, retryMs);
   }
 
@@ -338,7 +338,7 @@ export class McpCatalogs {
       await this.pins?.write(systemKey, pinned.pins).catch((error: unknown) => {
         this.log.warn('MCP tool pins could not be kept', {
           system: systemKey,
-          reason: error instanceof Error ? error.message : 'unknown',
+          reason: errorText(error),
         });
       });
     }

@@ -53,7 +53,7 @@ const channelToolSpecs = (system: ResolvedCallToolSystem): ToolServerToolSpec[] 
 export type DiscoveredTools = ReadonlyMap<string, readonly ToolServerToolSpec[]>;
 
 /** What discovery found: each server's tools, and the systems whose catalog is too old to offer. */
-export interface McpDiscovered {
+interface McpDiscovered {
   readonly discovered?: DiscoveredTools | undefined;
   readonly withdrawn?: ReadonlySet<string> | undefined;
 }

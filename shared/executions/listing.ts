@@ -85,7 +85,7 @@ export const parseSince = (text: string, now: number): QueryParse => {
 };
 
 /** How policy disposed of the call: run at once, held for people, denied, or refused before policy. */
-export const dispositionOf = (execution: Execution): string => {
+const dispositionOf = (execution: Execution): string => {
   const decision = execution.decision;
   if (decision === null) return 'refused';
   if (decision.effect === 'deny') return 'denied';

@@ -37,7 +37,7 @@ const decisionOf = (execution: Execution): DecisionKind | null => {
   return decision.step === null ? 'run_now' : 'held';
 };
 
-export class MeasuredExecutionStore implements ExecutionStore {
+class MeasuredExecutionStore implements ExecutionStore {
   constructor(
     private readonly inner: ExecutionStore,
     private readonly metrics: GatewayMetrics,

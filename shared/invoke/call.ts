@@ -13,7 +13,7 @@ import { redactSecrets, type SecretRules } from '../secrets.js';
 import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import { type FormField, formBodyText } from '../wire/form-body.js';
 import { headerParameterRule } from '../wire/headers.js';
-import { headerText, parameterText, pathSegment } from '../wire/parameter-values.js';
+import { parameterText, pathSegment } from '../wire/parameter-values.js';
 import { credentialHeaders } from './credentials.js';
 import type { OutboundRequest, OutboundResult } from './system-client.js';
 
@@ -49,7 +49,7 @@ export const buildRequest = (
       case 'header':
         // The catalog offers no other header; should a binding name one, it is not sent.
         if (headerParameterRule(binding.name, credentialHeader) === 'send') {
-          headers[binding.name.toLowerCase()] = headerText(value);
+          headers[binding.name.toLowerCase()] = parameterText(value);
         }
         break;
       case 'body':
@@ -93,6 +93,8 @@ export type CallOutcome =
       readonly httpStatus: number | null;
       /** The system answered that it would not do it (an MCP tool's isError, a JSON-RPC error). */
       readonly refused?: boolean;
+      /** Why the connection failed, for the call's log line (never recorded or shown to the agent). */
+      readonly cause?: string;
     };
 
 const defaultCodePointers = ['/code', '/error_code', '/error/code'];
@@ -126,11 +128,13 @@ export const lostAnswer = (
   code: ResultCode | SystemCode,
   sent: boolean,
   httpStatus: number | null = null,
+  cause?: string,
 ): CallOutcome => ({
   status: sent && tool.access === 'write' ? 'unknown' : 'failed',
   code,
   result: null,
   httpStatus,
+  ...(cause === undefined ? {} : { cause }),
 });
 
 export const classify = (
@@ -143,7 +147,7 @@ export const classify = (
     case 'timeout':
       return lostAnswer(tool, 'timeout', result.sent);
     case 'connection_failed':
-      return lostAnswer(tool, 'connection_failed', result.sent);
+      return lostAnswer(tool, 'connection_failed', result.sent, null, result.cause);
     case 'too_large':
       return lostAnswer(tool, 'response_too_large', true, result.status);
     case 'response':

@@ -16,7 +16,8 @@ export type OutboundResult =
   | { readonly kind: 'response'; readonly status: number; readonly contentType: string | null; readonly body: Buffer }
   | { readonly kind: 'too_large'; readonly status: number }
   | { readonly kind: 'timeout'; readonly sent: boolean }
-  | { readonly kind: 'connection_failed'; readonly sent: boolean };
+  /** `cause`: what went wrong, for the operator's log line (never shown to the agent). */
+  | { readonly kind: 'connection_failed'; readonly sent: boolean; readonly cause?: string };
 
 export interface SystemClient {
   send(request: OutboundRequest): Promise<OutboundResult>;

@@ -34,7 +34,8 @@ export type ToolServerAnswer =
   | { readonly kind: 'result'; readonly result: unknown }
   | { readonly kind: 'error'; readonly code: number }
   | { readonly kind: 'timeout'; readonly sent: boolean }
-  | { readonly kind: 'connection_failed'; readonly sent: boolean }
+  /** `cause`: what went wrong, for the operator's log line (never shown to the agent). */
+  | { readonly kind: 'connection_failed'; readonly sent: boolean; readonly cause?: string }
   | { readonly kind: 'too_large' }
   | { readonly kind: 'unreadable' };
 
@@ -103,7 +104,7 @@ export const classifyToolAnswer = (answer: ToolServerAnswer, tool: CatalogTool, 
     case 'timeout':
       return lostAnswer(tool, 'timeout', answer.sent);
     case 'connection_failed':
-      return lostAnswer(tool, 'connection_failed', answer.sent);
+      return lostAnswer(tool, 'connection_failed', answer.sent, null, answer.cause);
     case 'too_large':
       return lostAnswer(tool, 'response_too_large', true);
     case 'unreadable':

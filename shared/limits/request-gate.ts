@@ -5,15 +5,14 @@
 // of a gate check, not of reading each one. Locally one process sees every request, so the limits
 // are exact; in Lambda each instance keeps its own gate (see docs/adr/0015-per-agent-limits.md).
 import type { Clock } from '../clock.js';
-import { type Refusal, refusal, resultCodes } from '../errors.js';
+import { limitRefusals, type RefusalOf } from '../errors.js';
 import type { AgentLimits } from './agent-limits.js';
 
 /** A refusal whose message names the limit reached. */
-export interface LimitRefusal extends Refusal {
-  readonly code: 'rate_limited' | 'concurrency_limited';
+export type LimitRefusal = RefusalOf<'rate_limited' | 'concurrency_limited'> & {
   /** Whole seconds after which a request would be admitted (HTTP Retry-After). */
   readonly retryAfterSeconds: number;
-}
+};
 
 export type Admission =
   | { readonly kind: 'admitted'; readonly release: () => void }
@@ -47,36 +46,27 @@ const daySeconds = 86_400;
 const secondsUntil = (wanted: number, held: number, perSecond: number): number =>
   Math.max(1, Math.ceil((wanted - held) / perSecond));
 
-const limitRefusal = (code: LimitRefusal['code'], message: string, retryAfterSeconds: number): LimitRefusal => ({
-  ...refusal(code, message),
-  code,
-  retryAfterSeconds,
-});
+const limitRefusal = (
+  refused: RefusalOf<'rate_limited' | 'concurrency_limited'>,
+  retryAfterSeconds: number,
+): LimitRefusal => ({ ...refused, retryAfterSeconds });
 
 /** Which limit refuses a request of `bytes` now, if any (a refusal takes nothing). */
 const refusalFor = (state: AgentState, limits: AgentLimits, bytes: number): LimitRefusal | null => {
   if (state.inFlight >= limits.concurrentRequests) {
-    return limitRefusal('concurrency_limited', resultCodes.concurrency_limited.message(limits.concurrentRequests), 1);
+    return limitRefusal(limitRefusals.concurrent(limits.concurrentRequests), 1);
   }
   if (state.tokens < 1) {
     const after = secondsUntil(1, state.tokens, limits.requestsPerSecond);
-    return limitRefusal(
-      'rate_limited',
-      resultCodes.rate_limited.message(limits.requestsPerSecond, limits.burst, after),
-      after,
-    );
+    return limitRefusal(limitRefusals.requests(limits.requestsPerSecond, limits.burst, after), after);
   }
   if (state.secondBytes < bytes) {
     const after = secondsUntil(bytes, state.secondBytes, limits.requestBytesPerSecond);
-    return limitRefusal(
-      'rate_limited',
-      resultCodes.rate_limited.bytes(limits.requestBytesPerSecond, 'second', after),
-      after,
-    );
+    return limitRefusal(limitRefusals.bytes(limits.requestBytesPerSecond, 'second', after), after);
   }
   if (state.dayBytes < bytes) {
     const after = secondsUntil(bytes, state.dayBytes, limits.requestBytesPerDay / daySeconds);
-    return limitRefusal('rate_limited', resultCodes.rate_limited.bytes(limits.requestBytesPerDay, 'day', after), after);
+    return limitRefusal(limitRefusals.bytes(limits.requestBytesPerDay, 'day', after), after);
   }
   return null;
 };

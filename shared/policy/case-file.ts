@@ -7,7 +7,7 @@ import { isJsonObject } from '../catalog/tool.js';
 import { readYaml } from '../config/yaml-lines.js';
 
 /** What a call gets, as the cases name it: run now, hold for people, or refused. */
-export const Verdict = z.enum(['run', 'hold', 'deny']);
+const Verdict = z.enum(['run', 'hold', 'deny']);
 
 /** Why a call is refused: the policy's reason, or a refusal before the policy (arguments, tool). */
 export const RefusalReason = z.enum([
@@ -47,7 +47,7 @@ export interface PolicyCase extends z.infer<typeof PolicyCase> {
   readonly line: number;
 }
 
-export interface CaseFileProblem {
+interface CaseFileProblem {
   readonly line: number | null;
   readonly message: string;
 }

@@ -15,7 +15,7 @@ export type CedarType =
   | { readonly kind: 'set'; readonly element: CedarType }
   | { readonly kind: 'record'; readonly attributes: ReadonlyMap<string, CedarAttribute> };
 
-export interface CedarAttribute {
+interface CedarAttribute {
   readonly type: CedarType;
   readonly required: boolean;
 }
@@ -171,7 +171,7 @@ const toSchemaType = (type: CedarType): TypeOfAttribute<string> => {
 export const entityTypes = { agent: 'Agent', group: 'Group', system: 'System' } as const;
 
 /** The action groups a tool's action is in: its system's (Action::"<system>") and Action::"read" or "write". */
-export const actionGroupsOf = (tool: Pick<CatalogTool, 'systemKey' | 'access'>): readonly string[] => [
+const actionGroupsOf = (tool: Pick<CatalogTool, 'systemKey' | 'access'>): readonly string[] => [
   tool.systemKey,
   tool.access,
 ];

@@ -19,7 +19,7 @@ export interface PolicyRef {
 }
 
 /** What a call gets: run now, held for people, or refused. */
-export type Verdict = 'run' | 'hold' | 'deny';
+type Verdict = 'run' | 'hold' | 'deny';
 
 export interface Outcome {
   readonly decision: Verdict;
@@ -32,7 +32,7 @@ export interface Outcome {
   readonly policies: readonly PolicyRef[];
 }
 
-export type HiddenBecause = HiddenReason | 'disabled' | 'withdrawn' | 'not_discovered';
+type HiddenBecause = HiddenReason | 'disabled' | 'withdrawn' | 'not_discovered';
 
 export interface ToolExplanation {
   readonly tool: string;

@@ -12,8 +12,8 @@ export interface PolicyFile {
   readonly text: string;
 }
 
-export type Effect = 'permit' | 'forbid';
-export type Approval = 'staff' | 'customer';
+type Effect = 'permit' | 'forbid';
+type Approval = 'staff' | 'customer';
 
 /** One policy, as the gateway reports it (never its text). */
 export interface PolicyInfo {
@@ -30,7 +30,7 @@ export interface PolicyInfo {
   readonly approvers: string | null;
 }
 
-export interface PolicyProblem {
+interface PolicyProblem {
   readonly file: string;
   readonly line: number | null;
   readonly message: string;

@@ -33,7 +33,7 @@ export interface SessionStore {
 /** An approver's session lapses after 30 minutes unused (and ends 8 hours after sign-in at the latest). */
 export const sessionIdleMs = 30 * 60_000;
 /** How often a session's last use is written: at most once a minute, so a page view rarely writes. */
-export const touchEveryMs = 60_000;
+const touchEveryMs = 60_000;
 
 const idleMsOf: Record<StoredUse, number> = { session: sessionIdleMs, customer: customerSessionTtlMs };
 

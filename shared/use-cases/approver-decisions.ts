@@ -5,7 +5,7 @@
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { Approver } from '../approvals/approver.js';
 import { type Clock, isoAt } from '../clock.js';
-import { resultCodes, statusMessages } from '../errors.js';
+import { rejectedBecause, statusMessages } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
@@ -159,12 +159,7 @@ export const decide = async (
       decided_by: approver.id,
       decided_at: now,
       decision_note: note,
-      code: approve ? null : 'rejected',
-      message: approve
-        ? statusMessages.approved
-        : note === null
-          ? resultCodes.rejected.message
-          : `${resultCodes.rejected.because}${note}`,
+      ...(approve ? { code: null, message: statusMessages.approved } : rejectedBecause(note)),
     },
   });
   if (decided.kind === 'conflict') {

@@ -10,7 +10,7 @@ import { isoAt } from '../clock.js';
 import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
-import { refusal, resultCodes, statusMessages } from '../errors.js';
+import { coded, errorText, limitRefusals, refusal, statusMessages } from '../errors.js';
 import {
   type DecisionRecord,
   type Execution,
@@ -211,8 +211,7 @@ const unconfigured = (deps: CallToolDeps, execution: Execution): Execution => {
   return {
     ...execution,
     status: 'failed',
-    code: 'tool_unavailable',
-    message: resultCodes.tool_unavailable.unconfigured,
+    ...coded('tool_unavailable', 'unconfigured'),
     updated_at: at,
     history: [...execution.history, { status: 'failed', at }],
   };
@@ -239,7 +238,7 @@ const holdCall = async (
       deps,
       newExecutionRecord({
         ...refused,
-        ...refusal('too_many_pending', resultCodes.too_many_pending.message(pendingLimit)),
+        ...limitRefusals.pending(pendingLimit),
       }),
     );
   }
@@ -262,7 +261,7 @@ const holdCall = async (
   if (started.status === 'rejected') {
     deps.log.warn('the approval run did not start; recovery will start it', {
       execution_id: held.execution_id,
-      error: started.reason instanceof Error ? started.reason.message : String(started.reason),
+      error: errorText(started.reason),
     });
   }
   return toResultObject(held);

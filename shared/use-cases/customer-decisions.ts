@@ -5,7 +5,7 @@
 // like a staff decision, then handed to the call's approval run.
 import type { Customer } from '../approvals/approver.js';
 import { isoAt } from '../clock.js';
-import { resultCodes, statusMessages } from '../errors.js';
+import { coded, statusMessages } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { heldAfter } from '../executions/store.js';
 import { isUuid } from '../ids.js';
@@ -25,7 +25,7 @@ export type CustomerRefusal =
   | 'arguments_changed';
 
 /** Whether the call still waits for this customer's answer; null when it does. */
-export const customerMayAnswer = (customer: Customer, execution: Execution, now: string): CustomerRefusal | null => {
+const customerMayAnswer = (customer: Customer, execution: Execution, now: string): CustomerRefusal | null => {
   if (execution.customer_id === null || execution.customer_id !== customer.id) return 'not_found';
   if (execution.status === 'expired') return 'expired';
   if (execution.status !== 'pending_approval') return 'already_decided';
@@ -118,7 +118,7 @@ export const customerAnswer = async (
       approval_url: null,
       ...(confirm
         ? { customer_confirmed_at: now, code: null, message: statusMessages.approved }
-        : { code: 'customer_declined', message: resultCodes.customer_declined.message }),
+        : coded('customer_declined')),
     },
   });
   if (decided.kind === 'conflict') {

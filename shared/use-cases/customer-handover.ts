@@ -21,13 +21,13 @@ export type Resumed =
   | { readonly kind: 'no_such_call' };
 
 /** The customer has not answered yet: the record says so, not the client. */
-export const waitsForCustomer = (execution: Execution): boolean =>
+const waitsForCustomer = (execution: Execution): boolean =>
   execution.status === 'pending_approval' &&
   execution.decision?.step?.customer === true &&
   execution.customer_confirmed_at === null;
 
 /** The canonical arguments hash of a tools/call as the catalog reads it now; null when it cannot be read. */
-export const canonicalHashOf = async (
+const canonicalHashOf = async (
   deps: HandoverDeps,
   agent: AgentIdentity,
   name: string,
@@ -67,7 +67,7 @@ export const resumeByState = async (
 };
 
 /** How many of the agent's newest calls a 2025-11-25 retry looks through. */
-export const recentCallsLooked = 25;
+const recentCallsLooked = 25;
 
 /**
  * 2025-11-25: the agent's newest call of this tool with the same canonical arguments that was held

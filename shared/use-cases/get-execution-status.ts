@@ -2,7 +2,7 @@
 // that does not exist take the same path (one keyed read) and get the same answer.
 import type { AgentIdentity } from '../auth/agent.js';
 import type { Clock } from '../clock.js';
-import { inputErrorCodes, resultCodes } from '../errors.js';
+import { coded, inputError } from '../errors.js';
 import { toResultObject } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
@@ -10,13 +10,11 @@ import { jsonPointer } from '../json-pointer.js';
 import { type InputError, type ResultObject, resultObject } from '../result.js';
 import { settleOverdue } from './held-calls.js';
 
+/** The refusal of an argument that is not an execution id: its words also explain the entry. */
+const notAnId = coded('invalid_arguments', 'execution_id');
+
 const invalid = (input_errors: InputError[]): ResultObject =>
-  resultObject({
-    status: 'unknown',
-    code: 'invalid_arguments',
-    message: resultCodes.invalid_arguments.execution_id,
-    input_errors,
-  });
+  resultObject({ status: 'unknown', ...notAnId, input_errors });
 
 export const getExecutionStatus = async (
   deps: { readonly store: ExecutionStore; readonly clock: Clock },
@@ -27,20 +25,20 @@ export const getExecutionStatus = async (
   const errors: InputError[] = Object.keys(args)
     .filter((key) => key !== 'execution_id')
     .sort()
-    .map((key) => ({ path: jsonPointer([key]), code: 'unknown_field', message: inputErrorCodes.unknown_field }));
+    .map((key) => inputError(jsonPointer([key]), 'unknown_field'));
   const executionId = args.execution_id;
   if (executionId === undefined) {
-    errors.push({ path: '/execution_id', code: 'missing_field', message: inputErrorCodes.missing_field });
+    errors.push(inputError('/execution_id', 'missing_field'));
   } else if (typeof executionId !== 'string') {
-    errors.push({ path: '/execution_id', code: 'wrong_type', message: resultCodes.invalid_arguments.execution_id });
+    errors.push(inputError('/execution_id', 'wrong_type', notAnId.message));
   } else if (!isUuid(executionId.trim())) {
-    errors.push({ path: '/execution_id', code: 'invalid_format', message: resultCodes.invalid_arguments.execution_id });
+    errors.push(inputError('/execution_id', 'invalid_format', notAnId.message));
   }
   if (errors.length > 0 || typeof executionId !== 'string') return invalid(errors);
 
   const execution = await store.getOwned({ execution_id: executionId.trim().toLowerCase(), agent_id: agent.id });
   if (execution === undefined) {
-    return resultObject({ status: 'unknown', code: 'not_found', message: resultCodes.not_found.message });
+    return resultObject({ status: 'unknown', ...coded('not_found') });
   }
   return toResultObject(await settleOverdue(deps, execution));
 };

@@ -7,7 +7,7 @@
 // push is lost, the run (when it registers) or recovery hands it over again.
 import type { ApprovalRunOutcome, ApprovalRuns } from '../approvals/approval-runs.js';
 import { type Clock, isoAt } from '../clock.js';
-import { errorText, resultCodes } from '../errors.js';
+import { coded, errorText } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter, type TransitionResult } from '../executions/store.js';
 import type { Log } from '../log.js';
@@ -48,7 +48,7 @@ export const expirePending = (
     from: 'pending_approval',
     to: 'expired',
     at: isoAt(deps.clock),
-    patch: { code: 'approval_expired', message: resultCodes.approval_expired.message },
+    patch: coded('approval_expired'),
   });
 
 /** Hands a recorded decision to the waiting approval run; a lost push is repeated by recovery. */

@@ -8,7 +8,7 @@ import { type ExplainContext, explainOneTool, outcomeOf, type PolicyRef, stepWor
 import type { InputError } from '../result.js';
 import { decideCall } from './decide-call.js';
 
-export interface Rehearsed {
+interface Rehearsed {
   readonly decision: 'run' | 'hold' | 'deny';
   readonly reason: RefusalReason | null;
   readonly step: HumanStep | null;

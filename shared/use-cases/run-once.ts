@@ -14,11 +14,11 @@
 
 import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
-import type { CatalogTool, JsonObject } from '../catalog/tool.js';
+import { type CatalogTool, isJsonObject, type JsonObject } from '../catalog/tool.js';
 import { type Clock, isoAt } from '../clock.js';
 import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
-import { outcomeMessage, resultCodes, StoreUnavailableError } from '../errors.js';
+import { type Coded, coded, outcomeMessage, StoreUnavailableError } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { fitsRecord } from '../executions/record-size.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
@@ -135,6 +135,7 @@ const send = async (
     code: outcome.code,
     http_status: outcome.httpStatus,
     latency_ms: latency,
+    cause: outcome.status === 'succeeded' ? null : (outcome.cause ?? null),
   });
   return { outcome, latency };
 };
@@ -245,7 +246,7 @@ export const settleAbandonedClaim = async (
     from: 'approved',
     to: read ? 'failed' : 'unknown',
     at: isoAt(deps.clock),
-    patch: { code: 'interrupted', message: read ? resultCodes.interrupted.read : resultCodes.interrupted.write },
+    patch: coded('interrupted', read ? 'read' : 'write'),
   });
   return heldAfter(settled, execution);
 };
@@ -254,15 +255,10 @@ export const settleAbandonedClaim = async (
 const endUnsent = async (
   deps: RunOnceDeps,
   execution: Execution,
-  end: { readonly to: 'failed' | 'denied'; readonly code: 'tool_unavailable' | 'arguments_mismatch' | 'policy_denied' },
-  message: string,
+  to: 'failed' | 'denied',
+  patch: Coded<'tool_unavailable' | 'arguments_mismatch' | 'policy_denied'>,
 ): Promise<Execution> => {
-  const ended = await deps.store.transition(execution, {
-    from: 'approved',
-    to: end.to,
-    at: isoAt(deps.clock),
-    patch: { code: end.code, message },
-  });
+  const ended = await deps.store.transition(execution, { from: 'approved', to, at: isoAt(deps.clock), patch });
   return heldAfter(ended, execution);
 };
 
@@ -304,27 +300,25 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
   const system = snapshot?.config.systems.find((candidate) => candidate.key === tool?.systemKey);
   if (snapshot === null || tool === undefined || system === undefined) {
     deps.log.warn('an approved call was not sent', { execution_id: execution.execution_id, code: 'tool_unavailable' });
-    return endUnsent(deps, execution, { to: 'failed', code: 'tool_unavailable' }, resultCodes.tool_unavailable.message);
+    return endUnsent(deps, execution, 'failed', coded('tool_unavailable'));
   }
 
   const json =
     execution.sealed_arguments === null
       ? execution.arguments_json
       : await deps.sealer.open(execution.sealed_arguments, execution.execution_id);
-  if (json === null || execution.arguments_hash === null || argumentsHash(json) !== execution.arguments_hash) {
+  // Integers beyond 2^53 come back exact, as the approver saw them and as they are sent.
+  const args =
+    json !== null && execution.arguments_hash !== null && argumentsHash(json) === execution.arguments_hash
+      ? parseExactJson(json)
+      : null;
+  if (!isJsonObject(args)) {
     deps.log.warn('an approved call was not sent', {
       execution_id: execution.execution_id,
       code: 'arguments_mismatch',
     });
-    return endUnsent(
-      deps,
-      execution,
-      { to: 'failed', code: 'arguments_mismatch' },
-      resultCodes.arguments_mismatch.message,
-    );
+    return endUnsent(deps, execution, 'failed', coded('arguments_mismatch'));
   }
-  // Integers beyond 2^53 come back exact, as the approver saw them and as they are sent.
-  const args = parseExactJson(json) as JsonObject;
   // The policy as it is now decides again, on the same arguments, as the agent that asked.
   const current = snapshot.policy.decide(requesterOf(execution), tool, args);
   if (!approvalCovers(execution, current)) {
@@ -334,7 +328,7 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
       reason: current.kind === 'deny' ? current.reason : 'approval_does_not_cover',
       policies: current.determining.map((policy) => policy.name),
     });
-    return endUnsent(deps, execution, { to: 'denied', code: 'policy_denied' }, resultCodes.policy_denied.changed);
+    return endUnsent(deps, execution, 'denied', coded('policy_denied', 'changed'));
   }
   const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
   const dispatch = dispatchFor(execution, withinTimeLeft(deps, sendable));

@@ -4,7 +4,7 @@
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import { type Clock, isoAt } from '../clock.js';
-import { resultCodes } from '../errors.js';
+import { coded } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import type { ExecutionPage, ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
@@ -34,7 +34,7 @@ export const findOwnCall = async (
 };
 
 /** Calls listed per page of tasks/list. */
-export const ownCallsPageSize = 50;
+const ownCallsPageSize = 50;
 
 /**
  * The agent's calls, newest first, a page at a time; `invalid_cursor` when the cursor is not one
@@ -80,7 +80,7 @@ export const withdrawCall = async (
     from: 'pending_approval',
     to: 'rejected',
     at: now,
-    patch: { code: 'withdrawn', message: resultCodes.withdrawn.message, decided_at: now },
+    patch: { ...coded('withdrawn'), decided_at: now },
   });
   if (withdrawn.kind === 'conflict') return { kind: 'too_late', execution: withdrawn.current ?? execution };
   deps.log.info('held call withdrawn by its agent', { execution_id: execution.execution_id, agent_id: agent.id });

@@ -5,7 +5,7 @@
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
 import { parseExactJson } from './exact-json.js';
 
-export const frameTags = { result: 0, error: 1 } as const;
+const frameTags = { result: 0, error: 1 } as const;
 
 /** A JSON-RPC error as MCP relays it. */
 export interface FrameErrorData {
@@ -50,8 +50,8 @@ const isErrorData = (value: unknown): value is FrameErrorData =>
 const isResult = (value: unknown): value is JsonObject => isJsonObject(value);
 
 export const decodeFrame = (bytes: Uint8Array): Frame => {
-  if (bytes.length === 0) throw new FrameDecodeError('empty', 'the frame is empty');
-  const tag = bytes[0] as number;
+  const tag = bytes[0];
+  if (tag === undefined) throw new FrameDecodeError('empty', 'the frame is empty');
   if (tag !== frameTags.result && tag !== frameTags.error) {
     throw new FrameDecodeError('unknown_tag', `the frame's tag ${tag} is neither 0 (result) nor 1 (error)`, tag);
   }

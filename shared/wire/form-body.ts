@@ -22,7 +22,7 @@ import { canonicalJsonText } from './exact-json.js';
 import { parameterText } from './parameter-values.js';
 
 export const formStyles = ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject', 'json'] as const;
-export type FormStyle = (typeof formStyles)[number];
+type FormStyle = (typeof formStyles)[number];
 
 /** How one form field is written, as the operation's Encoding Object says. */
 export interface FormEncoding {

@@ -17,6 +17,3 @@ export const pathSegment = (value: string): string => {
 
 /** A value as text: a string as it is, anything else as JSON (an integer beyond 2^53 as its exact digits). */
 export const parameterText = (value: unknown): string => (typeof value === 'string' ? value : exactJsonText(value));
-
-/** A header parameter's value as it goes on the wire (canonicalization checks this very text). */
-export const headerText = parameterText;

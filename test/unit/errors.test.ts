@@ -4,10 +4,16 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../infra/paths.js';
 import {
+  coded,
   type ExecutionCode,
+  faultText,
   httpStatusCode,
+  inputError,
   isExecutionCode,
+  limitRefusals,
+  mcpErrorCode,
   refusal,
+  rejectedBecause,
   resultCodes,
   systemCode,
 } from '../../shared/errors.js';
@@ -85,7 +91,7 @@ describe('the result code vocabulary', () => {
       code: 'policy_denied',
       message: resultCodes.policy_denied.message,
     });
-    expect(refusal('too_many_pending', resultCodes.too_many_pending.message(3))).toEqual({
+    expect(limitRefusals.pending(3)).toEqual({
       status: 'denied',
       code: 'too_many_pending',
       message:
@@ -97,5 +103,27 @@ describe('the result code vocabulary', () => {
     // @ts-expect-error a system's text becomes a code only through systemCode()
     const raw: ExecutionCode = 'out_of_stock' as string;
     expect([typo, raw]).toHaveLength(2);
+  });
+
+  it(verifies('code.coded-words', 'builds a code with its words, or a variant written on its entry'), () => {
+    expect(coded('withdrawn')).toEqual({ code: 'withdrawn', message: resultCodes.withdrawn.message });
+    expect(coded('interrupted', 'write')).toEqual({ code: 'interrupted', message: resultCodes.interrupted.write });
+    expect(rejectedBecause(null)).toEqual({ code: 'rejected', message: resultCodes.rejected.message });
+    expect(rejectedBecause('over budget').message).toBe(`${resultCodes.rejected.because}over budget`);
+    expect(inputError('/a', 'missing_field')).toEqual({
+      path: '/a',
+      code: 'missing_field',
+      message: 'This required field is missing.',
+    });
+    // A code worded by its outcome has no message of its own to pair: the compiler asks for a variant.
+    // @ts-expect-error interrupted is worded by its outcome (read or write)
+    expect(coded('interrupted').message).toBe('');
+    // Numbers always make a code of the safe shape, whatever a server sends.
+    expect([mcpErrorCode(-32601), mcpErrorCode(1e21), httpStatusCode(Number.NaN)]).toEqual([
+      'mcp_-32601',
+      'mcp_unknown',
+      'http_unknown',
+    ]);
+    expect(faultText(new TypeError('x'.repeat(2000)))).toHaveLength(1000);
   });
 });

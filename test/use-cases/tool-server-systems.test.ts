@@ -148,6 +148,33 @@ describe('calls to tool servers', () => {
   );
 
   it(
+    verifies(
+      'code.failures-logged',
+      "logs why a system's connection failed, and keeps it from the agent and the record",
+    ),
+    async () => {
+      const cause = 'connect ECONNREFUSED 127.0.0.1:9';
+      const { bed, deps } = await toolBed({ kind: 'connection_failed', sent: false, cause });
+      const lines: [string, Record<string, unknown>[]][] = [];
+      const log = {
+        info: (message: string, ...fields: Record<string, unknown>[]) => void lines.push([message, fields]),
+      };
+      const answer = await callTool(
+        { ...deps, log: { ...deps.log, ...log } },
+        procurementAgent,
+        'docs.search',
+        args('{"q": "refunds"}'),
+      );
+      expect(answer).toMatchObject({ status: 'failed', code: 'connection_failed' });
+      expect(
+        lines.filter(([message]) => message === 'system call finished').map(([, fields]) => fields[0]?.cause),
+      ).toEqual([cause]);
+      expect(JSON.stringify(answer)).not.toContain('ECONNREFUSED');
+      expect(JSON.stringify(await bed.record(answer.execution_id ?? ''))).not.toContain('ECONNREFUSED');
+    },
+  );
+
+  it(
     verifies('systems.tool-server-run-once', "runs an MCP system's discovered tool through the same port"),
     async () => {
       const { deps, requests } = await toolBed({ kind: 'error', code: -32602 });

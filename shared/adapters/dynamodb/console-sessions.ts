@@ -10,7 +10,7 @@ import { executionsTable } from './tables.js';
 const keptAfterEndSeconds = 24 * 60 * 60;
 const sortKey = 'console-session';
 
-export const consoleSessionKey = (id: string) => ({ execution_id: `console-session#${id}`, agent_id: sortKey });
+const consoleSessionKey = (id: string) => ({ execution_id: `console-session#${id}`, agent_id: sortKey });
 
 const Item = z.object({
   use: z.enum(['session', 'customer']),

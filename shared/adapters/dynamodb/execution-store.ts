@@ -69,7 +69,7 @@ const pendingPlacesKey = (agentId: string) => ({ execution_id: `pending-calls#${
 const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
 
 /** Whether a conditional write failed on its condition (DynamoDB and dynalite name it alike). */
-export const isConditionFailure = (error: unknown): boolean =>
+const isConditionFailure = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /** A conditional write whose failed condition is an answer (false), not an error. */
@@ -212,7 +212,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       if (LastEvaluatedKey === undefined) {
         shard += 1;
         key = undefined;
-      } else key = LastEvaluatedKey as Record<string, string>;
+      } else key = Cursor.parse(LastEvaluatedKey);
     }
     if (shard >= openShards.length) return { items };
     return { items, next: encodeCursor(key === undefined ? { shard } : { shard, key }) };

@@ -53,7 +53,7 @@ export const paramsMissingFrame = (waitMs: number = channelParamsWaitMs): Uint8A
   );
 
 /** Frame 1 -32700: params that are not JSON (bytes that are not UTF-8 are not JSON text either). */
-export const unreadableParamsFrame = (): Uint8Array =>
+const unreadableParamsFrame = (): Uint8Array =>
   channelErrorFrame(jsonRpcCodes.parseError, 'Parse error: the params are not JSON.');
 
 /**

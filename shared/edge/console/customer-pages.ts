@@ -31,7 +31,7 @@ const layout = (context: CustomerPageContext, title: string, body: Html): string
  * A short label for a tool from its name alone (the record keeps no description): the system key
  * dropped, the rest in words. `erp.refunds.create` → "Refunds: create".
  */
-export const toolLabel = (tool: string): string => {
+const toolLabel = (tool: string): string => {
   const words = (part: string) => part.replace(/[_-]+/g, ' ').trim();
   const parts = tool
     .split('.')

@@ -11,7 +11,7 @@ export interface Html {
 const fragment = (text: string): Html => ({ [brand]: true, text });
 
 const isHtml = (value: unknown): value is Html =>
-  typeof value === 'object' && value !== null && (value as Partial<Html>)[brand] === true;
+  typeof value === 'object' && value !== null && brand in value && value[brand] === true;
 
 const entities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 

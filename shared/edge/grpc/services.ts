@@ -6,7 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
 /** The fully qualified name of the tool gateway service (the reference names no package; see docs/adr/0045-the-grpc-tool-gateway-a-second-front-on-the-same-use-cases.md). */
-export const gatewayServiceName = 'pcc.toolgateway.v1.PccToolGateway';
+const gatewayServiceName = 'pcc.toolgateway.v1.PccToolGateway';
 
 /**
  * The proto files: beside the module when it runs bundled (the container image ships them in
@@ -27,9 +27,10 @@ const loaderOptions: protoLoader.Options = {
 };
 
 const serviceAt = (root: grpc.GrpcObject, name: string): grpc.ServiceDefinition => {
-  let node: unknown = root;
-  for (const part of name.split('.')) node = (node as Record<string, unknown> | undefined)?.[part];
-  const service = (node as { service?: grpc.ServiceDefinition } | undefined)?.service;
+  // Packages are objects, message types name their format, and a service is its client's class.
+  let node: grpc.GrpcObject[string] | undefined = root;
+  for (const part of name.split('.')) node = typeof node === 'object' && !('format' in node) ? node[part] : undefined;
+  const service = typeof node === 'function' ? node.service : undefined;
   if (service === undefined) throw new Error(`The proto defines no service ${name}.`);
   return service;
 };

@@ -175,7 +175,8 @@ const serveLegacy = async (
         request.headers.get('mcp-session-id'),
         services.clock.now(),
       );
-  if (session === 'unknown') return jsonRpcErrorResponse(404, -32001, 'Session not found: initialize again.');
+  if (session === 'unknown')
+    return jsonRpcErrorResponse(404, jsonRpcCodes.sessionNotFound, 'Session not found: initialize again.');
   const authInfo = context.withUrlElicitation2025(session === 'url_elicitation').toAuthInfo();
   const server = buildMcpServer(services, requestContextOf(authInfo), '2025-11-25');
   const transport = new WebStandardStreamableHTTPServerTransport({

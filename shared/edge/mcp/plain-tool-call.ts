@@ -99,7 +99,7 @@ export interface PlainAnswer {
  * cold start), which a plain call never needs.
  */
 export const isPlainAnswer = (answer: Response | PlainAnswer): answer is PlainAnswer =>
-  (answer as Partial<PlainAnswer>).kind === 'plain';
+  'kind' in answer && answer.kind === 'plain';
 
 /** The plain answer as a web Response. */
 export const plainAnswerResponse = (answer: PlainAnswer): Response =>

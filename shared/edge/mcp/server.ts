@@ -52,7 +52,7 @@ export { toolCallFaultMessage } from '../../errors.js';
  * for a person, so it may run as a task (2025-11-25 `execution.taskSupport`; the 2026-07-28 codec
  * drops the field, the extension being negotiated per request instead).
  */
-export const toMcpTool = (tool: CatalogTool): Tool => ({
+const toMcpTool = (tool: CatalogTool): Tool => ({
   name: tool.name,
   title: tool.title,
   description: tool.description,

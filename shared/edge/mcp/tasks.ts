@@ -13,7 +13,7 @@ import { toCallToolResult } from '../tool-call/tool-result.js';
 export const tasksExtensionId = 'io.modelcontextprotocol/tasks';
 
 /** The `_meta` key a 2025-11-25 tasks/result answer names its task by. */
-export const relatedTaskMetaKey = 'io.modelcontextprotocol/related-task';
+const relatedTaskMetaKey = 'io.modelcontextprotocol/related-task';
 
 export type TaskDialect = '2025-11-25' | '2026-07-28';
 
@@ -96,7 +96,7 @@ export const task2026 = (execution: Execution): Task2026 => ({
 });
 
 /** The result the call answers, as tools/call would send it now. */
-export const taskResultOf = (execution: Execution): CallToolResult => toCallToolResult(toResultObject(execution));
+const taskResultOf = (execution: Execution): CallToolResult => toCallToolResult(toResultObject(execution));
 
 /** 2025-11-25 CreateTaskResult: the task wrapped in `task`. */
 export const createTaskResult2025 = (execution: Execution): { readonly task: Task2025 } => ({

@@ -19,10 +19,10 @@ import type { Sealer } from '../../sealing.js';
 import { sealRequestState } from './request-state.js';
 
 /** The key of the one input request, in inputRequests and in the retry's inputResponses. */
-export const customerInputKey = 'customer_confirmation';
+const customerInputKey = 'customer_confirmation';
 
 /** What the client shows the user beside the link. */
-export const handoverMessage =
+const handoverMessage =
   'A request made for you needs your confirmation. Open the link, sign in and confirm or decline it; then continue here.';
 
 // Elicitation optional: capabilities without it (most clients' every request) parse without a

@@ -6,7 +6,7 @@
 import type { StrictArguments } from '../../arguments/strict-json.js';
 import { readParsedArguments } from '../../arguments/strict-json.js';
 import type { AgentIdentity } from '../../auth/agent.js';
-import { toolCallFaultMessageOf } from '../../errors.js';
+import { faultText, toolCallFaultMessageOf } from '../../errors.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
 import { limitsNow } from '../../limits/agent-limits.js';
 import type { LimitRefusal, RequestCost, RequestGate } from '../../limits/request-gate.js';
@@ -90,7 +90,7 @@ export const toolCallFault = (
     agent_id: call.agent.id,
     tool: call.tool === null ? null : call.tool.slice(0, 200),
     transport: call.transport,
-    error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 1000) : 'unknown',
+    error: faultText(error),
   });
   return { kind: 'fault', code: jsonRpcCodes.internalError, message: toolCallFaultMessageOf(error) };
 };
