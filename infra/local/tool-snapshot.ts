@@ -37,7 +37,7 @@ const rememberedTools = async (dataDir: string, keys: readonly string[]) => {
     try {
       const catalog = await catalogs.read(key);
       if (catalog === undefined) continue;
-      const pinned = pinnedSpecs(catalog.specs, (await pins.read(key)) ?? null);
+      const pinned = pinnedSpecs(catalog.specs, await pins.read(key));
       found.set(key, { offered: pinned.specs, fetchedAt: new Date(catalog.fetchedAt).toISOString() });
     } catch (error) {
       unreadable.set(key, `its last list in the data folder cannot be read: ${errorText(error)}`);
