@@ -6,11 +6,11 @@
 // `${secret:…}` references are read as the local runtime reads them, or, with --aws, from the
 // deployed stack's Secrets Manager prefix: each missing secret or field is reported, no value printed.
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { compileSnapshotFromFile } from '../infra/local/config-files.js';
 import { localSecrets } from '../infra/local/local-secrets.js';
 import { McpPinFiles, mcpCatalogFolder } from '../infra/local/mcp-catalog-files.js';
 import { discoverMcpTools, driftLines, type McpDiscovery } from '../infra/local/mcp-discovery.js';
+import { defaultConfigFile, defaultDataDir } from '../infra/local/options.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../shared/adapters/secrets-manager-secrets.js';
 import { unlistedSubjectNote } from '../shared/auth/agent.js';
 import { directCallTimeoutWarnings, policyWarnings } from '../shared/config/checks.js';
@@ -21,6 +21,7 @@ import { type SecretLookup, secretLookupOf, secretValue, storedSecretNames } fro
 import { readYaml } from '../shared/config/yaml-lines.js';
 import type { GatewaySnapshot } from '../shared/control-plane/gateway-snapshot.js';
 import { errorText } from '../shared/errors.js';
+import { readCommandLine } from './command-line.js';
 
 const usage = `Usage: npm run config:check -- [file] [--strict-env] [--list-tools] [--offline]
                                             [--data-dir <folder>] [--aws --stack <name>]
@@ -59,27 +60,15 @@ const mcpToolLines = (discovery: McpDiscovery, snapshot: GatewaySnapshot): strin
   return lines;
 };
 
-/** The command line, or null when it cannot be read (said on stderr, with the usage). */
-const readCommandLine = (args: string[]) => {
-  try {
-    return parseArgs({
-      args,
-      options: {
-        'strict-env': { type: 'boolean' },
-        'list-tools': { type: 'boolean' },
-        offline: { type: 'boolean' },
-        'data-dir': { type: 'string' },
-        aws: { type: 'boolean' },
-        stack: { type: 'string' },
-        help: { type: 'boolean' },
-      },
-      allowPositionals: true,
-    });
-  } catch (error) {
-    process.stderr.write(`${errorText(error)}\n\n${usage}`);
-    return null;
-  }
-};
+const options = {
+  'strict-env': { type: 'boolean' },
+  'list-tools': { type: 'boolean' },
+  offline: { type: 'boolean' },
+  'data-dir': { type: 'string' },
+  aws: { type: 'boolean' },
+  stack: { type: 'string' },
+  help: { type: 'boolean' },
+} as const;
 
 /** Why the configuration is not valid, problem by problem. */
 const reportInvalid = (file: string, problems: readonly ConfigProblem[]): void => {
@@ -126,14 +115,14 @@ const reportDiscovery = (discovery: McpDiscovery, snapshot: GatewaySnapshot, lis
 };
 
 const run = async (): Promise<number> => {
-  const parsed = readCommandLine(process.argv.slice(2));
-  if (parsed === null) return 2;
-  if (parsed.values.help || parsed.positionals.length > 1) {
+  const parsed = readCommandLine(options, usage, { positionals: true });
+  if ('exit' in parsed) return parsed.exit;
+  if (parsed.positionals.length > 1) {
     process.stdout.write(usage);
-    return parsed.values.help ? 0 : 2;
+    return 2;
   }
-  const file = parsed.positionals[0] ?? 'examples/gateway.config.yaml';
-  const dataDir = parsed.values['data-dir'] ?? '.gateway-data';
+  const file = parsed.positionals[0] ?? defaultConfigFile;
+  const dataDir = parsed.values['data-dir'] ?? defaultDataDir;
   const read: DeployedSecrets =
     parsed.values.aws === true
       ? await deployedSecrets(file, parsed.values.stack ?? 'ApprovalGateway')
