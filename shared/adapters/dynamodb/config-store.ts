@@ -9,6 +9,7 @@ import {
   type DeployedBundle,
   BundlePointer as Pointer,
 } from '../../control-plane/bundle.js';
+import { isConditionFailure } from './conditions.js';
 
 const itemName = 'current';
 
@@ -50,7 +51,7 @@ export class DynamoDbBundlePointers implements BundlePointerTable {
       );
       return true;
     } catch (error) {
-      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }

@@ -5,6 +5,7 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ConnectionClaims } from '../../channel-connections.js';
 import type { Clock } from '../../clock.js';
+import { isConditionFailure } from './conditions.js';
 import { executionsTable } from './tables.js';
 
 const retainSeconds = 24 * 60 * 60;
@@ -35,7 +36,7 @@ export class DynamoDbConnectionClaims implements ConnectionClaims {
       );
       return true;
     } catch (error) {
-      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      if (isConditionFailure(error)) return false;
       throw error;
     }
   }

@@ -5,6 +5,7 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { SessionStore, StoredSession } from '../../sessions/session-store.js';
+import { isConditionFailure } from './conditions.js';
 import { executionsTable } from './tables.js';
 
 const keptAfterEndSeconds = 24 * 60 * 60;
@@ -20,9 +21,6 @@ const Item = z.object({
   expires_at: z.number(),
   ended_at: z.number().optional(),
 });
-
-const conditionFailed = (error: unknown): boolean =>
-  error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 export class DynamoDbSessionStore implements SessionStore {
   constructor(
@@ -87,7 +85,7 @@ export class DynamoDbSessionStore implements SessionStore {
         }),
       );
     } catch (error) {
-      if (!conditionFailed(error)) throw error;
+      if (!isConditionFailure(error)) throw error;
     }
   }
 }

@@ -3,8 +3,8 @@
 // attributes (`npm run executions -- --table <name> --index-earlier-calls`); a second run finds none.
 import { type DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import { appliedUnlessConditionFailed } from './conditions.js';
 import { listingAttributes } from './execution-listing.js';
-import { appliedUnlessConditionFailed } from './execution-store.js';
 
 /** What the by-time index needs of a call recorded before it existed. */
 const EarlierRecord = z.object({ execution_id: z.uuid(), agent_id: z.string(), created_at: z.iso.datetime() });

@@ -28,6 +28,7 @@ import {
 } from '../../executions/write-plan.js';
 import type { Log } from '../../log.js';
 import type { ExecutionStatus } from '../../result.js';
+import { isConditionFailure } from './conditions.js';
 import { readItem } from './execution-items.js';
 import { DynamoDbExecutionListing, listingAttributes } from './execution-listing.js';
 import { updateOf } from './plan-update.js';
@@ -67,20 +68,6 @@ const itemOf = (execution: Execution): Record<string, unknown> => {
  */
 const pendingPlacesKey = (agentId: string) => ({ execution_id: `pending-calls#${agentId}`, agent_id: agentId });
 const PendingPlaces = z.object({ holders: z.set(z.string()).optional() });
-
-/** Whether a conditional write failed on its condition (DynamoDB and dynalite name it alike). */
-const isConditionFailure = (error: unknown): boolean =>
-  error instanceof Error && error.name === 'ConditionalCheckFailedException';
-
-/** A conditional write whose failed condition is an answer (false), not an error. */
-export const appliedUnlessConditionFailed = (write: Promise<unknown>): Promise<boolean> =>
-  write.then(
-    () => true,
-    (error: unknown) => {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    },
-  );
 
 /** Page cursors are opaque to callers: JSON in base64url, checked against its shape on the way back. */
 const Cursor = z.record(z.string(), z.string());

@@ -4,7 +4,7 @@
 // its date when deleted (the condition), so a record made final again meanwhile is kept.
 import { DeleteCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { isPastRetention } from '../../executions/retention.js';
-import { appliedUnlessConditionFailed } from './execution-store.js';
+import { appliedUnlessConditionFailed } from './conditions.js';
 import type { TableDefinition } from './tables.js';
 
 /** Items read per scan page, and pages one sweep reads at most (the rest wait for the next sweep). */
