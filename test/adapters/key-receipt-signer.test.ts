@@ -4,14 +4,14 @@ import { generateKeyPairSync } from 'node:crypto';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import { describe, expect, it } from 'vitest';
 import { KeyReceiptSigner } from '../../shared/adapters/key-receipt-signer.js';
-import { jwkThumbprint } from '../../shared/receipts/signer.js';
+import { type JwkSet, jwkThumbprint } from '../../shared/receipts/signer.js';
 
 const issuer = 'https://gateway.example';
 const jwksUri = `${issuer}/.well-known/jwks.json`;
 
-const verifierFor = (jwks: Parameters<ReturnType<typeof JwtVerifier.create>['cacheJwks']>[0]) => {
+const verifierFor = (jwks: JwkSet) => {
   const verifier = JwtVerifier.create({ issuer, audience: null, jwksUri });
-  verifier.cacheJwks(jwks);
+  verifier.cacheJwks({ keys: [...jwks.keys] });
   return verifier;
 };
 
