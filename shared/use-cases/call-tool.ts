@@ -228,7 +228,10 @@ const callKeyOf = (
   if (idempotencyKey === null && !heldCall) return null;
   const key: CallKey = {
     agent_id: execution.agent_id,
-    digest: idempotencyKey === null ? heldCallDigest(execution.tool, argumentsHash) : idempotencyDigest(idempotencyKey),
+    digest:
+      idempotencyKey === null
+        ? heldCallDigest(execution.customer_id, execution.tool, argumentsHash)
+        : idempotencyDigest(idempotencyKey),
     execution_id: execution.execution_id,
     tool: execution.tool,
     arguments_hash: argumentsHash,

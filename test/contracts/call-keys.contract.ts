@@ -52,7 +52,7 @@ export const callKeysContract = (name: string, open: () => Promise<OpenedKeyStor
       const mine = keyFor('agent-a', 'shared-name');
       expect(await store.claimCallKey(mine)).toEqual({ kind: 'claimed' });
       expect(await store.claimCallKey(keyFor('agent-b', 'shared-name'))).toEqual({ kind: 'claimed' });
-      const held = keyFor('agent-a', '', { digest: heldCallDigest(mine.tool, mine.arguments_hash) });
+      const held = keyFor('agent-a', '', { digest: heldCallDigest(null, mine.tool, mine.arguments_hash) });
       expect(await store.claimCallKey(held)).toEqual({ kind: 'claimed' });
       expect(await store.claimCallKey(keyFor('agent-a', 'shared-name'))).toEqual({ kind: 'taken', current: mine });
     });
