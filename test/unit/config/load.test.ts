@@ -58,6 +58,7 @@ describe('loadConfigText: the example file', () => {
         enabled: true,
         approval_time: 86_400_000,
         retention: 400 * 86_400_000,
+        join_pending_calls: true,
         allowed_staleness: 900_000,
         notifications: { webhooks: [] },
         limits: {
@@ -123,6 +124,7 @@ describe('loadConfigText: defaults', () => {
         enabled: true,
         approval_time: 86_400_000,
         retention: 400 * 86_400_000,
+        join_pending_calls: true,
         allowed_staleness: 900_000,
         data_key: null,
         notifications: { webhooks: [] },
@@ -159,6 +161,7 @@ describe('loadConfigText: defaults', () => {
       enabled: false,
       approval_time: 86_400_000,
       retention: 400 * 86_400_000,
+      join_pending_calls: true,
       allowed_staleness: 900_000,
       notifications: { webhooks: [] },
       limits: {
