@@ -217,8 +217,9 @@ const callDecided = async (
   if (key === null) return run();
   const answered = await underCallKey(deps, key.key, key.kind, run);
   if (answered.kind === 'answer') return answered.result;
-  // The key is another call's: refused, and recorded like any refusal (nothing was sent).
-  return record(deps, recordOf({ ...refusal('idempotency_key_reused'), ...fields }));
+  // The key is another call's: refused, and recorded like any refusal (nothing was sent). Nothing
+  // was done on the policy's word either, so no decision is counted for it.
+  return record(deps, recordOf({ ...refusal('idempotency_key_reused'), ...fields, decision: null }));
 };
 
 /**

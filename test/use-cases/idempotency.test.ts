@@ -91,7 +91,11 @@ describe('a call under an idempotency key', () => {
       for (const refused of [otherArguments, otherTool]) {
         expect(refused).toMatchObject({ status: 'denied', code: 'idempotency_key_reused', result: null });
         expect(refused.execution_id).not.toBe(first.execution_id);
-        expect((await bed.record(refused.execution_id ?? '')).status).toBe('denied');
+        expect(await bed.record(refused.execution_id ?? '')).toMatchObject({
+          status: 'denied',
+          code: 'idempotency_key_reused',
+          decision: null,
+        });
       }
       expect(bed.sent).toHaveLength(1);
       // Keys are the agent's own: another agent's same key is its own call.
