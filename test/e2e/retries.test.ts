@@ -7,12 +7,13 @@
 // Long: one runtime for the whole file (CI time), and the same journeys over four transports.
 import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer, request } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type * as grpc from '@grpc/grpc-js';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import * as z from 'zod';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
 import { documentClient, localAwsClientConfig } from '../../infra/local/dynamodb.js';
 import { type Listening, listen } from '../../infra/local/net.js';
@@ -43,7 +44,7 @@ const keyed = (key: string): Record<string, unknown> => ({ [keyField]: key });
  * A loopback forwarder in front of the ERP. `holdNext()` makes it keep the ERP's answer to the next
  * POST (the ERP has received and applied it by then) until the test releases it.
  */
-interface AnswerGate extends Listening<import('node:http').Server> {
+interface AnswerGate extends Listening<Server> {
   readonly url: string;
   holdNext(): { readonly arrived: Promise<void>; release(): void };
 }
@@ -91,7 +92,9 @@ let org: ApprovalOrg;
 let webhooks: WebhookReceiver;
 let runtime: RuntimeProcess;
 let store: DynamoDbExecutionStore;
+/** The official MCP client on each revision: 2025-11-25 (what it negotiates by default) and 2026-07-28. */
 let mcp: Client;
+let mcpStateless: Client;
 let finance: ConsoleSession;
 const grpcClients: grpc.Client[] = [];
 
@@ -120,11 +123,25 @@ beforeAll(async () => {
     quietLog,
   );
   mcp = await connectAgent(runtime.mcpUrl, demoTokens.procurement);
+  mcpStateless = new Client(
+    { name: 'retries-e2e', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await mcpStateless.connect(
+    new StreamableHTTPClientTransport(new URL(runtime.mcpUrl), {
+      requestInit: { headers: { Authorization: `Bearer ${demoTokens.procurement}` } },
+    }),
+  );
+  expect([mcp.getNegotiatedProtocolVersion(), mcpStateless.getNegotiatedProtocolVersion()]).toEqual([
+    '2025-11-25',
+    '2026-07-28',
+  ]);
   finance = await signedIn(runtime.baseUrl, approvers.finance.id, approvers.finance.password);
 }, 180_000);
 
 afterAll(async () => {
   await mcp?.close();
+  await mcpStateless?.close();
   for (const client of grpcClients.splice(0)) client.close();
   await runtime?.stop();
   await gate?.close();
@@ -149,6 +166,9 @@ const resultOfFrame = (frame: Frame): ResultObject => {
   return ResultObject.parse(frame.result.structuredContent);
 };
 
+/** A JSON-RPC answer to tools/call, as the gRPC stream carries it. */
+const ToolCallAnswer = z.object({ result: z.object({ structuredContent: ResultObject }) });
+
 /** A gRPC stream, connected and past the Connect handshake. */
 const grpcStream = async (): Promise<GatewayStream> => {
   const stream = openStream(runtime.grpcAddress, { authorization: `Bearer ${demoTokens.procurement}` }, grpcClients);
@@ -160,11 +180,9 @@ const grpcStream = async (): Promise<GatewayStream> => {
 const overGrpc = async (name: string, args: Args, meta: Meta): Promise<ResultObject> => {
   const stream = await grpcStream();
   stream.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: paramsOf(name, args, meta) });
-  const answer = await stream.nextJson();
+  const answer = ToolCallAnswer.parse(await stream.nextJson());
   stream.call.end();
-  const result = answer.result as { structuredContent?: unknown } | undefined;
-  if (result === undefined) throw new Error(`expected a tools/call result, got ${JSON.stringify(answer)}`);
-  return ResultObject.parse(result.structuredContent);
+  return answer.result.structuredContent;
 };
 
 /** The tool channel's WebSocket address, as the start banner prints it. */
@@ -206,8 +224,12 @@ const overPost = async (name: string, args: Args, meta: Meta): Promise<ResultObj
 const overMcp = async (name: string, args: Args, meta: Meta): Promise<ResultObject> =>
   ResultObject.parse((await mcp.callTool(paramsOf(name, args, meta))).structuredContent);
 
+const overMcpStateless = async (name: string, args: Args, meta: Meta): Promise<ResultObject> =>
+  ResultObject.parse((await mcpStateless.callTool(paramsOf(name, args, meta))).structuredContent);
+
 const transports = [
-  { name: 'MCP', call: overMcp },
+  { name: 'MCP 2025-11-25', call: overMcp },
+  { name: 'MCP 2026-07-28', call: overMcpStateless },
   { name: 'gRPC', call: overGrpc },
   { name: 'WebSocket', call: overWebSocket },
   { name: 'HTTP POST', call: overPost },
@@ -241,7 +263,9 @@ const recordsOf = async (description: string) =>
   );
 
 const noticesOf = (executionId: string) =>
-  webhooks.received.filter((body) => (body as { execution_id?: unknown }).execution_id === executionId);
+  webhooks.received.filter(
+    (body) => typeof body === 'object' && body !== null && 'execution_id' in body && body.execution_id === executionId,
+  );
 
 const outcomeOf = (executionId: string) =>
   eventually(
