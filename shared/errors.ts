@@ -26,6 +26,11 @@ export const resultCodes = {
     changed:
       "The call was approved, but the organization's policy changed before it ran and no longer allows it as approved; nothing was sent.",
   },
+  idempotency_key_reused: {
+    meaning: 'The idempotency key was used before by this agent for another tool or other arguments; nothing was sent.',
+    message:
+      'This idempotency key was already used for a call with another tool or other arguments; nothing was sent. Use a new key for a new call.',
+  },
   // denied: one of the agent's own limits (settings.limits); nothing ran, the call may be made again later
   rate_limited: {
     meaning: 'The agent made more requests, or sent more bytes, per second or per day than its limits allow.',
@@ -144,6 +149,7 @@ export type RefusalCode =
   | 'invalid_arguments'
   | 'unknown_tool'
   | 'policy_denied'
+  | 'idempotency_key_reused'
   | 'rate_limited'
   | 'concurrency_limited'
   | 'too_many_pending';

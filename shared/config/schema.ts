@@ -147,6 +147,12 @@ const Settings = z
       .describe(
         "How long a call is kept once it is final (succeeded, failed, unknown, denied, rejected, expired), then deleted (by the table's time to live in AWS, by a sweep every ten minutes locally; 1d to 3650d). Calls still waiting or running are kept. Each call keeps the retention in force when it was made.",
       ),
+    join_pending_calls: z
+      .boolean()
+      .default(true)
+      .describe(
+        'When true, a held call asked for again (the same agent, tool and canonical arguments, without an idempotency key) while the first still waits for approval answers that first call: no second record, no second notice. False holds each such call on its own.',
+      ),
     allowed_staleness: Duration.prefault('15m').describe(
       'How old the last good configuration load may be before the gateway stops offering tools.',
     ),

@@ -10,6 +10,7 @@ import {
   noPolicy,
   unlistedTool,
 } from '../metrics.js';
+import type { CallKey, CallKeyClaim } from './call-keys.js';
 import { type Execution, terminalStatuses } from './execution.js';
 import type {
   ClaimRequest,
@@ -128,6 +129,10 @@ class MeasuredExecutionStore implements ExecutionStore {
 
   releasePending(agentId: string, executionIds: readonly string[]): Promise<void> {
     return this.inner.releasePending(agentId, executionIds);
+  }
+
+  claimCallKey(key: CallKey, replacing?: string): Promise<CallKeyClaim> {
+    return this.inner.claimCallKey(key, replacing);
   }
 }
 

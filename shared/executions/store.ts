@@ -1,6 +1,7 @@
 // The execution store port. Adapters (DynamoDB in AWS and locally against dynalite) implement it
 // with single-item conditional writes only; a lost race is an ordinary answer, not an exception.
 import type { ExecutionStatus } from '../result.js';
+import type { CallKey, CallKeyClaim } from './call-keys.js';
 import type { Execution } from './execution.js';
 
 // The lifecycle's error lives beside the lifecycle; adapters and callers keep importing it from here.
@@ -125,4 +126,10 @@ export interface ExecutionStore {
   reservePending(agentId: string, executionId: string, limit: number): Promise<PendingReservation>;
   /** Gives back the places these executions hold (a place not held is no change). */
   releasePending(agentId: string, executionIds: readonly string[]): Promise<void>;
+  /**
+   * Claims a key for a call (./call-keys.ts) in one conditional write: only if no item holds it, or
+   * (with `replacing`) if it still names that execution, so one key answers one call however many
+   * ask at once. Taken, the answer is the item as it is now.
+   */
+  claimCallKey(key: CallKey, replacing?: string): Promise<CallKeyClaim>;
 }

@@ -11,6 +11,7 @@ import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
 import { coded, errorText, limitRefusals, refusal, statusMessages } from '../errors.js';
+import { type CallKey, heldCallDigest, idempotencyDigest, keyRetainUntil } from '../executions/call-keys.js';
 import {
   type DecisionRecord,
   type Execution,
@@ -18,7 +19,7 @@ import {
   newExecutionRecord,
   toResultObject,
 } from '../executions/execution.js';
-import { defaultRetentionMs, retentionSeconds } from '../executions/retention.js';
+import { defaultRetentionMs, defaultRetentionSeconds, retentionSeconds } from '../executions/retention.js';
 import type { IdSource } from '../ids.js';
 import { continueTrace } from '../invoke/trace.js';
 import { limitsFor } from '../limits/agent-limits.js';
@@ -30,6 +31,7 @@ import { redactWithPointers, secretRulesOf } from '../secrets.js';
 import { canonicalJsonText } from '../wire/exact-json.js';
 import { approvalTimeoutSeconds } from './approval-time.js';
 import { type CallDecision, decideCall } from './decide-call.js';
+import { type KeyKind, underCallKey } from './keyed-calls.js';
 import { type RunOnceDeps, runDirect } from './run-once.js';
 
 export type { CallStep } from './run-once.js';
@@ -50,7 +52,19 @@ export interface CallRequestContext {
   readonly origin?: ExecutionOrigin | null;
   /** Only this system's tools exist for the call (a gRPC stream's server_id); null or absent: all. */
   readonly systemKey?: string | null;
+  /**
+   * The agent's idempotency key for the call (params._meta["approval-gateway/idempotency-key"],
+   * checked by the transport); null or absent: none.
+   */
+  readonly idempotencyKey?: string | null;
+  /** Why the key the agent gave is not one: an input error naming its `_meta` member; null or absent: none. */
+  readonly idempotencyKeyError?: InputError | null;
 }
+
+/** What a decided call keeps of its request. */
+type DecidedRequest = Pick<CallRequestContext, 'traceparent' | 'idempotencyKey'> & {
+  readonly origin: ExecutionOrigin | null;
+};
 
 /** Tool names as recorded: an unlisted name is the agent's text, so it is bounded. */
 const recordedName = (name: string): string => (name.length > 200 ? `${name.slice(0, 200)}…` : name);
@@ -120,11 +134,17 @@ export const callTool = async (
   if (snapshot === null || decided.kind === 'unknown_tool') {
     return record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin, snapshot));
   }
-  if (decided.kind === 'invalid_arguments') {
-    const refused = refusedInput(args, decided.errors);
+  // A malformed key is one more input error: nothing runs, and no key is claimed.
+  const keyErrors = request.idempotencyKeyError == null ? [] : [request.idempotencyKeyError];
+  if (decided.kind === 'invalid_arguments' || keyErrors.length > 0) {
+    const refused = refusedInput(args, [...keyErrors, ...(decided.kind === 'invalid_arguments' ? decided.errors : [])]);
     return record(deps, newExecution(deps, agent, decided.tool.name, refused, origin, snapshot));
   }
-  return callDecided(deps, agent, decided, snapshot, { traceparent: request.traceparent, origin });
+  return callDecided(deps, agent, decided, snapshot, {
+    traceparent: request.traceparent,
+    origin,
+    idempotencyKey: request.idempotencyKey ?? null,
+  });
 };
 
 /**
@@ -164,35 +184,87 @@ const admitted = (step: HumanStep | null): NewExecution => ({
     step === null ? null : step.customer ? statusMessages.waiting_for_customer : statusMessages.waiting_for_staff,
 });
 
-/** A call the policy decided: refused, held for its human step, or run now. */
+/** A call the policy decided, under its key when it has one (./keyed-calls.ts). */
 const callDecided = async (
   deps: CallToolDeps,
   agent: AgentIdentity,
   decided: DecidedCall,
   snapshot: GatewaySnapshot,
-  request: { readonly traceparent: string | null; readonly origin: ExecutionOrigin | null },
+  request: DecidedRequest,
 ): Promise<ResultObject> => {
   const { tool, decision } = decided;
   const system = snapshot.config.systems.find((candidate) => candidate.key === tool.systemKey);
   const trace = continueTrace(request.traceparent);
   const fields = decidedFields(decided, snapshot, system, trace.traceId);
-  if (decision.kind === 'deny') {
-    const refused = { ...refusal('policy_denied'), ...fields };
-    return record(deps, newExecution(deps, agent, tool.name, refused, request.origin, snapshot));
-  }
-  const allowed = { ...admitted(decision.step), access: tool.access, ...fields };
-  const execution = newExecution(deps, agent, tool.name, allowed, request.origin, snapshot);
+  const recordOf = (first: NewExecution) => newExecution(deps, agent, tool.name, first, request.origin, snapshot);
+  const execution =
+    decision.kind === 'deny'
+      ? recordOf({ ...refusal('policy_denied'), ...fields })
+      : recordOf({ ...admitted(decision.step), access: tool.access, ...fields });
+  const run = () =>
+    decision.kind === 'deny'
+      ? record(deps, execution)
+      : runAllowed(deps, execution, { agent, decided, snapshot, system, traceparent: trace.traceparent });
+  const key = callKeyOf(execution, snapshot, request.idempotencyKey ?? null);
+  if (key === null) return run();
+  const answered = await underCallKey(deps, key.key, key.kind, run);
+  if (answered.kind === 'answer') return answered.result;
+  // The key is another call's: refused, and recorded like any refusal (nothing was sent).
+  return record(deps, recordOf({ ...refusal('idempotency_key_reused'), ...fields }));
+};
+
+/**
+ * The key a decided call is made under: the agent's idempotency key; else, for a call the policy
+ * holds, its own tool and arguments (unless settings.join_pending_calls is off); else none.
+ */
+const callKeyOf = (
+  execution: Execution,
+  snapshot: GatewaySnapshot,
+  idempotencyKey: string | null,
+): { readonly key: CallKey; readonly kind: KeyKind } | null => {
+  const { settings } = snapshot.config;
+  const argumentsHash = execution.arguments_hash ?? '';
+  const heldCall = execution.status === 'pending_approval' && settings.join_pending_calls;
+  if (idempotencyKey === null && !heldCall) return null;
+  const key: CallKey = {
+    agent_id: execution.agent_id,
+    digest: idempotencyKey === null ? heldCallDigest(execution.tool, argumentsHash) : idempotencyDigest(idempotencyKey),
+    execution_id: execution.execution_id,
+    tool: execution.tool,
+    arguments_hash: argumentsHash,
+    retain_until: keyRetainUntil(
+      execution.created_at,
+      settings.approval_time,
+      execution.retention_s ?? defaultRetentionSeconds,
+    ),
+  };
+  return { key, kind: idempotencyKey === null ? 'held' : 'idempotency' };
+};
+
+/** A permitted call: held for its human step, or run now. */
+const runAllowed = async (
+  deps: CallToolDeps,
+  execution: Execution,
+  call: {
+    readonly agent: AgentIdentity;
+    readonly decided: DecidedCall;
+    readonly snapshot: GatewaySnapshot;
+    readonly system: ResolvedSystem | undefined;
+    readonly traceparent: string;
+  },
+): Promise<ResultObject> => {
+  const { decided, snapshot, system } = call;
   // Redaction changed something exactly when the arguments hold a secret.
   const sealed =
-    fields.arguments_json !== decided.arguments.json
+    execution.arguments_json !== decided.arguments.json
       ? await deps.sealer.seal(decided.arguments.json, execution.execution_id)
       : null;
-  if (decision.step !== null) {
+  if (execution.status === 'pending_approval') {
     return holdCall(
       deps,
       { ...execution, sealed_arguments: sealed },
       snapshot.config.settings.approval_time,
-      limitsFor(snapshot.config.settings.limits, agent).pendingCalls,
+      limitsFor(snapshot.config.settings.limits, call.agent).pendingCalls,
     );
   }
   // A catalog tool always has its system in the same snapshot; should one not, nothing is sent.
@@ -200,7 +272,7 @@ const callDecided = async (
   const ran = await runDirect(
     deps,
     { ...execution, sealed_arguments: sealed },
-    { tool, system, args: decided.arguments.value, traceparent: trace.traceparent },
+    { tool: decided.tool, system, args: decided.arguments.value, traceparent: call.traceparent },
   );
   return toResultObject(ran);
 };

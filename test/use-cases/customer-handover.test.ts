@@ -28,8 +28,17 @@ const dana: Customer = { id: 'customer-1042', name: 'Dana' };
 const forDana = { ...procurementAgent, customerId: dana.id };
 const otherAgent = { ...forDana, id: 'other-agent' };
 
-const bedWith = async (): Promise<UseCaseBed> =>
-  useCaseBed({ snapshot: await benchSnapshot({ policy: customerOnlyPolicy }) });
+/** `joinPending`: false where a test holds the same call twice (settings.join_pending_calls off). */
+const bedWith = async (joinPending = true): Promise<UseCaseBed> => {
+  const snapshot = await benchSnapshot({ policy: customerOnlyPolicy });
+  const { settings } = snapshot.config;
+  return useCaseBed({
+    snapshot: {
+      ...snapshot,
+      config: { ...snapshot.config, settings: { ...settings, join_pending_calls: joinPending } },
+    },
+  });
+};
 
 const order = (amount: string) => argumentsOf({ vendor: 'acme', amount });
 
@@ -110,7 +119,7 @@ describe('a retry after a URL elicitation', () => {
       '2025-11-25: finds the newest matching customer-held call within its approval time, and nothing else',
     ),
     async () => {
-      const bed = await bedWith();
+      const bed = await bedWith(false);
       expect(await resumeByArguments(bed.deps, forDana, tools.create, order('20'))).toEqual({ kind: 'no_such_call' });
       const older = await hold(bed, '20');
       bed.clock.advance(1_000);

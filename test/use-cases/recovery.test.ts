@@ -64,7 +64,7 @@ describe('recovery after a restart', () => {
       const bed = await useCaseBed();
       const overdue = await holdLargeOrder(bed);
       bed.clock.advance(approvalMs / 2);
-      const waiting = await holdLargeOrder(bed);
+      const waiting = await holdLargeOrder(bed, '1600');
       bed.clock.advance(approvalMs / 2);
       bed.started.length = 0;
 
@@ -162,7 +162,7 @@ describe('recovery by the reconciler', () => {
     async () => {
       const bed = await useCaseBed();
       const lost = await holdLargeOrder(bed);
-      const registered = await holdLargeOrder(bed);
+      const registered = await holdLargeOrder(bed, '1600');
       await registerApproval(bed.deps, { ...registered, task_token: 'alive' });
       bed.started.length = 0;
 

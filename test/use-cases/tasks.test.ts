@@ -98,7 +98,7 @@ describe('own calls only', () => {
       const bed = await useCaseBed();
       const mine = [];
       for (let index = 0; index < 3; index += 1) {
-        mine.push(await holdLargeOrder(bed));
+        mine.push(await holdLargeOrder(bed, `${1500 + index}`));
         bed.clock.advance(1_000);
       }
       await holdLargeOrder(bed, '2000', otherAgent);

@@ -4,6 +4,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import type { CallKey, CallKeyClaim } from '../../executions/call-keys.js';
 import { Execution, openStatuses } from '../../executions/execution.js';
 import { retainUntil } from '../../executions/retention.js';
 import type {
@@ -28,6 +29,7 @@ import {
 } from '../../executions/write-plan.js';
 import type { Log } from '../../log.js';
 import type { ExecutionStatus } from '../../result.js';
+import { claimCallKeyItem } from './call-key-items.js';
 import { isConditionFailure } from './conditions.js';
 import { readItem } from './execution-items.js';
 import { DynamoDbExecutionListing, listingAttributes } from './execution-listing.js';
@@ -242,6 +244,10 @@ export class DynamoDbExecutionStore implements ExecutionStore {
         // No places recorded at all: nothing to give back.
         if (!isConditionFailure(error)) throw error;
       });
+  }
+
+  claimCallKey(key: CallKey, replacing?: string): Promise<CallKeyClaim> {
+    return claimCallKeyItem(this.client, this.tableName, key, replacing);
   }
 
   /** One scan request per page: `limit` records are read, and the open ones among them returned. */

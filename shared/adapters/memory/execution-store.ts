@@ -2,6 +2,7 @@
 // without a database. It persists the domain's write plans as the DynamoDB adapter does
 // (test/contracts holds both to one contract): each write is one atomic conditional step, and
 // records are copied in and out.
+import type { CallKey, CallKeyClaim } from '../../executions/call-keys.js';
 import { Execution, openStatuses } from '../../executions/execution.js';
 import {
   checkListingLimit,
@@ -115,6 +116,8 @@ export class MemoryExecutionStore implements ExecutionStore, ExecutionListing {
   private readonly records = new Map<string, Stored>();
   /** Each agent's places for calls waiting for approval: the ids holding them. */
   private readonly places = new Map<string, Set<string>>();
+  /** Each agent's call keys by their digest (as the DynamoDB adapter's key items). */
+  private readonly callKeys = new Map<string, CallKey>();
 
   /** `log` hears of a held call's place that could not be given back. */
   constructor(private readonly log: Log) {}
@@ -229,6 +232,16 @@ export class MemoryExecutionStore implements ExecutionStore, ExecutionListing {
     for (const executionId of executionIds) holders.delete(executionId);
     // As a DynamoDB string set, an empty set is no set at all.
     if (holders.size === 0) this.places.delete(agentId);
+  }
+
+  async claimCallKey(key: CallKey, replacing?: string): Promise<CallKeyClaim> {
+    const at = `${key.agent_id}\u0000${key.digest}`;
+    const current = this.callKeys.get(at);
+    if (current === undefined || (replacing !== undefined && current.execution_id === replacing)) {
+      this.callKeys.set(at, { ...key });
+      return { kind: 'claimed' };
+    }
+    return { kind: 'taken', current: { ...current } };
   }
 
   private read(key: ExecutionKey): Execution | undefined {

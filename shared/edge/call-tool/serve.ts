@@ -18,6 +18,7 @@ import { type ResultObject, resultObject } from '../../result.js';
 import type { CallToolDeps } from '../../use-cases/call-tool.js';
 import { encodeFrame } from '../../wire/call-tool-frame.js';
 import { answerToolCall, toolCallFault, underAgentGate } from '../tool-call/answer.js';
+import { idempotencyKeyOf } from '../tool-call/idempotency-key.js';
 import { toCallToolResult } from '../tool-call/tool-result.js';
 
 /** Largest params document the channel takes, in bytes (as an MCP request body). */
@@ -184,7 +185,7 @@ const answerChannelParams = async (services: CallToolDeps, call: ChannelCall, te
     name,
     args,
     toolArguments,
-    request: { traceparent: call.traceparent },
+    request: { traceparent: call.traceparent, ...idempotencyKeyOf(params) },
     transport: 'call-tool',
   });
   return answer.kind === 'result' ? resultAnswer(tool, answer.result) : errorAnswer(tool, answer.code, answer.message);

@@ -13,6 +13,7 @@ import { gatewayInfo } from '../../version.js';
 import { instructions, listToolsFor, type McpServices, negotiatedVersion } from '../mcp/server.js';
 import { invalidToolsCursorMessage } from '../mcp/tool-pages.js';
 import { answerToolCall, underAgentGate } from '../tool-call/answer.js';
+import { idempotencyKeyOf } from '../tool-call/idempotency-key.js';
 import { toCallToolResult } from '../tool-call/tool-result.js';
 
 /** What the stream's Connect and metadata said, for every call of the stream. */
@@ -136,7 +137,12 @@ const answerStreamToolCall = async (
     name,
     args,
     toolArguments,
-    request: { traceparent: stream.traceparent, origin: stream.origin, systemKey: stream.systemKey },
+    request: {
+      traceparent: stream.traceparent,
+      origin: stream.origin,
+      systemKey: stream.systemKey,
+      ...idempotencyKeyOf(params),
+    },
     transport: 'grpc',
   });
   return answer.kind === 'result'

@@ -19,6 +19,7 @@ import {
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server';
+import { idempotencyKeyMember } from '../../executions/call-keys.js';
 import { isRecord } from '../../objects.js';
 import { toCallToolResult } from '../tool-call/tool-result.js';
 import type { McpRequestContext } from './request-context.js';
@@ -30,8 +31,12 @@ import { envelopeDeclaresUrlElicitation } from './url-elicitation.js';
 /** The revision the plain path answers. */
 const plainRevision = '2026-07-28';
 
-/** The envelope keys a plain request may carry: none of them changes a tools/call's answer. */
+/**
+ * The envelope keys a plain request may carry: none of them changes a tools/call's answer but the
+ * idempotency key, which every transport reads alike (answer.ts's caller passes the params on).
+ */
 const plainEnvelopeKeys: ReadonlySet<string> = new Set([
+  idempotencyKeyMember,
   PROTOCOL_VERSION_META_KEY,
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -42,6 +47,8 @@ export interface PlainToolCall {
   readonly id: string | number;
   readonly name: string;
   readonly args: Record<string, unknown>;
+  /** The params as sent (their `_meta` may carry the idempotency key). */
+  readonly params: Record<string, unknown>;
 }
 
 const hasOnly = (value: Record<string, unknown>, keys: ReadonlySet<string>): boolean =>
@@ -78,7 +85,7 @@ export const plainToolCallOf = (request: McpRequestHead, body: unknown): PlainTo
   if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== plainRevision) {
     return null;
   }
-  return { id, name, args };
+  return { id, name, args, params };
 };
 
 /**
@@ -111,7 +118,7 @@ export const answerPlainToolCall = async (
   context: McpRequestContext,
   call: PlainToolCall,
 ): Promise<PlainAnswer> => {
-  const answer = await toolCallAnswer(services, context, call.name, call.args);
+  const answer = await toolCallAnswer(services, context, call.name, call.args, call.params);
   const message =
     answer.kind === 'result'
       ? {

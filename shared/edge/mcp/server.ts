@@ -28,6 +28,7 @@ import {
   type ToolCallFault,
   toolCallFault,
 } from '../tool-call/answer.js';
+import { idempotencyKeyOf } from '../tool-call/idempotency-key.js';
 import { statusTool } from '../tool-call/status-tool.js';
 import { toCallToolResult } from '../tool-call/tool-result.js';
 import { answerRetry, handOver } from './handover.js';
@@ -113,6 +114,7 @@ export const toolCallAnswer = (
   context: McpRequestContext,
   name: string,
   args: Record<string, unknown>,
+  params: unknown,
 ): Promise<ToolCallAnswer> => {
   if (context.refusal !== null) return Promise.resolve({ kind: 'result', result: resultObject(context.refusal) });
   return answerToolCall(services, {
@@ -120,7 +122,7 @@ export const toolCallAnswer = (
     name,
     args,
     toolArguments: context.toolArguments,
-    request: { traceparent: context.traceparent },
+    request: { traceparent: context.traceparent, ...idempotencyKeyOf(params) },
     transport: 'mcp',
   });
 };
@@ -194,7 +196,7 @@ export const buildMcpServer = (
       const retried =
         handover === null ? null : await answerRetry(services, agent, handover, name, toolArgumentsOf(context, args));
       if (retried !== null) return retried;
-      const answer = await toolCallAnswer(services, context, name, args);
+      const answer = await toolCallAnswer(services, context, name, args, request.params);
       if (answer.kind === 'fault') throw protocolErrorOf(answer);
       const { result } = answer;
       if (!catalogCall) return toCallToolResult(result);
