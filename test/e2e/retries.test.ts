@@ -238,6 +238,8 @@ const transports = [
 /** Each transport with the next one in the list, where its retry is sent. */
 const transportPairs = transports.map((first, index) => ({
   name: first.name,
+  /** A printable character no other transport's test uses as a whole key (keys outlive a test). */
+  mark: String.fromCharCode(0x7e - index),
   call: first.call,
   other: transports[(index + 1) % transports.length] ?? first,
 }));
@@ -279,9 +281,12 @@ const approve = async (executionId: string) => {
   expect((await outcomeOf(executionId))?.status).toBe('succeeded');
 };
 
-describe.each(transportPairs)('a retried write with a key over $name', ({ name, call, other }) => {
+describe.each(transportPairs)('a retried write with a key over $name', ({ name, mark, call, other }) => {
   it(
-    verifies('retries.every-transport', `sends once and answers the first execution and result (${name})`),
+    verifies(
+      ['retries.every-transport', 'retries.same-key-same-call'],
+      `sends once and answers the first execution and result (${name})`,
+    ),
     async () => {
       const key = randomUUID();
       const order = smallOrder();
@@ -296,7 +301,10 @@ describe.each(transportPairs)('a retried write with a key over $name', ({ name, 
   );
 
   it(
-    verifies('retries.every-transport', `refuses another body under the same key and sends nothing (${name})`),
+    verifies(
+      ['retries.every-transport', 'retries.key-reused'],
+      `refuses another body under the same key and sends nothing (${name})`,
+    ),
     async () => {
       const key = randomUUID();
       const first = await call(create, smallOrder(), keyed(key));
@@ -314,7 +322,10 @@ describe.each(transportPairs)('a retried write with a key over $name', ({ name, 
   );
 
   it(
-    verifies('retries.every-transport', `refuses a malformed key as invalid_arguments, naming the key (${name})`),
+    verifies(
+      ['retries.every-transport', 'retries.key-format'],
+      `refuses a malformed key as invalid_arguments, naming the key (${name})`,
+    ),
     async () => {
       for (const bad of ['', 'x'.repeat(256), 'ключ', 'line\nbreak', 42]) {
         const refused = await call(create, smallOrder(), { [keyField]: bad });
@@ -322,14 +333,17 @@ describe.each(transportPairs)('a retried write with a key over $name', ({ name, 
         expect(JSON.stringify(refused), JSON.stringify(bad)).toContain('idempotency-key');
       }
       // The bounds themselves are keys: one printable character, and 255 of them.
-      expect((await call(create, smallOrder(), keyed('~'))).status).toBe('succeeded');
-      expect((await call(create, smallOrder(), keyed(' '.repeat(255)))).status).toBe('succeeded');
+      expect((await call(create, smallOrder(), keyed(mark))).status).toBe('succeeded');
+      expect((await call(create, smallOrder(), keyed(`${' '.repeat(254)}${mark}`))).status).toBe('succeeded');
       expect(ordersSent()).toHaveLength(2);
     },
   );
 
   it(
-    verifies('retries.every-transport', `holds a retried held call once, and runs it once when approved (${name})`),
+    verifies(
+      ['retries.every-transport', 'retries.held-once'],
+      `holds a retried held call once, and runs it once when approved (${name})`,
+    ),
     async () => {
       const key = randomUUID();
       const order = largeOrder();
@@ -349,25 +363,34 @@ describe.each(transportPairs)('a retried write with a key over $name', ({ name, 
     },
   );
 
-  it(verifies('retries.every-transport', `joins a held call asked for again without a key (${name})`), async () => {
-    const order = largeOrder();
-    const held = await call(create, order, undefined);
-    expect(held.status).toBe('pending_approval');
-    const executionId = held.execution_id ?? '';
-    expect(await call(create, order, undefined)).toEqual(held);
-    expect(await other.call(create, order, undefined)).toEqual(held);
-    expect(await recordsOf(order.description)).toHaveLength(1);
-    await webhooks.waitFor((body) => body.execution_id === executionId);
-    await approve(executionId);
-    expect(ordersSent()).toHaveLength(1);
-    expect(ordersSent()[0]?.requestId).toBe(executionId);
-    expect(noticesOf(executionId)).toHaveLength(1);
-  });
+  it(
+    verifies(
+      ['retries.every-transport', 'held.join-pending'],
+      `joins a held call asked for again without a key (${name})`,
+    ),
+    async () => {
+      const order = largeOrder();
+      const held = await call(create, order, undefined);
+      expect(held.status).toBe('pending_approval');
+      const executionId = held.execution_id ?? '';
+      expect(await call(create, order, undefined)).toEqual(held);
+      expect(await other.call(create, order, undefined)).toEqual(held);
+      expect(await recordsOf(order.description)).toHaveLength(1);
+      await webhooks.waitFor((body) => body.execution_id === executionId);
+      await approve(executionId);
+      expect(ordersSent()).toHaveLength(1);
+      expect(ordersSent()[0]?.requestId).toBe(executionId);
+      expect(noticesOf(executionId)).toHaveLength(1);
+    },
+  );
 });
 
 describe('retries across transports', () => {
   it(
-    verifies('retries.every-transport', 'twenty concurrent duplicates with one key send once and answer one execution'),
+    verifies(
+      ['retries.every-transport', 'retries.concurrent-wait'],
+      'twenty concurrent duplicates with one key send once and answer one execution',
+    ),
     async () => {
       const key = randomUUID();
       const order = smallOrder();
@@ -384,14 +407,20 @@ describe('retries across transports', () => {
     },
   );
 
-  it(verifies('retries.every-transport', 'a direct write retried without a key runs again, as before'), async () => {
-    const order = smallOrder();
-    const first = await overMcp(create, order, undefined);
-    const again = await overPost(create, order, undefined);
-    expect([first.status, again.status]).toEqual(['succeeded', 'succeeded']);
-    expect(again.execution_id).not.toBe(first.execution_id);
-    expect(ordersSent()).toHaveLength(2);
-  });
+  it(
+    verifies(
+      ['retries.every-transport', 'held.join-pending'],
+      'a direct write retried without a key runs again, as before',
+    ),
+    async () => {
+      const order = smallOrder();
+      const first = await overMcp(create, order, undefined);
+      const again = await overPost(create, order, undefined);
+      expect([first.status, again.status]).toEqual(['succeeded', 'succeeded']);
+      expect(again.execution_id).not.toBe(first.execution_id);
+      expect(ordersSent()).toHaveLength(2);
+    },
+  );
 });
 
 /** Waits until the ERP has received the call, drops the agent's connection, then lets the ERP answer. */
@@ -422,7 +451,10 @@ const findsItsCall = async (executionId: string, order: Args, key: string) => {
 
 describe('a caller whose connection dropped mid-call', () => {
   it(
-    verifies('retries.dropped-connection', 'a gRPC stream cancelled after sending: the call completes and is found'),
+    verifies(
+      ['retries.dropped-connection', 'retries.same-key-same-call'],
+      'a gRPC stream cancelled after sending: the call completes and is found',
+    ),
     async () => {
       const key = randomUUID();
       const order = smallOrder();
@@ -447,7 +479,10 @@ describe('a caller whose connection dropped mid-call', () => {
   );
 
   it(
-    verifies('retries.dropped-connection', 'a WebSocket cut after sending: the call completes and is found'),
+    verifies(
+      ['retries.dropped-connection', 'retries.same-key-same-call'],
+      'a WebSocket cut after sending: the call completes and is found',
+    ),
     async () => {
       const key = randomUUID();
       const order = smallOrder();
