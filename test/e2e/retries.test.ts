@@ -384,6 +384,14 @@ describe.each(transportPairs)('a retried write with a key over $name', ({ name, 
   );
 });
 
+/**
+ * One more round trip to the gateway, over a connection of its own: by its answer the gateway has
+ * read what reached it before (a request, a closed connection).
+ */
+const gatewayRoundTrip = async () => {
+  expect((await fetch(`${runtime.baseUrl}/.well-known/oauth-protected-resource`)).status).toBe(200);
+};
+
 describe('retries across transports', () => {
   it(
     verifies(
@@ -393,16 +401,56 @@ describe('retries across transports', () => {
     async () => {
       const key = randomUUID();
       const order = smallOrder();
-      const answers = await Promise.all(
-        Array.from({ length: 20 }, (_, index) =>
-          (transports[index % transports.length] ?? transports[0]).call(create, order, keyed(key)),
-        ),
+      // The ERP's answer to the first is held, so the others arrive while it is still running.
+      const held = gate.holdNext();
+      let answered = 0;
+      const all = Promise.all(
+        Array.from({ length: 20 }, async (_, index) => {
+          const answer = await (transports[index % transports.length] ?? transports[0]).call(create, order, keyed(key));
+          answered += 1;
+          return answer;
+        }),
       );
+      await held.arrived;
+      await gatewayRoundTrip();
+      expect(answered).toBe(0);
+      held.release();
+      const answers = await all;
       const first = answers[0];
       expect(first).toMatchObject({ status: 'succeeded', result: { id: 'PO-1001' } });
       for (const answer of answers) expect(answer).toEqual(first);
       expect(ordersSent()).toHaveLength(1);
       expect(await recordsOf(order.description)).toHaveLength(1);
+    },
+  );
+
+  it(
+    verifies(
+      ['retries.every-transport', 'retries.same-key-same-call'],
+      "a key is the agent's own: another agent's equal key is another call",
+    ),
+    async () => {
+      const key = randomUUID();
+      const track = { tracking_number: `1Z${randomUUID().slice(0, 8)}` };
+      const support = await connectAgent(runtime.mcpUrl, demoTokens.support);
+      try {
+        const mine = await overGrpc('erp.shipments.track', track, keyed(key));
+        const theirs = ResultObject.parse(
+          (await support.callTool(paramsOf('erp.shipments.track', track, keyed(key)))).structuredContent,
+        );
+        expect([mine.status, theirs.status]).toEqual(['succeeded', 'succeeded']);
+        expect(theirs.execution_id).not.toBe(mine.execution_id);
+        // Nor is another tool under my key refused for them: the key was never theirs.
+        const other = randomUUID();
+        expect((await overPost('erp.shipments.track', track, keyed(other))).status).toBe('succeeded');
+        const lookup = await support.callTool(
+          paramsOf('erp.purchase_orders.get', { purchase_order_id: 'PO-1' }, keyed(other)),
+        );
+        expect(ResultObject.parse(lookup.structuredContent).code).not.toBe('idempotency_key_reused');
+      } finally {
+        await support.close();
+      }
+      expect(erp.calls().filter((call) => call.route === '/shipments/{tracking_number}')).toHaveLength(3);
     },
   );
 
@@ -498,7 +546,7 @@ describe('a caller whose connection dropped mid-call', () => {
         async () => {
           ws.terminate();
           await closed;
-          expect((await fetch(`${runtime.baseUrl}/.well-known/oauth-protected-resource`)).status).toBe(200);
+          await gatewayRoundTrip();
         },
       );
       expect(answered).toBe(false);
