@@ -59,9 +59,12 @@ const digestOf = (...parts: readonly string[]): string => createHash('sha256').u
 /** The digest of an agent's idempotency key. */
 export const idempotencyDigest = (key: string): string => digestOf('idempotency-key', key);
 
-/** The digest a held call is known by while it waits: its tool and canonical arguments' hash. */
-export const heldCallDigest = (tool: string, argumentsHash: string): string =>
-  digestOf('held-call', tool, argumentsHash);
+/**
+ * The digest a held call is known by while it waits: the customer the agent acts for (their
+ * confirmation is theirs alone), its tool and its canonical arguments' hash.
+ */
+export const heldCallDigest = (customerId: string | null, tool: string, argumentsHash: string): string =>
+  digestOf('held-call', customerId === null ? '' : `customer:${customerId}`, tool, argumentsHash);
 
 /** Slack added to a key item's life, so it never goes before its record whatever the clocks say. */
 const keySlackSeconds = 86_400;

@@ -2,6 +2,7 @@
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
 // execution record. This module decides; sending is run-once.ts's, holding is the state machine's.
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
+import { maxInputErrors } from '../arguments/canonicalize.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { StrictArguments } from '../arguments/strict-json.js';
 import type { AgentIdentity } from '../auth/agent.js';
@@ -134,10 +135,10 @@ export const callTool = async (
   if (snapshot === null || decided.kind === 'unknown_tool') {
     return record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin, snapshot));
   }
-  // A malformed key is one more input error: nothing runs, and no key is claimed.
-  const keyErrors = request.idempotencyKeyError == null ? [] : [request.idempotencyKeyError];
-  if (decided.kind === 'invalid_arguments' || keyErrors.length > 0) {
-    const refused = refusedInput(args, [...keyErrors, ...(decided.kind === 'invalid_arguments' ? decided.errors : [])]);
+  const keyError = request.idempotencyKeyError ?? null;
+  if (decided.kind === 'invalid_arguments' || keyError !== null) {
+    const errors = decided.kind === 'invalid_arguments' ? decided.errors : [];
+    const refused = refusedInput(args, withKeyError(errors, keyError));
     return record(deps, newExecution(deps, agent, decided.tool.name, refused, origin, snapshot));
   }
   return callDecided(deps, agent, decided, snapshot, {
@@ -156,6 +157,11 @@ const refusedInput = (args: StrictArguments, errors: readonly InputError[]): New
   arguments_hash: argumentsHash(JSON.stringify(args.value ?? null)),
   input_errors: [...errors],
 });
+
+/** A malformed key is one more input error, listed first (nothing runs, and no key is claimed). */
+const withKeyError = (errors: readonly InputError[], keyError: InputError | null): InputError[] =>
+  // A full list already ends saying more problems were found.
+  keyError === null || errors.length >= maxInputErrors ? [...errors] : [keyError, ...errors];
 
 type DecidedCall = Extract<CallDecision, { kind: 'decided' }>;
 
@@ -228,7 +234,10 @@ const callKeyOf = (
   if (idempotencyKey === null && !heldCall) return null;
   const key: CallKey = {
     agent_id: execution.agent_id,
-    digest: idempotencyKey === null ? heldCallDigest(execution.tool, argumentsHash) : idempotencyDigest(idempotencyKey),
+    digest:
+      idempotencyKey === null
+        ? heldCallDigest(execution.customer_id, execution.tool, argumentsHash)
+        : idempotencyDigest(idempotencyKey),
     execution_id: execution.execution_id,
     tool: execution.tool,
     arguments_hash: argumentsHash,

@@ -16,6 +16,7 @@ import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution
 import { executionStoreDocuments } from '../../shared/adapters/dynamodb/store-client.js';
 import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import { StoreUnavailableError } from '../../shared/errors.js';
+import { callKeysContract } from '../contracts/call-keys.contract.js';
 import { executionListingContract } from '../contracts/execution-listing.contract.js';
 import { executionStoreContract } from '../contracts/execution-store.contract.js';
 import { anExecution } from '../support/executions.js';
@@ -68,6 +69,13 @@ describe(
     });
   },
 );
+
+describe(verifies('store.call-keys', 'call keys against dynalite'), () => {
+  callKeysContract('DynamoDbExecutionStore', async () => {
+    const fresh = await startTestStore();
+    return { store: fresh.store, close: () => fresh.close() };
+  });
+});
 
 describe(verifies('ops.executions-newest-first', 'the listing against dynalite'), () => {
   executionListingContract('DynamoDbExecutionListing', async () => {

@@ -7,6 +7,7 @@ import { startRetentionSweep } from '../../infra/local/retention-sweep.js';
 import { DynamoDbConnectionClaims } from '../../shared/adapters/dynamodb/connection-claims.js';
 import { deleteExpiredItems } from '../../shared/adapters/dynamodb/expired-items.js';
 import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
+import { idempotencyDigest } from '../../shared/executions/call-keys.js';
 import { ManualClock } from '../support/clock.js';
 import { anExecution } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
@@ -41,8 +42,8 @@ const seed = async (retentionDays: number) => {
 describe('the local retention sweep', () => {
   it(
     verifies(
-      'retention.local-sweep',
-      'deletes what is past its retain_until and keeps what is not, open calls included',
+      ['retention.local-sweep', 'store.call-keys'],
+      'deletes what is past its retain_until and keeps what is not, open calls and call keys included',
     ),
     async () => {
       const short = await seed(1);
@@ -54,18 +55,29 @@ describe('the local retention sweep', () => {
         new ManualClock(madeAt),
       );
       expect(await claims.claim('connection-1', 'procurement-agent')).toBe(true);
-      // Two days later: the one-day call and the claim are past their date, nothing else.
+      // A call key dated like the one-day call's record.
+      const key = {
+        agent_id: 'procurement-agent',
+        digest: idempotencyDigest('order-1'),
+        execution_id: short.final,
+        tool: 'erp.orders.create',
+        arguments_hash: 'a'.repeat(64),
+        retain_until: Math.floor((madeAt + dayMs) / 1000),
+      };
+      expect(await bed.store.claimCallKey(key)).toEqual({ kind: 'claimed' });
+      // Two days later: the one-day call, the claim and the key are past their date, nothing else.
       const swept = await deleteExpiredItems(
         bed.dynamodb.documents,
         localTableNames.executions,
         executionsTable,
         Math.floor((madeAt + 2 * dayMs) / 1000),
       );
-      expect(swept).toEqual({ deleted: 2, more: false });
+      expect(swept).toEqual({ deleted: 3, more: false });
       expect(await bed.store.get(short.final)).toBeUndefined();
       expect(await bed.store.get(short.open)).toMatchObject({ status: 'pending_approval' });
       expect(await bed.store.get(long.final)).toMatchObject({ status: 'succeeded' });
       expect(await claims.claim('connection-1', 'procurement-agent')).toBe(true);
+      expect(await bed.store.claimCallKey({ ...key, execution_id: long.final })).toEqual({ kind: 'claimed' });
     },
   );
 

@@ -13,6 +13,7 @@ import { channelParamsWaitMs, maxChannelParamsBytes } from '../../shared/edge/ca
 import { taskResultWaitMs } from '../../shared/edge/mcp/task-methods.js';
 import { taskPollIntervalMs } from '../../shared/edge/mcp/tasks.js';
 import { toolsPageSize } from '../../shared/edge/mcp/tool-pages.js';
+import { maxIdempotencyKeyLength } from '../../shared/executions/call-keys.js';
 import { transportCaps } from '../../shared/limits/transport-caps.js';
 import { customerSessionTtlMs, sessionTtlMs } from '../../shared/sessions/session.js';
 import { sessionIdleMs } from '../../shared/sessions/session-store.js';
@@ -66,6 +67,7 @@ describe('the docs', () => {
       '`input_errors` listed in one refusal': maxInputErrors,
       'tools in one `tools/list` page': toolsPageSize,
       "characters in a tool's name (longer ones are shortened)": maxToolNameLength,
+      'characters in an idempotency key': maxIdempotencyKeyLength,
       'requests in progress per agent (default)': limits.concurrent_requests,
       'requests per second per agent (default)': limits.requests_per_second,
       'burst above that rate per agent (default)': limits.burst,

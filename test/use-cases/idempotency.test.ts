@@ -262,9 +262,13 @@ describe('a held call asked for again without a key', () => {
     expect(again).toEqual(first);
     expect(await recordsOf(bed)).toHaveLength(1);
     expect(bed.started).toHaveLength(1);
-    // Other arguments are another call.
+    // Other arguments are another call; so is the same call for a customer (their confirmation is theirs).
     const other = await callTool(bed.deps, procurementAgent, tools.create, order('1600'));
     expect(other.execution_id).not.toBe(first.execution_id);
+    const forCustomer = { ...procurementAgent, customerId: 'customer-1042' };
+    const theirs = await callTool(bed.deps, forCustomer, tools.create, order('1500'));
+    expect(theirs.status).toBe('pending_approval');
+    expect(theirs.execution_id).not.toBe(first.execution_id);
     // Once decided, the same call asked for again is held anew.
     const record = await bed.record(first.execution_id ?? '');
     await decide(bed.deps, financeApprover, {

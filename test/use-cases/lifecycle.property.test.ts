@@ -1,11 +1,13 @@
 // The approval lifecycle under random interleavings. A few held calls (some for a customer, who
 // confirms first, then finance); then batches of operations started together: decisions (by two
 // approvers), the customer's confirmations and declines, expiry timers, execute steps, registrations,
-// recovery passes (restart or reconcile), policy changes, clock moves, and crashes (a system call
-// that never answers, or answers late; the process stopping right after a claim or a decision).
+// recovery passes (restart or reconcile), policy changes, clock moves, crashes (a system call
+// that never answers, or answers late; the process stopping right after a claim or a decision),
+// writes retried under idempotency keys and held calls asked for again.
 // At the end, past every deadline, one recovery pass (restart or reconcile) ends everything; then each
 // call has exactly one outcome, reached by legal moves, sent at most once, and never sent if it
-// ended rejected, expired or denied; it is dated for deletion, out of the index of open calls, and
+// ended rejected, expired or denied; no key's call is sent twice, no waiting call is held twice;
+// it is dated for deletion, out of the index of open calls, and
 // its agent's place for held calls is free again (the write plans' rules, once, under interleavings).
 //
 // Long: the model of the lifecycle, its generator of interleavings and its end checks belong
@@ -15,6 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { allowedTransitions, type Execution, terminalStatuses } from '../../shared/executions/execution.js';
 import { retainUntil } from '../../shared/executions/retention.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
+import type { ResultObject } from '../../shared/result.js';
 import { type DecisionResult, decide, viewHeldCall } from '../../shared/use-cases/approver-decisions.js';
 import { type CallStep, callTool } from '../../shared/use-cases/call-tool.js';
 import { type CustomerAnswerResult, customerAnswer } from '../../shared/use-cases/customer-decisions.js';
@@ -35,6 +38,7 @@ import {
   procurementAgent,
   secondFinanceApprover,
   tools,
+  type UseCaseBed,
   useCaseBed,
 } from '../support/use-case-bed.js';
 
@@ -49,6 +53,10 @@ type Operation =
   | { readonly kind: 'status'; readonly call: number; readonly approver: boolean }
   /** A small order the policy lets run now: a write claimed, sent and settled on the spot. */
   | { readonly kind: 'direct' }
+  /** A small order under one of two idempotency keys, retried: whatever happens, sent once per key. */
+  | { readonly kind: 'retry'; readonly key: number }
+  /** A held call asked for again, without a key: it joins the call while that one still waits. */
+  | { readonly kind: 'again'; readonly call: number }
   | { readonly kind: 'recover'; readonly mode: 'restart' | 'reconcile' }
   /** The next system call reaches the system and never answers (until `answer`, if no restart came first). */
   | { readonly kind: 'hang' }
@@ -76,6 +84,8 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('register'), call }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('status'), call, approver: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('direct') }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('retry'), key: fc.nat({ max: 1 }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('again'), call }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('recover'), mode: fc.constantFrom('restart', 'reconcile') }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('hang') }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('answer') }) },
@@ -120,6 +130,31 @@ type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 const customerAgent = { ...procurementAgent, customerId: 'customer-1042' };
 const customers = { own: { id: 'customer-1042', name: null }, other: { id: 'customer-2001', name: null } };
 
+/** The amount of the order retried under key `key` (no other call asks for it). */
+const keyedAmount = (key: number): string => String(11 + key);
+
+/**
+ * The retries' invariants: each key's order is sent once at most, and no call waits for approval
+ * twice (two records of one agent, tool and arguments both pending and within their time).
+ */
+const expectOnceEach = async (bed: UseCaseBed, sent: readonly OutboundRequest[]): Promise<void> => {
+  for (const key of [0, 1]) {
+    const amount = keyedAmount(key);
+    expect(sent.filter((request) => JSON.parse(request.body ?? '{}').amount === amount).length).toBeLessThanOrEqual(1);
+  }
+  // (The customer's agent is the same agent, acting for a customer.)
+  const records = (await bed.store.listByAgent(procurementAgent.id, { limit: 1_000 })).items;
+  const now = bed.clock.now();
+  const waiting = records.filter(
+    (record) =>
+      record.status === 'pending_approval' && (record.expires_at === null || Date.parse(record.expires_at) > now),
+  );
+  const calls = waiting.map(
+    (record) => `${record.agent_id} ${record.customer_id} ${record.tool} ${record.arguments_hash}`,
+  );
+  expect(new Set(calls).size).toBe(calls.length);
+};
+
 const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promise<void> => {
   const bed = await useCaseBed();
   const snapshots = {
@@ -159,20 +194,29 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
   };
 
   const calls: Execution[] = [];
+  /** How each held call was asked for, to ask for it again. */
+  const askers: (() => Promise<ResultObject>)[] = [];
+  /** Calls held anew when asked for again after the first stopped waiting. */
+  const heldAgain = new Set<string>();
   for (const [index, gap] of gaps.entries()) {
     bed.clock.advance(gap);
     // Held writes, and a held read (a read whose claim is interrupted fails; it never ends unknown).
+    const amount = argumentsOf({ vendor: 'acme', amount: String(1000 + index) });
     if (index === 1) {
       calls.push(await holdRestrictedLookup(bed));
+      askers.push(() => callTool(deps, procurementAgent, tools.list, argumentsOf({ vendor: 'restricted' })));
     } else if (forCustomer[index] === true) {
       // Held for the customer first, then finance, under the policy that asks for both.
       bed.use(snapshots.customer);
       calls.push(await holdLargeOrder(bed, String(1000 + index), customerAgent));
       bed.use(snapshots.standard);
+      askers.push(() => callTool(deps, customerAgent, tools.create, amount));
     } else {
       calls.push(await holdLargeOrder(bed, String(1000 + index)));
+      askers.push(() => callTool(deps, procurementAgent, tools.create, amount));
     }
   }
+  const held = new Set(calls.map((call) => call.execution_id));
   const target = (index: number) => {
     const found = calls[index % calls.length];
     if (found === undefined) throw new Error('no calls');
@@ -241,6 +285,26 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
       case 'direct':
         track(callTool(deps, procurementAgent, tools.create, argumentsOf({ vendor: 'acme', amount: '10' })));
         break;
+      case 'retry':
+        track(
+          callTool(deps, procurementAgent, tools.create, argumentsOf({ vendor: 'acme', amount: keyedAmount(op.key) }), {
+            traceparent: null,
+            idempotencyKey: `order-${op.key}`,
+          }),
+        );
+        break;
+      case 'again': {
+        const asked = askers[op.call % askers.length]?.();
+        if (asked === undefined) throw new Error('no calls');
+        track(
+          asked.then((answer) => {
+            if (answer.status === 'pending_approval' && !held.has(answer.execution_id ?? '')) {
+              heldAgain.add(answer.execution_id ?? '');
+            }
+          }),
+        );
+        break;
+      }
       case 'register':
         tokens += 1;
         track(registerApproval(deps, { ...target(op.call), task_token: `token-${tokens}` }));
@@ -286,6 +350,7 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
       expect(sends).toBeLessThanOrEqual(1);
       if (['rejected', 'expired', 'denied'].includes(record.status)) expect(sends).toBe(0);
     }
+    await expectOnceEach(bed, sent);
   }
 
   // The end, past every deadline, with a system that answers: the gateway restarts (what it was
@@ -313,13 +378,14 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
     expect(await bed.store.reservePending(agentId, 'probe', 0)).toEqual({ kind: 'reserved' });
     await bed.store.releasePending(agentId, ['probe']);
   }
-  const held = new Set(calls.map((call) => call.execution_id));
+  await expectOnceEach(bed, sent);
   for (const { record, sends } of await everyCall()) {
     const statuses = record.history.map((change) => change.status);
     // Exactly one outcome, reached by legal moves from where the call began (held, or run now).
     expect(terminalStatuses.has(record.status)).toBe(true);
     // (A direct call the policy or the catalog refused is denied from the start.)
-    expect(held.has(record.execution_id) ? ['pending_approval'] : ['approved', 'denied']).toContain(statuses[0]);
+    const wasHeld = held.has(record.execution_id) || heldAgain.has(record.execution_id);
+    expect(wasHeld ? ['pending_approval'] : ['approved', 'denied']).toContain(statuses[0]);
     expect(statuses.at(-1)).toBe(record.status);
     // Dated for deletion by the write that made it final, from its own retention.
     expect(record.retain_until).toBe(retainUntil(record.status, record.updated_at, record.retention_s));
@@ -378,6 +444,7 @@ describe('the approval lifecycle under random interleavings', () => {
         'invoke.at-most-once',
         'customer.then-staff',
         'store.lifecycle-plan',
+        'lifecycle.retries',
       ],
       'every call ends once, legally, sent at most once and never after a refusal or expiry, dated, out of the open index, its place given back',
     ),

@@ -2,6 +2,7 @@
 // on it stand for the real store.
 import { describe } from 'vitest';
 import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
+import { callKeysContract } from '../contracts/call-keys.contract.js';
 import { executionListingContract } from '../contracts/execution-listing.contract.js';
 import { executionStoreContract } from '../contracts/execution-store.contract.js';
 import { quietLog, warningsLog } from '../support/logs.js';
@@ -58,4 +59,11 @@ describe(verifies('ops.executions-newest-first', 'the listing in memory'), () =>
     const store = new MemoryExecutionStore(quietLog);
     return { store, listing: store, close: async () => undefined };
   });
+});
+
+describe(verifies('store.call-keys', 'call keys in memory'), () => {
+  callKeysContract('MemoryExecutionStore', async () => ({
+    store: new MemoryExecutionStore(quietLog),
+    close: async () => undefined,
+  }));
 });

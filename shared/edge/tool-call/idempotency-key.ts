@@ -8,7 +8,7 @@ import { isRecord } from '../../objects.js';
 import type { CallRequestContext } from '../../use-cases/call-tool.js';
 
 /** Where a malformed key is, as its input error says: the member of the params' `_meta`. */
-export const idempotencyKeyPath = jsonPointer(['_meta', idempotencyKeyMember]);
+const idempotencyKeyPath = jsonPointer(['_meta', idempotencyKeyMember]);
 
 /** The key a tools/call's params carry (null without one), or why it is not one. */
 export const idempotencyKeyOf = (
