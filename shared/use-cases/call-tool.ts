@@ -1,6 +1,8 @@
 // tools/call for catalog tools: find the tool this agent may see, put its arguments in canonical
 // form, let policy decide, and run what may run now or hold it for approval. Every call leaves an
-// execution record. This module decides; sending is run-once.ts's, holding is the state machine's.
+// execution record. A decided call under a key (the agent's idempotency key, or a held call's own)
+// answers the call the key names instead (keyed-calls.ts). This module decides; sending is
+// run-once.ts's, holding is the state machine's.
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import { maxInputErrors } from '../arguments/canonicalize.js';
 import { argumentsHash } from '../arguments/hash.js';

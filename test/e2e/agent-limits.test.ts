@@ -64,6 +64,8 @@ const tokens = { flood: 'flood-agent-token', quiet: 'quiet-agent-token', paced: 
 
 const config = `settings:
   approval_time: 1h
+  # Every held call here is the same call: each must take a place of its own.
+  join_pending_calls: false
   limits:
     concurrent_requests: 2
     requests_per_second: 1000

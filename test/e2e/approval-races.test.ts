@@ -57,8 +57,13 @@ const startRuntime = async (approvalTime: string): Promise<LocalRuntime> =>
 
 const connect = (runtime: LocalRuntime) => connectAgent(runtime.mcpUrl, demoTokens.procurement);
 
+/** How many orders were held: each is another order (an identical one still waiting would join it). */
+let orders = 0;
+
 const hold = async (client: Client): Promise<string> => {
-  const answer = await client.callTool({ name: 'erp.purchase_orders.create', arguments: bigOrder });
+  orders += 1;
+  const order = { ...bigOrder, description: `Desks, order ${orders}` };
+  const answer = await client.callTool({ name: 'erp.purchase_orders.create', arguments: order });
   const result = ResultObject.parse(answer.structuredContent);
   expect(result.status).toBe('pending_approval');
   return result.execution_id ?? '';

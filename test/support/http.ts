@@ -59,6 +59,8 @@ export const modernRequest = (
     params: {
       ...params,
       _meta: {
+        // A call's own _meta members (an idempotency key) beside the revision's.
+        ...(typeof params._meta === 'object' && params._meta !== null ? params._meta : {}),
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientCapabilities': {},
       },

@@ -32,7 +32,8 @@ type Outcome =
   | { readonly result: ResultObject }
   | { readonly error: { readonly code: number; readonly message: string } };
 
-type Transport = (name: string, args: Record<string, unknown>) => Promise<Outcome>;
+/** One way in: a tools/call of `name` with `args`, and `meta` in its params' _meta. */
+type Transport = (name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) => Promise<Outcome>;
 
 /** A JSON-RPC answer to a tools/call: its result's structured content, or its error. */
 const JsonRpcAnswer = z.union([
@@ -55,8 +56,8 @@ const transports = (deps: UseCaseBed['deps'], gate: RequestGate): Record<string,
       plainToolCalls,
     });
     endpoints.push(endpoint);
-    return async (name, args) => {
-      const { body, headers } = modernRequest('tools/call', { name, arguments: args });
+    return async (name, args, meta = {}) => {
+      const { body, headers } = modernRequest('tools/call', { name, arguments: args, _meta: meta });
       const response = await endpoint.handle(
         new Request('http://127.0.0.1/mcp', { method: 'POST', headers: mcpHeaders(null, headers), body }),
         agent,
@@ -69,16 +70,21 @@ const transports = (deps: UseCaseBed['deps'], gate: RequestGate): Record<string,
   return {
     'MCP (plain path)': mcp(true),
     'MCP (SDK)': mcp(false),
-    gRPC: async (name, args) =>
+    gRPC: async (name, args, meta = {}) =>
       outcomeOfMessage(
         await answerMessage(
           deps,
           { agent, systemKey: null, origin, traceparent: null, gate },
-          JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name, arguments: args, _meta: meta },
+          }),
         ),
       ),
-    channel: async (name, args) => {
-      const bytes = Buffer.from(JSON.stringify({ name, arguments: args }), 'utf8');
+    channel: async (name, args, meta = {}) => {
+      const bytes = Buffer.from(JSON.stringify({ name, arguments: args, _meta: meta }), 'utf8');
       const frame = decodeFrame((await answerChannelBytes(deps, { gate }, { agent, bytes, traceparent: null })).frame);
       if (frame.kind === 'error') return { error: frame.error };
       return { result: ResultObject.parse(frame.result.structuredContent) };
@@ -90,6 +96,34 @@ const statusOf = (outcome: Outcome): string =>
   'result' in outcome ? `${outcome.result.status} ${String(outcome.result.code)}` : `error ${outcome.error.code}`;
 
 describe('one answer to a tool call, whatever carries it', () => {
+  it(
+    verifies(['retries.same-key-same-call', 'retries.key-format'], 'reads the idempotency key on every way in'),
+    async () => {
+      const bed = await useCaseBed();
+      const ways = Object.entries(transports(bed.deps, new RequestGate(bed.clock)));
+      const order = { vendor: 'acme', amount: '250' };
+      const key = { 'approval-gateway/idempotency-key': 'order-7' };
+      const answers = [];
+      for (const [, send] of ways) answers.push(await send(tools.create, order, key));
+      // Sent once, by the first way in; every other answers that same execution.
+      expect(bed.sent).toHaveLength(1);
+      const [first] = answers;
+      expect(first).toMatchObject({ result: { status: 'succeeded' } });
+      for (const answer of answers) expect(answer).toEqual(first);
+      for (const [way, send] of ways) {
+        const malformed = await send(tools.create, order, { 'approval-gateway/idempotency-key': '' });
+        expect(malformed, way).toMatchObject({
+          result: {
+            status: 'denied',
+            code: 'invalid_arguments',
+            input_errors: [{ path: '/_meta/approval-gateway~1idempotency-key', code: 'too_short' }],
+          },
+        });
+      }
+      expect(bed.sent).toHaveLength(1);
+    },
+  );
+
   it(
     verifies(
       'edge.one-agent-allowance',
