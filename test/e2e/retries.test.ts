@@ -75,13 +75,10 @@ const startAnswerGate = async (target: () => string): Promise<AnswerGate> => {
     ...listening,
     url: `http://127.0.0.1:${listening.port}`,
     holdNext: () => {
-      let arrived = () => {};
-      let release = () => {};
-      const arrival = new Promise<void>((resolve) => {
-        arrived = resolve;
-      });
-      armed = { arrived: () => arrived(), released: new Promise<void>((resolve) => (release = resolve)) };
-      return { arrived: arrival, release: () => release() };
+      const arrival = Promise.withResolvers<void>();
+      const release = Promise.withResolvers<void>();
+      armed = { arrived: () => arrival.resolve(), released: release.promise };
+      return { arrived: arrival.promise, release: () => release.resolve() };
     },
   };
 };
