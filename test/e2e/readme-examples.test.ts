@@ -2,6 +2,7 @@
 // fence, only the port changed (the demo listens on a free one here), and run the way the README
 // says: the TypeScript one as `client.mts` with the project's SDK, the Python one with the SDK that
 // `pip install mcp` gives, kept in .venv-snippets/ by scripts/readme-python.sh (CI runs it first).
+// Each runs twice: its idempotency key makes the second run answer the first run's order.
 import { existsSync } from 'node:fs';
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,22 +63,37 @@ const run = async (name: string, text: string, command: string): Promise<string>
   return ran.stdout;
 };
 
+/**
+ * The execution ids of the order each run placed (the first id it printed): the examples set an
+ * idempotency key, so running one again answers the order the first run placed and places none.
+ */
+const placedTwice = (runs: readonly string[], idField: RegExp) => {
+  const ids = runs.map((printed) => idField.exec(printed)?.[1]);
+  expect(ids[0]).toEqual(expect.any(String));
+  expect(ids[1]).toBe(ids[0]);
+  for (const printed of runs) expect(printed).not.toContain('PO-1002');
+};
+
 describe("the README's client examples", () => {
   it(
-    verifies('readme.examples-run', 'the TypeScript example, saved as client.mts, places an order and reads PO-1001'),
+    verifies(
+      ['readme.examples-run', 'retries.docs-per-client'],
+      'the TypeScript example, saved as client.mts, places an order and reads PO-1001; run again, it places none',
+    ),
     async () => {
-      const printed = await run(
-        'client.mts',
-        exampleOf(readme, 'ts', '@modelcontextprotocol/client'),
-        process.execPath,
-      );
+      const example = exampleOf(readme, 'ts', '@modelcontextprotocol/client');
+      const printed = await run('client.mts', example, process.execPath);
       expect(printed.match(/status: 'succeeded'/g)).toHaveLength(2);
       expect(printed).toContain("id: 'PO-1001'");
+      placedTwice([printed, await run('client.mts', example, process.execPath)], /execution_id: '([^']+)'/);
     },
   );
 
   it(
-    verifies('readme.examples-run', 'the Python example runs with the SDK `pip install mcp` gives (2.x)'),
+    verifies(
+      ['readme.examples-run', 'retries.docs-per-client'],
+      'the Python example runs with the SDK `pip install mcp` gives (2.x); run again, it places no second order',
+    ),
     async () => {
       // Not skipped when missing: a README example nobody ran is what this test exists to prevent.
       if (!existsSync(python)) {
@@ -87,9 +103,11 @@ describe("the README's client examples", () => {
       }
       const version = await runProcess(python, ['-c', 'import importlib.metadata as m; print(m.version("mcp"))']);
       expect(version.stdout.trim()).toMatch(/^2\./);
-      const printed = await run('client.py', exampleOf(readme, 'python', 'from mcp import'), python);
+      const example = exampleOf(readme, 'python', 'from mcp import');
+      const printed = await run('client.py', example, python);
       expect(printed.match(/'status': 'succeeded'/g)).toHaveLength(2);
       expect(printed).toContain("'id': 'PO-1001'");
+      placedTwice([printed, await run('client.py', example, python)], /'execution_id': '([^']+)'/);
     },
   );
 });
