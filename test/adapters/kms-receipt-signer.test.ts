@@ -6,7 +6,11 @@ import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localAwsClientConfig } from '../../infra/local/dynamodb.js';
 import { type LocalKms, startLocalKms } from '../../infra/local/kms.js';
-import { derToJoseSignature, KmsReceiptSigner } from '../../shared/adapters/kms-receipt-signer.js';
+import {
+  derToJoseSignature,
+  KmsReceiptSigner,
+  maxReceiptSigningBytes,
+} from '../../shared/adapters/kms-receipt-signer.js';
 import { type JwkSet, jwkThumbprint } from '../../shared/receipts/signer.js';
 import { verifies } from '../support/requirements.js';
 
@@ -68,6 +72,10 @@ describe('KmsReceiptSigner', () => {
     await expect(signer.sign(payload)).rejects.toThrow(/kms:Sign/);
     const symmetric = new KmsReceiptSigner(client, kms.createSymmetricKey());
     await expect(symmetric.publicKeys()).rejects.toThrow();
+    // KMS signs a RAW message of at most 4096 bytes: a longer receipt is refused here, not cut.
+    const allowed = new KmsReceiptSigner(client, kms.createSigningKey());
+    const long = { ...payload, tool: 'x'.repeat(maxReceiptSigningBytes) };
+    await expect(allowed.sign(long)).rejects.toThrow(`KMS signs at most ${maxReceiptSigningBytes}`);
   });
 
   it(verifies('receipt-key.kms-signer', "DER signatures of every length become JWS's 64-byte r||s"), () => {
