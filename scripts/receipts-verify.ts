@@ -17,7 +17,8 @@ import { errorText } from '../shared/errors.js';
 import { jwksPath } from '../shared/receipts/signer.js';
 import { readCommandLine } from './command-line.js';
 
-const localGateway = `http://localhost:${defaultPort}`;
+/** The local gateway as it names itself in the receipts it signs (iss), on its default host and port. */
+const localGateway = `http://127.0.0.1:${defaultPort}`;
 
 const usage = `Usage: npm run receipts:verify -- <receipt> [--jwks <url>] [--issuer <url>]
 
@@ -102,6 +103,13 @@ const run = async (): Promise<number> => {
   if (receipt === undefined || rest.length > 0) {
     process.stderr.write(usage);
     return 2;
+  }
+  for (const option of ['jwks', 'issuer'] as const) {
+    const value = parsed.values[option];
+    if (value !== undefined && !URL.canParse(value)) {
+      process.stderr.write(`--${option} must be a URL (https://…), not "${value.slice(0, 80)}".\n\n${usage}`);
+      return 2;
+    }
   }
   const { jwksUrl, issuer } = endpointsOf(parsed.values);
   let jwks: z.infer<typeof JwkSet>;
