@@ -1,8 +1,10 @@
 // AWS clients for the deployed functions, built once per container from the parsed environment.
+import { generateKeyPairSync } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDbBundlePointers } from '../../shared/adapters/dynamodb/config-store.js';
 import { defaultEventBridgeClient, EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
+import { KeyReceiptSigner } from '../../shared/adapters/key-receipt-signer.js';
 import { KmsBundleSignatures } from '../../shared/adapters/kms-bundle-signatures.js';
 import { defaultKmsClient, KmsSealer } from '../../shared/adapters/kms-sealer.js';
 import { defaultS3Client, S3BundleObjects } from '../../shared/adapters/s3-bundle-objects.js';
@@ -74,17 +76,20 @@ const toolServerClient = (): ToolServerClient => {
   return toolServers;
 };
 
-/** Customer links (approval_url): the public URL when one is set, else the API's own. */
+/** The gateway's base URL in links and receipts: the public URL when one is set, else the API's own. */
+const publicBaseOf = (environment: ApprovalEnvironment): string => environment.PUBLIC_URL ?? environment.API_URL ?? '';
+
+/** Customer links (approval_url). */
 const customerUrlFor =
   (environment: ApprovalEnvironment) =>
   (executionId: string): string =>
-    customerLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
+    customerLink(publicBaseOf(environment), executionId);
 
-/** Console links: the public URL when one is set, else the API's own. */
+/** Console links. */
 const consoleUrlFor =
   (environment: ApprovalEnvironment) =>
   (executionId: string): string =>
-    consoleLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
+    consoleLink(publicBaseOf(environment), executionId);
 
 const notifierFor = (
   environment: ApprovalEnvironment,
@@ -119,6 +124,9 @@ export const recoveryServicesFor = (
     log: logger,
     controlPlane,
     sealer: sealerFor(environment),
+    // receipt key: the receipt-key branch provides it
+    receiptSigner: new KeyReceiptSigner(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey),
+    receiptIssuer: () => publicBaseOf(environment),
     approvalRuns: approvalRunsFor(environment),
   };
 };

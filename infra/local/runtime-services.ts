@@ -1,11 +1,13 @@
 // The local runtime's service composition: the approval services every side of a call uses (the
 // same use-cases and adapters as in AWS, wired to the local stand-ins), the held-call steps function
 // the approval run invokes, and the metrics flushed for what runs outside a request.
+import { generateKeyPairSync } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type InvocationMetrics, invocationMetrics } from '../../functions/commons/metrics.js';
 import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
+import { KeyReceiptSigner } from '../../shared/adapters/key-receipt-signer.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
@@ -80,6 +82,10 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
     clock: systemClock,
     controlPlane,
     sealer: new AesSealer(parts.dataKey),
+    // receipt key: the receipt-key branch provides it
+    receiptSigner: new KeyReceiptSigner(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey),
+    // The gateway's public URL, or the front's own once it listens.
+    receiptIssuer: () => links.base,
     systems: new HttpSystemClient(),
     toolServers: new ToolServers({ mcp: configuration.mcpClient }),
     log: logger('calls'),
