@@ -206,6 +206,18 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   ...fields,
 });
 
+/** What an agent is answered about its execution: its result object, and the receipt its call was sent with. */
+export interface ExecutionAnswer {
+  readonly result: ResultObject;
+  /** The approval receipt (a compact JWS), carried beside the result object (MCP's _meta); null when none. */
+  readonly receipt: string | null;
+}
+
+export const executionAnswerOf = (execution: Execution): ExecutionAnswer => ({
+  result: toResultObject(execution),
+  receipt: execution.receipt,
+});
+
 /** What an agent may learn about its own execution. */
 export const toResultObject = (execution: Execution): ResultObject =>
   resultObject({

@@ -5,9 +5,8 @@
 // execution id and its result is the same result object tools/call answers. Pure: no store here.
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Execution } from '../../executions/execution.js';
-import { toResultObject } from '../../executions/execution.js';
 import { isErrorStatus } from '../../result.js';
-import { toCallToolResult } from '../tool-call/tool-result.js';
+import { executionCallToolResult } from '../tool-call/tool-result.js';
 
 /** The extension's identifier (client and server capabilities, 2026-07-28). */
 export const tasksExtensionId = 'io.modelcontextprotocol/tasks';
@@ -96,7 +95,7 @@ export const task2026 = (execution: Execution): Task2026 => ({
 });
 
 /** The result the call answers, as tools/call would send it now. */
-const taskResultOf = (execution: Execution): CallToolResult => toCallToolResult(toResultObject(execution));
+const taskResultOf = (execution: Execution): CallToolResult => executionCallToolResult(execution);
 
 /** 2025-11-25 CreateTaskResult: the task wrapped in `task`. */
 export const createTaskResult2025 = (execution: Execution): { readonly task: Task2025 } => ({
