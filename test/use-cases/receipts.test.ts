@@ -64,7 +64,12 @@ describe('a receipt for an approved HTTP call', () => {
       await approve(bed, held);
       const decidedAt = new Date(bed.clock.now()).toISOString();
       bed.clock.advance(1_000);
-      expect(await executeApproved(bed.deps, held)).toMatchObject({ status: 'succeeded' });
+      const lines: [string, ...unknown[]][] = [];
+      const log = {
+        info: (message: string, ...fields: unknown[]) => void lines.push([message, ...fields]),
+        warn: (message: string, ...fields: unknown[]) => void lines.push([message, ...fields]),
+      };
+      expect(await executeApproved({ ...bed.deps, log }, held)).toMatchObject({ status: 'succeeded' });
 
       const request = onlyRequest(bed, held.execution_id);
       const receipt = request.headers['approval-receipt'];
@@ -80,6 +85,9 @@ describe('a receipt for an approved HTTP call', () => {
         approvals: [{ role: 'staff', by: financeApprover.id, at: decidedAt }],
         http: { method: 'POST', path: '/orders', body_sha256: base64urlSha256(request.body ?? '') },
       });
+      // The call's log lines say how it went, not what it carried.
+      expect(lines.map(([message]) => message)).toContain('system call finished');
+      expect(JSON.stringify(lines)).not.toContain(receipt?.split('.')[2] ?? 'a receipt');
       // The hash is of the bytes sent, which hold the canonical arguments.
       expect(JSON.parse(request.body ?? '')).toMatchObject({ vendor: 'acme', amount: '1500' });
       // Kept with the claim; the record went approved → succeeded with no other write.
