@@ -7,7 +7,7 @@ import type { OutboundRequest } from '../invoke/system-client.js';
 import type { ReceiptSigner } from './signer.js';
 
 /** How long a receipt is good for after it is signed, in seconds (the call is sent right after). */
-export const receiptLifetimeSeconds = 300;
+const receiptLifetimeSeconds = 300;
 
 /** The header an HTTP system receives the receipt in. */
 export const receiptHeader = 'approval-receipt';
@@ -16,7 +16,7 @@ export const receiptHeader = 'approval-receipt';
 export const receiptMetaKey = 'approval-gateway/receipt';
 
 /** One person's part in the approval: staff approved, or the customer confirmed. */
-export interface ReceiptApproval {
+interface ReceiptApproval {
   readonly role: 'staff' | 'customer';
   /** The approver's id, or the customer's. */
   readonly by: string;
@@ -31,7 +31,7 @@ export interface HttpBinding {
   readonly body_sha256: string | null;
 }
 
-export type ReceiptClaims = {
+type ReceiptClaims = {
   readonly iss: string;
   readonly sub: string;
   readonly jti: string;
@@ -47,7 +47,7 @@ export type ReceiptClaims = {
  * The human steps the record holds, in the order they are taken: the customer confirms first,
  * staff approve after. A customer alone decides the call (decided_by is then the customer).
  */
-export const approvalsOf = (execution: Execution): ReceiptApproval[] => {
+const approvalsOf = (execution: Execution): ReceiptApproval[] => {
   const step = execution.decision?.step ?? null;
   const approvals: ReceiptApproval[] = [];
   const customer = execution.customer_id ?? execution.decided_by;
@@ -75,7 +75,7 @@ export const httpBindingOf = (request: Pick<OutboundRequest, 'method' | 'url' | 
 };
 
 /** The receipt's claims for an approved call about to be sent, signed now by the gateway at `issuer`. */
-export const receiptClaims = (
+const receiptClaims = (
   execution: Execution,
   issuer: string,
   nowMs: number,

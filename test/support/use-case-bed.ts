@@ -20,6 +20,7 @@ import type { Execution } from '../../shared/executions/execution.js';
 import type { IdSource } from '../../shared/ids.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
+import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { type CallToolDeps, callTool } from '../../shared/use-cases/call-tool.js';
 import { unusedPort } from './approval-deps.js';
 import { ManualClock } from './clock.js';
@@ -300,6 +301,16 @@ export const holdRestrictedLookup = async (bed: UseCaseBed): Promise<Execution> 
     throw new Error(`expected the lookup to be held; it answered ${JSON.stringify(answer)}`);
   }
   return bed.record(answer.execution_id);
+};
+
+/** Finance approves a held call (the approval must hold). */
+export const approveHeld = async (bed: UseCaseBed, held: Execution): Promise<void> => {
+  const decided = await decide(bed.deps, financeApprover, {
+    execution_id: held.execution_id,
+    outcome: 'approve',
+    arguments_hash: held.arguments_hash ?? '',
+  });
+  if (decided.kind !== 'decided') throw new Error(`expected the approval to hold: ${decided.reason}`);
 };
 
 /** A large order, held for finance: the pending record as stored. */

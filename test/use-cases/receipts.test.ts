@@ -6,16 +6,15 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Customer } from '../../shared/approvals/approver.js';
 import { executionCallToolResult } from '../../shared/edge/tool-call/tool-result.js';
-import type { Execution } from '../../shared/executions/execution.js';
 import type { OutboundRequest } from '../../shared/invoke/system-client.js';
 import { receiptMetaKey } from '../../shared/receipts/claims.js';
-import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { customerAnswer } from '../../shared/use-cases/customer-decisions.js';
 import { executeApproved } from '../../shared/use-cases/held-call-steps.js';
 import { verifiedReceipt } from '../support/receipts.js';
 import { verifies } from '../support/requirements.js';
 import {
+  approveHeld,
   argumentsOf,
   benchGatewayUrl,
   benchSnapshot,
@@ -32,15 +31,6 @@ import {
 
 /** The claims of a receipt signed by the bench's key for the bench's gateway. */
 const verified = (receipt: unknown) => verifiedReceipt(receipt, testReceiptSigner, benchGatewayUrl);
-
-const approve = async (bed: UseCaseBed, held: Execution): Promise<void> => {
-  const decided = await decide(bed.deps, financeApprover, {
-    execution_id: held.execution_id,
-    outcome: 'approve',
-    arguments_hash: held.arguments_hash ?? '',
-  });
-  if (decided.kind !== 'decided') throw new Error(`expected the approval to hold: ${decided.reason}`);
-};
 
 const base64urlSha256 = (text: string): string =>
   createHash('sha256').update(Buffer.from(text, 'utf8')).digest('base64url');
@@ -61,7 +51,7 @@ describe('a receipt for an approved HTTP call', () => {
       const bed = await useCaseBed();
       const held = await holdLargeOrder(bed);
       bed.clock.advance(60_000);
-      await approve(bed, held);
+      await approveHeld(bed, held);
       const decidedAt = new Date(bed.clock.now()).toISOString();
       bed.clock.advance(1_000);
       const lines: [string, ...unknown[]][] = [];
@@ -115,7 +105,7 @@ describe('a receipt for an approved HTTP call', () => {
       expect(confirmed).toMatchObject({ kind: 'answered' });
       const confirmedAt = new Date(bed.clock.now()).toISOString();
       bed.clock.advance(30_000);
-      await approve(bed, held);
+      await approveHeld(bed, held);
       const approvedAt = new Date(bed.clock.now()).toISOString();
       await executeApproved(bed.deps, held);
 
@@ -132,7 +122,7 @@ describe('a receipt for an approved HTTP call', () => {
     async () => {
       const bed = await useCaseBed();
       const held = await holdRestrictedLookup(bed);
-      await approve(bed, held);
+      await approveHeld(bed, held);
       await executeApproved(bed.deps, held);
       const request = onlyRequest(bed, held.execution_id);
       expect(request.body).toBeNull();
@@ -162,7 +152,7 @@ describe('a receipt for an approved HTTP call', () => {
     async () => {
       const bed = await useCaseBed();
       const held = await holdLargeOrder(bed);
-      await approve(bed, held);
+      await approveHeld(bed, held);
       const failing = {
         ...bed.deps,
         receiptSigner: {

@@ -17,13 +17,12 @@ import { limitsNow } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
 import { receiptMetaKey } from '../../shared/receipts/claims.js';
 import { ResultObject, resultObject } from '../../shared/result.js';
-import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { executeApproved } from '../../shared/use-cases/held-call-steps.js';
 import { decodeFrame } from '../../shared/wire/call-tool-frame.js';
 import { mcpHeaders, modernRequest } from '../support/http.js';
 import { verifies } from '../support/requirements.js';
 import {
-  financeApprover,
+  approveHeld,
   holdLargeOrder,
   procurementAgent,
   tools,
@@ -182,12 +181,7 @@ describe('one answer to a tool call, whatever carries it', () => {
       const bed = await useCaseBed();
       const ways = Object.entries(transports(bed.deps, new RequestGate(bed.clock)));
       const held = await holdLargeOrder(bed);
-      const decided = await decide(bed.deps, financeApprover, {
-        execution_id: held.execution_id,
-        outcome: 'approve',
-        arguments_hash: held.arguments_hash ?? '',
-      });
-      expect(decided.kind).toBe('decided');
+      await approveHeld(bed, held);
       await executeApproved(bed.deps, held);
       const { receipt } = await bed.record(held.execution_id);
       expect(receipt).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
