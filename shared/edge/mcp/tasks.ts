@@ -117,8 +117,8 @@ export const detailedTask2026 = (execution: Execution): Task2026 & { readonly re
   return task.status === 'completed' ? { ...task, result: taskResultOf(execution) } : task;
 };
 
-/** 2025-11-25 tasks/result of a final task: exactly the tools/call answer, naming its task. */
-export const taskPayload2025 = (execution: Execution): CallToolResult => ({
-  ...taskResultOf(execution),
-  _meta: { [relatedTaskMetaKey]: { taskId: execution.execution_id } },
-});
+/** 2025-11-25 tasks/result of a final task: exactly the tools/call answer (its receipt kept), naming its task. */
+export const taskPayload2025 = (execution: Execution): CallToolResult => {
+  const answer = taskResultOf(execution);
+  return { ...answer, _meta: { ...answer._meta, [relatedTaskMetaKey]: { taskId: execution.execution_id } } };
+};
