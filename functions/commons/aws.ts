@@ -88,17 +88,20 @@ const toolServerClient = (): ToolServerClient => {
   return toolServers;
 };
 
-/** Customer links (approval_url): the public URL when one is set, else the API's own. */
+/** The gateway's base URL in links and receipts: the public URL when one is set, else the API's own. */
+const publicBaseOf = (environment: ApprovalEnvironment): string => environment.PUBLIC_URL ?? environment.API_URL ?? '';
+
+/** Customer links (approval_url). */
 const customerUrlFor =
   (environment: ApprovalEnvironment) =>
   (executionId: string): string =>
-    customerLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
+    customerLink(publicBaseOf(environment), executionId);
 
-/** Console links: the public URL when one is set, else the API's own. */
+/** Console links. */
 const consoleUrlFor =
   (environment: ApprovalEnvironment) =>
   (executionId: string): string =>
-    consoleLink(environment.PUBLIC_URL ?? environment.API_URL ?? '', executionId);
+    consoleLink(publicBaseOf(environment), executionId);
 
 const notifierFor = (
   environment: ApprovalEnvironment,
@@ -133,6 +136,7 @@ const sendingServicesFor = (
     log: logger,
     controlPlane,
     sealer: sealerFor(environment),
+    receiptIssuer: () => publicBaseOf(environment),
     approvalRuns: approvalRunsFor(environment),
   };
 };

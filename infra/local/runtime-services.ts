@@ -86,6 +86,8 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
     controlPlane,
     sealer: new AesSealer(parts.dataKey),
     receiptSigner: new KeyReceiptSigner(parts.receiptKey),
+    // The gateway's public URL, or the front's own once it listens.
+    receiptIssuer: () => links.base,
     systems: new HttpSystemClient(),
     toolServers: new ToolServers({ mcp: configuration.mcpClient }),
     log: logger('calls'),

@@ -6,7 +6,12 @@ import WebSocket, { type RawData } from 'ws';
 import type { ResolvedCallToolSystem } from '../config/resolved.js';
 import { errorText } from '../errors.js';
 import { credentialHeaders } from '../invoke/credentials.js';
-import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
+import {
+  type ToolServerAnswer,
+  type ToolServerClient,
+  type ToolServerRequest,
+  toolCallMeta,
+} from '../invoke/tool-server.js';
 import { decodeFrame, FrameDecodeError } from '../wire/call-tool-frame.js';
 
 /** The channel's path under the proxy's base URL. */
@@ -25,10 +30,14 @@ const upgradeHeaders = (system: ResolvedCallToolSystem, request: ToolServerReque
 
 /**
  * The params message: the tool's own name and the canonical arguments' text as given, placed by
- * concatenation so an integer beyond 2^53 reaches the proxy digit for digit.
+ * concatenation so an integer beyond 2^53 reaches the proxy digit for digit; an approved call's
+ * receipt in its _meta.
  */
-const paramsText = (request: ToolServerRequest): string =>
-  `{"name":${JSON.stringify(request.name)},"arguments":${request.argumentsJson}}`;
+const paramsText = (request: ToolServerRequest): string => {
+  const meta = toolCallMeta(request);
+  const metaText = meta === null ? '' : `,"_meta":${JSON.stringify(meta)}`;
+  return `{"name":${JSON.stringify(request.name)},"arguments":${request.argumentsJson}${metaText}}`;
+};
 
 /** ws reads a message only up to this many bytes (a signed 32-bit field); the cap never exceeds it. */
 const largestPayload = 2 ** 31 - 1;

@@ -23,7 +23,12 @@ import * as z from 'zod';
 import type { ResolvedMcpSystem } from '../config/resolved.js';
 import { errorText } from '../errors.js';
 import { credentialHeaders } from '../invoke/credentials.js';
-import type { ToolServerAnswer, ToolServerClient, ToolServerRequest } from '../invoke/tool-server.js';
+import {
+  type ToolServerAnswer,
+  type ToolServerClient,
+  type ToolServerRequest,
+  toolCallMeta,
+} from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
 import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../wire/exact-json.js';
 import { countedBody, type Exchange, exactResultOf, httpFetch } from './mcp-fetch.js';
@@ -76,6 +81,12 @@ const versionNegotiation = (protocol: ResolvedMcpSystem['protocol']) => {
 /** The request id header, by which the fetch finds its exchange. */
 const requestIdHeader = 'x-request-id';
 
+/** The tools/call's _meta param, when the call has one (an approved call's receipt). */
+const metaParam = (request: ToolServerRequest): { _meta?: Readonly<Record<string, string>> } => {
+  const meta = toolCallMeta(request);
+  return meta === null ? {} : { _meta: meta };
+};
+
 export class McpServerClient implements ToolServerClient {
   private readonly connections = new Map<string, Connection>();
   private readonly exchanges = new Map<string, Exchange>();
@@ -121,7 +132,7 @@ export class McpServerClient implements ToolServerClient {
         this.inProgress.set(client, (this.inProgress.get(client) ?? 0) + 1);
         try {
           const result = await client.request(
-            { method: 'tools/call', params: { name: request.name, arguments: args } },
+            { method: 'tools/call', params: { name: request.name, arguments: args, ...metaParam(request) } },
             AnyResult,
             {
               signal: controller.signal,

@@ -115,6 +115,11 @@ export const Execution = z.object({
   /** When a write was claimed for sending, and by when its outcome must be known. */
   claimed_at: z.iso.datetime().nullable().default(null),
   deadline_at: z.iso.datetime().nullable().default(null),
+  /**
+   * The approval receipt an approved call was sent with (a compact JWS), kept with its claim; null
+   * for a call that ran at once (no one approved it) and on records written before receipts.
+   */
+  receipt: z.string().nullable().default(null),
   /** The system's HTTP status and how long the call took. */
   http_status: z.number().int().nullable().default(null),
   latency_ms: z.number().int().nullable().default(null),
@@ -182,6 +187,7 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   customer_confirmed_at: null,
   claimed_at: null,
   deadline_at: null,
+  receipt: null,
   http_status: null,
   latency_ms: null,
   trace_id: null,
@@ -198,6 +204,18 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   updated_at: fields.created_at,
   history: [{ status: fields.status, at: fields.created_at }],
   ...fields,
+});
+
+/** What an agent is answered about its execution: its result object, and the receipt its call was sent with. */
+export interface ExecutionAnswer {
+  readonly result: ResultObject;
+  /** The approval receipt (a compact JWS), carried beside the result object (MCP's _meta); null when none. */
+  readonly receipt: string | null;
+}
+
+export const executionAnswerOf = (execution: Execution): ExecutionAnswer => ({
+  result: toResultObject(execution),
+  receipt: execution.receipt,
 });
 
 /** What an agent may learn about its own execution. */

@@ -55,6 +55,8 @@ export interface TransitionRequest {
 export interface ClaimRequest {
   readonly at: string;
   readonly deadline: string;
+  /** The approval receipt the call is sent with, kept in the claim's own write (absent: none). */
+  readonly receipt?: string;
 }
 
 export type TransitionResult =

@@ -94,7 +94,12 @@ export const legalPlan = (change: TransitionRequest): WritePlan => {
  */
 export const planClaim = (claim: ClaimRequest): WritePlan => ({
   conditions: { status: 'approved', unset: 'claimed_at' },
-  sets: { claimed_at: claim.at, deadline_at: claim.deadline, updated_at: claim.at },
+  sets: {
+    claimed_at: claim.at,
+    deadline_at: claim.deadline,
+    updated_at: claim.at,
+    ...(claim.receipt === undefined ? {} : { receipt: claim.receipt }),
+  },
   historyEntry: null,
   retainFrom: null,
   openIndex: { kind: 'due', until: claim.deadline },

@@ -9,6 +9,7 @@ import { httpStatusCode, type ResultCode, type SystemCode, systemCode } from '..
 import { depthOf, maxResultDepth } from '../json-depth.js';
 import { pointerValue } from '../json-pointer.js';
 import { setOwn } from '../objects.js';
+import { receiptHeader } from '../receipts/claims.js';
 import { redactSecrets, type SecretRules } from '../secrets.js';
 import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import { type FormField, formBodyText } from '../wire/form-body.js';
@@ -83,6 +84,15 @@ export const buildRequest = (
     maxResponseBytes: system.max_response_size,
   };
 };
+
+/**
+ * The request with the approval receipt signed over it (its method, path and body as built): the
+ * gateway's own header, added last, so nothing an agent sends can replace it.
+ */
+export const withReceipt = (request: OutboundRequest, receipt: string): OutboundRequest => ({
+  ...request,
+  headers: { ...request.headers, [receiptHeader]: receipt },
+});
 
 export type CallOutcome =
   | { readonly status: 'succeeded'; readonly code: null; readonly result: unknown; readonly httpStatus: number | null }

@@ -8,6 +8,7 @@ import { isJsonObject } from '../catalog/tool.js';
 import type { ResolvedToolServer } from '../config/resolved.js';
 import { mcpErrorCode, type SystemCode, systemCode } from '../errors.js';
 import { depthOf, maxResultDepth } from '../json-depth.js';
+import { receiptMetaKey } from '../receipts/claims.js';
 import { redactedValue, redactSecrets, type SecretRules } from '../secrets.js';
 import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
 import { type CallOutcome, lostAnswer, systemErrorCode } from './call.js';
@@ -20,11 +21,17 @@ export interface ToolServerRequest {
   readonly argumentsJson: string;
   readonly executionId: string;
   readonly traceparent: string;
+  /** The approval receipt of an approved call, sent in the tools/call's _meta (absent: no one approved it). */
+  readonly receipt?: string;
   /** Total time allowed, from opening the connection to the last byte read. */
   readonly deadlineMs: number;
   /** Largest answer read; beyond it the answer is dropped. */
   readonly maxResponseBytes: number;
 }
+
+/** The _meta of the tools/call sent: an approved call's receipt; null for a call no one approved. */
+export const toolCallMeta = (request: ToolServerRequest): Readonly<Record<string, string>> | null =>
+  request.receipt === undefined ? null : { [receiptMetaKey]: request.receipt };
 
 /**
  * What came back. `sent` tells whether the call may have reached the tool (so a write may have

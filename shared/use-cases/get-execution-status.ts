@@ -3,7 +3,7 @@
 import type { AgentIdentity } from '../auth/agent.js';
 import type { Clock } from '../clock.js';
 import { coded, inputError } from '../errors.js';
-import { toResultObject } from '../executions/execution.js';
+import { type ExecutionAnswer, executionAnswerOf } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import { jsonPointer } from '../json-pointer.js';
@@ -13,14 +13,26 @@ import { settleOverdue } from './held-calls.js';
 /** The refusal of an argument that is not an execution id: its words also explain the entry. */
 const notAnId = coded('invalid_arguments', 'execution_id');
 
-const invalid = (input_errors: InputError[]): ResultObject =>
-  resultObject({ status: 'unknown', ...notAnId, input_errors });
+const invalid = (input_errors: InputError[]): ExecutionAnswer => ({
+  result: resultObject({ status: 'unknown', ...notAnId, input_errors }),
+  receipt: null,
+});
 
+type StatusDeps = { readonly store: ExecutionStore; readonly clock: Clock };
+
+/** The result object of the agent's call. */
 export const getExecutionStatus = async (
-  deps: { readonly store: ExecutionStore; readonly clock: Clock },
+  deps: StatusDeps,
   agent: AgentIdentity,
   args: Readonly<Record<string, unknown>>,
-): Promise<ResultObject> => {
+): Promise<ResultObject> => (await executionStatusAnswer(deps, agent, args)).result;
+
+/** The result object of the agent's call, and the approval receipt it was sent with (null when none). */
+export const executionStatusAnswer = async (
+  deps: StatusDeps,
+  agent: AgentIdentity,
+  args: Readonly<Record<string, unknown>>,
+): Promise<ExecutionAnswer> => {
   const { store } = deps;
   const errors: InputError[] = Object.keys(args)
     .filter((key) => key !== 'execution_id')
@@ -38,7 +50,7 @@ export const getExecutionStatus = async (
 
   const execution = await store.getOwned({ execution_id: executionId.trim().toLowerCase(), agent_id: agent.id });
   if (execution === undefined) {
-    return resultObject({ status: 'unknown', ...coded('not_found') });
+    return { result: resultObject({ status: 'unknown', ...coded('not_found') }), receipt: null };
   }
-  return toResultObject(await settleOverdue(deps, execution));
+  return executionAnswerOf(await settleOverdue(deps, execution));
 };

@@ -18,17 +18,19 @@ import { type CatalogTool, isJsonObject, type JsonObject } from '../catalog/tool
 import { type Clock, isoAt } from '../clock.js';
 import type { ResolvedSystem } from '../config/resolved.js';
 import type { ControlPlane } from '../control-plane/control-plane.js';
-import { type Coded, coded, outcomeMessage, StoreUnavailableError } from '../errors.js';
+import { type Coded, coded, errorText, outcomeMessage, StoreUnavailableError } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
 import { fitsRecord } from '../executions/record-size.js';
 import { type ExecutionKey, type ExecutionStore, heldAfter } from '../executions/store.js';
-import { buildRequest, type CallOutcome, classify } from '../invoke/call.js';
+import { buildRequest, type CallOutcome, classify, withReceipt } from '../invoke/call.js';
 import type { SystemClient } from '../invoke/system-client.js';
 import { boundedTimeoutMs } from '../invoke/time-budget.js';
 import { classifyToolAnswer, type ToolServerClient } from '../invoke/tool-server.js';
 import { resumeTrace } from '../invoke/trace.js';
 import type { Log } from '../log.js';
 import type { PolicyDecision } from '../policy/engine.js';
+import { type HttpBinding, httpBindingOf, signReceipt } from '../receipts/claims.js';
+import type { ReceiptSigner } from '../receipts/signer.js';
 import type { Sealer } from '../sealing.js';
 import { secretRulesOf } from '../secrets.js';
 import { exactJsonText, parseExactJson } from '../wire/exact-json.js';
@@ -62,6 +64,10 @@ const withinTimeLeft = (deps: RunOnceDeps, sendable: Sendable): Sendable => {
 export interface ApprovedRunDeps extends RunOnceDeps {
   readonly controlPlane: ControlPlane;
   readonly sealer: Sealer;
+  /** Signs the receipt an approved call carries to its system (and its agent sees). */
+  readonly receiptSigner: ReceiptSigner;
+  /** The gateway's public base URL, the receipts' issuer (read when one is signed). */
+  readonly receiptIssuer: () => string;
 }
 
 /** How long after its deadline an unsettled claim is declared interrupted. */
@@ -75,10 +81,15 @@ export interface Sendable {
   readonly traceparent: string;
 }
 
-/** A call made ready to send: its whole deadline, and the send that classifies its answer. */
+/**
+ * A call made ready to send: its whole deadline, the HTTP request as built (what a receipt binds;
+ * null for a tool server's call), and the send, with the receipt when the call has one, that
+ * classifies its answer.
+ */
 interface Dispatch {
   readonly deadlineMs: number;
-  readonly send: (deps: RunOnceDeps) => Promise<CallOutcome>;
+  readonly http: (() => HttpBinding) | null;
+  readonly send: (deps: RunOnceDeps, receipt: string | null) => Promise<CallOutcome>;
 }
 
 /** How this tool is reached: an HTTP request built from its bindings, or its server's tool call. */
@@ -90,7 +101,14 @@ const dispatchFor = (execution: Execution, sendable: Sendable): Dispatch => {
     const outbound = buildRequest(tool.target, system, args, context);
     return {
       deadlineMs: outbound.deadlineMs,
-      send: async (deps) => classify(await deps.systems.send(outbound), tool, system, rules),
+      http: () => httpBindingOf(outbound),
+      send: async (deps, receipt) =>
+        classify(
+          await deps.systems.send(receipt === null ? outbound : withReceipt(outbound, receipt)),
+          tool,
+          system,
+          rules,
+        ),
     };
   }
   if (tool.target.kind === 'tool-server' && system.kind !== 'openapi') {
@@ -104,7 +122,13 @@ const dispatchFor = (execution: Execution, sendable: Sendable): Dispatch => {
     };
     return {
       deadlineMs: request.deadlineMs,
-      send: async (deps) => classifyToolAnswer(await deps.toolServers.call(request), tool, rules),
+      http: null,
+      send: async (deps, receipt) =>
+        classifyToolAnswer(
+          await deps.toolServers.call(receipt === null ? request : { ...request, receipt }),
+          tool,
+          rules,
+        ),
     };
   }
   // The catalog builds each tool from its own system, so the two always agree.
@@ -125,7 +149,8 @@ const send = async (
   dispatch: Dispatch,
 ): Promise<{ outcome: CallOutcome; latency: number }> => {
   const started = deps.clock.now();
-  const outcome = await dispatch.send(deps);
+  // An approved call's receipt was kept with its claim: the record says what is sent.
+  const outcome = await dispatch.send(deps, execution.receipt);
   const latency = deps.clock.now() - started;
   deps.log.info('system call finished', {
     execution_id: execution.execution_id,
@@ -284,6 +309,30 @@ const approvalCovers = (execution: Execution, decision: PolicyDecision): boolean
 };
 
 /**
+ * Signs the receipt of an approved call, over the request as it will be sent, before its claim, so
+ * the claim's own write keeps it. An approved call is never sent without its receipt: a signer
+ * that fails leaves it approved and unclaimed, nothing sent, for the workflow's retries and
+ * recovery to run again (docs/adr/0085-approval-receipts-on-calls.md).
+ */
+const receiptFor = async (deps: ApprovedRunDeps, execution: Execution, dispatch: Dispatch): Promise<string> => {
+  try {
+    return await signReceipt(
+      deps.receiptSigner,
+      execution,
+      deps.receiptIssuer(),
+      deps.clock.now(),
+      dispatch.http?.() ?? null,
+    );
+  } catch (error) {
+    deps.log.warn('an approved call was not sent: its receipt could not be signed; it is tried again', {
+      execution_id: execution.execution_id,
+      error: errorText(error),
+    });
+    throw new Error('The approval receipt could not be signed; the call was not sent.', { cause: error });
+  }
+};
+
+/**
  * Runs an approved call once: claims it (a conditional write only one worker wins), sends exactly
  * the canonical arguments the approver saw (checked against their hash), and records the outcome.
  * Before the claim, the tool must still be on and the current policy must still allow the call as
@@ -332,7 +381,8 @@ export const runApproved = async (deps: ApprovedRunDeps, key: ExecutionKey): Pro
   }
   const sendable = { tool, system, args, traceparent: resumeTrace(execution.trace_id).traceparent };
   const dispatch = dispatchFor(execution, withinTimeLeft(deps, sendable));
-  const claimed = await deps.store.claim(execution, claimWindow(deps.clock, dispatch));
+  const receipt = await receiptFor(deps, execution, dispatch);
+  const claimed = await deps.store.claim(execution, { ...claimWindow(deps.clock, dispatch), receipt });
   // Another worker claimed it first: it sends, this one does not.
   if (claimed.kind === 'conflict') return claimed.current;
   return sendClaimed(deps, claimed.execution, sendable, dispatch);

@@ -1,6 +1,7 @@
 // Which headers an agent may fill through a header parameter, and what a header value may hold.
 // The gateway owns the connection, the framing, the credentials and its own tracing headers; an
 // agent's argument never sets one of them (RFC 9110 §7.6.1, RFC 9112; OpenAPI 3.x "Parameter Object").
+import { receiptHeader } from '../receipts/claims.js';
 
 /** RFC 9110 token: a header field name. `api_key` is one; `X Key` or `X:Key` are not. */
 export const headerNamePattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -30,8 +31,11 @@ const transportHeaders: ReadonlySet<string> = new Set([...hopByHop, 'host', 'con
 /** Header parameters OpenAPI 3.x says are ignored: the document describes these elsewhere. */
 const openApiIgnoredHeaders: ReadonlySet<string> = new Set(['accept', 'content-type', 'authorization']);
 
-/** Headers the gateway sets on every call, whatever the arguments say. */
-const gatewayHeaders: ReadonlySet<string> = new Set(['x-request-id', 'traceparent']);
+/**
+ * Headers the gateway sets itself, whatever the arguments say: on every call, and the approval
+ * receipt on an approved one (an agent holding an earlier receipt never sends it as its own).
+ */
+const gatewayHeaders: ReadonlySet<string> = new Set(['x-request-id', 'traceparent', receiptHeader]);
 
 /**
  * What becomes of a header parameter:

@@ -76,6 +76,14 @@ describe('what the channel client sends', () => {
     },
   );
 
+  it(verifies('receipts.tool-server-meta', "sends an approved call's receipt in the params' _meta"), async () => {
+    proxy.behave({ kind: 'result', result: { content: [{ type: 'text', text: 'ok' }] } });
+    await callOnce(aRequest({ receipt: 'header.claims.signature' }));
+    expect(proxy.connections[0]?.messages).toEqual([
+      '{"name":"echo","arguments":{"message":"hello"},"_meta":{"approval-gateway/receipt":"header.claims.signature"}}',
+    ]);
+  });
+
   it(verifies('systems.call-tool-request', 'turns http into ws and https into wss, keeping a base path'), () => {
     expect(channelUrl('http://127.0.0.1:9000')).toBe('ws://127.0.0.1:9000/tool/call-tool');
     expect(channelUrl('https://tools.example.com/base')).toBe('wss://tools.example.com/base/tool/call-tool');

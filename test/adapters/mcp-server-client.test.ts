@@ -153,6 +153,23 @@ describe('a server whose faults the test sets', () => {
     },
   );
 
+  it(verifies('receipts.tool-server-meta', "sends an approved call's receipt in the tools/call's _meta"), async () => {
+    const system = anMcpSystem(server.url, { protocol: '2026-07-28' });
+    const call = aCall(system, 'lookup', '{"query":"x"}', { receipt: 'header.claims.signature' });
+    expect(await client.call(call)).toMatchObject({ kind: 'result' });
+    const seen = server.requests.find((request) => request.headers['x-request-id'] === call.executionId);
+    // Beside the revision's own envelope, which it does not replace.
+    expect(JSON.parse(seen?.body ?? '{}').params._meta).toMatchObject({
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'approval-gateway/receipt': 'header.claims.signature',
+    });
+    // A call no one approved carries none.
+    const direct = aCall(system, 'lookup', '{"query":"x"}');
+    await client.call(direct);
+    const plain = server.requests.find((request) => request.headers['x-request-id'] === direct.executionId);
+    expect(JSON.parse(plain?.body ?? '{}').params._meta ?? {}).not.toHaveProperty('approval-gateway/receipt');
+  });
+
   it(verifies('systems.mcp-connection', 'reuses one connection across calls'), async () => {
     const system = anMcpSystem(server.url, {
       protocol: '2025-11-25',

@@ -405,6 +405,14 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
         expect((await store.claim(approved, { at: at(30_000), deadline: at(40_000) })).kind).toBe('conflict');
       });
 
+      it(verifies('receipts.signed-before-claim', "a claim keeps the call's receipt in its own write"), async () => {
+        const approved = anExecution({ status: 'approved' });
+        await store.create(approved);
+        const claimed = await store.claim(approved, { at: at(0), deadline: at(10_000), receipt: 'h.c.s' });
+        expect(claimed).toMatchObject({ kind: 'applied', execution: { receipt: 'h.c.s', claimed_at: at(0) } });
+        expect((await store.getOwned(approved))?.receipt).toBe('h.c.s');
+      });
+
       it(
         verifies('store.guarded-writes', 'an annotation holds only in the expected status, and once when asked'),
         async () => {

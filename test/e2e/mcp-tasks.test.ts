@@ -151,7 +151,11 @@ describe('2025-11-25: task-augmented tools/call', () => {
       expect(Date.parse(done.lastUpdatedAt)).toBeGreaterThan(Date.parse(done.createdAt));
       const payload = await client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, ToolAnswer);
       expect(payload.structuredContent).toMatchObject({ status: 'succeeded', execution_id: task.taskId });
-      expect(payload._meta).toEqual({ 'io.modelcontextprotocol/related-task': { taskId: task.taskId } });
+      // Naming its task, and with the approval receipt the call was sent with.
+      expect(payload._meta).toEqual({
+        'io.modelcontextprotocol/related-task': { taskId: task.taskId },
+        'approval-gateway/receipt': expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+      });
     },
   );
 

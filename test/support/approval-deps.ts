@@ -23,6 +23,8 @@ export const approvalDepsFor = (
   log: { info: () => undefined, warn: () => undefined },
   controlPlane: { current: unusedPort('the control plane') },
   sealer: { seal: unusedPort('the sealer'), open: unusedPort('the sealer') },
+  receiptSigner: { sign: unusedPort('the receipt signer'), publicKeys: unusedPort('the receipt signer') },
+  receiptIssuer: () => 'http://127.0.0.1',
   notifier: { heldCall: unusedPort('the notifier') },
   consoleUrl: (id) => `http://127.0.0.1/console/executions/${id}`,
   approvalRuns: { start: unusedPort('the approval runs'), signal: unusedPort('the approval run signal') },

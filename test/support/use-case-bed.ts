@@ -3,8 +3,9 @@
 // record what they are asked: system calls, approval runs started and signalled, notices.
 //
 // Long: one fake per port a use-case takes, each recording what it is asked, beside the bed that wires them.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
+import { KeyReceiptSigner } from '../../shared/adapters/key-receipt-signer.js';
 import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
 import type { ApprovalRunOutcome, ApprovalRunStart, ApprovalRunStarted } from '../../shared/approvals/approval-runs.js';
 import type { Approver } from '../../shared/approvals/approver.js';
@@ -19,9 +20,16 @@ import type { Execution } from '../../shared/executions/execution.js';
 import type { IdSource } from '../../shared/ids.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
+import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { type CallToolDeps, callTool } from '../../shared/use-cases/call-tool.js';
 import { unusedPort } from './approval-deps.js';
 import { ManualClock } from './clock.js';
+
+/** The gateway's public URL on the bench: the receipts' issuer. */
+export const benchGatewayUrl = 'https://gateway.test';
+
+/** The bench's receipt key (one per test process: generating a P-256 key takes a moment). */
+export const testReceiptSigner = new KeyReceiptSigner(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
 
 /** The approval time of the bench's configuration. */
 export const approvalMs = 60 * 60_000;
@@ -256,6 +264,8 @@ export const useCaseBed = async (options: { readonly snapshot?: GatewaySnapshot 
       ids: sequentialIds(clock),
       controlPlane: { current: async () => state },
       sealer: new AesSealer(randomBytes(32)),
+      receiptSigner: testReceiptSigner,
+      receiptIssuer: () => benchGatewayUrl,
       toolServers: { call: unusedPort('the tool-server client') },
       systems: {
         send: (request) => {
@@ -291,6 +301,16 @@ export const holdRestrictedLookup = async (bed: UseCaseBed): Promise<Execution> 
     throw new Error(`expected the lookup to be held; it answered ${JSON.stringify(answer)}`);
   }
   return bed.record(answer.execution_id);
+};
+
+/** Finance approves a held call (the approval must hold). */
+export const approveHeld = async (bed: UseCaseBed, held: Execution): Promise<void> => {
+  const decided = await decide(bed.deps, financeApprover, {
+    execution_id: held.execution_id,
+    outcome: 'approve',
+    arguments_hash: held.arguments_hash ?? '',
+  });
+  if (decided.kind !== 'decided') throw new Error(`expected the approval to hold: ${decided.reason}`);
 };
 
 /** A large order, held for finance: the pending record as stored. */

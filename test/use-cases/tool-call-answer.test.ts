@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { projectPath } from '../../infra/paths.js';
+import { isJsonObject } from '../../shared/catalog/tool.js';
 import { answerChannelBytes } from '../../shared/edge/call-tool/serve.js';
 import { answerMessage } from '../../shared/edge/grpc/json-rpc.js';
 import { ConnectMessage, originOf } from '../../shared/edge/grpc/stream-context.js';
@@ -14,11 +15,20 @@ import { createMcpEndpoint, type McpEndpoint } from '../../shared/edge/mcp/endpo
 import { toolCallFaultMessage } from '../../shared/errors.js';
 import { limitsNow } from '../../shared/limits/agent-limits.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
-import { ResultObject } from '../../shared/result.js';
+import { receiptMetaKey } from '../../shared/receipts/claims.js';
+import { ResultObject, resultObject } from '../../shared/result.js';
+import { executeApproved } from '../../shared/use-cases/held-call-steps.js';
 import { decodeFrame } from '../../shared/wire/call-tool-frame.js';
 import { mcpHeaders, modernRequest } from '../support/http.js';
 import { verifies } from '../support/requirements.js';
-import { procurementAgent, tools, type UseCaseBed, useCaseBed } from '../support/use-case-bed.js';
+import {
+  approveHeld,
+  holdLargeOrder,
+  procurementAgent,
+  tools,
+  type UseCaseBed,
+  useCaseBed,
+} from '../support/use-case-bed.js';
 
 const agent = procurementAgent;
 const endpoints: McpEndpoint[] = [];
@@ -27,9 +37,9 @@ afterEach(async () => {
   for (const endpoint of endpoints.splice(0)) await endpoint.close();
 });
 
-/** What one call ended as, whatever carried it: its result object, or its JSON-RPC error. */
+/** What one call ended as, whatever carried it: its result object (and the receipt beside it), or its JSON-RPC error. */
 type Outcome =
-  | { readonly result: ResultObject }
+  | { readonly result: ResultObject; readonly receipt: unknown }
   | { readonly error: { readonly code: number; readonly message: string } };
 
 /** One way in: a tools/call of `name` with `args`, and `meta` in its params' _meta. */
@@ -38,12 +48,17 @@ type Transport = (name: string, args: Record<string, unknown>, meta?: Record<str
 /** A JSON-RPC answer to a tools/call: its result's structured content, or its error. */
 const JsonRpcAnswer = z.union([
   z.object({ error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
-  z.object({ result: z.object({ structuredContent: ResultObject }) }),
+  z.object({ result: z.object({ structuredContent: ResultObject, _meta: z.unknown().optional() }) }),
 ]);
+
+/** The approval receipt in a tool result's _meta; null when there is none. */
+const receiptIn = (meta: unknown): unknown => (isJsonObject(meta) ? (meta[receiptMetaKey] ?? null) : null);
 
 const outcomeOfMessage = (message: unknown): Outcome => {
   const answer = JsonRpcAnswer.parse(message);
-  return 'error' in answer ? { error: answer.error } : { result: answer.result.structuredContent };
+  return 'error' in answer
+    ? { error: answer.error }
+    : { result: answer.result.structuredContent, receipt: receiptIn(answer.result._meta) };
 };
 
 /** The four ways in, each over the same services and the same gate. */
@@ -87,7 +102,7 @@ const transports = (deps: UseCaseBed['deps'], gate: RequestGate): Record<string,
       const bytes = Buffer.from(JSON.stringify({ name, arguments: args, _meta: meta }), 'utf8');
       const frame = decodeFrame((await answerChannelBytes(deps, { gate }, { agent, bytes, traceparent: null })).frame);
       if (frame.kind === 'error') return { error: frame.error };
-      return { result: ResultObject.parse(frame.result.structuredContent) };
+      return { result: ResultObject.parse(frame.result.structuredContent), receipt: receiptIn(frame.result._meta) };
     },
   };
 };
@@ -193,6 +208,28 @@ describe('one answer to a tool call, whatever carries it', () => {
       expect(gate.inFlight(agent.id)).toBe(0);
     },
   );
+
+  it(
+    verifies('receipts.agent-meta', "answers an approved call's receipt beside its result object on every path"),
+    async () => {
+      const bed = await useCaseBed();
+      const ways = Object.entries(transports(bed.deps, new RequestGate(bed.clock)));
+      const held = await holdLargeOrder(bed);
+      await approveHeld(bed, held);
+      await executeApproved(bed.deps, held);
+      const { receipt } = await bed.record(held.execution_id);
+      expect(receipt).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+      for (const [way, send] of ways) {
+        const outcome = await send('get_execution_status', { execution_id: held.execution_id });
+        expect(outcome, way).toMatchObject({ result: { status: 'succeeded' }, receipt });
+        // Beside the seven fields, never among them.
+        if ('result' in outcome)
+          expect(Object.keys(outcome.result).sort(), way).toEqual(
+            Object.keys(resultObject({ status: 'succeeded' })).sort(),
+          );
+      }
+    },
+  );
 });
 
 /** The edge's source files and the composition's (functions, infra), as paths from the project. */
@@ -221,7 +258,7 @@ describe('the one home of a tool call at the edge', () => {
       expect(filesWith(/\.admit\(/)).toEqual(home);
       // The use-cases a tool call runs (an MCP client's own callTool method aside).
       expect(filesWith(/(?<![.\w])callTool\(/)).toEqual(home);
-      expect(filesWith(/(?<![.\w])getExecutionStatus\(/)).toEqual(home);
+      expect(filesWith(/(?<![.\w])(getExecutionStatus|executionStatusAnswer)\(/)).toEqual(home);
       expect(filesWith(/'tools\/call failed'/)).toEqual(home);
       expect(filesWith(/toolCallFaultMessageOf/)).toEqual(home);
     },

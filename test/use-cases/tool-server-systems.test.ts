@@ -9,8 +9,15 @@ import type { ToolServerAnswer, ToolServerRequest } from '../../shared/invoke/to
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { executeApproved } from '../../shared/use-cases/held-call-steps.js';
+import { verifiedReceipt } from '../support/receipts.js';
 import { verifies } from '../support/requirements.js';
-import { financeApprover, procurementAgent, useCaseBed } from '../support/use-case-bed.js';
+import {
+  benchGatewayUrl,
+  financeApprover,
+  procurementAgent,
+  testReceiptSigner,
+  useCaseBed,
+} from '../support/use-case-bed.js';
 
 const configText = [
   'systems:',
@@ -124,6 +131,8 @@ describe('calls to tool servers', () => {
         maxResponseBytes: 200 * 1024,
       });
       expect(requests[0]?.system.key).toBe('notes');
+      // A call the policy ran at once carries no receipt.
+      expect(requests[0]?.receipt).toBeUndefined();
       expect(requests[0]?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
       // Nothing was stored before a read was sent; its record holds the outcome.
       expect(storedWhenSent).toEqual([null]);
@@ -187,7 +196,10 @@ describe('calls to tool servers', () => {
   );
 
   it(
-    verifies('systems.tool-server-run-once', 'sends a held write only once it is approved, and only once'),
+    verifies(
+      ['systems.tool-server-run-once', 'receipts.tool-server-meta'],
+      'sends a held write only once it is approved, and only once, with its receipt',
+    ),
     async () => {
       const { bed, deps, requests } = await toolBed(succeeded);
       const held = await callTool(deps, procurementAgent, 'notes.pay-invoice', args('{"amount": "1500"}'));
@@ -205,6 +217,11 @@ describe('calls to tool servers', () => {
       expect(await executeApproved(deps, key)).toMatchObject({ status: 'succeeded' });
       expect(requests).toHaveLength(1);
       expect(requests[0]?.argumentsJson).toBe('{"amount":"1500"}');
+      // The receipt the claim kept goes with the call (the clients put it in the tools/call's _meta).
+      const claims = await verifiedReceipt(requests[0]?.receipt, testReceiptSigner, benchGatewayUrl);
+      expect(claims).toMatchObject({ jti: record.execution_id, tool: 'notes.pay-invoice' });
+      expect(claims).not.toHaveProperty('http');
+      expect(requests[0]?.receipt).toBe((await bed.record(record.execution_id)).receipt);
     },
   );
 });

@@ -127,8 +127,8 @@ const errorAnswer = (tool: string | null, code: number, message: string): Channe
   outcome: { error: code },
 });
 
-const resultAnswer = (tool: string | null, result: ResultObject): ChannelAnswer => ({
-  frame: encodeFrame({ kind: 'result', result: { ...toCallToolResult(result) } }),
+const resultAnswer = (tool: string | null, result: ResultObject, receipt: string | null = null): ChannelAnswer => ({
+  frame: encodeFrame({ kind: 'result', result: { ...toCallToolResult(result, receipt) } }),
   tool,
   outcome: { status: result.status, code: result.code },
 });
@@ -188,5 +188,7 @@ const answerChannelParams = async (services: CallToolDeps, call: ChannelCall, te
     request: { traceparent: call.traceparent, ...idempotencyKeyOf(params) },
     transport: 'call-tool',
   });
-  return answer.kind === 'result' ? resultAnswer(tool, answer.result) : errorAnswer(tool, answer.code, answer.message);
+  return answer.kind === 'result'
+    ? resultAnswer(tool, answer.result, answer.receipt)
+    : errorAnswer(tool, answer.code, answer.message);
 };

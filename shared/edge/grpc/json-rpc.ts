@@ -146,6 +146,6 @@ const answerStreamToolCall = async (
     transport: 'grpc',
   });
   return answer.kind === 'result'
-    ? resultAnswer(id, toCallToolResult(answer.result))
+    ? resultAnswer(id, toCallToolResult(answer.result, answer.receipt))
     : errorAnswer(id, answer.code, answer.message);
 };

@@ -4,7 +4,6 @@
 import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { StrictArguments } from '../../arguments/strict-json.js';
 import type { AgentIdentity } from '../../auth/agent.js';
-import { toResultObject } from '../../executions/execution.js';
 import type { ResultObject } from '../../result.js';
 import type { Sealer } from '../../sealing.js';
 import {
@@ -14,7 +13,7 @@ import {
   resumeByState,
 } from '../../use-cases/customer-handover.js';
 import { findOwnCall } from '../../use-cases/tasks.js';
-import { toCallToolResult } from '../tool-call/tool-result.js';
+import { executionCallToolResult } from '../tool-call/tool-result.js';
 import type { McpRequestContext } from './request-context.js';
 import { RequestState } from './request-state.js';
 import type { TaskDialect } from './tasks.js';
@@ -68,10 +67,10 @@ export const answerRetry = async (
     resumed = await resumeByArguments(services, agent, name, args);
     if (resumed.kind === 'no_such_call') return null;
   }
-  if (resumed.kind === 'customer_step_over') return toCallToolResult(resumed.result);
+  if (resumed.kind === 'customer_step_over') return executionCallToolResult(resumed.execution);
   const step = customerStepOf(resumed.execution);
   if (step === null || userWithdrew(request.ctx.mcpReq.inputResponses)) {
-    return toCallToolResult(toResultObject(resumed.execution));
+    return executionCallToolResult(resumed.execution);
   }
   if (request.dialect === '2025-11-25') throw urlElicitationRequired(step);
   return inputRequiredFor(services.sealer, step);

@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { idempotencyKeyMember } from '../../executions/call-keys.js';
 import { isRecord } from '../../objects.js';
+import type { ResultObject } from '../../result.js';
 import { toCallToolResult } from '../tool-call/tool-result.js';
 import type { McpRequestContext } from './request-context.js';
 import type { McpRequestHead } from './request-head.js';
@@ -112,6 +113,16 @@ export const isPlainAnswer = (answer: Response | PlainAnswer): answer is PlainAn
 export const plainAnswerResponse = (answer: PlainAnswer): Response =>
   new Response(answer.body, { status: answer.status, headers: { 'content-type': answer.contentType } });
 
+/** A plain call's result: complete, naming the server, with an approved call's receipt when it has one. */
+const plainResult = (result: ResultObject, receipt: string | null) => {
+  const called = toCallToolResult(result, receipt);
+  return {
+    ...called,
+    resultType: 'complete',
+    _meta: { ...called._meta, [SERVER_INFO_META_KEY]: { ...serverIdentity } },
+  };
+};
+
 /** The answer to a plain tools/call (see PlainAnswer). */
 export const answerPlainToolCall = async (
   services: McpServices,
@@ -122,11 +133,7 @@ export const answerPlainToolCall = async (
   const message =
     answer.kind === 'result'
       ? {
-          result: {
-            ...toCallToolResult(answer.result),
-            resultType: 'complete',
-            _meta: { [SERVER_INFO_META_KEY]: { ...serverIdentity } },
-          },
+          result: plainResult(answer.result, answer.receipt),
           jsonrpc: '2.0',
           id: call.id,
         }

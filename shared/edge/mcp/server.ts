@@ -116,7 +116,9 @@ export const toolCallAnswer = (
   args: Record<string, unknown>,
   params: unknown,
 ): Promise<ToolCallAnswer> => {
-  if (context.refusal !== null) return Promise.resolve({ kind: 'result', result: resultObject(context.refusal) });
+  if (context.refusal !== null) {
+    return Promise.resolve({ kind: 'result', result: resultObject(context.refusal), receipt: null });
+  }
   return answerToolCall(services, {
     agent: context.agent,
     name,
@@ -199,7 +201,7 @@ export const buildMcpServer = (
       const answer = await toolCallAnswer(services, context, name, args, request.params);
       if (answer.kind === 'fault') throw protocolErrorOf(answer);
       const { result } = answer;
-      if (!catalogCall) return toCallToolResult(result);
+      if (!catalogCall) return toCallToolResult(result, answer.receipt);
       const handed = handover === null ? null : await handOver(services, agent, handover, result);
       if (handed !== null) return handed;
       const task = await createdTask(

@@ -5,9 +5,8 @@
 // execution id and its result is the same result object tools/call answers. Pure: no store here.
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Execution } from '../../executions/execution.js';
-import { toResultObject } from '../../executions/execution.js';
 import { isErrorStatus } from '../../result.js';
-import { toCallToolResult } from '../tool-call/tool-result.js';
+import { executionCallToolResult } from '../tool-call/tool-result.js';
 
 /** The extension's identifier (client and server capabilities, 2026-07-28). */
 export const tasksExtensionId = 'io.modelcontextprotocol/tasks';
@@ -96,7 +95,7 @@ export const task2026 = (execution: Execution): Task2026 => ({
 });
 
 /** The result the call answers, as tools/call would send it now. */
-const taskResultOf = (execution: Execution): CallToolResult => toCallToolResult(toResultObject(execution));
+const taskResultOf = (execution: Execution): CallToolResult => executionCallToolResult(execution);
 
 /** 2025-11-25 CreateTaskResult: the task wrapped in `task`. */
 export const createTaskResult2025 = (execution: Execution): { readonly task: Task2025 } => ({
@@ -118,8 +117,8 @@ export const detailedTask2026 = (execution: Execution): Task2026 & { readonly re
   return task.status === 'completed' ? { ...task, result: taskResultOf(execution) } : task;
 };
 
-/** 2025-11-25 tasks/result of a final task: exactly the tools/call answer, naming its task. */
-export const taskPayload2025 = (execution: Execution): CallToolResult => ({
-  ...taskResultOf(execution),
-  _meta: { [relatedTaskMetaKey]: { taskId: execution.execution_id } },
-});
+/** 2025-11-25 tasks/result of a final task: exactly the tools/call answer (its receipt kept), naming its task. */
+export const taskPayload2025 = (execution: Execution): CallToolResult => {
+  const answer = taskResultOf(execution);
+  return { ...answer, _meta: { ...answer._meta, [relatedTaskMetaKey]: { taskId: execution.execution_id } } };
+};

@@ -12,7 +12,7 @@ import { limitsNow } from '../../limits/agent-limits.js';
 import type { LimitRefusal, RequestCost, RequestGate } from '../../limits/request-gate.js';
 import type { ResultObject } from '../../result.js';
 import { type CallRequestContext, type CallToolDeps, callTool } from '../../use-cases/call-tool.js';
-import { getExecutionStatus } from '../../use-cases/get-execution-status.js';
+import { executionStatusAnswer } from '../../use-cases/get-execution-status.js';
 import { statusToolName } from './status-tool.js';
 
 /** The transports a call arrives by, as the log line names them. */
@@ -71,7 +71,10 @@ export interface ToolCallFault {
   readonly message: string;
 }
 
-export type ToolCallAnswer = { readonly kind: 'result'; readonly result: ResultObject } | ToolCallFault;
+/** A call's result object, and the approval receipt its call was sent with (null when none). */
+export type ToolCallAnswer =
+  | { readonly kind: 'result'; readonly result: ResultObject; readonly receipt: string | null }
+  | ToolCallFault;
 
 /** Whether a call runs a catalog tool (not the status tool): only such a call can be handed over or become a task. */
 export const runsCatalogTool = (name: string): boolean => name !== statusToolName;
@@ -98,17 +101,21 @@ export const toolCallFault = (
 /** Answers one admitted tool call: the status tool or the catalog call, its result object or its fault. Never throws. */
 export const answerToolCall = async (deps: CallToolDeps, call: ToolCall): Promise<ToolCallAnswer> => {
   try {
-    const result =
+    const answer =
       call.name === statusToolName
-        ? await getExecutionStatus(deps, call.agent, call.args)
-        : await callTool(
-            deps,
-            call.agent,
-            call.name,
-            call.toolArguments ?? readParsedArguments(call.args),
-            call.request,
-          );
-    return { kind: 'result', result };
+        ? await executionStatusAnswer(deps, call.agent, call.args)
+        : {
+            result: await callTool(
+              deps,
+              call.agent,
+              call.name,
+              call.toolArguments ?? readParsedArguments(call.args),
+              call.request,
+            ),
+            // A call that ran now had no human step: nothing to prove.
+            receipt: null,
+          };
+    return { kind: 'result', ...answer };
   } catch (error) {
     return toolCallFault(deps, { agent: call.agent, tool: call.name, transport: call.transport }, error);
   }

@@ -1428,6 +1428,7 @@ describe('header and cookie parameters the gateway will not take from agents', (
     ['the api key header', 'API_KEY', { credentials: { type: 'api_key', header: 'api_key', value: 'k' } }],
     ['x-request-id', 'X-Request-Id', {}],
     ['traceparent', 'traceparent', {}],
+    ['the approval receipt', 'Approval-Receipt', {}],
   ])(
     verifies('catalog.header-parameters', 'does not ask agents for %s, which the gateway sends itself (a note)'),
     async (_label, name, overrides) => {
