@@ -7,7 +7,6 @@ import {
   JwksValidationError,
   JwtExpiredError,
   JwtInvalidIssuerError,
-  JwtNotBeforeError,
   KidNotFoundInJwksError,
   WaitPeriodNotYetEndedJwkError,
 } from 'aws-jwt-verify/error';
@@ -96,8 +95,6 @@ const verifyFailure = (error: unknown): ReceiptRefusal => {
     };
   }
   if (error instanceof JwtExpiredError) return refused('receipt_expired', 'The approval receipt has expired.');
-  if (error instanceof JwtNotBeforeError)
-    return refused('receipt_not_yet_valid', 'The approval receipt is not valid yet.');
   if (error instanceof JwtInvalidIssuerError) {
     return refused('receipt_wrong_issuer', 'The approval receipt was not issued by the gateway.');
   }
