@@ -113,6 +113,7 @@ describe('approval receipts end to end', () => {
       expect(Number(claims.exp) - Number(claims.iat)).toBe(300);
       expect(JSON.parse(rawBody)).toMatchObject(order);
       expect(done.meta?.['approval-gateway/receipt']).toBe(receipt);
+      approved = { receipt, rawBody, executionId };
 
       const checked = await runProcess('npm', ['run', '--silent', 'receipts:verify', '--', receipt], {
         cwd: projectPath(),
@@ -120,7 +121,6 @@ describe('approval receipts end to end', () => {
       });
       expect(checked.code, checked.output).toBe(0);
       expect(checked.stdout).toContain(executionId);
-      approved = { receipt, rawBody, executionId };
     },
   );
 
