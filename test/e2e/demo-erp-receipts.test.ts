@@ -12,6 +12,7 @@ import { KeyReceiptSigner } from '../../shared/adapters/key-receipt-signer.js';
 import { readCaseFile } from '../../shared/policy/case-file.js';
 import type { JwkSet } from '../../shared/receipts/signer.js';
 import { rehearseCase } from '../../shared/use-cases/rehearse-case.js';
+import { bodySha256, orderToErp, tamperedReceipt } from '../support/erp-receipts.js';
 import { verifies } from '../support/requirements.js';
 import { lines, loadDemo } from '../unit/policy/policy-fixtures.js';
 
@@ -55,8 +56,6 @@ beforeEach(() => {
   gateway = { issuer: keyServer.url, jwksUri: `${keyServer.url}/.well-known/jwks.json` };
 });
 
-const bodySha256 = (body: string) => createHash('sha256').update(body).digest('base64url');
-
 /** A receipt as the gateway signs it for an approved purchase order sent with exactly `body`. */
 const receiptFor = (body: string, changes: Record<string, unknown> = {}, by = signer) => {
   const now = Math.floor(Date.now() / 1000);
@@ -76,18 +75,7 @@ const receiptFor = (body: string, changes: Record<string, unknown> = {}, by = si
 
 const order = (amount: unknown) => JSON.stringify({ vendor_id: 'V-100', amount, currency: 'EUR' });
 
-const post = (body: string, receipt?: string, path = '/purchase-orders') =>
-  fetch(`${erp.url}${path}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': demoErpApiKey,
-      ...(receipt === undefined ? {} : { 'approval-receipt': receipt }),
-    },
-    body,
-  });
-
-const answer = async (response: Response) => ({ status: response.status, body: await response.json() });
+const post = (body: string, receipt?: string, path?: string) => orderToErp(erp.url, body, receipt, path);
 
 const refusedWith = (code: string) => ({ status: 403, body: { code, message: expect.any(String) } });
 
@@ -96,7 +84,7 @@ describe('the demo ERP checks approval receipts', () => {
     verifies('receipts.demo-erp-check', 'refuses a large order without a receipt; below the threshold nothing changes'),
     async () => {
       for (const amount of ['1500', '1000', 1000, '1000.00', '١٥٠٠', 'a lot']) {
-        expect(await answer(await post(order(amount)))).toEqual(refusedWith('receipt_required'));
+        expect(await post(order(amount))).toEqual(refusedWith('receipt_required'));
       }
       expect(erp.calls().every((call) => call.rawBody.length > 0)).toBe(true);
       for (const amount of ['999.99', 999, '250.00', '-5']) {
@@ -117,9 +105,9 @@ describe('the demo ERP checks approval receipts', () => {
     async () => {
       const body = order('1500');
       const receipt = await receiptFor(body);
-      const placed = await answer(await post(body, receipt));
+      const placed = await post(body, receipt);
       expect(placed).toMatchObject({ status: 201, body: { id: 'PO-1001', amount: '1500' } });
-      expect(await answer(await post(body, receipt))).toEqual(refusedWith('receipt_reused'));
+      expect(await post(body, receipt)).toEqual(refusedWith('receipt_reused'));
     },
   );
 
@@ -131,36 +119,29 @@ describe('the demo ERP checks approval receipts', () => {
     async () => {
       const body = order('1500');
       // The same order with other bytes (a space), and another amount: the body hash no longer matches.
-      expect(await answer(await post(body.replace(':', ': '), await receiptFor(body)))).toEqual(
-        refusedWith('receipt_wrong_body'),
-      );
-      expect(await answer(await post(order('9500'), await receiptFor(body)))).toEqual(
-        refusedWith('receipt_wrong_body'),
-      );
-      expect(await answer(await post(body, await receiptFor(body), '/purchase-orders?urgent=1'))).toEqual(
+      expect(await post(body.replace(':', ': '), await receiptFor(body))).toEqual(refusedWith('receipt_wrong_body'));
+      expect(await post(order('9500'), await receiptFor(body))).toEqual(refusedWith('receipt_wrong_body'));
+      expect(await post(body, await receiptFor(body), '/purchase-orders?urgent=1')).toEqual(
         refusedWith('receipt_wrong_request'),
       );
-      expect(await answer(await post(body, await receiptFor(body, { tool: 'erp.refunds.create' })))).toEqual(
+      expect(await post(body, await receiptFor(body, { tool: 'erp.refunds.create' }))).toEqual(
         refusedWith('receipt_wrong_tool'),
       );
-      expect(await answer(await post(body, await receiptFor(body, { iss: 'https://elsewhere.example' })))).toEqual(
+      expect(await post(body, await receiptFor(body, { iss: 'https://elsewhere.example' }))).toEqual(
         refusedWith('receipt_wrong_issuer'),
       );
       const past = Math.floor(Date.now() / 1000) - 600;
-      expect(await answer(await post(body, await receiptFor(body, { iat: past, exp: past + 300 })))).toEqual(
+      expect(await post(body, await receiptFor(body, { iat: past, exp: past + 300 }))).toEqual(
         refusedWith('receipt_expired'),
       );
       // A receipt whose claims were changed after signing (here: for the tampered amount).
-      const [header, claims = '', signature] = (await receiptFor(body)).split('.');
-      const changed = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8'));
-      changed.http.body_sha256 = bodySha256(order('9500'));
-      const forged = `${header}.${Buffer.from(JSON.stringify(changed)).toString('base64url')}.${signature}`;
-      expect(await answer(await post(order('9500'), forged))).toEqual(refusedWith('receipt_invalid'));
-      expect(await answer(await post(body, 'not-a-receipt'))).toEqual(refusedWith('receipt_invalid'));
+      const forged = tamperedReceipt(await receiptFor(body), (claims) => {
+        claims.http.body_sha256 = bodySha256(order('9500'));
+      });
+      expect(await post(order('9500'), forged)).toEqual(refusedWith('receipt_invalid'));
+      expect(await post(body, 'not-a-receipt')).toEqual(refusedWith('receipt_invalid'));
       // Signed by a key the gateway does not publish.
-      expect(await answer(await post(body, await receiptFor(body, {}, newSigner())))).toEqual(
-        refusedWith('receipt_unknown_key'),
-      );
+      expect(await post(body, await receiptFor(body, {}, newSigner()))).toEqual(refusedWith('receipt_unknown_key'));
       expect(
         (await fetch(`${erp.url}/purchase-orders/PO-1001`, { headers: { 'x-api-key': demoErpApiKey } })).status,
       ).toBe(404);
@@ -210,7 +191,7 @@ describe('the demo ERP checks approval receipts', () => {
       const body = order('1500');
       const receipt = await receiptFor(body);
       gateway = null;
-      const waiting = await answer(await post(body, receipt));
+      const waiting = await post(body, receipt);
       expect(waiting).toEqual({ status: 503, body: { code: 'receipt_keys_unavailable', message: expect.any(String) } });
       gateway = { issuer: keyServer.url, jwksUri: `${keyServer.url}/.well-known/missing.json` };
       expect((await post(body, receipt)).status).toBe(503);

@@ -3,7 +3,6 @@
 // against the gateway's published keys and binds the exact body the ERP received (read from the
 // ERP's own record), the agent reads the same receipt, the command-line check accepts it, and what
 // an attacker holding the ERP's key sends straight to the ERP is refused.
-import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { projectPath } from '../../infra/paths.js';
 import { ResultObject } from '../../shared/result.js';
 import { approvers, eventually } from '../support/approval-org.js';
 import { type ConsoleSession, signedIn } from '../support/console.js';
+import { bodySha256, orderToErp, tamperedReceipt } from '../support/erp-receipts.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess } from '../support/runtime-process.js';
@@ -48,21 +48,7 @@ const ordersReceived = async () => {
     .map((call) => ({ receipt: call.headers['approval-receipt'] ?? null, rawBody: call.rawBody }));
 };
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
-
-/** A request straight to the ERP, with its key, as someone holding a leaked key would send it. */
-const straightToErp = async (body: string, receipt?: string) => {
-  const response = await fetch(`${erpUrl}/purchase-orders`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': demoErpApiKey,
-      ...(receipt === undefined ? {} : { 'approval-receipt': receipt }),
-    },
-    body,
-  });
-  return { status: response.status, body: await response.json() };
-};
+const straightToErp = (body: string, receipt?: string) => orderToErp(erpUrl, body, receipt);
 
 const statusOf = async (executionId: string) => {
   const answer = await client.callTool({ name: 'get_execution_status', arguments: { execution_id: executionId } });
@@ -108,7 +94,7 @@ describe('approval receipts end to end', () => {
         tool: 'erp.purchase_orders.create',
         args_sha256: form.argumentsHash,
         approvals: [{ role: 'staff', by: approvers.finance.id, at: expect.any(String) }],
-        http: { method: 'POST', path: '/purchase-orders', body_sha256: sha256(rawBody) },
+        http: { method: 'POST', path: '/purchase-orders', body_sha256: bodySha256(rawBody) },
       });
       expect(Number(claims.exp) - Number(claims.iat)).toBe(300);
       expect(JSON.parse(rawBody)).toMatchObject(order);
@@ -140,10 +126,9 @@ describe('approval receipts end to end', () => {
         body: { code: 'receipt_wrong_body' },
       });
       // The receipt's claims changed to name the tampered body, its signature kept.
-      const [header, claims = '', signature] = receipt.split('.');
-      const changed = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8'));
-      changed.http.body_sha256 = sha256(tamperedBody);
-      const forged = `${header}.${Buffer.from(JSON.stringify(changed)).toString('base64url')}.${signature}`;
+      const forged = tamperedReceipt(receipt, (claims) => {
+        claims.http.body_sha256 = bodySha256(tamperedBody);
+      });
       expect(await straightToErp(tamperedBody, forged)).toMatchObject({
         status: 403,
         body: { code: 'receipt_invalid' },
