@@ -36,7 +36,7 @@ export interface ReceiptCheckOptions {
 }
 
 /** What the ERP received, as the receipt must bind it. */
-export interface ReceivedRequest {
+interface ReceivedRequest {
   readonly method: string;
   /** Path and query, exactly as sent. */
   readonly path: string;
@@ -45,7 +45,7 @@ export interface ReceivedRequest {
 }
 
 /** A refusal: 403 for a receipt that does not hold, 503 when the gateway's keys cannot be had. */
-export interface ReceiptRefusal {
+interface ReceiptRefusal {
   readonly status: 403 | 503;
   readonly code: string;
   readonly message: string;
