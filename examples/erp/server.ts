@@ -392,8 +392,12 @@ const singleHeaders = (request: IncomingMessage): Record<string, string> => {
  */
 const receiptRefusal = async (erp: Erp, request: IncomingMessage, route: string, body: unknown, raw: Buffer) => {
   if (erp.receipts === null || route !== '/purchase-orders' || request.method !== 'POST') return null;
-  const amount = typeof body === 'object' && body !== null && 'amount' in body ? body.amount : undefined;
-  if (belowThreshold(amount)) return null;
+  // An order without an amount is refused as malformed whatever it carries; a large one, or one whose
+  // amount cannot be read as a plain decimal, needs a receipt.
+  const amount = CreateOrder.shape.amount.safeParse(
+    typeof body === 'object' && body !== null && 'amount' in body ? body.amount : undefined,
+  );
+  if (!amount.success || belowThreshold(amount.data)) return null;
   const header = request.headers['approval-receipt'];
   return erp.receipts.check({
     method: 'POST',

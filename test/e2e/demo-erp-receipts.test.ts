@@ -90,6 +90,7 @@ describe('the demo ERP checks approval receipts', () => {
       for (const amount of ['999.99', 999, '250.00', '-5']) {
         expect((await post(order(amount))).status).toBe(201);
       }
+      expect(await post(order(null))).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
       // Nothing refused was placed: the orders are the four small ones.
       expect(
         (await fetch(`${erp.url}/purchase-orders/PO-1004`, { headers: { 'x-api-key': demoErpApiKey } })).status,
