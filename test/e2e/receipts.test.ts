@@ -101,10 +101,14 @@ describe('approval receipts end to end', () => {
       expect(done.meta?.['approval-gateway/receipt']).toBe(receipt);
       approved = { receipt, rawBody, executionId };
 
-      const checked = await runProcess('npm', ['run', '--silent', 'receipts:verify', '--', receipt], {
-        cwd: projectPath(),
-        env: process.env,
-      });
+      const checked = await runProcess(
+        'npm',
+        ['run', '--silent', 'receipts:verify', '--', receipt, '--issuer', runtime.baseUrl],
+        {
+          cwd: projectPath(),
+          env: process.env,
+        },
+      );
       expect(checked.code, checked.output).toBe(0);
       expect(checked.stdout).toContain(executionId);
     },
