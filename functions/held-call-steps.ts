@@ -9,7 +9,7 @@ import {
   registerApproval,
 } from '../shared/use-cases/held-call-steps.js';
 import { heldCallStepsServicesFor, serviceLogger } from './commons/aws.js';
-import { processApprovalEnvironment } from './commons/environment.js';
+import { processSenderEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { withTaskMiddleware } from './commons/middleware.js';
@@ -67,6 +67,6 @@ export const createHeldCallStepsFunction = (deps: HeldCallStepsFunctionDeps) => 
 export const handler = lazyHandler(() => {
   const logger = serviceLogger('held-call-steps');
   const metrics = functionMetrics();
-  const services = { ...heldCallStepsServicesFor(processApprovalEnvironment(), logger, metrics), timeLeftMs };
+  const services = { ...heldCallStepsServicesFor(processSenderEnvironment(), logger, metrics), timeLeftMs };
   return createHeldCallStepsFunction({ services, logger, metrics: invocationMetrics(metrics, services) });
 });

@@ -6,7 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type RecoveryDeps, type RecoveryReport, recoverOpenExecutions } from '../shared/use-cases/recovery.js';
 import { recoveryServicesFor, serviceLogger } from './commons/aws.js';
-import { processApprovalEnvironment } from './commons/environment.js';
+import { processSenderEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { functionMetrics, type InvocationMetrics, invocationMetrics } from './commons/metrics.js';
 import { withTaskMiddleware } from './commons/middleware.js';
@@ -38,6 +38,6 @@ export const handler = lazyHandler(() => {
   const logger = serviceLogger('reconciler');
   const metrics = functionMetrics();
   // A held call left without an approval run is counted for the ApprovalRunsLost alarm.
-  const services = { ...recoveryServicesFor(processApprovalEnvironment(), logger, metrics), metrics, timeLeftMs };
+  const services = { ...recoveryServicesFor(processSenderEnvironment(), logger, metrics), metrics, timeLeftMs };
   return createReconcilerFunction({ services, logger, metrics: invocationMetrics(metrics, services) });
 });

@@ -15,6 +15,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { configTable, executionsTable } from '../shared/adapters/dynamodb/tables.js';
 import { apiFunctionTimeoutSeconds } from '../shared/invoke/time-budget.js';
+import { jwksPath } from '../shared/receipts/signer.js';
 import { AgentIdentity } from './constructs/agent-identity.js';
 import { ApprovalStateMachine } from './constructs/approval-state-machine.js';
 import { ApproverConsole, type ConsoleSignIn, type CustomerPagesSignIn } from './constructs/approver-console.js';
@@ -28,6 +29,7 @@ import { GatewayTable } from './constructs/gateway-table.js';
 import { GrpcService, type GrpcServiceSettings } from './constructs/grpc-service.js';
 import { McpApi } from './constructs/mcp-api.js';
 import { Operations } from './constructs/operations.js';
+import { ReceiptKey } from './constructs/receipt-key.js';
 import { SystemSecrets } from './constructs/system-secrets.js';
 
 export interface AgentAuthorizationProps {
@@ -120,6 +122,8 @@ interface GatewayData {
   readonly dataKey: Key;
   /** Held-call notices, for whatever the organization routes them to (mail, chat, tickets). */
   readonly notices: EventBus;
+  /** Signs approval receipts: the functions sending approved calls sign, the public documents list its public key. */
+  readonly receiptKey: ReceiptKey;
 }
 
 /** How agents' tokens are checked. */
@@ -216,6 +220,7 @@ export class GatewayStack extends Stack {
         removalPolicy: RemovalPolicy.RETAIN,
       }),
       notices: new EventBus(this, 'Notices', { description: 'Approval Gateway: held-call notices' }),
+      receiptKey: new ReceiptKey(this, 'ReceiptKey'),
     };
   }
 
@@ -307,8 +312,10 @@ export class GatewayStack extends Stack {
       description: 'Approval Gateway OAuth protected-resource metadata',
       timeoutSeconds: 5,
       memoryMiB: 256,
-      environment: discovery,
+      // It lists the receipt key's public part too (/.well-known/jwks.json): kms:GetPublicKey only.
+      environment: { ...discovery, RECEIPT_KEY_ID: data.receiptKey.key.keyArn },
     });
+    data.receiptKey.grantPublicKey(metadata.role);
     const authorizer = new GatewayFunction(this, 'AgentAuthorizer', {
       entry: 'agent-authorizer.ts',
       description: "Approval Gateway agents' token authorizer (HTTP API and /tool/call-tool WebSocket)",
@@ -329,10 +336,18 @@ export class GatewayStack extends Stack {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:
-          'OAuth protected-resource metadata is public by design (RFC 9728): clients read it before they hold a token.',
+          "OAuth protected-resource metadata is public by design (RFC 9728): clients read it before they hold a token; the receipt key's JWK Set is public so systems can check receipts.",
       });
     }
     const baseUrl = props.publicUrl?.replace(/\/+$/, '') ?? api.url;
+    new CfnOutput(this, 'ReceiptKeyArn', {
+      value: data.receiptKey.key.keyArn,
+      description: 'KMS key approval receipts are signed with (only the held-call steps and the reconciler may sign)',
+    });
+    new CfnOutput(this, 'ReceiptKeysUrl', {
+      value: `${baseUrl}${jwksPath}`,
+      description: 'JWK Set approval receipts are checked against (npm run receipts:verify -- <receipt> --jwks <this>)',
+    });
     return { api, mcp, metadata, authorizer, environment, baseUrl };
   }
 
@@ -378,6 +393,11 @@ export class GatewayStack extends Stack {
       data.configuration.grantReadConfiguration(role);
       data.bundles.grantLoad(role);
       data.dataKey.grant(role, 'kms:Decrypt');
+    }
+    // Both send approved calls, so both sign their receipts; no other function may sign.
+    for (const fn of [steps, reconciler]) {
+      data.receiptKey.grantSign(fn.role);
+      fn.function.addEnvironment('RECEIPT_KEY_ID', data.receiptKey.key.keyArn);
     }
     // Only the register task notifies approvers; an approval run the reconciler starts registers too.
     data.notices.grantPutEventsTo(steps.role);

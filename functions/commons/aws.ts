@@ -4,6 +4,7 @@ import { DynamoDbBundlePointers } from '../../shared/adapters/dynamodb/config-st
 import { defaultEventBridgeClient, EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { KmsBundleSignatures } from '../../shared/adapters/kms-bundle-signatures.js';
+import { KmsReceiptSigner } from '../../shared/adapters/kms-receipt-signer.js';
 import { defaultKmsClient, KmsSealer } from '../../shared/adapters/kms-sealer.js';
 import { defaultS3Client, S3BundleObjects } from '../../shared/adapters/s3-bundle-objects.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../../shared/adapters/secrets-manager-secrets.js';
@@ -18,12 +19,18 @@ import { uuidV7Ids } from '../../shared/ids.js';
 import { reportingRefusedCredentials, type SystemClient } from '../../shared/invoke/system-client.js';
 import type { ToolServerClient } from '../../shared/invoke/tool-server.js';
 import type { GatewayMetrics } from '../../shared/metrics.js';
+import type { ReceiptSigner } from '../../shared/receipts/signer.js';
 import type { Sealer } from '../../shared/sealing.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import type { HeldCallStepsDeps } from '../../shared/use-cases/held-call-steps.js';
 import type { RecoveryDeps } from '../../shared/use-cases/recovery.js';
 import { approvalRunsFor, documentClient, executionStoreFor } from './aws-store.js';
-import { type ApprovalEnvironment, type FunctionEnvironment, referenceVariables } from './environment.js';
+import {
+  type ApprovalEnvironment,
+  type FunctionEnvironment,
+  referenceVariables,
+  type SenderEnvironment,
+} from './environment.js';
 
 export { serviceLogger } from './logger.js';
 
@@ -58,6 +65,13 @@ let sealer: Sealer | undefined;
 const sealerFor = (environment: FunctionEnvironment): Sealer => {
   sealer ??= new KmsSealer(defaultKmsClient, environment.DATA_KEY_ID);
   return sealer;
+};
+
+let receiptSigner: ReceiptSigner | undefined;
+/** The container's receipt signer: kms:Sign on the receipt key, its public key read once. */
+const receiptSignerFor = (environment: SenderEnvironment): ReceiptSigner => {
+  receiptSigner ??= new KmsReceiptSigner(defaultKmsClient, environment.RECEIPT_KEY_ID);
+  return receiptSigner;
 };
 
 let systems: SystemClient | undefined;
@@ -104,12 +118,12 @@ const notifierFor = (
     metrics,
   );
 
-/** What every function that sends calls to systems needs: recovery's whole set, the others' core. */
-export const recoveryServicesFor = (
+/** What every function that sends calls to systems needs: recovery's set but the receipt signer. */
+const sendingServicesFor = (
   environment: ApprovalEnvironment,
   logger: Logger,
-  metrics: GatewayMetrics | null = null,
-): RecoveryDeps & { readonly controlPlane: StoredControlPlane } => {
+  metrics: GatewayMetrics | null,
+): Omit<RecoveryDeps, 'receiptSigner'> & { readonly controlPlane: StoredControlPlane } => {
   const controlPlane = controlPlaneFor(environment, logger);
   return {
     store: executionStoreFor(environment, logger, metrics),
@@ -123,12 +137,25 @@ export const recoveryServicesFor = (
   };
 };
 
-/** What the state machine's steps need (functions/held-call-steps.ts): recovery's, and notices. */
-export const heldCallStepsServicesFor = (
-  environment: ApprovalEnvironment,
+/**
+ * What the functions that send approved calls need (the reconciler; the held-call steps build on
+ * it): every call's services, and the receipt signer. Only these sign: the agents' fronts never do.
+ */
+export const recoveryServicesFor = (
+  environment: SenderEnvironment,
   logger: Logger,
   metrics: GatewayMetrics | null = null,
-): HeldCallStepsDeps => {
+): RecoveryDeps & { readonly controlPlane: StoredControlPlane; readonly receiptSigner: ReceiptSigner } => ({
+  ...sendingServicesFor(environment, logger, metrics),
+  receiptSigner: receiptSignerFor(environment),
+});
+
+/** What the state machine's steps need (functions/held-call-steps.ts): recovery's, and notices. */
+export const heldCallStepsServicesFor = (
+  environment: SenderEnvironment,
+  logger: Logger,
+  metrics: GatewayMetrics | null = null,
+): HeldCallStepsDeps & { readonly receiptSigner: ReceiptSigner } => {
   const services = recoveryServicesFor(environment, logger, metrics);
   return {
     ...services,
@@ -143,7 +170,7 @@ export const agentServicesFor = (
   logger: Logger,
   metrics: GatewayMetrics | null = null,
 ): CallToolDeps => ({
-  ...recoveryServicesFor(environment, logger, metrics),
+  ...sendingServicesFor(environment, logger, metrics),
   ids: uuidV7Ids,
   customerUrl: customerUrlFor(environment),
 });

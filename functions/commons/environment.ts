@@ -23,7 +23,6 @@ const CommonEnvironment = z.object({
   /** OAuth authorization servers advertised in the protected-resource metadata. */
   AUTHORIZATION_SERVERS: list,
 });
-export type CommonEnvironment = z.infer<typeof CommonEnvironment>;
 
 /** What functions that use the execution store read. */
 export const FunctionEnvironment = CommonEnvironment.extend({
@@ -58,6 +57,19 @@ export const ApprovalEnvironment = FunctionEnvironment.extend({
   API_URL: z.url().optional(),
 });
 export type ApprovalEnvironment = z.infer<typeof ApprovalEnvironment>;
+
+/** The receipt key: the functions that send approved calls sign with it, the public documents list its public part. */
+const receiptKeyVariables = {
+  /** Asymmetric KMS key (ECC_NIST_P256, SIGN_VERIFY) approval receipts are signed with, by ARN. */
+  RECEIPT_KEY_ID: z.string().min(1),
+};
+
+/** What the functions that send approved calls read (the held-call steps, the reconciler). */
+const SenderEnvironment = ApprovalEnvironment.extend(receiptKeyVariables);
+export type SenderEnvironment = z.infer<typeof SenderEnvironment>;
+
+/** What the public documents' function reads (the protected-resource metadata, the receipt keys). */
+const PublicDocumentsEnvironment = CommonEnvironment.extend(receiptKeyVariables);
 
 /** How the fronts that check agents' tokens (the agent authorizer, the gRPC container) check them. */
 const agentTokenVariables = {
@@ -179,7 +191,6 @@ export const parseEnvironment = (env: Readonly<Record<string, string | undefined
 
 /** The process environment, parsed on first use and kept. */
 let storeEnvironment: FunctionEnvironment | undefined;
-let commonEnvironment: CommonEnvironment | undefined;
 export const processEnvironment = (): FunctionEnvironment => {
   storeEnvironment ??= parseEnvironment(process.env);
   return storeEnvironment;
@@ -188,6 +199,16 @@ let stepsEnvironment: ApprovalEnvironment | undefined;
 export const processApprovalEnvironment = (): ApprovalEnvironment => {
   stepsEnvironment ??= parseEnvironmentWith(ApprovalEnvironment, process.env);
   return stepsEnvironment;
+};
+let senderEnvironment: SenderEnvironment | undefined;
+export const processSenderEnvironment = (): SenderEnvironment => {
+  senderEnvironment ??= parseEnvironmentWith(SenderEnvironment, process.env);
+  return senderEnvironment;
+};
+let documentsEnvironment: z.infer<typeof PublicDocumentsEnvironment> | undefined;
+export const processPublicDocumentsEnvironment = (): z.infer<typeof PublicDocumentsEnvironment> => {
+  documentsEnvironment ??= parseEnvironmentWith(PublicDocumentsEnvironment, process.env);
+  return documentsEnvironment;
 };
 let consoleEnvironment: ConsoleEnvironment | undefined;
 export const processConsoleEnvironment = (): ConsoleEnvironment => {
@@ -208,10 +229,6 @@ let socketEnvironment: ChannelSocketEnvironment | undefined;
 export const processChannelSocketEnvironment = (): ChannelSocketEnvironment => {
   socketEnvironment ??= parseEnvironmentWith(ChannelSocketEnvironment, process.env);
   return socketEnvironment;
-};
-export const processCommonEnvironment = (): CommonEnvironment => {
-  commonEnvironment ??= parseEnvironmentWith(CommonEnvironment, process.env);
-  return commonEnvironment;
 };
 
 /** Variables the configuration's `${env:NAME}` references are resolved from. */

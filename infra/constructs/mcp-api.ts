@@ -1,6 +1,6 @@
 // The gateway's HTTP API: POST /mcp and POST /tool/call-tool behind the agent authorizer (a Lambda
 // REQUEST authorizer checking tokens of the Cognito pool or any OIDC issuer), the public protected-resource metadata document that tells MCP clients where
-// tokens come from, and the approver console, which signs approvers in itself.
+// tokens come from and the receipt key's JWK Set, and the approver console, which signs approvers in itself.
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
@@ -17,6 +17,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { jwksPath } from '../../shared/receipts/signer.js';
 import { stageThrottling } from './stage-throttling.js';
 
 export interface McpApiProps {
@@ -80,7 +81,7 @@ const accessLogFormat = AccessLogFormat.custom(
 export class McpApi extends Construct {
   readonly api: HttpApi;
   readonly url: string;
-  /** The routes that need no token (the OAuth metadata documents). */
+  /** The routes that need no token (the OAuth metadata documents, the receipt keys). */
   readonly publicRoutes: readonly HttpRoute[];
 
   constructor(scope: Construct, id: string, props: McpApiProps) {
@@ -93,14 +94,18 @@ export class McpApi extends Construct {
     this.throttledStage(props);
     this.agentRoutes(props);
     const metadata = new HttpLambdaIntegration('ResourceMetadata', props.metadataFunction);
-    this.publicRoutes = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'].flatMap(
-      (path) =>
-        this.api.addRoutes({
-          path,
-          methods: [HttpMethod.GET],
-          integration: metadata,
-          authorizer: new HttpNoneAuthorizer(),
-        }),
+    // The public documents: the OAuth metadata, and the receipt key's JWK Set systems check receipts with.
+    this.publicRoutes = [
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+      jwksPath,
+    ].flatMap((path) =>
+      this.api.addRoutes({
+        path,
+        methods: [HttpMethod.GET],
+        integration: metadata,
+        authorizer: new HttpNoneAuthorizer(),
+      }),
     );
     this.url = this.api.apiEndpoint;
   }

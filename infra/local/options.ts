@@ -10,6 +10,8 @@ import { isLoopback } from './net.js';
 export const defaultDataDir = '.gateway-data';
 /** The configuration the local gateway and the commands read when none is named: the demo's. */
 export const defaultConfigFile = 'examples/gateway.config.yaml';
+/** The local gateway's HTTP port when none is named. */
+export const defaultPort = 8787;
 
 const portNumber = z
   .string()
@@ -26,7 +28,7 @@ export const LocalOptions = z
       .min(1)
       .regex(/^[^[\]]+$/, 'write IPv6 addresses without brackets, e.g. ::1')
       .default('127.0.0.1'),
-    port: portNumber.default(8787),
+    port: portNumber.default(defaultPort),
     dynamodbPort: portNumber.default(0),
     stepFunctionsPort: portNumber.default(0),
     dataDir: z.string().min(1).default(defaultDataDir),

@@ -1,5 +1,5 @@
 // The local runtime's fronts: the API Gateway stand-in serving the very Lambda handler modules
-// (/mcp, the console and the customer's pages, the resource metadata) with /tool/call-tool beside
+// (/mcp, the console and the customer's pages, the resource metadata and the receipt keys) with /tool/call-tool beside
 // them, and the gRPC tool gateway. Every front serves the same agents with the same services.
 import { hkdfSync } from 'node:crypto';
 import { createMcpFunction } from '../../functions/mcp.js';
@@ -9,6 +9,7 @@ import { systemClock } from '../../shared/clock.js';
 import { type GrpcGateway, startGrpcGateway } from '../../shared/edge/grpc/gateway.js';
 import { mcpPath } from '../../shared/edge/mcp/auth-challenge.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
+import { jwksPath } from '../../shared/receipts/signer.js';
 import { HmacSessionSigner } from '../../shared/sessions/session.js';
 import { identifyCaller } from '../../shared/use-cases/identify-caller.js';
 import { createLocalAuthorizer } from './authorizer.js';
@@ -61,6 +62,7 @@ const functionRoutes = (parts: LocalFrontParts, requestGate: RequestGate, allowe
     },
     // Local tokens come from the configuration: there is no authorization server to name.
     authorizationServers: [],
+    receiptKeys: parts.services.receiptSigner,
   });
   const consoleFunction = createConsoleFunction({
     services: parts.services,
@@ -89,14 +91,16 @@ const functionRoutes = (parts: LocalFrontParts, requestGate: RequestGate, allowe
       authorize: false,
       timeoutMs: 30_000,
     })),
-    ...['/.well-known/oauth-protected-resource', `/.well-known/oauth-protected-resource${mcpPath}`].map((path) => ({
-      method: 'GET',
-      path,
-      functionName: 'resource-metadata',
-      fn: metadata,
-      authorize: false,
-      timeoutMs: 5_000,
-    })),
+    ...['/.well-known/oauth-protected-resource', `/.well-known/oauth-protected-resource${mcpPath}`, jwksPath].map(
+      (path) => ({
+        method: 'GET',
+        path,
+        functionName: 'resource-metadata',
+        fn: metadata,
+        authorize: false,
+        timeoutMs: 5_000,
+      }),
+    ),
   ];
 };
 

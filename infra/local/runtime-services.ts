@@ -1,11 +1,13 @@
 // The local runtime's service composition: the approval services every side of a call uses (the
 // same use-cases and adapters as in AWS, wired to the local stand-ins), the held-call steps function
 // the approval run invokes, and the metrics flushed for what runs outside a request.
+import type { KeyObject } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type InvocationMetrics, invocationMetrics } from '../../functions/commons/metrics.js';
 import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js';
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
+import { KeyReceiptSigner } from '../../shared/adapters/key-receipt-signer.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
@@ -14,6 +16,7 @@ import { consoleLink, customerLink } from '../../shared/edge/console/paths.js';
 import type { McpServices } from '../../shared/edge/mcp/server.js';
 import { measuredStore } from '../../shared/executions/measured-store.js';
 import { uuidV7Ids } from '../../shared/ids.js';
+import type { ReceiptSigner } from '../../shared/receipts/signer.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
 import { lambdaContext } from './http-front.js';
@@ -39,7 +42,7 @@ export interface LinkBase {
 }
 
 export interface LocalServices {
-  readonly services: ApprovalServices;
+  readonly services: ApprovalServices & { readonly receiptSigner: ReceiptSigner };
   /** The services with what the agents' fronts add: ids for new calls, the customer's page. */
   readonly mcpServices: McpServices;
   readonly flushedMetrics: InvocationMetrics;
@@ -50,6 +53,8 @@ interface LocalServiceParts {
   readonly configuration: LocalConfiguration;
   readonly local: LocalStore;
   readonly dataKey: Buffer;
+  /** The P-256 key approval receipts are signed with (the data folder's, or one per run in memory). */
+  readonly receiptKey: KeyObject;
   readonly runs: LocalApprovalRuns;
   readonly links: LinkBase;
   readonly logger: LoggerFor;
@@ -75,11 +80,12 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
   const { controlPlane, metrics } = configuration;
   const approvalsLogger = logger('approvals');
   const flushedMetrics = flushedMetricsOf(parts, stops);
-  const services: ApprovalServices = {
+  const services: LocalServices['services'] = {
     store: measuredStore(parts.local.store, metrics),
     clock: systemClock,
     controlPlane,
     sealer: new AesSealer(parts.dataKey),
+    receiptSigner: new KeyReceiptSigner(parts.receiptKey),
     systems: new HttpSystemClient(),
     toolServers: new ToolServers({ mcp: configuration.mcpClient }),
     log: logger('calls'),

@@ -18,6 +18,7 @@ import type { LocalConfigSource } from './config-source.js';
 import { localDataKey } from './data-key.js';
 import { urlHost } from './net.js';
 import { type LocalOptions, logLevelOf } from './options.js';
+import { localReceiptKey } from './receipt-key.js';
 import { startRetentionSweep } from './retention-sweep.js';
 import { startLocalApprovalRuns, startLocalStore } from './runtime-aws.js';
 import { loadLocalConfiguration, localLoggers } from './runtime-configuration.js';
@@ -71,10 +72,10 @@ export interface RuntimeEnvironment {
   readonly configCheckMs?: number;
 }
 
-/** The data key for secret argument values at rest (console sessions are signed with a key derived from it). */
-const dataKeyOf = async (options: LocalOptions, config: ResolvedConfig): Promise<Buffer> => {
+/** A key the runtime keeps in its data folder; one it cannot read or use stops the start with the reason. */
+const keptKey = async <T>(read: (dataDir: string | null) => Promise<T>, options: LocalOptions): Promise<T> => {
   try {
-    return await localDataKey(config.settings.data_key, options.memory ? null : options.dataDir);
+    return await read(options.memory ? null : options.dataDir);
   } catch (error) {
     throw new StartupError(errorText(error));
   }
@@ -99,13 +100,16 @@ export const startLocalRuntime = async (
     );
     const { config, controlPlane } = configuration;
     const local = await startLocalStore(options, logger('store'), stops);
-    const dataKey = await dataKeyOf(options, config());
+    // The data key for secret argument values at rest (console sessions are signed with a key
+    // derived from it), and the key approval receipts are signed with.
+    const dataKey = await keptKey((dataDir) => localDataKey(config().settings.data_key, dataDir), options);
+    const receiptKey = await keptKey(localReceiptKey, options);
     const publicUrl = config().settings.public_url ?? null;
     const stepsLogger = logger('held-call-steps');
     const runs = await startLocalApprovalRuns(options, local, stepsLogger, stops);
     // Links in notifications name the console; the front's port is known once it listens.
     const links: LinkBase = { base: publicUrl ?? `http://${urlHost(options.host)}:${options.port}` };
-    const parts = { options, configuration, local, dataKey, publicUrl, runs, links, logger, stepsLogger };
+    const parts = { options, configuration, local, dataKey, receiptKey, publicUrl, runs, links, logger, stepsLogger };
     const composed = composeLocalServices(parts, stops);
     const background = backgroundCalls(stepsLogger, stops);
     const { front, grpcGateway } = await startLocalFronts({ ...parts, ...composed }, stops);

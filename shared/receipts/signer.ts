@@ -19,6 +19,9 @@ export type JwkSet = {
   readonly keys: readonly PublicJwk[];
 };
 
+/** Where the gateway serves its receipt keys' JWK Set, from its public base URL. */
+export const jwksPath = '/.well-known/jwks.json';
+
 export interface ReceiptSigner {
   /** Signs `payload` (a JSON object) as a compact JWS, ES256, its header naming the key (`kid`). */
   sign(payload: Readonly<Record<string, unknown>>): Promise<string>;

@@ -4,7 +4,10 @@
 //
 // Long: the core flows (direct, staff, customer, the channel) share one stack, so the permission
 // check sees every call they make and judges each grant left unused against all of them.
+import { KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KmsReceiptSigner } from '../../shared/adapters/kms-receipt-signer.js';
+import { jwksPath } from '../../shared/receipts/signer.js';
 import { newCustomerSession, newSession } from '../../shared/sessions/session.js';
 import { decodeFrame } from '../../shared/wire/call-tool-frame.js';
 import { eventually } from '../support/approval-org.js';
@@ -279,6 +282,32 @@ describe('the synthesized stack, run here', () => {
       } finally {
         await stranger.close();
       }
+    },
+  );
+
+  it(
+    verifies('receipt-key.jwks', "serves the receipt key's JWK Set, read from KMS by the public documents' function"),
+    async () => {
+      const answer = await stack.http({ method: 'GET', path: jwksPath });
+      expect(answer.functionError).toBeUndefined();
+      expect(answer.status).toBe(200);
+      expect(answer.headers['cache-control']).toBe('public, max-age=300');
+      // The key KMS holds, as the operator reads it with the stand-in's credential.
+      const { env, endpoints } = stack.operator;
+      const credentials = {
+        accessKeyId: env.AWS_ACCESS_KEY_ID ?? '',
+        secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? '',
+      };
+      const kms = new KMSClient({ endpoint: endpoints.kms, region: 'local', credentials });
+      try {
+        const held = await new KmsReceiptSigner(kms, stack.outputs.ReceiptKeyArn ?? '').publicKeys();
+        expect(JSON.parse(answer.body)).toEqual(held);
+      } finally {
+        kms.destroy();
+      }
+      expect(stack.calls).toContainEqual(
+        expect.objectContaining({ caller: functionId(stack, 'ResourceMetadata'), action: 'kms:GetPublicKey' }),
+      );
     },
   );
 

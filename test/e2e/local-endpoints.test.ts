@@ -1,10 +1,13 @@
 // The local runtime's own endpoints (the store, Step Functions) and its data folder, as another
 // process on the same machine meets them: refused without the run's credential, and unreadable.
 
-import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { createPrivateKey, randomBytes } from 'node:crypto';
+import { chmod, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { receiptKeyFile } from '../../infra/local/receipt-key.js';
+import { KeyReceiptSigner } from '../../shared/adapters/key-receipt-signer.js';
+import { jwksPath } from '../../shared/receipts/signer.js';
 import { signedAwsCall, unsignedAwsCall } from '../support/aws-requests.js';
 import { verifies } from '../support/requirements.js';
 import { startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
@@ -42,7 +45,7 @@ const scan = {
 
 describe('the local runtime’s endpoints and data folder', () => {
   it(verifies(
-    ['local.endpoints-authenticated', 'local.data-folder-owner-only'],
+    ['local.endpoints-authenticated', 'local.data-folder-owner-only', 'receipt-key.local-key', 'receipt-key.jwks'],
     'answers only its own credential, kept owner-only in the data folder with everything else',
   ), async () => {
     const dataDir = join(folder.path, 'fresh');
@@ -50,8 +53,20 @@ describe('the local runtime’s endpoints and data folder', () => {
     try {
       const entries = await modes(dataDir);
       expect(entries.map((entry) => entry.path)).toEqual(
-        expect.arrayContaining([join(dataDir, 'aws-config'), join(dataDir, 'data.key'), join(dataDir, 'dynamodb')]),
+        expect.arrayContaining([
+          join(dataDir, 'aws-config'),
+          join(dataDir, 'data.key'),
+          join(dataDir, receiptKeyFile),
+          join(dataDir, 'dynamodb'),
+        ]),
       );
+      // The receipt key's public half is served without a token: the key in the folder.
+      const jwks = await fetch(`${runtime.baseUrl}${jwksPath}`);
+      expect(jwks.headers.get('cache-control')).toBe('public, max-age=300');
+      const published = await new KeyReceiptSigner(
+        createPrivateKey(await readFile(join(dataDir, receiptKeyFile), 'utf8')),
+      ).publicKeys();
+      expect(await jwks.json()).toEqual(published);
       expect(entries.filter((entry) => !entry.directory).length).toBeGreaterThan(4);
       expect(ownerOnly(entries)).toEqual([]);
 

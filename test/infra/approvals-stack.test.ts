@@ -16,6 +16,7 @@ import { ConfigBundles } from '../../infra/constructs/config-bundles.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
 import { GatewayTable } from '../../infra/constructs/gateway-table.js';
 import { McpApi } from '../../infra/constructs/mcp-api.js';
+import { ReceiptKey } from '../../infra/constructs/receipt-key.js';
 import { approvalDefinition, approvalDefinitionPath } from '../../infra/state-machine/definition.js';
 import { verifies } from '../support/requirements.js';
 import {
@@ -71,6 +72,7 @@ const partsOf = ({ stack, template }: Synthesized) => {
     configTableArn: getAtt(child(stack, 'Config', GatewayTable).tableLogicalId),
     dataKeyArn: getAtt(logicalIdOf(child(stack, 'DataKey', Key))),
     signingKeyArn: getAtt(logicalIdOf(child(stack, 'ConfigBundles', ConfigBundles).signingKey)),
+    receiptKeyArn: getAtt(logicalIdOf(child(stack, 'ReceiptKey', ReceiptKey).key)),
     sessionKeyArn: getAtt(logicalIdOf(approverConsole.sessionKey)),
     busId: logicalIdOf(child(stack, 'Notices', EventBus)),
     apiEndpoint: getAtt(logicalIdOf(api.api), 'ApiEndpoint'),
@@ -290,7 +292,7 @@ describe('the approval lifecycle in the default stack', () => {
   it(
     verifies(
       'aws.least-privilege',
-      'lets the approval run and reconciler only decrypt with the data key, and the console only MAC with its session key',
+      'lets the approval run and reconciler only decrypt with the data key and sign receipts, and the console only MAC with its session key',
     ),
     () => {
       const kms = (name: keyof typeof functions) => grantsOf(template, roleId(name), 'kms');
@@ -299,12 +301,14 @@ describe('the approval lifecycle in the default stack', () => {
       expect(kms('mcp')).toEqual(
         [grant('kms:Decrypt', parts.dataKeyArn), grant('kms:GenerateDataKey', parts.dataKeyArn), verify].sort(),
       );
-      expect(kms('steps')).toEqual([grant('kms:Decrypt', parts.dataKeyArn), verify].sort());
-      expect(kms('reconciler')).toEqual([grant('kms:Decrypt', parts.dataKeyArn), verify].sort());
+      // Both send approved calls, so both sign their receipts (receipt-key.test.ts).
+      const sign = grant('kms:Sign', parts.receiptKeyArn);
+      expect(kms('steps')).toEqual([grant('kms:Decrypt', parts.dataKeyArn), sign, verify].sort());
+      expect(kms('reconciler')).toEqual([grant('kms:Decrypt', parts.dataKeyArn), sign, verify].sort());
       expect(kms('console')).toEqual(
         [grant('kms:GenerateMac', parts.sessionKeyArn), grant('kms:VerifyMac', parts.sessionKeyArn)].sort(),
       );
-      expect(kms('metadata')).toEqual([]);
+      expect(kms('metadata')).toEqual([grant('kms:GetPublicKey', parts.receiptKeyArn)]);
       expect(grantsOf(template, parts.stateMachineRoleId, 'kms')).toEqual([]);
     },
   );

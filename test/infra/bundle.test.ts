@@ -23,6 +23,7 @@ const probeEnvironment = {
   CONFIG_BUCKET: 'config-bundles',
   CONFIG_SIGNING_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/config-signing',
   DATA_KEY_ID: 'alias/approval-gateway',
+  RECEIPT_KEY_ID: 'arn:aws:kms:eu-west-1:111111111111:key/receipts',
   STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:111111111111:stateMachine:approvals',
   API_URL: 'https://api.example.com',
   SESSION_KEY_ID: 'alias/approval-gateway-sessions',

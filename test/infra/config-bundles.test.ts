@@ -7,6 +7,7 @@ import { ApprovalStateMachine } from '../../infra/constructs/approval-state-mach
 import { ApproverConsole } from '../../infra/constructs/approver-console.js';
 import { ConfigBundles } from '../../infra/constructs/config-bundles.js';
 import { GatewayFunction } from '../../infra/constructs/gateway-function.js';
+import { ReceiptKey } from '../../infra/constructs/receipt-key.js';
 import { verifies } from '../support/requirements.js';
 import {
   actionsOf,
@@ -25,6 +26,7 @@ describe('the configuration bundles in the stack', () => {
   const bundles = child(stack, 'ConfigBundles', ConfigBundles);
   const bucketId = logicalIdOf(bundles.bucket);
   const keyId = logicalIdOf(bundles.signingKey);
+  const receiptKeyId = logicalIdOf(child(stack, 'ReceiptKey', ReceiptKey).key);
   const approvals = child(stack, 'Approvals', ApprovalStateMachine);
   const loaders = {
     Mcp: child(stack, 'Mcp', GatewayFunction),
@@ -103,9 +105,12 @@ describe('the configuration bundles in the stack', () => {
         expect(statements.filter(naming(bucketId)), name).toEqual([]);
         expect(statements.filter(naming(keyId)), name).toEqual([]);
       }
-      // Nothing in the stack signs: only the pushing principal, outside it, may.
-      const signing = allStatements(template).filter((statement) =>
-        actionsOf(statement).some((action) => ['kms:Sign', 'kms:*', 's3:PutObject', 's3:*'].includes(action)),
+      // Nothing in the stack signs bundles: only the pushing principal, outside it, may. (The
+      // receipt key, another key, is signed with by the functions sending approved calls.)
+      const signing = allStatements(template).filter(
+        (statement) =>
+          !naming(receiptKeyId)(statement) &&
+          actionsOf(statement).some((action) => ['kms:Sign', 'kms:*', 's3:PutObject', 's3:*'].includes(action)),
       );
       expect(signing.filter((statement) => statement.Effect === 'Allow' && statement.Principal === undefined)).toEqual(
         [],

@@ -57,7 +57,11 @@ const cognitoIssuer = (userPoolLogicalId: string) => ({
   'Fn::Join': ['', ['https://cognito-idp.', { Ref: 'AWS::Region' }, '.amazonaws.com/', { Ref: userPoolLogicalId }]],
 });
 
-const metadataRoutes = ['GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/mcp'];
+const metadataRoutes = [
+  'GET /.well-known/oauth-protected-resource',
+  'GET /.well-known/oauth-protected-resource/mcp',
+  'GET /.well-known/jwks.json',
+];
 /** The approver console signs approvers in itself (OIDC and a signed session cookie); it serves the customer's pages too. */
 const consoleRoutes = ['ANY /console', 'ANY /console/{proxy+}', 'ANY /customer/{proxy+}'];
 
@@ -199,7 +203,7 @@ describe('the stack with the default Cognito agent identity', () => {
   it(
     verifies(
       'aws.stack-shape',
-      'puts the agent authorizer on POST /mcp and leaves only the metadata and console routes public',
+      'puts the agent authorizer on POST /mcp and leaves only the metadata, receipt keys and console routes public',
     ),
     () => {
       const [authorizerId] = [...httpAgentAuthorizers(template).keys()];
