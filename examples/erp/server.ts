@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import * as z from 'zod';
 import { type Listening, listen } from '../../infra/local/net.js';
+import { belowThreshold, type ReceiptCheck, type ReceiptCheckOptions, receiptCheck } from './receipt-check.js';
 
 /** What a fault does to the next matching request(s). */
 const Fault = z.discriminatedUnion('kind', [
@@ -108,6 +109,8 @@ export interface ReceivedCall {
   readonly requestId: string | null;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: unknown;
+  /** The body exactly as received (UTF-8), what a receipt's body hash binds. */
+  readonly rawBody: string;
 }
 
 export interface DemoErp extends Listening<import('node:http').Server> {
@@ -119,7 +122,7 @@ export interface DemoErp extends Listening<import('node:http').Server> {
   reset(): void;
 }
 
-const readJson = async (request: IncomingMessage): Promise<unknown> => {
+const readBody = async (request: IncomingMessage): Promise<Buffer> => {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -128,9 +131,12 @@ const readJson = async (request: IncomingMessage): Promise<unknown> => {
     if (size > 1024 * 1024) throw new Error('body too large');
     chunks.push(buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text.length === 0 ? undefined : JSON.parse(text);
+  return Buffer.concat(chunks);
 };
+
+const parseJson = (raw: Buffer): unknown => (raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8')));
+
+const readJson = async (request: IncomingMessage): Promise<unknown> => parseJson(await readBody(request));
 
 const send = (response: ServerResponse, status: number, body: unknown) => {
   const text = body === undefined ? '' : JSON.stringify(body);
@@ -162,6 +168,13 @@ interface ErpState {
   nextOrder: number;
   received: ReceivedCall[];
   faults: z.output<typeof FaultRule>[];
+}
+
+/** What one ERP serves with: its data, its key, and its receipt check when it makes one. */
+interface Erp {
+  readonly state: ErpState;
+  readonly apiKey: string;
+  readonly receipts: ReceiptCheck | null;
 }
 
 const freshState = (): ErpState => ({
@@ -258,7 +271,8 @@ const operate = (state: ErpState, route: string, params: string[], body: unknown
 };
 
 /** The /_control/ routes: faults to add, the calls received, a reset. */
-const control = async (state: ErpState, request: IncomingMessage, response: ServerResponse, url: URL) => {
+const control = async (erp: Erp, request: IncomingMessage, response: ServerResponse, url: URL) => {
+  const { state } = erp;
   const method = (request.method ?? 'GET').toUpperCase();
   if (method === 'POST' && url.pathname === '/_control/faults') {
     state.faults.push(FaultRule.parse(await readJson(request)));
@@ -271,6 +285,7 @@ const control = async (state: ErpState, request: IncomingMessage, response: Serv
   }
   if (method === 'POST' && url.pathname === '/_control/reset') {
     Object.assign(state, freshState());
+    erp.receipts?.reset();
     return send(response, 204, undefined);
   }
   return send(response, 404, { code: 'not_found', message: 'No such control route.' });
@@ -371,34 +386,55 @@ const singleHeaders = (request: IncomingMessage): Record<string, string> => {
   return headers;
 };
 
-const handle = async (
-  state: ErpState,
-  apiKey: string,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> => {
+/**
+ * A large purchase order without a receipt for exactly this request is refused (when the ERP
+ * checks receipts); below the threshold nothing is asked.
+ */
+const receiptRefusal = async (erp: Erp, request: IncomingMessage, route: string, body: unknown, raw: Buffer) => {
+  if (erp.receipts === null || route !== '/purchase-orders' || request.method !== 'POST') return null;
+  // An order without an amount is refused as malformed whatever it carries; a large one, or one whose
+  // amount cannot be read as a plain decimal, needs a receipt.
+  const amount = CreateOrder.shape.amount.safeParse(
+    typeof body === 'object' && body !== null && 'amount' in body ? body.amount : undefined,
+  );
+  if (!amount.success || belowThreshold(amount.data)) return null;
+  const header = request.headers['approval-receipt'];
+  return erp.receipts.check({
+    method: 'POST',
+    path: request.url ?? '/',
+    receipt: typeof header === 'string' ? header : undefined,
+    body: raw,
+  });
+};
+
+const handle = async (erp: Erp, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+  const { state } = erp;
   const url = new URL(request.url ?? '/', 'http://erp.local');
   const method = (request.method ?? 'GET').toUpperCase();
-  if (url.pathname.startsWith('/_control/')) return control(state, request, response, url);
+  if (url.pathname.startsWith('/_control/')) return control(erp, request, response, url);
   if (url.pathname === '/elsewhere')
     return send(response, 200, { note: 'a redirect target the gateway must not follow' });
-  if (request.headers['x-api-key'] !== apiKey) {
+  if (request.headers['x-api-key'] !== erp.apiKey) {
     return send(response, 401, { code: 'unauthorized', message: 'Missing or wrong API key.' });
   }
   const match = routes
     .map((candidate) => ({ candidate, found: candidate.pattern.exec(url.pathname) }))
     .find(({ candidate, found }) => found !== null && candidate.method === method);
   if (match === undefined) return send(response, 404, { code: 'not_found', message: 'No such route.' });
+  let raw: Buffer;
   let body: unknown;
   try {
-    body = await readJson(request);
+    raw = await readBody(request);
+    body = parseJson(raw);
   } catch {
     return send(response, 400, { code: 'invalid_json', message: 'The body is not JSON.' });
   }
   const headers = singleHeaders(request);
   const requestId = headers['x-request-id'] ?? null;
   const route = match.candidate.route;
-  state.received.push({ method, route, path: url.pathname, requestId, headers, body });
+  state.received.push({ method, route, path: url.pathname, requestId, headers, body, rawBody: raw.toString('utf8') });
+  const refusal = await receiptRefusal(erp, request, route, body, raw);
+  if (refusal !== null) return send(response, refusal.status, { code: refusal.code, message: refusal.message });
   const params = (match.found ?? []).slice(1).map((part) => decodeURIComponent(part));
   const run = () => operate(state, route, params, body);
   const fault = takeFault(state, method, route);
@@ -407,23 +443,37 @@ const handle = async (
   return send(response, answer.status, answer.body);
 };
 
-export const startDemoErp = async (
-  options: { host?: string; port?: number; apiKey?: string } = {},
-): Promise<DemoErp> => {
-  const apiKey = options.apiKey ?? demoErpApiKey;
-  const state = freshState();
+export interface DemoErpOptions {
+  readonly host?: string;
+  readonly port?: number;
+  readonly apiKey?: string;
+  /** Check approval receipts on large purchase orders against this gateway. @default no check */
+  readonly receipts?: ReceiptCheckOptions;
+}
+
+export const startDemoErp = async (options: DemoErpOptions = {}): Promise<DemoErp> => {
+  const erp: Erp = {
+    state: freshState(),
+    apiKey: options.apiKey ?? demoErpApiKey,
+    receipts: options.receipts === undefined ? null : receiptCheck(options.receipts),
+  };
+  const { state } = erp;
   const server = createServer((request, response) => {
-    handle(state, apiKey, request, response).catch(() => {
+    handle(erp, request, response).catch(() => {
       if (!response.headersSent) send(response, 500, { code: 'internal', message: 'The ERP failed.' });
     });
   });
   const listening = await listen(server, options.host ?? '127.0.0.1', options.port ?? 0);
+  const reset = () => {
+    Object.assign(state, freshState());
+    erp.receipts?.reset();
+  };
   return {
     ...listening,
     url: `http://127.0.0.1:${listening.port}`,
     calls: () => state.received,
     callsFor: (requestId) => state.received.filter((call) => call.requestId === requestId).length,
     addFault: (rule) => state.faults.push(FaultRule.parse(rule)),
-    reset: () => Object.assign(state, freshState()),
+    reset,
   };
 };

@@ -1,7 +1,9 @@
 // The demo systems `npm start` runs beside the gateway: the ERP, the call-tool proxy and the MCP
 // server. The demo configuration names each through a variable (DEMO_ERP_URL, DEMO_CALL_TOOL_URL,
-// DEMO_MCP_URL), so they start before the configuration is read.
+// DEMO_MCP_URL), so they start before the configuration is read. The ERP checks approval receipts
+// against the gateway's keys, fetched once the gateway listens.
 import { startDemoCallToolProxy } from '../../examples/call-tool-proxy/server.js';
+import type { ReceiptGateway } from '../../examples/erp/receipt-check.js';
 import { startDemoErp } from '../../examples/erp/server.js';
 import { startReferenceMcpServer } from '../../examples/reference-mcp/server.js';
 import type { LocalOptions } from './options.js';
@@ -31,8 +33,13 @@ export const startDemoSystems = async (
   options: LocalOptions,
   variables: Readonly<Record<string, string | undefined>>,
   stops: RuntimeStops,
+  gateway: () => ReceiptGateway | null,
 ): Promise<DemoSystems> => {
-  const erpUrl = await started(options.demoErp, () => startDemoErp({ port: options.erpPort }), stops);
+  const erpUrl = await started(
+    options.demoErp,
+    () => startDemoErp({ port: options.erpPort, receipts: { gateway } }),
+    stops,
+  );
   // The proxy's MCP server starts on first use. On loopback whatever --host says, like the other demo
   // systems: its credential is published in the demo configuration, so only the gateway beside it may
   // call its tools.

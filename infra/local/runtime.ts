@@ -5,11 +5,13 @@
 // lives in a runtime-*.ts module beside this one; the order they start in (and stop in) is here.
 
 import type { LogLevel } from '@aws-lambda-powertools/logger/types';
+import type { ReceiptGateway } from '../../examples/erp/receipt-check.js';
 import { systemClock } from '../../shared/clock.js';
 import type { ResolvedConfig } from '../../shared/config/resolved.js';
 import { mcpPath } from '../../shared/edge/mcp/auth-challenge.js';
 import { errorText } from '../../shared/errors.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
+import { jwksPath } from '../../shared/receipts/signer.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { RecoveryReport } from '../../shared/use-cases/recovery.js';
 import type { LocalAwsCredentials } from './aws-signature.js';
@@ -86,7 +88,9 @@ export const startLocalRuntime = async (
 ): Promise<LocalRuntime> => {
   const stops = new RuntimeStops();
   try {
-    const demo = await startDemoSystems(options, environment.variables, stops);
+    // The demo ERP checks receipts against the gateway, whose address is known once it listens.
+    let receiptGateway: ReceiptGateway | null = null;
+    const demo = await startDemoSystems(options, environment.variables, stops, () => receiptGateway);
     const logLevel = environment.logLevel ?? logLevelOf(options.logLevel);
     const logger = localLoggers(logLevel);
     const configuration = await loadLocalConfiguration(
@@ -120,6 +124,7 @@ export const startLocalRuntime = async (
     );
     const baseUrl = `http://${urlHost(options.host)}:${front.port}`;
     links.base = publicUrl ?? baseUrl;
+    receiptGateway = { issuer: links.base.replace(/\/+$/, ''), jwksUri: `${baseUrl}${jwksPath}` };
     const recovered = await recoverAtStart(composed.services, background, stepsLogger);
     // settings.retention locally too: the embedded store has no time to live, so a sweep deletes
     // what AWS's would (retain_until passed), at start and every few minutes.
