@@ -76,7 +76,8 @@ class MeasuredExecutionStore implements ExecutionStore {
     if (change.from === 'pending_approval' && decided) {
       this.metrics.heldDecided(elapsed(execution.created_at, change.at) ?? 0);
     }
-    if (terminalStatuses.has(change.to)) {
+    // A settlement changes what is known of a call counted when it ended unknown: not a second call.
+    if (terminalStatuses.has(change.to) && change.settlement === undefined) {
       this.settled(execution);
       const sent = elapsed(execution.claimed_at, change.at);
       if (change.from === 'approved' && sent !== null) this.metrics.sentSettled(sent);
@@ -128,6 +129,10 @@ class MeasuredExecutionStore implements ExecutionStore {
 
   releasePending(agentId: string, executionIds: readonly string[]): Promise<void> {
     return this.inner.releasePending(agentId, executionIds);
+  }
+
+  countUnsettled(): Promise<number> {
+    return this.inner.countUnsettled();
   }
 }
 

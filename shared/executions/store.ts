@@ -1,7 +1,7 @@
 // The execution store port. Adapters (DynamoDB in AWS and locally against dynalite) implement it
 // with single-item conditional writes only; a lost race is an ordinary answer, not an exception.
 import type { ExecutionStatus } from '../result.js';
-import type { Execution } from './execution.js';
+import type { Execution, Settlement } from './execution.js';
 
 // The lifecycle's error lives beside the lifecycle; adapters and callers keep importing it from here.
 export { IllegalTransitionError } from './execution.js';
@@ -49,6 +49,8 @@ export interface TransitionRequest {
     /** The customer must not have confirmed yet (their answer is given once). */
     readonly customerUnanswered?: true;
   };
+  /** An operator settles an unknown outcome: the only way out of unknown (see ./write-plan.ts). */
+  readonly settlement?: Settlement;
 }
 
 export interface ClaimRequest {
@@ -125,4 +127,9 @@ export interface ExecutionStore {
   reservePending(agentId: string, executionId: string, limit: number): Promise<PendingReservation>;
   /** Gives back the places these executions hold (a place not held is no change). */
   releasePending(agentId: string, executionIds: readonly string[]): Promise<void>;
+  /**
+   * How many calls ended unknown and are not settled yet (one count of the index's partition of
+   * unsettled outcomes): the UnknownOutcomes figure.
+   */
+  countUnsettled(): Promise<number>;
 }
