@@ -6,6 +6,7 @@
 //
 // Long: one fixture of records serves every filter and both targets; each check is a run of the CLI.
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLocalAwsConfig } from '../../infra/local/aws-config-file.js';
@@ -334,6 +335,63 @@ describe('npm run executions', () => {
       } finally {
         await stopped.remove();
       }
+    },
+  );
+  // Last: it adds a call of its own agent, which the listings of every call above do not expect.
+  it(
+    verifies(
+      ['settle.cli', 'settle.audit', 'settle.reason'],
+      'settles an unknown call through the running gateway once, as the OS user, and tells every refusal by its exit',
+    ),
+    async () => {
+      const store = new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions, quietLog);
+      const unknown = anExecution({ agent_id: 'settle-agent', status: 'unknown', code: 'timeout' });
+      await store.create(unknown);
+      expect(await store.countUnsettled()).toBe(1);
+      const settle = (...args: string[]) => cli(['settle', unknown.execution_id, ...local(), ...args]);
+
+      const control = await settle('--outcome', 'succeeded', '--reason', 'two\nlines');
+      expect([control.code, control.stderr]).toEqual([2, expect.stringContaining('control characters')]);
+
+      const done = await settle('--outcome', 'succeeded', '--reason', 'PO-9 is in the ERP');
+      expect(done.code, done.output).toBe(0);
+      expect(done.stdout).toContain(`Settled execution ${unknown.execution_id} as succeeded by ${userInfo().username}`);
+      expect(await store.countUnsettled()).toBe(0);
+
+      const again = await settle('--outcome', 'failed', '--reason', 'second look');
+      expect([again.code, again.stderr]).toEqual([
+        5,
+        expect.stringContaining(`settled already as succeeded by ${userInfo().username}`),
+      ]);
+      const notUnknown = await cli([
+        'settle',
+        fixture.held.execution_id,
+        ...local(),
+        '--outcome',
+        'failed',
+        '--reason',
+        'x',
+      ]);
+      expect([notUnknown.code, notUnknown.stderr]).toEqual([
+        4,
+        expect.stringContaining('pending_approval, not unknown'),
+      ]);
+      const missing = await cli(['settle', uuidV7Ids.next(), ...local(), '--outcome', 'failed', '--reason', 'x']);
+      expect([missing.code, missing.stderr]).toEqual([3, expect.stringContaining('No execution')]);
+
+      const [line] = jsonOf(await cli([...local(), '--json', '--agent', 'settle-agent'])).lines;
+      expect(line).toMatchObject({
+        status: 'succeeded',
+        history: [{ status: 'unknown' }, { status: 'succeeded' }],
+        settlement: {
+          outcome: 'succeeded',
+          by: userInfo().username,
+          reason: 'PO-9 is in the ERP',
+          unknown_code: 'timeout',
+        },
+      });
+      const table = await cli([...local(), '--agent', 'settle-agent']);
+      expect(table.stdout).toContain('succeeded(settled)');
     },
   );
 });
