@@ -10,6 +10,7 @@ import {
   type RecoveryReport,
   recoverOpenExecutions,
 } from '../../shared/use-cases/recovery.js';
+import { startPeriodicTask } from './periodic-task.js';
 import type { RuntimeStops } from './runtime-lifecycle.js';
 
 /** Calls recovery runs in the background. */
@@ -60,19 +61,10 @@ export const startUnsettledGauge = (
   log: Logger,
   stops: RuntimeStops,
 ): void => {
-  let running: Promise<unknown> | null = null;
-  const publish = () => {
-    running ??= publishUnsettledOutcomes(deps)
-      .catch((error: unknown) => log.warn('the unknown outcomes could not be counted; counted again later', { error }))
-      .finally(() => {
-        running = null;
-      });
+  const publish = async () => {
+    await publishUnsettledOutcomes(deps).catch((error: unknown) =>
+      log.warn('the unknown outcomes could not be counted; counted again later', { error }),
+    );
   };
-  publish();
-  const timer = setInterval(publish, unsettledGaugeMs);
-  timer.unref();
-  stops.onClose(async () => {
-    clearInterval(timer);
-    await running;
-  });
+  stops.onClose(startPeriodicTask(publish, unsettledGaugeMs));
 };

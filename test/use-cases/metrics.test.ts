@@ -23,6 +23,7 @@ import {
   procurementAgent,
   tools,
   type UseCaseBed,
+  unknownWrite,
   useCaseBed,
 } from '../support/use-case-bed.js';
 
@@ -83,17 +84,7 @@ describe('metrics of a direct call', () => {
     ),
     async () => {
       const { bed, measured, points } = await measuredBed();
-      bed.behaviour = {
-        kind: 'answer',
-        result: { kind: 'response', status: 502, contentType: 'text/plain', body: Buffer.from('upstream down') },
-      };
-      const answer = await callTool(
-        measured.deps,
-        procurementAgent,
-        tools.create,
-        argumentsOf({ vendor: 'acme', amount: '5' }),
-      );
-      expect(answer.status).toBe('unknown');
+      const unknown = await unknownWrite(bed, measured.deps);
       expect(sumOf(points(), 'Calls', { Tool: tools.create, ...procurement, Outcome: 'unknown' })).toBe(1);
 
       // The figure is a gauge of the calls not yet settled, published by the reconciler's pass.
@@ -106,7 +97,7 @@ describe('metrics of a direct call', () => {
       };
       expect(await gauge()).toEqual([1]);
       const settled = await settleUnknown(measured.deps, {
-        executionId: answer.execution_id ?? '',
+        executionId: unknown.execution_id,
         outcome: 'failed',
         reason: 'no order in the ERP',
         by: 'alice',

@@ -11,21 +11,19 @@ import { callTool } from '../../shared/use-cases/call-tool.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';
 import { settlementReason, settleUnknown } from '../../shared/use-cases/settle-unknown.js';
 import { verifies } from '../support/requirements.js';
-import { argumentsOf, procurementAgent, tools, type UseCaseBed, useCaseBed } from '../support/use-case-bed.js';
+import {
+  argumentsOf,
+  procurementAgent,
+  tools,
+  type UseCaseBed,
+  unknownWrite,
+  useCaseBed,
+} from '../support/use-case-bed.js';
 
 const reason = 'ERP audit log: PO-4411 created 12:00:03 by the gateway user';
 
 /** A direct write whose system answered 502: sent, outcome not known. */
-const unknownWrite = async (bed: UseCaseBed): Promise<string> => {
-  bed.behaviour = {
-    kind: 'answer',
-    result: { kind: 'response', status: 502, contentType: 'text/plain', body: Buffer.from('bad gateway') },
-  };
-  const answer = await callTool(bed.deps, procurementAgent, tools.create, argumentsOf({ vendor: 'acme', amount: '5' }));
-  expect(answer).toMatchObject({ status: 'unknown', code: 'http_502' });
-  if (answer.execution_id === null) throw new Error('expected an execution');
-  return answer.execution_id;
-};
+const unknownId = async (bed: UseCaseBed): Promise<string> => (await unknownWrite(bed)).execution_id;
 
 describe('settling an unknown outcome', () => {
   it(
@@ -35,7 +33,7 @@ describe('settling an unknown outcome', () => {
     ),
     async () => {
       const bed = await useCaseBed();
-      const id = await unknownWrite(bed);
+      const id = await unknownId(bed);
       bed.clock.advance(3_600_000);
       const answer = await settleUnknown(bed.deps, { executionId: id, outcome: 'succeeded', reason, by: 'alice' });
       expect(answer.kind).toBe('settled');
@@ -71,7 +69,7 @@ describe('settling an unknown outcome', () => {
     verifies('settle.agent-answer', 'a call settled as failed keeps the code it ended unknown with, and reads failed'),
     async () => {
       const bed = await useCaseBed();
-      const id = await unknownWrite(bed);
+      const id = await unknownId(bed);
       await settleUnknown(bed.deps, { executionId: id, outcome: 'failed', reason, by: 'alice' });
       expect(await getExecutionStatus(bed.deps, procurementAgent, { execution_id: id })).toMatchObject({
         status: 'failed',
@@ -88,21 +86,17 @@ describe('settling an unknown outcome', () => {
     ),
     async () => {
       const bed = await useCaseBed();
-      const id = await unknownWrite(bed);
-      const settle = (executionId: string, by: string) =>
-        settleUnknown(bed.deps, { executionId, outcome: 'failed', reason, by });
-      expect(await settle(uuidV7Ids.next(), 'alice')).toEqual({ kind: 'not_found' });
-
-      bed.behaviour = {
-        kind: 'answer',
-        result: { kind: 'response', status: 201, contentType: 'application/json', body: Buffer.from('{}') },
-      };
+      // The bed's system answers 201 until told otherwise: a write that succeeded has nothing to settle.
       const done = await callTool(
         bed.deps,
         procurementAgent,
         tools.create,
         argumentsOf({ vendor: 'acme', amount: '6' }),
       );
+      const id = await unknownId(bed);
+      const settle = (executionId: string, by: string) =>
+        settleUnknown(bed.deps, { executionId, outcome: 'failed', reason, by });
+      expect(await settle(uuidV7Ids.next(), 'alice')).toEqual({ kind: 'not_found' });
       expect(await settle(done.execution_id ?? '', 'alice')).toMatchObject({
         kind: 'not_unknown',
         execution: { status: 'succeeded', settlement: null },
