@@ -57,9 +57,10 @@ page may hold fewer than --limit while more follow: continue with the cursor pri
 Settling a call that ended unknown, once you checked the system (see settle --help):
   settle <execution id> --outcome succeeded|failed --reason "<what you found>" [target]
 
-Once, after deploying the version that added the by-time index (--table or --endpoint only):
-  --index-earlier-calls  writes that index's two attributes on the calls recorded before it, so
-                         listings without --agent show them too; the only option that writes
+Once, after deploying the version that added an index (--table or --endpoint only):
+  --index-earlier-calls  writes the by-time index's attributes on the calls recorded before it, so
+                         listings without --agent show them too, and enters the calls that ended
+                         unknown before settling existed in UnknownOutcomes' count
 `;
 
 type Parsed = {
