@@ -5,11 +5,13 @@ import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { invocationMetrics } from '../../../functions/commons/metrics.js';
 import { withTaskMiddleware } from '../../../functions/commons/middleware.js';
+import { createReconcilerFunction } from '../../../functions/reconciler.js';
 import { EmfMetrics } from '../../../shared/adapters/emf-metrics.js';
 import type { ControlPlane } from '../../../shared/control-plane/control-plane.js';
+import { settleUnknown } from '../../../shared/use-cases/settle-unknown.js';
 import { parseEmfLines, sumOf, valuesOf } from '../../support/emf.js';
 import { verifies } from '../../support/requirements.js';
-import { benchSnapshot } from '../../support/use-case-bed.js';
+import { benchSnapshot, unknownWrite, useCaseBed } from '../../support/use-case-bed.js';
 
 const logger = new Logger({ serviceName: 'metrics-test', logLevel: 'ERROR' });
 const context = {
@@ -103,4 +105,30 @@ describe('flushing per invocation', () => {
     expect(emf).toHaveLength(1);
     expect(sumOf(parseEmfLines(emf), 'NotificationFailures')).toBe(1);
   });
+});
+
+describe('the reconciler', () => {
+  it(
+    verifies('settle.unknown-outcomes-gauge', 'publishes the unknown outcomes not yet settled on every pass'),
+    async () => {
+      const bed = await useCaseBed();
+      const unknown = await unknownWrite(bed);
+      const written: string[] = [];
+      const metrics = new EmfMetrics({ write: (line) => void written.push(line) });
+      const reconcile = createReconcilerFunction({
+        services: { ...bed.deps, metrics },
+        logger,
+        metrics: invocationMetrics(metrics),
+      });
+      await reconcile({}, context);
+      await settleUnknown(bed.deps, {
+        executionId: unknown.execution_id,
+        outcome: 'succeeded',
+        reason: 'found it in the ERP',
+        by: 'alice',
+      });
+      await reconcile({}, context);
+      expect(valuesOf(parseEmfLines(written), 'UnknownOutcomes')).toEqual([1, 0]);
+    },
+  );
 });
