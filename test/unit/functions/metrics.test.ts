@@ -1,11 +1,14 @@
 // The functions' metrics: one buffer per function instance, flushed after every invocation whether
-// the handler returned or threw, as EMF lines on standard output (what Lambda hands to CloudWatch).
+// the handler returned or threw, as EMF lines on standard output (what Lambda hands to CloudWatch);
+// and the gauge of unknown outcomes not yet settled, published by the reconciler and the local runtime.
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { invocationMetrics } from '../../../functions/commons/metrics.js';
 import { withTaskMiddleware } from '../../../functions/commons/middleware.js';
 import { createReconcilerFunction } from '../../../functions/reconciler.js';
+import { RuntimeStops } from '../../../infra/local/runtime-lifecycle.js';
+import { startUnsettledGauge } from '../../../infra/local/runtime-recovery.js';
 import { EmfMetrics } from '../../../shared/adapters/emf-metrics.js';
 import type { ControlPlane } from '../../../shared/control-plane/control-plane.js';
 import { settleUnknown } from '../../../shared/use-cases/settle-unknown.js';
@@ -129,6 +132,24 @@ describe('the reconciler', () => {
       });
       await reconcile({}, context);
       expect(valuesOf(parseEmfLines(written), 'UnknownOutcomes')).toEqual([1, 0]);
+    },
+  );
+});
+
+describe('the local runtime', () => {
+  it(
+    verifies('settle.unknown-outcomes-gauge', 'publishes the unknown outcomes not yet settled from its start'),
+    async () => {
+      const bed = await useCaseBed();
+      await unknownWrite(bed);
+      const written: string[] = [];
+      const metrics = new EmfMetrics({ write: (line) => void written.push(line) });
+      const stops = new RuntimeStops();
+      startUnsettledGauge({ store: bed.store, metrics }, logger, stops);
+      // The stop waits for the count under way: the first, made at the start.
+      await stops.stop();
+      metrics.flush();
+      expect(valuesOf(parseEmfLines(written), 'UnknownOutcomes')).toEqual([1]);
     },
   );
 });
