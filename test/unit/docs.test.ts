@@ -13,8 +13,8 @@ import { channelParamsWaitMs, maxChannelParamsBytes } from '../../shared/edge/ca
 import { taskResultWaitMs } from '../../shared/edge/mcp/task-methods.js';
 import { taskPollIntervalMs } from '../../shared/edge/mcp/tasks.js';
 import { toolsPageSize } from '../../shared/edge/mcp/tool-pages.js';
-import { transportCaps } from '../../shared/limits/transport-caps.js';
 import { maxSettlementReasonLength } from '../../shared/executions/execution.js';
+import { transportCaps } from '../../shared/limits/transport-caps.js';
 import { customerSessionTtlMs, sessionTtlMs } from '../../shared/sessions/session.js';
 import { sessionIdleMs } from '../../shared/sessions/session-store.js';
 import { verifies } from '../support/requirements.js';
