@@ -4,7 +4,12 @@
 // deadline is settled by the claim rules. Every step is a conditional write, so a pass that races
 // an approval run changes nothing twice.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { type RecoveryDeps, type RecoveryReport, recoverOpenExecutions } from '../shared/use-cases/recovery.js';
+import {
+  publishUnsettledOutcomes,
+  type RecoveryDeps,
+  type RecoveryReport,
+  recoverOpenExecutions,
+} from '../shared/use-cases/recovery.js';
 import { recoveryServicesFor, serviceLogger } from './commons/aws.js';
 import { processSenderEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
@@ -28,7 +33,9 @@ export const createReconcilerFunction = (deps: ReconcilerFunctionDeps) => {
     for (const result of results) {
       if (result.status === 'rejected') deps.logger.warn('a recovered call failed to run', { error: result.reason });
     }
-    deps.logger.info('reconciled open calls', { ...report });
+    // Published on every pass, so the UnknownOutcomes alarm stays up until the last one is settled.
+    const unsettled = await publishUnsettledOutcomes(deps.services);
+    deps.logger.info('reconciled open calls', { ...report, unsettled });
     return report;
   };
   return withTaskMiddleware(handle, { logger: deps.logger, metrics: deps.metrics ?? null });

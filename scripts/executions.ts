@@ -1,7 +1,7 @@
 // `npm run executions`: lists the gateway's executions for audit, read-only, a page at a time:
 // who asked, the decision and its policies, who decided, and the outcome. Secrets stay sealed: only
 // the redacted arguments are shown, never a sealed value. Exit 0 listed, 1 the store could not be
-// read, 2 the command was wrong.
+// read, 2 the command was wrong. `settle` (./executions-settle.ts) settles an unknown outcome.
 import { parseArgs } from 'node:util';
 import { localAwsProfile } from '../infra/local/aws-config-file.js';
 import { localTableNames } from '../infra/local/dynamodb.js';
@@ -19,7 +19,8 @@ import {
 } from '../shared/executions/listing.js';
 import { ExecutionStatus } from '../shared/result.js';
 import { escapeInvisible } from '../shared/text/invisible.js';
-import { dataFolderOf } from './command-line.js';
+import { settleCommand } from './executions-settle.js';
+import { targetOf, targetOptions, UsageError } from './executions-target.js';
 
 const usage = `Usage: npm run executions -- [target] [filters] [--limit N] [--cursor C] [--json]
 
@@ -53,12 +54,14 @@ page may hold fewer than --limit while more follow: continue with the cursor pri
   --json                 one JSON object per call per line; a last line {"next_cursor": …} when
                          more follow
 
-Once, after deploying the version that added the by-time index (--table or --endpoint only):
-  --index-earlier-calls  writes that index's two attributes on the calls recorded before it, so
-                         listings without --agent show them too; the only option that writes
-`;
+Settling a call that ended unknown, once you checked the system (see settle --help):
+  settle <execution id> --outcome succeeded|failed --reason "<what you found>" [target]
 
-class UsageError extends Error {}
+Once, after deploying the version that added an index (--table or --endpoint only):
+  --index-earlier-calls  writes the by-time index's attributes on the calls recorded before it, so
+                         listings without --agent show them too, and enters the calls that ended
+                         unknown before settling existed in UnknownOutcomes' count
+`;
 
 type Parsed = {
   readonly target: ListingTarget;
@@ -71,11 +74,7 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
   const { values, positionals } = parseArgs({
     args: [...argv],
     options: {
-      local: { type: 'boolean' },
-      'data-dir': { type: 'string' },
-      table: { type: 'string' },
-      region: { type: 'string' },
-      endpoint: { type: 'string' },
+      ...targetOptions,
       agent: { type: 'string' },
       status: { type: 'string' },
       tool: { type: 'string' },
@@ -90,22 +89,10 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
   });
   if (values.help === true) return 'help';
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
-  const remote = values.table !== undefined || values.endpoint !== undefined;
-  if (values.local === true && remote)
-    throw new UsageError('--local reads the data folder; --table and --endpoint read a table: choose one');
-  if (values['data-dir'] !== undefined && remote) throw new UsageError('--data-dir is for the local store only');
-  if (values.region !== undefined && values.table === undefined) throw new UsageError('--region goes with --table');
+  const target = targetOf(values, environment);
   const indexEarlier = values['index-earlier-calls'] === true;
-  if (indexEarlier && !remote)
+  if (indexEarlier && target.kind !== 'table')
     throw new UsageError('--index-earlier-calls is for a deployed table (--table) or an endpoint (--endpoint)');
-  const target: ListingTarget = remote
-    ? {
-        kind: 'table',
-        tableName: values.table ?? localTableNames.executions,
-        ...(values.region === undefined ? {} : { region: values.region }),
-        ...(values.endpoint === undefined ? {} : { endpoint: values.endpoint, region: values.region ?? 'local' }),
-      }
-    : { kind: 'local', dataDir: dataFolderOf(values, environment) };
 
   const limitText = values.limit ?? '20';
   const limit = /^\d+$/.test(limitText) ? Number(limitText) : Number.NaN;
@@ -153,7 +140,8 @@ const rowOf = (execution: Execution): string[] => {
     line.execution_id,
     line.agent_id,
     line.tool,
-    line.status,
+    // A settled unknown outcome says so: the status is the operator's finding, not the system's answer.
+    line.settlement === null ? line.status : `${line.status}(settled)`,
     line.code,
     line.decision,
     line.policies.join(','),
@@ -179,9 +167,11 @@ const table = (executions: readonly Execution[]): string => {
 const jsonLine = (value: unknown): string => escapeInvisible(JSON.stringify(value));
 
 const run = async (): Promise<number> => {
+  const argv = process.argv.slice(2);
+  if (argv[0] === 'settle') return settleCommand(argv.slice(1), process.env);
   let parsed: Parsed | 'help';
   try {
-    parsed = parse(process.argv.slice(2), process.env);
+    parsed = parse(argv, process.env);
   } catch (error) {
     process.stderr.write(`${errorText(error)} (see npm run executions -- --help)\n`);
     return 2;

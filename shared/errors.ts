@@ -281,6 +281,17 @@ const outcomeMessages = {
   unusable: 'The system gave no usable answer; nothing needs undoing, and the call can be tried again.',
 } as const;
 
+/**
+ * How an unknown outcome an operator settled is explained to the agent: the gateway's words only.
+ * The operator's reason is for the audit (it may name the system's internals), never for the agent.
+ */
+export const settledMessages = {
+  succeeded:
+    'The outcome was unknown; an operator checked the system and settled it: the system did it. No answer of the system is available.',
+  failed:
+    'The outcome was unknown; an operator checked the system and settled it: the system did not do it. Nothing was retried.',
+} as const;
+
 /** The message of a system call's outcome: none on success; a refusal for a 4xx answer or a tool's refusal. */
 export const outcomeMessage = (outcome: {
   readonly status: 'succeeded' | 'failed' | 'unknown';

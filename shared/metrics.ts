@@ -25,6 +25,11 @@ export interface GatewayMetrics {
    * staleness; `ageMs` is Infinity and `allowedMs` null when none was ever loaded.
    */
   configurationAge(ageMs: number, allowedMs: number | null): void;
+  /**
+   * How many calls ended unknown and wait for an operator to settle them, counted now (a gauge the
+   * reconciler publishes on each pass: the figure stays up until every one is settled).
+   */
+  unsettledOutcomes(count: number): void;
   /** A notification channel failed to deliver a held-call notice. */
   notificationFailed(): void;
   /**
@@ -47,6 +52,7 @@ export const noMetrics: GatewayMetrics = {
   decidedSent: () => undefined,
   sentSettled: () => undefined,
   configurationAge: () => undefined,
+  unsettledOutcomes: () => undefined,
   notificationFailed: () => undefined,
   approvalRunLost: () => undefined,
   mcpToolChanged: () => undefined,

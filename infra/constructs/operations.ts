@@ -130,7 +130,7 @@ const heldCallsRow = (): IWidget[] => [
     title: 'Expiries, unknown outcomes, notification failures, approval runs lost, MCP tool changes',
     left: [
       gatewayMetric(metricNames.expiries, Stats.SUM, 'Expiries'),
-      gatewayMetric(metricNames.unknownOutcomes, Stats.SUM, 'Unknown outcomes'),
+      gatewayMetric(metricNames.unknownOutcomes, Stats.MAXIMUM, 'Unknown outcomes not settled'),
       gatewayMetric(metricNames.notificationFailures, Stats.SUM, 'Notification failures'),
       gatewayMetric(metricNames.approvalRunsLost, Stats.SUM, 'Approval runs lost'),
       gatewayMetric(metricNames.mcpToolChanges, Stats.SUM, 'MCP tool changes held'),
@@ -343,9 +343,12 @@ export class Operations extends Construct {
       description:
         'The configuration in use has not been confirmed by the configuration table for half its allowed staleness (settings.allowed_staleness). At 100% the gateway offers agents only get_execution_status and refuses every other tool. Check that the functions can read the configuration table, and that the last pushed configuration is valid here (the functions log "the pushed configuration is not valid here"); push a good one with npm run config:push.',
     });
-    this.alarm('UnknownOutcomes', gatewayMetric(metricNames.unknownOutcomes, Stats.SUM), {
+    // A gauge the reconciler publishes on every pass: a period without it (the reconciler failing,
+    // which its own alarms tell) leaves the alarm as it was rather than clearing it.
+    this.alarm('UnknownOutcomes', gatewayMetric(metricNames.unknownOutcomes, Stats.MAXIMUM), {
+      missing: TreatMissingData.IGNORE,
       description:
-        'A write was sent to a system but no reliable answer came (timeout, dropped connection, 5xx, redirect, too large or unreadable answer), or the gateway stopped between sending it and recording its outcome. The gateway never retries it: whether the system did it is not known. Find the calls with status unknown (the Calls metric by Tool; the "system call finished" log lines name the execution and code), check in the system whether each happened, and tell the agent or its owner.',
+        'Calls ended unknown and are not settled yet: a write was sent to a system but no reliable answer came (timeout, dropped connection, 5xx, redirect, too large or unreadable answer), or the gateway stopped between sending it and recording its outcome. The gateway never retries it. List them (npm run executions -- --table <executions table> --status unknown), check in the system whether each happened, and settle each with npm run executions -- settle <execution id> --outcome succeeded|failed --reason "<what you found>" --table <executions table>. The alarm stays on until the last one is settled.',
     });
     this.alarm('NotificationFailures', gatewayMetric(metricNames.notificationFailures, Stats.SUM), {
       description:

@@ -3,14 +3,22 @@
 // (two dynalite instances on one folder crash), so while a gateway runs on the folder the listing
 // goes through that gateway's own store, at the address and with the credential it left in
 // <data-dir>/aws-config; otherwise the folder is locked (a gateway started meanwhile is refused)
-// and its store opened for the read.
+// and its store opened for the read. The same targets take an operator's settlement of an unknown
+// outcome, written through the store adapter, and say who the operator is.
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { STSClient } from '@aws-sdk/client-sts';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { indexEarlierCalls } from '../../shared/adapters/dynamodb/earlier-calls.js';
 import { DynamoDbExecutionListing } from '../../shared/adapters/dynamodb/execution-listing.js';
+import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
+import { awsCallerArn } from '../../shared/adapters/sts-caller-identity.js';
 import { errorText } from '../../shared/errors.js';
 import type { ExecutionListing } from '../../shared/executions/listing.js';
+import type { ExecutionStore } from '../../shared/executions/store.js';
+import type { Log } from '../../shared/log.js';
 import { localAwsProfile, readLocalAwsConfig } from './aws-config-file.js';
 import { lockDataFolder, lockHolder } from './data-lock.js';
 import { documentClient, localAwsClientConfig, localTableNames, startLocalDynamoDb } from './dynamodb.js';
@@ -22,6 +30,13 @@ export type ListingTarget =
 
 export interface OpenedListing {
   readonly listing: ExecutionListing;
+  /** The store itself, for an operator's settlement of an unknown outcome. */
+  readonly store: ExecutionStore;
+  /**
+   * Who the operator is, as a settlement records it: the AWS caller's ARN against a deployed table,
+   * the OS user name against the local store or another endpoint.
+   */
+  operator(): Promise<string>;
   /** Gives the calls recorded before the by-time index its attributes; how many it indexed. */
   indexEarlierCalls(): Promise<number>;
   /** Where it reads, for the heading. */
@@ -34,15 +49,44 @@ export class TargetError extends Error {
   override readonly name = 'TargetError';
 }
 
-const tableListing = (client: DynamoDBClient, tableName: string, source: string): OpenedListing => {
-  const documents = documentClient(client);
-  return {
-    listing: new DynamoDbExecutionListing(documents, tableName),
-    indexEarlierCalls: () => indexEarlierCalls(documents, tableName),
-    source,
-    close: async () => client.destroy(),
-  };
+/** The operator as the local machine knows them. */
+const osUser = async (): Promise<string> => userInfo().username;
+
+/** The operator as AWS knows them: the caller of the credentials in use. */
+const awsCaller = async (region: string | undefined): Promise<string> => {
+  const sts = new STSClient(region === undefined ? {} : { region });
+  try {
+    return await awsCallerArn(sts);
+  } finally {
+    sts.destroy();
+  }
 };
+
+/** What the store writes to the log: only a held call's place it could not give back, never a settlement's. */
+const storeLog: Log = {
+  info: () => undefined,
+  warn: (message, ...attributes) =>
+    process.stderr.write(`${message} ${JSON.stringify(Object.assign({}, ...attributes))}\n`),
+};
+
+/** The listing, the store and the backfill of one table, through one document client. */
+const tableParts = (documents: DynamoDBDocumentClient, tableName: string) => ({
+  listing: new DynamoDbExecutionListing(documents, tableName),
+  store: new DynamoDbExecutionStore(documents, tableName, storeLog),
+  indexEarlierCalls: () => indexEarlierCalls(documents, tableName),
+});
+
+const tableListing = (
+  client: DynamoDBClient,
+  tableName: string,
+  source: string,
+  operator: () => Promise<string> = osUser,
+): OpenedListing => ({
+  ...tableParts(documentClient(client), tableName),
+  operator,
+  source,
+  close: async () => client.destroy(),
+});
 
 /** Through the running gateway's store: the address and credential it wrote for tools. */
 const runningGateway = async (dataDir: string, holder: number): Promise<OpenedListing> => {
@@ -88,8 +132,8 @@ const stoppedGateway = async (dataDir: string): Promise<OpenedListing> => {
       throw new TargetError(`The store in ${dataDir} has no executions table yet: the gateway never ran there.`);
     }
     return {
-      listing: new DynamoDbExecutionListing(dynamodb.documents, localTableNames.executions),
-      indexEarlierCalls: () => indexEarlierCalls(dynamodb.documents, localTableNames.executions),
+      ...tableParts(dynamodb.documents, localTableNames.executions),
+      operator: osUser,
       source: `the local store in ${dataDir}`,
       close,
     };
@@ -105,7 +149,9 @@ export const openListing = async (target: ListingTarget): Promise<OpenedListing>
       ...(target.region === undefined ? {} : { region: target.region }),
       ...(target.endpoint === undefined ? {} : { endpoint: target.endpoint }),
     });
-    return tableListing(client, target.tableName, `the table ${target.tableName}`);
+    // A deployed table: the operator is whoever the AWS credentials say (another endpoint has no STS).
+    const operator = target.endpoint === undefined ? () => awsCaller(target.region) : osUser;
+    return tableListing(client, target.tableName, `the table ${target.tableName}`, operator);
   }
   const holder = await lockHolder(target.dataDir);
   return holder === null ? stoppedGateway(target.dataDir) : runningGateway(target.dataDir, holder);

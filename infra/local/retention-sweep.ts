@@ -7,6 +7,7 @@ import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Log } from '../../shared/log.js';
 import { localTableNames } from './dynamodb.js';
+import { startPeriodicTask } from './periodic-task.js';
 
 /** How often the local store is swept of records past their retention. */
 const retentionSweepMs = 10 * 60_000;
@@ -16,25 +17,12 @@ export const startRetentionSweep = (
   documents: DynamoDBDocumentClient,
   clock: Clock,
   log: Pick<Log, 'info' | 'warn'>,
-): (() => Promise<void>) => {
-  let running: Promise<void> | null = null;
-  const sweep = () => {
-    if (running !== null) return;
+): (() => Promise<void>) =>
+  startPeriodicTask(async () => {
     const nowSeconds = Math.floor(clock.now() / 1000);
-    running = deleteExpiredItems(documents, localTableNames.executions, executionsTable, nowSeconds)
+    await deleteExpiredItems(documents, localTableNames.executions, executionsTable, nowSeconds)
       .then((swept) => {
         if (swept.deleted > 0) log.info('records past their retention deleted', { ...swept });
       })
-      .catch((error: unknown) => log.warn('the retention sweep failed; it runs again later', { error }))
-      .finally(() => {
-        running = null;
-      });
-  };
-  sweep();
-  const timer = setInterval(sweep, retentionSweepMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
-};
+      .catch((error: unknown) => log.warn('the retention sweep failed; it runs again later', { error }));
+  }, retentionSweepMs);

@@ -26,7 +26,7 @@ import { loadLocalConfiguration, localLoggers } from './runtime-configuration.js
 import { startDemoSystems } from './runtime-demo-systems.js';
 import { startLocalFronts } from './runtime-fronts.js';
 import { RuntimeStops, StartupError } from './runtime-lifecycle.js';
-import { backgroundCalls, recoverAtStart } from './runtime-recovery.js';
+import { backgroundCalls, recoverAtStart, startUnsettledGauge } from './runtime-recovery.js';
 import { composeLocalServices, type LinkBase } from './runtime-services.js';
 import type { LocalStepFunctions } from './step-functions.js';
 
@@ -129,6 +129,7 @@ export const startLocalRuntime = async (
     // settings.retention locally too: the embedded store has no time to live, so a sweep deletes
     // what AWS's would (retain_until passed), at start and every few minutes.
     stops.onClose(startRetentionSweep(local.dynamodb.documents, systemClock, logger('retention')));
+    startUnsettledGauge({ store: local.store, metrics: configuration.metrics }, stepsLogger, stops);
     return {
       baseUrl,
       mcpUrl: `${baseUrl}${mcpPath}`,

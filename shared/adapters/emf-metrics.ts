@@ -71,8 +71,7 @@ export class EmfMetrics implements GatewayMetrics {
     this.count(metricNames.calls, { [tool]: call.tool, [agentGroup]: call.agentGroup, [outcome]: call.outcome }, [
       [tool, agentGroup, outcome],
     ]);
-    // Alarms read these two without dimensions: one unknown outcome is worth a look.
-    if (call.outcome === 'unknown') this.count(metricNames.unknownOutcomes);
+    // An alarm reads this one without dimensions (unknown outcomes are a gauge: unsettledOutcomes).
     if (call.outcome === 'expired') this.count(metricNames.expiries);
   }
 
@@ -102,6 +101,10 @@ export class EmfMetrics implements GatewayMetrics {
     if (Number.isFinite(ageMs)) {
       this.add({}, [], metricNames.configurationAge, MetricUnit.Seconds, Math.round(ageMs / 1000));
     }
+  }
+
+  unsettledOutcomes(count: number): void {
+    this.add({}, [], metricNames.unknownOutcomes, MetricUnit.Count, count);
   }
 
   notificationFailed(): void {

@@ -12,6 +12,7 @@ export const metricNames = {
   calls: 'Calls',
   /** New calls by Decision (run_now, held, denied) and the Policy that determined it. */
   decisions: 'Decisions',
+  /** Calls that ended unknown and are not settled yet: a gauge, published on each reconciler pass. */
   unknownOutcomes: 'UnknownOutcomes',
   expiries: 'Expiries',
   heldToDecided: 'HeldToDecided',

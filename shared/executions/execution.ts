@@ -31,6 +31,39 @@ export const allowedTransitions: Readonly<Record<ExecutionStatus, readonly Execu
   expired: [],
 };
 
+/** What an operator may settle an unknown outcome as: what they found in the system. */
+export const SettledOutcome = z.enum(['succeeded', 'failed']);
+export type SettledOutcome = z.infer<typeof SettledOutcome>;
+
+/**
+ * The one move out of a final status: an `unknown` outcome settled by an operator as the outcome
+ * they found in the system, once (./write-plan.ts plans it; no other write may make it).
+ */
+export const settlementTransitions: Readonly<Partial<Record<ExecutionStatus, readonly SettledOutcome[]>>> = {
+  unknown: SettledOutcome.options,
+};
+
+/** Longest reason an operator may give when settling (characters). */
+export const maxSettlementReasonLength = 500;
+
+/**
+ * Who settled an unknown outcome, when, why and as what. `by` is the operator's identity (the OS
+ * user locally, the AWS caller's ARN against a deployed table); `reason` is their words for the
+ * audit, never shown to the agent; `unknown_code` the code the call ended unknown with.
+ */
+export const Settlement = z.object({
+  outcome: SettledOutcome,
+  by: z.string().min(1).max(2048),
+  at: z.iso.datetime(),
+  reason: z
+    .string()
+    .min(1, 'the reason is required')
+    .max(maxSettlementReasonLength, `the reason is at most ${maxSettlementReasonLength} characters`)
+    .refine((text) => !/\p{Cc}/u.test(text), 'the reason may not hold control characters (line breaks, tabs, escapes)'),
+  unknown_code: z.string().nullable(),
+});
+export type Settlement = z.infer<typeof Settlement>;
+
 /** A move the lifecycle does not allow was asked of a store (./write-plan.ts says why): nothing was written. */
 export class IllegalTransitionError extends Error {
   constructor(reason: string) {
@@ -160,6 +193,8 @@ export const Execution = z.object({
    * it final, never while it waits or runs (see ./retention.ts).
    */
   retain_until: z.number().int().nullable().default(null),
+  /** How an operator settled the call's unknown outcome (null unless they did). */
+  settlement: Settlement.nullable().default(null),
 });
 export type Execution = z.infer<typeof Execution>;
 
@@ -201,6 +236,7 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   origin: null,
   retention_s: null,
   retain_until: null,
+  settlement: null,
   updated_at: fields.created_at,
   history: [{ status: fields.status, at: fields.created_at }],
   ...fields,

@@ -4,7 +4,7 @@
 // decided here, so no sealed value, task token or system answer ever reaches it.
 import { Duration } from '../config/duration.js';
 import { ExecutionStatus } from '../result.js';
-import type { Execution } from './execution.js';
+import type { Execution, Settlement } from './execution.js';
 import type { ExecutionPage } from './store.js';
 
 export interface ExecutionQuery {
@@ -121,6 +121,10 @@ export interface AuditLine {
   readonly updated_at: string;
   /** When the table may delete the record (ISO), once it is final. */
   readonly retain_until: string | null;
+  /** Every status the call took, with when (a settled call: unknown, then its settled status). */
+  readonly history: Execution['history'];
+  /** Who settled an unknown outcome, when, why and as what; null unless an operator did. */
+  readonly settlement: Settlement | null;
 }
 
 export const auditLineOf = (execution: Execution): AuditLine => ({
@@ -143,4 +147,6 @@ export const auditLineOf = (execution: Execution): AuditLine => ({
   latency_ms: execution.latency_ms,
   updated_at: execution.updated_at,
   retain_until: execution.retain_until === null ? null : new Date(execution.retain_until * 1_000).toISOString(),
+  history: execution.history,
+  settlement: execution.settlement,
 });

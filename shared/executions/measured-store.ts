@@ -77,7 +77,8 @@ class MeasuredExecutionStore implements ExecutionStore {
     if (change.from === 'pending_approval' && decided) {
       this.metrics.heldDecided(elapsed(execution.created_at, change.at) ?? 0);
     }
-    if (terminalStatuses.has(change.to)) {
+    // A settlement changes what is known of a call counted when it ended unknown: not a second call.
+    if (terminalStatuses.has(change.to) && change.settlement === undefined) {
       this.settled(execution);
       const sent = elapsed(execution.claimed_at, change.at);
       if (change.from === 'approved' && sent !== null) this.metrics.sentSettled(sent);
@@ -133,6 +134,10 @@ class MeasuredExecutionStore implements ExecutionStore {
 
   claimCallKey(key: CallKey, replacing?: string): Promise<CallKeyClaim> {
     return this.inner.claimCallKey(key, replacing);
+  }
+
+  countUnsettled(): Promise<number> {
+    return this.inner.countUnsettled();
   }
 }
 

@@ -2,7 +2,7 @@
 // with single-item conditional writes only; a lost race is an ordinary answer, not an exception.
 import type { ExecutionStatus } from '../result.js';
 import type { CallKey, CallKeyClaim } from './call-keys.js';
-import type { Execution } from './execution.js';
+import type { Execution, Settlement } from './execution.js';
 
 // The lifecycle's error lives beside the lifecycle; adapters and callers keep importing it from here.
 export { IllegalTransitionError } from './execution.js';
@@ -50,6 +50,8 @@ export interface TransitionRequest {
     /** The customer must not have confirmed yet (their answer is given once). */
     readonly customerUnanswered?: true;
   };
+  /** An operator settles an unknown outcome: the only way out of unknown (see ./write-plan.ts). */
+  readonly settlement?: Settlement;
 }
 
 export interface ClaimRequest {
@@ -134,4 +136,9 @@ export interface ExecutionStore {
    * ask at once. Taken, the answer is the item as it is now.
    */
   claimCallKey(key: CallKey, replacing?: string): Promise<CallKeyClaim>;
+  /**
+   * How many calls ended unknown and are not settled yet (one count of the index's partition of
+   * unsettled outcomes): the UnknownOutcomes figure.
+   */
+  countUnsettled(): Promise<number>;
 }

@@ -3,10 +3,18 @@
 // open calls and whether its agent's place for held calls comes back. The store adapters persist a
 // plan in one single-item conditional write (no transactions) and report a conflict when the
 // record no longer meets the plan's conditions; they hold no rule of their own.
-import { errorText } from '../errors.js';
+import { errorText, settledMessages } from '../errors.js';
 import type { Log } from '../log.js';
 import type { ExecutionStatus } from '../result.js';
-import { allowedTransitions, Execution, IllegalTransitionError, openStatuses, terminalStatuses } from './execution.js';
+import {
+  allowedTransitions,
+  Execution,
+  IllegalTransitionError,
+  openStatuses,
+  type Settlement,
+  settlementTransitions,
+  terminalStatuses,
+} from './execution.js';
 import { epochSeconds, retainUntilFrom } from './retention.js';
 import type { ClaimRequest, ExecutionKey, ExecutionPatch, TransitionRequest } from './store.js';
 
@@ -27,7 +35,12 @@ type OpenIndexChange =
   /** The call is over: it leaves the index. */
   | { readonly kind: 'leave' }
   /** The call's next deadline moves (a claim's deadline): its entry is due then. */
-  | { readonly kind: 'due'; readonly until: string };
+  | { readonly kind: 'due'; readonly until: string }
+  /**
+   * The call ended unknown: it moves to the index's partition of outcomes not yet settled (never
+   * one of the open partitions, so recovery never takes it for a call still waiting), since `since`.
+   */
+  | { readonly kind: 'unsettled'; readonly since: string };
 
 export interface WritePlan {
   readonly conditions: PlanConditions;
@@ -54,9 +67,13 @@ export type PlannedMove =
 const setFields = (patch: ExecutionPatch): Record<string, unknown> =>
   Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
 
-/** A status move: legal only along the lifecycle's `allowedTransitions`. */
+/**
+ * A status move: legal only along the lifecycle's `allowedTransitions`, or, for an unknown outcome,
+ * as a settlement (`settlementTransitions`, the settlement given); a settlement of anything else is refused.
+ */
 export const planTransition = (change: TransitionRequest): PlannedMove => {
-  const { from, to, at, guard = {} } = change;
+  const { from, to, at, guard = {}, settlement } = change;
+  if (settlement !== undefined || settlementTransitions[from] !== undefined) return planSettlement(change);
   if (!allowedTransitions[from].includes(to)) {
     return { legal: false, reason: `An execution cannot move from ${from} to ${to}.` };
   }
@@ -74,9 +91,52 @@ export const planTransition = (change: TransitionRequest): PlannedMove => {
       historyEntry: { status: to, at },
       // Final: kept for the call's own retention from now, in this same write.
       retainFrom: terminalStatuses.has(to) ? epochSeconds(at) : null,
-      // A call that is over leaves the index of waiting calls.
-      openIndex: openStatuses.has(to) ? { kind: 'keep' } : { kind: 'leave' },
+      // A call that is over leaves the index of waiting calls; one that ended unknown waits to be settled.
+      openIndex: openStatuses.has(to)
+        ? { kind: 'keep' }
+        : to === 'unknown'
+          ? { kind: 'unsettled', since: at }
+          : { kind: 'leave' },
       releasesPendingPlace: from === 'pending_approval',
+    },
+  };
+};
+
+/**
+ * An operator's settlement of an unknown outcome: only while the record is unknown (so once: the
+ * move leaves unknown), to the outcome they found. The history gains the settled status after
+ * unknown; the settlement keeps who, when, why and the code it ended unknown with (the record's
+ * code stays for a failure and is cleared for a success, which has none). Final again: kept for
+ * its retention from the settlement. It leaves the partition of unsettled outcomes.
+ */
+const planSettlement = (change: TransitionRequest): PlannedMove => {
+  const { from, to, at, settlement } = change;
+  const outcomes: readonly ExecutionStatus[] = settlementTransitions[from] ?? [];
+  if (settlement === undefined || !outcomes.includes(to) || settlement.outcome !== to || settlement.at !== at) {
+    return {
+      legal: false,
+      reason:
+        outcomes.length === 0
+          ? `Only an unknown outcome is settled; an execution cannot be settled from ${from}.`
+          : `An unknown outcome moves only by a settlement, to ${outcomes.join(' or ')}.`,
+    };
+  }
+  const settled: Settlement = settlement;
+  return {
+    legal: true,
+    plan: {
+      conditions: { status: from },
+      sets: {
+        status: to,
+        updated_at: at,
+        settlement: settled,
+        message: settledMessages[to === 'succeeded' ? 'succeeded' : 'failed'],
+        ...(to === 'succeeded' ? { code: null } : {}),
+      },
+      historyEntry: { status: to, at },
+      retainFrom: epochSeconds(at),
+      openIndex: { kind: 'leave' },
+      releasesPendingPlace: false,
     },
   };
 };
@@ -160,6 +220,16 @@ export const openEntryOf = (execution: Execution): OpenEntry | null => {
   if (Number.isNaN(shard)) return null;
   return { shard, until: execution.deadline_at ?? execution.expires_at ?? execution.updated_at };
 };
+
+/** The partition of the index of open calls that holds unknown outcomes not yet settled. */
+export const unsettledShard = 'unsettled';
+
+/**
+ * Since when a call waits to be settled: an unknown outcome no operator has settled (it sits in the
+ * index's partition of unsettled outcomes from then); null for any other call.
+ */
+export const unsettledSince = (execution: Execution): string | null =>
+  execution.status === 'unknown' && execution.settlement === null ? execution.updated_at : null;
 
 /**
  * Gives back the agent's place once a write that ends its wait applied. A failed release is logged

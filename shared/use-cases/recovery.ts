@@ -12,8 +12,11 @@ import { type ApprovedRunDeps, claimGraceMs, runApproved, settleAbandonedClaim }
 
 export interface RecoveryDeps extends ApprovedRunDeps {
   readonly approvalRuns: ApprovalRuns;
-  /** Where a held call left without an approval run is counted (an alarm watches it). @default none */
-  readonly metrics?: Pick<GatewayMetrics, 'approvalRunLost'> | null;
+  /**
+   * Where a held call left without an approval run is counted, and the unknown outcomes not yet
+   * settled (alarms watch both). @default none
+   */
+  readonly metrics?: Pick<GatewayMetrics, 'approvalRunLost' | 'unsettledOutcomes'> | null;
 }
 
 /**
@@ -95,6 +98,17 @@ export const recoverOpenExecutions = async (
     }
   }
   return { resumed, restarted, lost, expired, executed, settled };
+};
+
+/**
+ * Publishes how many unknown outcomes wait for an operator to settle them (one count of the store's
+ * partition of them), so the UnknownOutcomes figure stays up until the last one is settled: by the
+ * reconciler on each pass, and on a timer by the local runtime. Returns the count.
+ */
+export const publishUnsettledOutcomes = async (deps: Pick<RecoveryDeps, 'store' | 'metrics'>): Promise<number> => {
+  const count = await deps.store.countUnsettled();
+  deps.metrics?.unsettledOutcomes(count);
+  return count;
 };
 
 type ResumedRun =

@@ -122,6 +122,47 @@ describe('calls recorded before the by-time index', () => {
   );
 });
 
+describe('unknown outcomes recorded before their partition', () => {
+  it(
+    verifies(
+      'settle.unknown-outcomes-gauge',
+      'are counted once indexed by the one run, and leave the count when settled',
+    ),
+    async () => {
+      const fresh = await startTestStore();
+      try {
+        const unknown = anExecution({ status: 'unknown', code: 'timeout' });
+        const done = anExecution({ status: 'succeeded' });
+        for (const record of [unknown, done]) await fresh.store.create(record);
+        // As an older version wrote it: no entry in the partition of unsettled outcomes.
+        await fresh.dynamodb.documents.send(
+          new UpdateCommand({
+            TableName: 'executions',
+            Key: { execution_id: unknown.execution_id, agent_id: unknown.agent_id },
+            UpdateExpression: 'REMOVE open_shard, open_until',
+          }),
+        );
+        expect(await fresh.store.countUnsettled()).toBe(0);
+        expect(await indexEarlierCalls(fresh.dynamodb.documents, 'executions')).toBe(1);
+        expect(await fresh.store.countUnsettled()).toBe(1);
+        expect(await indexEarlierCalls(fresh.dynamodb.documents, 'executions')).toBe(0);
+        const at = new Date().toISOString();
+        const settlement = {
+          outcome: 'failed',
+          by: 'alice',
+          at,
+          reason: 'not in the ERP',
+          unknown_code: 'timeout',
+        } as const;
+        await fresh.store.transition(unknown, { from: 'unknown', to: 'failed', at, settlement });
+        expect(await fresh.store.countUnsettled()).toBe(0);
+      } finally {
+        await fresh.close();
+      }
+    },
+  );
+});
+
 describe('items read back', () => {
   it('refuses to return an item that is not a valid execution', async () => {
     await local.dynamodb.documents.send(

@@ -6,6 +6,8 @@
 //
 // Long: one fixture of records serves every filter and both targets; each check is a run of the CLI.
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLocalAwsConfig } from '../../infra/local/aws-config-file.js';
@@ -155,6 +157,32 @@ const everyPage = async (args: readonly string[], limit: number): Promise<string
     if (pages.length > 20) throw new Error('the cursors never end');
   } while (cursor !== undefined);
   return pages;
+};
+
+/** STS on loopback, as the SDK reaches it through AWS_ENDPOINT_URL_STS: it answers who the caller is. */
+const stsStandIn = async (arn: string): Promise<{ url: string; asked: string[]; close(): Promise<void> }> => {
+  const asked: string[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
+    request.on('end', () => {
+      asked.push(body);
+      response.setHeader('content-type', 'text/xml');
+      response.end(
+        `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>${arn}</Arn><UserId>AROAEXAMPLE:alice</UserId><Account>123456789012</Account></GetCallerIdentityResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></GetCallerIdentityResponse>`,
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the STS stand-in has no port');
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    asked,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 };
 
 describe('npm run executions', () => {
@@ -334,6 +362,88 @@ describe('npm run executions', () => {
       } finally {
         await stopped.remove();
       }
+    },
+  );
+  // Last: it adds a call of its own agent, which the listings of every call above do not expect.
+  it(
+    verifies(
+      ['settle.cli', 'settle.audit', 'settle.reason'],
+      'settles an unknown call once, as the OS user locally and as the STS caller with --table, and tells every refusal by its exit',
+    ),
+    async () => {
+      const store = new DynamoDbExecutionStore(dynamodb.documents, localTableNames.executions, quietLog);
+      const unknown = anExecution({ agent_id: 'settle-agent', status: 'unknown', code: 'timeout' });
+      await store.create(unknown);
+      expect(await store.countUnsettled()).toBe(1);
+      const settle = (...args: string[]) => cli(['settle', unknown.execution_id, ...local(), ...args]);
+
+      const control = await settle('--outcome', 'succeeded', '--reason', 'two\nlines');
+      expect([control.code, control.stderr]).toEqual([2, expect.stringContaining('control characters')]);
+
+      const done = await settle('--outcome', 'succeeded', '--reason', 'PO-9 is in the ERP');
+      expect(done.code, done.output).toBe(0);
+      expect(done.stdout).toContain(`Settled execution ${unknown.execution_id} as succeeded by ${userInfo().username}`);
+      expect(await store.countUnsettled()).toBe(0);
+
+      const again = await settle('--outcome', 'failed', '--reason', 'second look');
+      expect([again.code, again.stderr]).toEqual([
+        5,
+        expect.stringContaining(`settled already as succeeded by ${userInfo().username}`),
+      ]);
+      const notUnknown = await cli([
+        'settle',
+        fixture.held.execution_id,
+        ...local(),
+        '--outcome',
+        'failed',
+        '--reason',
+        'x',
+      ]);
+      expect([notUnknown.code, notUnknown.stderr]).toEqual([
+        4,
+        expect.stringContaining('pending_approval, not unknown'),
+      ]);
+      const missing = await cli(['settle', uuidV7Ids.next(), ...local(), '--outcome', 'failed', '--reason', 'x']);
+      expect([missing.code, missing.stderr]).toEqual([3, expect.stringContaining('No execution')]);
+
+      // A deployed table, with the operator's AWS credentials: recorded as their ARN, as STS answers it.
+      const deployed = anExecution({ agent_id: 'settle-agent', status: 'unknown', code: 'timeout' });
+      await store.create(deployed);
+      const operatorArn = 'arn:aws:sts::123456789012:assumed-role/operations/alice';
+      const sts = await stsStandIn(operatorArn);
+      try {
+        const table = ['--table', localTableNames.executions, '--region', 'eu-west-1'];
+        const remote = await cli(
+          ['settle', deployed.execution_id, ...table, '--outcome', 'failed', '--reason', 'none'],
+          {
+            AWS_ACCESS_KEY_ID: dynamodb.credentials.accessKeyId,
+            AWS_SECRET_ACCESS_KEY: dynamodb.credentials.secretAccessKey,
+            AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
+            AWS_ENDPOINT_URL_STS: sts.url,
+          },
+        );
+        expect(remote.code, remote.output).toBe(0);
+        expect(remote.stdout).toContain(`as failed by ${operatorArn}`);
+        expect(sts.asked).toEqual(['Action=GetCallerIdentity&Version=2011-06-15']);
+      } finally {
+        await sts.close();
+      }
+
+      const [line] = jsonOf(await cli([...local(), '--json', '--agent', 'settle-agent'])).lines.filter(
+        (listed) => listed.execution_id === unknown.execution_id,
+      );
+      expect(line).toMatchObject({
+        status: 'succeeded',
+        history: [{ status: 'unknown' }, { status: 'succeeded' }],
+        settlement: {
+          outcome: 'succeeded',
+          by: userInfo().username,
+          reason: 'PO-9 is in the ERP',
+          unknown_code: 'timeout',
+        },
+      });
+      const table = await cli([...local(), '--agent', 'settle-agent']);
+      expect(table.stdout).toContain('succeeded(settled)');
     },
   );
 });

@@ -631,6 +631,114 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
       );
     });
 
+    describe('settling unknown outcomes', () => {
+      /** A write that ends unknown at `offsetMs`, as a sent call's outcome is recorded. */
+      const endedUnknown = async (target: ExecutionStore, offsetMs: number): Promise<Execution> => {
+        const execution = anExecution({ status: 'approved', created_at: at(0), retention_s: 86_400 });
+        await target.create(execution);
+        return applied(
+          await target.transition(execution, {
+            from: 'approved',
+            to: 'unknown',
+            at: at(offsetMs),
+            patch: { code: 'timeout', message: 'no answer' },
+          }),
+        );
+      };
+      const settlement = (outcome: 'succeeded' | 'failed', by: string, offsetMs: number) => ({
+        outcome,
+        by,
+        at: at(offsetMs),
+        reason: 'the ERP shows PO-77 created at the call time',
+        unknown_code: 'timeout',
+      });
+
+      it(
+        verifies(
+          ['settle.only-unknown-once', 'settle.record', 'settle.unknown-outcomes-gauge'],
+          'an unknown outcome is counted until settled; the settlement keeps the history and who, when and why',
+        ),
+        async () => {
+          await withFreshStore(async (fresh) => {
+            const unknown = await endedUnknown(fresh, 5_000);
+            await endedUnknown(fresh, 6_000);
+            expect(await fresh.countUnsettled()).toBe(2);
+            // Never taken for a call still waiting: recovery reads only the open partitions.
+            expect((await fresh.listOpen()).items).toEqual([]);
+            const given = settlement('succeeded', 'alice', 60_000);
+            const settled = applied(
+              await fresh.transition(unknown, { from: 'unknown', to: 'succeeded', at: at(60_000), settlement: given }),
+            );
+            expect(settled).toMatchObject({ status: 'succeeded', code: null, settlement: given });
+            expect(settled.history.map((change) => change.status)).toEqual(['approved', 'unknown', 'succeeded']);
+            // Kept for its retention from the settlement, as any write that makes a call final.
+            expect(settled.retain_until).toBe(Math.floor((base + 60_000) / 1_000) + 86_400);
+            expect(await fresh.get(unknown.execution_id)).toEqual(settled);
+            expect(await fresh.countUnsettled()).toBe(1);
+            // Once: the record is no longer unknown, so a second settlement finds the first.
+            const again = await fresh.transition(unknown, {
+              from: 'unknown',
+              to: 'failed',
+              at: at(61_000),
+              settlement: settlement('failed', 'bob', 61_000),
+            });
+            expect(again).toEqual({ kind: 'conflict', current: settled });
+          });
+        },
+      );
+
+      it(
+        verifies('settle.only-unknown-once', 'of two operators settling at once, one settles and the other is told'),
+        async () => {
+          const unknown = await endedUnknown(store, 5_000);
+          const outcomes = await Promise.all([
+            store.transition(unknown, {
+              from: 'unknown',
+              to: 'succeeded',
+              at: at(9_000),
+              settlement: settlement('succeeded', 'alice', 9_000),
+            }),
+            store.transition(unknown, {
+              from: 'unknown',
+              to: 'failed',
+              at: at(9_000),
+              settlement: settlement('failed', 'bob', 9_000),
+            }),
+          ]);
+          const winners = outcomes.filter((outcome) => outcome.kind === 'applied');
+          expect(winners).toHaveLength(1);
+          const loser = outcomes.find((outcome) => outcome.kind === 'conflict');
+          expect(loser?.kind === 'conflict' && loser.current).toEqual(await store.get(unknown.execution_id));
+          expect(loser?.kind === 'conflict' && loser.current?.settlement?.by).toMatch(/^(alice|bob)$/);
+        },
+      );
+
+      it(
+        verifies(
+          ['settle.only-unknown-once', 'store.lifecycle-plan'],
+          'refuses a move out of unknown without a settlement, and a settlement of anything but unknown',
+        ),
+        async () => {
+          const unknown = await endedUnknown(store, 5_000);
+          await expect(store.transition(unknown, { from: 'unknown', to: 'succeeded', at: at(6_000) })).rejects.toThrow(
+            'An unknown outcome moves only by a settlement, to succeeded or failed.',
+          );
+          const held = anExecution({ status: 'pending_approval' });
+          await store.create(held);
+          await expect(
+            store.transition(held, {
+              from: 'pending_approval',
+              to: 'approved',
+              at: at(6_000),
+              settlement: settlement('succeeded', 'alice', 6_000),
+            }),
+          ).rejects.toBeInstanceOf(IllegalTransitionError);
+          expect(await store.get(unknown.execution_id)).toEqual(unknown);
+          expect(await store.get(held.execution_id)).toEqual(held);
+        },
+      );
+    });
+
     describe('places for held calls', () => {
       /** The places an agent's held calls take now (a limit of 0 is always full once one is taken). */
       const holders = async (target: ExecutionStore, agentId: string): Promise<string[]> => {

@@ -325,3 +325,19 @@ export const holdLargeOrder = async (
   }
   return bed.record(answer.execution_id);
 };
+
+/**
+ * A direct write the system answers 502 (sent, its outcome not known), through `deps` (the bed's,
+ * or a measured copy): the unknown record as stored.
+ */
+export const unknownWrite = async (bed: UseCaseBed, deps: CallToolDeps = bed.deps): Promise<Execution> => {
+  bed.behaviour = {
+    kind: 'answer',
+    result: { kind: 'response', status: 502, contentType: 'text/plain', body: Buffer.from('upstream down') },
+  };
+  const answer = await callTool(deps, procurementAgent, tools.create, argumentsOf({ vendor: 'acme', amount: '5' }));
+  if (answer.status !== 'unknown' || answer.execution_id === null) {
+    throw new Error(`expected the write to end unknown; it answered ${JSON.stringify(answer)}`);
+  }
+  return bed.record(answer.execution_id);
+};

@@ -14,6 +14,7 @@ import { taskResultWaitMs } from '../../shared/edge/mcp/task-methods.js';
 import { taskPollIntervalMs } from '../../shared/edge/mcp/tasks.js';
 import { toolsPageSize } from '../../shared/edge/mcp/tool-pages.js';
 import { maxIdempotencyKeyLength } from '../../shared/executions/call-keys.js';
+import { maxSettlementReasonLength } from '../../shared/executions/execution.js';
 import { transportCaps } from '../../shared/limits/transport-caps.js';
 import { customerSessionTtlMs, sessionTtlMs } from '../../shared/sessions/session.js';
 import { sessionIdleMs } from '../../shared/sessions/session-store.js';
@@ -87,6 +88,7 @@ describe('the docs', () => {
       'approver console session, at most': sessionTtlMs,
       'approver console session, unused': sessionIdleMs,
       'customer session': customerSessionTtlMs,
+      'characters in the reason of a settlement': maxSettlementReasonLength,
     };
     const units: Record<string, number> = {
       '': 1,

@@ -9,6 +9,8 @@ import { sampleConfigurationAge } from '../../shared/metrics.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { executeApproved, expireApproval } from '../../shared/use-cases/held-call-steps.js';
+import { publishUnsettledOutcomes } from '../../shared/use-cases/recovery.js';
+import { settleUnknown } from '../../shared/use-cases/settle-unknown.js';
 import { withdrawCall } from '../../shared/use-cases/tasks.js';
 import { type MetricPoint, parseEmfLine, parseEmfLines, sumOf, valuesOf } from '../support/emf.js';
 import { verifies } from '../support/requirements.js';
@@ -21,6 +23,7 @@ import {
   procurementAgent,
   tools,
   type UseCaseBed,
+  unknownWrite,
   useCaseBed,
 } from '../support/use-case-bed.js';
 
@@ -74,24 +77,37 @@ describe('metrics of a direct call', () => {
     },
   );
 
-  it(verifies('ops.metrics', 'a write whose answer was lost counts as an unknown outcome'), async () => {
-    const { bed, measured, points } = await measuredBed();
-    bed.behaviour = {
-      kind: 'answer',
-      result: { kind: 'response', status: 502, contentType: 'text/plain', body: Buffer.from('upstream down') },
-    };
-    const answer = await callTool(
-      measured.deps,
-      procurementAgent,
-      tools.create,
-      argumentsOf({ vendor: 'acme', amount: '5' }),
-    );
-    expect(answer.status).toBe('unknown');
+  it(
+    verifies(
+      ['ops.metrics', 'settle.unknown-outcomes-gauge'],
+      'a write whose answer was lost counts as an unknown outcome until an operator settles it',
+    ),
+    async () => {
+      const { bed, measured, points } = await measuredBed();
+      const unknown = await unknownWrite(bed, measured.deps);
+      expect(sumOf(points(), 'Calls', { Tool: tools.create, ...procurement, Outcome: 'unknown' })).toBe(1);
 
-    const recorded = points();
-    expect(sumOf(recorded, 'UnknownOutcomes')).toBe(1);
-    expect(sumOf(recorded, 'Calls', { Tool: tools.create, ...procurement, Outcome: 'unknown' })).toBe(1);
-  });
+      // The figure is a gauge of the calls not yet settled, published by the reconciler's pass.
+      const gauge = async (): Promise<number[]> => {
+        const written: string[] = [];
+        const emf = new EmfMetrics({ write: (line) => void written.push(line) });
+        await publishUnsettledOutcomes({ store: measured.deps.store, metrics: emf });
+        emf.flush();
+        return valuesOf(parseEmfLines(written), 'UnknownOutcomes');
+      };
+      expect(await gauge()).toEqual([1]);
+      const settled = await settleUnknown(measured.deps, {
+        executionId: unknown.execution_id,
+        outcome: 'failed',
+        reason: 'no order in the ERP',
+        by: 'alice',
+      });
+      expect(settled.kind).toBe('settled');
+      expect(await gauge()).toEqual([0]);
+      // Settling is no second call: nothing more is counted by outcome.
+      expect(sumOf(points(), 'Calls')).toBe(0);
+    },
+  );
 
   it(verifies('ops.metrics', 'a refusal counts as denied, by the policy that refused it or none'), async () => {
     const { measured, points } = await measuredBed();
@@ -286,7 +302,7 @@ describe('what metrics may carry', () => {
       }
       const recorded = parseEmfLines(written);
       expect(sumOf(recorded, 'Calls', { Tool: '(unlisted)', ...procurement, Outcome: 'denied' })).toBe(1);
-      expect(sumOf(recorded, 'UnknownOutcomes')).toBe(1);
+      expect(sumOf(recorded, 'Calls', { Tool: tools.create, ...procurement, Outcome: 'unknown' })).toBe(1);
     },
   );
 });

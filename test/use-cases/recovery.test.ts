@@ -214,7 +214,7 @@ describe('recovery by the reconciler', () => {
       const countLost = () => {
         lost += 1;
       };
-      const deps = { ...bed.deps, metrics: { approvalRunLost: countLost } };
+      const deps = { ...bed.deps, metrics: { approvalRunLost: countLost, unsettledOutcomes: () => undefined } };
       bed.startAnswer = () => 'ended';
       bed.clock.advance(registerGraceMs + 1);
       expect(await recoverOpenExecutions(deps, 'reconcile')).toMatchObject({ resumed: 0, lost: 1 });

@@ -25,6 +25,8 @@ import {
   planAnnotation,
   planClaim,
   releasePlaceAfter,
+  unsettledShard,
+  unsettledSince,
   type WritePlan,
 } from '../../executions/write-plan.js';
 import type { Log } from '../../log.js';
@@ -43,10 +45,15 @@ const openShards: readonly string[] = Array.from(
   (_, shard) => `open-${shard.toString(16)}`,
 );
 
-/** The sparse index's attributes of a call still waiting, keyed by its next deadline. */
+/**
+ * The sparse index's attributes of a call still waiting, keyed by its next deadline, or of an
+ * unknown outcome not yet settled, in that partition since it ended.
+ */
 const openAttributes = (execution: Execution): Record<string, string> => {
   const entry = openEntryOf(execution);
-  return entry === null ? {} : { open_shard: `open-${entry.shard.toString(16)}`, open_until: entry.until };
+  if (entry !== null) return { open_shard: `open-${entry.shard.toString(16)}`, open_until: entry.until };
+  const since = unsettledSince(execution);
+  return since === null ? {} : { open_shard: unsettledShard, open_until: since };
 };
 
 /**
@@ -248,6 +255,27 @@ export class DynamoDbExecutionStore implements ExecutionStore {
 
   claimCallKey(key: CallKey, replacing?: string): Promise<CallKeyClaim> {
     return claimCallKeyItem(this.client, this.tableName, key, replacing);
+  }
+
+  /** One COUNT query of the index's partition of unsettled outcomes, page by page. */
+  async countUnsettled(): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Count = 0, LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: openIndex,
+          KeyConditionExpression: 'open_shard = :shard',
+          ExpressionAttributeValues: { ':shard': unsettledShard },
+          Select: 'COUNT',
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += Count;
+      start = LastEvaluatedKey;
+    } while (start !== undefined);
+    return count;
   }
 
   /** One scan request per page: `limit` records are read, and the open ones among them returned. */

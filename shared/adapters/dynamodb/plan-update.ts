@@ -1,7 +1,7 @@
 // A write plan (shared/executions/write-plan.ts) as the expressions of one conditional UpdateItem
 // on an execution: what it sets, its change to the index of open calls, and its conditions.
 import { defaultRetentionSeconds } from '../../executions/retention.js';
-import type { WritePlan } from '../../executions/write-plan.js';
+import { unsettledShard, type WritePlan } from '../../executions/write-plan.js';
 
 /**
  * All of `conditions` (each one term, never an OR), and `unset` (an attribute) absent or NULL when
@@ -39,6 +39,11 @@ export const updateOf = (plan: WritePlan) => {
   if (plan.openIndex.kind === 'due') {
     values[':open_until'] = plan.openIndex.until;
     sets.push('open_until = :open_until');
+  }
+  if (plan.openIndex.kind === 'unsettled') {
+    values[':open_shard'] = unsettledShard;
+    values[':open_until'] = plan.openIndex.since;
+    sets.push('open_shard = :open_shard', 'open_until = :open_until');
   }
   const removes = plan.openIndex.kind === 'leave' ? ' REMOVE open_shard, open_until' : '';
   return {

@@ -31,6 +31,7 @@ import {
   planAnnotation,
   planClaim,
   releasePlaceAfter,
+  unsettledSince,
   type WritePlan,
 } from '../../executions/write-plan.js';
 import type { Log } from '../../log.js';
@@ -40,6 +41,8 @@ interface Stored {
   execution: Execution;
   /** Null once the call has ended (as the DynamoDB adapter's sparse index drops it). */
   open: OpenEntry | null;
+  /** Whether it sits in the sparse index's partition of unknown outcomes not yet settled. */
+  unsettled: boolean;
 }
 
 const keyText = (key: ExecutionKey): string => `${key.execution_id}\u0000${key.agent_id}`;
@@ -127,7 +130,7 @@ export class MemoryExecutionStore implements ExecutionStore, ExecutionListing {
     if (this.records.has(key)) return { kind: 'exists' };
     const parsed = Execution.parse(structuredClone(execution));
     const stored = { ...parsed, retain_until: retainUntil(parsed.status, parsed.updated_at, parsed.retention_s) };
-    this.records.set(key, { execution: stored, open: openEntryOf(stored) });
+    this.records.set(key, { execution: stored, open: openEntryOf(stored), unsettled: unsettledSince(stored) !== null });
     return { kind: 'created' };
   }
 
@@ -155,6 +158,9 @@ export class MemoryExecutionStore implements ExecutionStore, ExecutionListing {
     if (stored === undefined || next === null) return this.conflict(key);
     stored.execution = next;
     stored.open = openAfter(stored.open, plan);
+    if (plan.openIndex.kind !== 'keep' && plan.openIndex.kind !== 'due') {
+      stored.unsettled = plan.openIndex.kind === 'unsettled';
+    }
     await releasePlaceAfter(plan, key, (agentId, ids) => this.releasePending(agentId, ids), this.log);
     return { kind: 'applied', execution: copy(next) };
   }
@@ -244,6 +250,10 @@ export class MemoryExecutionStore implements ExecutionStore, ExecutionListing {
     return { kind: 'taken', current: { ...current } };
   }
 
+  async countUnsettled(): Promise<number> {
+    return [...this.records.values()].filter((stored) => stored.unsettled).length;
+  }
+
   private read(key: ExecutionKey): Execution | undefined {
     const stored = this.records.get(keyText(key));
     return stored === undefined ? undefined : copy(stored.execution);
@@ -257,6 +267,6 @@ export class MemoryExecutionStore implements ExecutionStore, ExecutionListing {
 /** The entry a call has in the list of open calls after the plan's write (as the sparse index's). */
 const openAfter = (open: OpenEntry | null, plan: WritePlan): OpenEntry | null => {
   const change = plan.openIndex;
-  if (change.kind === 'leave') return null;
+  if (change.kind === 'leave' || change.kind === 'unsettled') return null;
   return change.kind === 'due' && open !== null ? { shard: open.shard, until: change.until } : open;
 };

@@ -148,6 +148,14 @@ const recentCalls = (execution: Execution, recent: readonly RecentCall[] | undef
       )}</tbody>
 </table>`;
 
+/** An unknown outcome an operator settled: as what, by whom, when and why (the history's last two steps). */
+const settlementFact = (execution: Execution): Html | string => {
+  const settled = execution.settlement;
+  if (settled === null) return '';
+  const code = settled.unknown_code === null ? '' : html` (<code>${settled.unknown_code}</code>)`;
+  return html`<dt>Outcome settled</dt><dd>was unknown${code}; settled as ${settled.outcome} by ${settled.by}, ${when(settled.at)}: ${visibleText(settled.reason)}</dd>`;
+};
+
 export const executionPage = (context: PageContext, view: ExecutionView): string => {
   const { execution } = view;
   const pending = execution.status === 'pending_approval';
@@ -178,6 +186,7 @@ ${
     : html`<dt>Decided</dt><dd>${execution.decided_by === null ? '—' : html`${execution.decided_by}, ${when(execution.decided_at)}`}</dd>`
 }
 ${execution.decision_note === null ? '' : html`<dt>Reason given</dt><dd>${visibleText(execution.decision_note)}</dd>`}
+${settlementFact(execution)}
 <dt>Execution</dt><dd><code>${execution.execution_id}</code></dd>
 </dl>
 <h2>Arguments, exactly as they will be sent</h2>

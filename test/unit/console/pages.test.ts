@@ -64,6 +64,23 @@ describe('the call page', () => {
     },
   );
 
+  it(verifies('settle.audit', 'shows who settled an unknown outcome, when, as what and why, escaped'), () => {
+    const page = pageOf({
+      status: 'succeeded',
+      settlement: {
+        outcome: 'succeeded',
+        by: 'arn:aws:sts::123456789012:assumed-role/ops/alice',
+        at: '2026-12-03T06:00:00.000Z',
+        reason: 'PO-9 is in the ERP <script>',
+        unknown_code: 'timeout',
+      },
+    });
+    expect(page).toContain(
+      '<dt>Outcome settled</dt><dd>was unknown (<code>timeout</code>); settled as succeeded by arn:aws:sts::123456789012:assumed-role/ops/alice, <time datetime="2026-12-03T06:00:00.000Z">2026-12-03 06:00:00 UTC</time>: PO-9 is in the ERP &lt;script&gt;</dd>',
+    );
+    expect(pageOf({ status: 'succeeded' })).not.toContain('Outcome settled');
+  });
+
   it(verifies('console.invisible-marked', 'marks invisible characters in the reason a rejecting approver gave'), () => {
     const page = pageOf({ status: 'rejected', decision_note: 'Budget\u200b frozen' });
     expect(page).toContain(`<dd>Budget${mark('U+200B')} frozen</dd>`);

@@ -8,6 +8,8 @@ import {
   type Execution,
   IllegalTransitionError,
   openStatuses,
+  type Settlement,
+  settlementTransitions,
   terminalStatuses,
 } from '../../../shared/executions/execution.js';
 import {
@@ -53,7 +55,11 @@ describe('the moves of the lifecycle', () => {
             expect(planned.legal, `${from} → ${to}`).toBe(true);
             continue;
           }
-          const reason = `An execution cannot move from ${from} to ${to}.`;
+          // Out of unknown only a settlement moves (below).
+          const reason =
+            settlementTransitions[from] === undefined
+              ? `An execution cannot move from ${from} to ${to}.`
+              : 'An unknown outcome moves only by a settlement, to succeeded or failed.';
           expect(planned).toEqual({ legal: false, reason });
           expect(() => legalPlan({ from, to, at: at(0) })).toThrow(new IllegalTransitionError(reason));
           refused.push(`${from} → ${to}`);
@@ -168,8 +174,10 @@ describe('the index of open calls', () => {
     ),
     () => {
       for (const [from, to] of legalMoves) {
+        // An unknown outcome waits in the partition of unsettled outcomes instead.
+        const ended = to === 'unknown' ? { kind: 'unsettled', since: at(0) } : { kind: 'leave' };
         expect(legalPlan({ from, to, at: at(0) }).openIndex, `${from} → ${to}`).toEqual(
-          openStatuses.has(to) ? { kind: 'keep' } : { kind: 'leave' },
+          openStatuses.has(to) ? { kind: 'keep' } : ended,
         );
       }
       expect(planClaim({ at: at(0), deadline: at(30_000) }).openIndex).toEqual({ kind: 'due', until: at(30_000) });
@@ -252,6 +260,67 @@ describe('what the record must still hold', () => {
       // Only the field named must be unset; the status, its history and its time stay as they were.
       expect(applyPlan(record, notice)).toEqual({ ...record, notified_at: at(1) });
       expect(applyPlan({ ...record, notified_at: at(0) }, notice)).toBeNull();
+    },
+  );
+});
+
+describe('settling an unknown outcome', () => {
+  const settlement = (outcome: Settlement['outcome'], offsetMs: number): Settlement => ({
+    outcome,
+    by: 'alice',
+    at: at(offsetMs),
+    reason: 'checked the ERP',
+    unknown_code: 'timeout',
+  });
+
+  it(
+    verifies(
+      ['settle.only-unknown-once', 'settle.record', 'store.lifecycle-plan'],
+      'plans unknown → succeeded | failed only with a settlement: kept, final again, out of the unsettled partition',
+    ),
+    () => {
+      const unknown = anExecution({ status: 'unknown', code: 'timeout', created_at: at(0), retention_s: 86_400 });
+      const given = settlement('succeeded', 5_000);
+      const plan = legalPlan({ from: 'unknown', to: 'succeeded', at: at(5_000), settlement: given });
+      expect(plan).toMatchObject({
+        conditions: { status: 'unknown' },
+        sets: { status: 'succeeded', settlement: given, code: null },
+        historyEntry: { status: 'succeeded', at: at(5_000) },
+        retainFrom: seconds(5_000),
+        openIndex: { kind: 'leave' },
+        releasesPendingPlace: false,
+      });
+      expect(applyPlan(unknown, plan)).toMatchObject({ status: 'succeeded', retain_until: seconds(5_000) + 86_400 });
+      // Once: a settled call is no longer unknown.
+      expect(applyPlan({ ...unknown, status: 'succeeded' }, plan)).toBeNull();
+      // A failure keeps the code it ended unknown with.
+      const failed = legalPlan({
+        from: 'unknown',
+        to: 'failed',
+        at: at(5_000),
+        settlement: settlement('failed', 5_000),
+      });
+      expect(failed.sets).not.toHaveProperty('code');
+    },
+  );
+
+  it(
+    verifies('settle.only-unknown-once', 'refuses a settlement of another status, or one that disagrees with its move'),
+    () => {
+      for (const from of ExecutionStatus.options.filter((status) => status !== 'unknown')) {
+        expect(planTransition({ from, to: 'succeeded', at: at(1), settlement: settlement('succeeded', 1) })).toEqual({
+          legal: false,
+          reason: `Only an unknown outcome is settled; an execution cannot be settled from ${from}.`,
+        });
+      }
+      const disagreeing = [
+        { to: 'failed', settlement: settlement('succeeded', 1) },
+        { to: 'denied', settlement: settlement('succeeded', 1) },
+        { to: 'succeeded', settlement: settlement('succeeded', 2) },
+      ] as const;
+      for (const move of disagreeing) {
+        expect(planTransition({ from: 'unknown', at: at(1), ...move }).legal, JSON.stringify(move)).toBe(false);
+      }
     },
   );
 });

@@ -1,15 +1,20 @@
 // The functions' metrics: one buffer per function instance, flushed after every invocation whether
-// the handler returned or threw, as EMF lines on standard output (what Lambda hands to CloudWatch).
+// the handler returned or threw, as EMF lines on standard output (what Lambda hands to CloudWatch);
+// and the gauge of unknown outcomes not yet settled, published by the reconciler and the local runtime.
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { invocationMetrics } from '../../../functions/commons/metrics.js';
 import { withTaskMiddleware } from '../../../functions/commons/middleware.js';
+import { createReconcilerFunction } from '../../../functions/reconciler.js';
+import { RuntimeStops } from '../../../infra/local/runtime-lifecycle.js';
+import { startUnsettledGauge } from '../../../infra/local/runtime-recovery.js';
 import { EmfMetrics } from '../../../shared/adapters/emf-metrics.js';
 import type { ControlPlane } from '../../../shared/control-plane/control-plane.js';
+import { settleUnknown } from '../../../shared/use-cases/settle-unknown.js';
 import { parseEmfLines, sumOf, valuesOf } from '../../support/emf.js';
 import { verifies } from '../../support/requirements.js';
-import { benchSnapshot } from '../../support/use-case-bed.js';
+import { benchSnapshot, unknownWrite, useCaseBed } from '../../support/use-case-bed.js';
 
 const logger = new Logger({ serviceName: 'metrics-test', logLevel: 'ERROR' });
 const context = {
@@ -44,6 +49,7 @@ describe('flushing per invocation', () => {
         async () => {
           metrics.callSettled(unknownCall);
           metrics.callSettled(unknownCall);
+          metrics.unsettledOutcomes(2);
           if (fail) throw new Error('the step failed');
           return 'done';
         },
@@ -59,12 +65,12 @@ describe('flushing per invocation', () => {
           Outcome: 'unknown',
         }),
       ).toBe(2);
-      expect(sumOf(parseEmfLines(written), 'UnknownOutcomes')).toBe(2);
+      expect(valuesOf(parseEmfLines(written), 'UnknownOutcomes')).toEqual([2]);
 
       fail = true;
       await expect(handler({}, context)).rejects.toThrow('the step failed');
       expect(written).toHaveLength(4);
-      expect(sumOf(parseEmfLines(written), 'UnknownOutcomes')).toBe(4);
+      expect(valuesOf(parseEmfLines(written), 'UnknownOutcomes')).toEqual([2, 2]);
     },
   );
 
@@ -102,4 +108,48 @@ describe('flushing per invocation', () => {
     expect(emf).toHaveLength(1);
     expect(sumOf(parseEmfLines(emf), 'NotificationFailures')).toBe(1);
   });
+});
+
+describe('the reconciler', () => {
+  it(
+    verifies('settle.unknown-outcomes-gauge', 'publishes the unknown outcomes not yet settled on every pass'),
+    async () => {
+      const bed = await useCaseBed();
+      const unknown = await unknownWrite(bed);
+      const written: string[] = [];
+      const metrics = new EmfMetrics({ write: (line) => void written.push(line) });
+      const reconcile = createReconcilerFunction({
+        services: { ...bed.deps, metrics },
+        logger,
+        metrics: invocationMetrics(metrics),
+      });
+      await reconcile({}, context);
+      await settleUnknown(bed.deps, {
+        executionId: unknown.execution_id,
+        outcome: 'succeeded',
+        reason: 'found it in the ERP',
+        by: 'alice',
+      });
+      await reconcile({}, context);
+      expect(valuesOf(parseEmfLines(written), 'UnknownOutcomes')).toEqual([1, 0]);
+    },
+  );
+});
+
+describe('the local runtime', () => {
+  it(
+    verifies('settle.unknown-outcomes-gauge', 'publishes the unknown outcomes not yet settled from its start'),
+    async () => {
+      const bed = await useCaseBed();
+      await unknownWrite(bed);
+      const written: string[] = [];
+      const metrics = new EmfMetrics({ write: (line) => void written.push(line) });
+      const stops = new RuntimeStops();
+      startUnsettledGauge({ store: bed.store, metrics }, logger, stops);
+      // The stop waits for the count under way: the first, made at the start.
+      await stops.stop();
+      metrics.flush();
+      expect(valuesOf(parseEmfLines(written), 'UnknownOutcomes')).toEqual([1]);
+    },
+  );
 });
