@@ -25,20 +25,23 @@ export class ReceiptKey extends Construct {
     });
   }
 
-  /** Signing receipts: kms:Sign for this role, in the key policy and the role's own. */
+  /**
+   * Signing receipts: kms:Sign for this role, in the key policy and the role's own, and the public
+   * key, which names the key (its thumbprint) in every receipt's header (read once per container).
+   */
   grantSign(role: IRole): void {
-    this.allow(role, 'kms:Sign');
+    this.allow(role, ['kms:Sign', 'kms:GetPublicKey']);
   }
 
   /** Publishing the public key (the JWK Set): kms:GetPublicKey for this role, never kms:Sign. */
   grantPublicKey(role: IRole): void {
-    this.allow(role, 'kms:GetPublicKey');
+    this.allow(role, ['kms:GetPublicKey']);
   }
 
-  private allow(role: IRole, action: string): void {
+  private allow(role: IRole, actions: string[]): void {
     // The key policy names the role itself: without the account's blanket trust, a grant in the
     // role's policy alone would not let it use the key.
-    this.key.addToResourcePolicy(new PolicyStatement({ principals: [role], actions: [action], resources: ['*'] }));
-    Grant.addToPrincipal({ grantee: role, actions: [action], resourceArns: [this.key.keyArn] });
+    this.key.addToResourcePolicy(new PolicyStatement({ principals: [role], actions, resources: ['*'] }));
+    Grant.addToPrincipal({ grantee: role, actions, resourceArns: [this.key.keyArn] });
   }
 }

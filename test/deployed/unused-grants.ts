@@ -11,7 +11,6 @@ const conflict = 'a decision that loses a race reads the record as it is now; th
 /** Granted actions no flow here uses (by function construct and action), each with its reason. */
 export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'ApprovalsHeldCallStepsFunction kms:Decrypt': sealing,
-  'ApprovalsHeldCallStepsFunction kms:Sign': receiptSigning,
   'ApprovalsHeldCallStepsFunction states:SendTaskSuccess':
     'the register step hands over a decision taken before the run listened; the flows here decide after it registered',
   'ApprovalsReconcilerFunction dynamodb:GetItem': reconciler,
@@ -25,6 +24,7 @@ export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'ApprovalsReconcilerFunction states:DescribeExecution': reconciler,
   'ApprovalsReconcilerFunction secretsmanager:GetSecretValue': reconciler,
   'ApprovalsReconcilerFunction kms:Sign': reconciler,
+  'ApprovalsReconcilerFunction kms:GetPublicKey': reconciler,
   'CallToolSocketFunction dynamodb:GetItem': channelRead,
   'CallToolSocketFunction dynamodb:PutItem': cdkTableGrant,
   'CallToolSocketFunction dynamodb:Query': channelRead,

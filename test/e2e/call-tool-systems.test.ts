@@ -350,9 +350,13 @@ describe('a call-tool system through MCP', () => {
       expect(settled.result).toMatchObject({ status: 'succeeded', result: { moved: '1500' } });
       await proxy.ended(1);
       expect(proxy.connections).toHaveLength(1);
-      expect(proxy.connections[0]?.messages).toEqual(['{"name":"transfer","arguments":{"amount":"1500"}}']);
-      expect(proxy.connections[0]?.headers['x-request-id']).toBe(executionId);
       const record = await recordOf(executionId);
+      // The approved call carries its receipt, as kept on its record.
+      expect(proxy.connections[0]?.messages.map((message) => JSON.parse(message))).toEqual([
+        { name: 'transfer', arguments: { amount: '1500' }, _meta: { 'approval-gateway/receipt': record.receipt } },
+      ]);
+      expect(record.receipt).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+      expect(proxy.connections[0]?.headers['x-request-id']).toBe(executionId);
       expect(record.history.map((change) => change.status)).toEqual(['pending_approval', 'approved', 'succeeded']);
       expect(record.decided_by).toBe(finance.id);
     },

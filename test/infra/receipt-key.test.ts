@@ -62,7 +62,7 @@ describe('the receipt key in the stack', () => {
   it(
     verifies(
       'receipt-key.key-policy',
-      'lets only the held-call steps and the reconciler sign, and the public documents read the public key',
+      'lets only the held-call steps and the reconciler sign (and read the key id they sign under), and the public documents read the public key',
     ),
     () => {
       const byAction = (action: string) =>
@@ -71,11 +71,15 @@ describe('the receipt key in the stack', () => {
           .flatMap((statement) => (isObject(statement.Principal) ? asList(statement.Principal.AWS) : []));
       expect(byAction('kms:Sign')).toEqual(expect.arrayContaining(Object.values(signers).map((fn) => roleArn(fn))));
       expect(byAction('kms:Sign')).toHaveLength(2);
-      expect(byAction('kms:GetPublicKey')).toEqual([roleArn(metadata)]);
+      // The signers read the public key too: a receipt's header names the key by its thumbprint.
+      expect(byAction('kms:GetPublicKey')).toEqual(
+        expect.arrayContaining([roleArn(metadata), ...Object.values(signers).map((fn) => roleArn(fn))]),
+      );
+      expect(byAction('kms:GetPublicKey')).toHaveLength(3);
       // The roles' own policies say the same, on this key only.
       for (const [name, fn] of Object.entries(signers)) {
         const onKey = statementsForRole(template, logicalIdOf(fn.role)).filter(namingKey);
-        expect(onKey.flatMap(actionsOf), name).toEqual(['kms:Sign']);
+        expect(onKey.flatMap(actionsOf), name).toEqual(['kms:Sign', 'kms:GetPublicKey']);
         expect(environmentOf(template, logicalIdOf(fn.function)).RECEIPT_KEY_ID, name).toEqual({
           'Fn::GetAtt': [keyId, 'Arn'],
         });

@@ -67,6 +67,8 @@ const config = {
     '    groups: [support]',
     '    customer: customer-1042',
     'policies: [customer.cedar]',
+    // Each test holds a call of its own: the same call asked again while held would join the first.
+    'settings: { join_pending_calls: false }',
     '',
   ].join('\n'),
   files: {
