@@ -18,6 +18,7 @@ import { type CallKey, heldCallDigest, idempotencyDigest, keyRetainUntil } from 
 import {
   type DecisionRecord,
   type Execution,
+  type ExecutionAnswer,
   type ExecutionOrigin,
   newExecutionRecord,
   toResultObject,
@@ -120,13 +121,32 @@ const record = async (deps: CallToolDeps, execution: Execution): Promise<ResultO
   return toResultObject(execution);
 };
 
+/** A tools/call for a catalog tool: its result object (callToolAnswer adds the receipt it ran with). */
 export const callTool = async (
   deps: CallToolDeps,
   agent: AgentIdentity,
   name: string,
   args: StrictArguments,
   request: CallRequestContext = { traceparent: null },
-): Promise<ResultObject> => {
+): Promise<ResultObject> => (await callToolAnswer(deps, agent, name, args, request)).result;
+
+/** A call that is answered now, not from an earlier call's record: no one approved it, nothing to prove. */
+const unapproved = async (result: Promise<ResultObject>): Promise<ExecutionAnswer> => ({
+  result: await result,
+  receipt: null,
+});
+
+/**
+ * A tools/call for a catalog tool: its result object and the approval receipt its call was sent with
+ * (only a call answered from an earlier, approved one under its key has one).
+ */
+export const callToolAnswer = async (
+  deps: CallToolDeps,
+  agent: AgentIdentity,
+  name: string,
+  args: StrictArguments,
+  request: CallRequestContext = { traceparent: null },
+): Promise<ExecutionAnswer> => {
   const state = await deps.controlPlane.current();
   const snapshot = state.kind === 'active' ? state.snapshot : null;
   const origin = request.origin ?? null;
@@ -135,13 +155,13 @@ export const callTool = async (
       ? ({ kind: 'unknown_tool' } as const)
       : decideCall(snapshot, agent, name, args, request.systemKey ?? null);
   if (snapshot === null || decided.kind === 'unknown_tool') {
-    return record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin, snapshot));
+    return unapproved(record(deps, newExecution(deps, agent, name, refusal('unknown_tool'), origin, snapshot)));
   }
   const keyError = request.idempotencyKeyError ?? null;
   if (decided.kind === 'invalid_arguments' || keyError !== null) {
     const errors = decided.kind === 'invalid_arguments' ? decided.errors : [];
     const refused = refusedInput(args, withKeyError(errors, keyError));
-    return record(deps, newExecution(deps, agent, decided.tool.name, refused, origin, snapshot));
+    return unapproved(record(deps, newExecution(deps, agent, decided.tool.name, refused, origin, snapshot)));
   }
   return callDecided(deps, agent, decided, snapshot, {
     traceparent: request.traceparent,
@@ -199,7 +219,7 @@ const callDecided = async (
   decided: DecidedCall,
   snapshot: GatewaySnapshot,
   request: DecidedRequest,
-): Promise<ResultObject> => {
+): Promise<ExecutionAnswer> => {
   const { tool, decision } = decided;
   const system = snapshot.config.systems.find((candidate) => candidate.key === tool.systemKey);
   const trace = continueTrace(request.traceparent);
@@ -214,12 +234,12 @@ const callDecided = async (
       ? record(deps, execution)
       : runAllowed(deps, execution, { agent, decided, snapshot, system, traceparent: trace.traceparent });
   const key = callKeyOf(execution, snapshot, request.idempotencyKey ?? null);
-  if (key === null) return run();
+  if (key === null) return unapproved(run());
   const answered = await underCallKey(deps, key.key, key.kind, run);
-  if (answered.kind === 'answer') return answered.result;
+  if (answered.kind === 'answer') return { result: answered.result, receipt: answered.receipt };
   // The key is another call's: refused, and recorded like any refusal (nothing was sent). Nothing
   // was done on the policy's word either, so no decision is counted for it.
-  return record(deps, recordOf({ ...refusal('idempotency_key_reused'), ...fields, decision: null }));
+  return unapproved(record(deps, recordOf({ ...refusal('idempotency_key_reused'), ...fields, decision: null })));
 };
 
 /**

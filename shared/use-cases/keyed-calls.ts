@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
 import type { CallKey } from '../executions/call-keys.js';
-import { type Execution, toResultObject } from '../executions/execution.js';
+import { type Execution, type ExecutionAnswer, executionAnswerOf } from '../executions/execution.js';
 import type { ExecutionStore } from '../executions/store.js';
 import { mayStillBeRecorded } from '../ids.js';
 import type { ResultObject } from '../result.js';
@@ -19,8 +19,11 @@ import { claimGraceMs } from './run-once.js';
  */
 export type KeyKind = 'idempotency' | 'held';
 
-/** The call under its key as it ended: its answer, or the key names a call of another tool or arguments. */
-export type KeyedAnswer = { readonly kind: 'answer'; readonly result: ResultObject } | { readonly kind: 'reused' };
+/**
+ * The call under its key as it ended: its answer (with the receipt an earlier, approved call was
+ * sent with), or the key names a call of another tool or arguments.
+ */
+export type KeyedAnswer = ({ readonly kind: 'answer' } & ExecutionAnswer) | { readonly kind: 'reused' };
 
 interface KeyedDeps {
   readonly store: ExecutionStore;
@@ -98,7 +101,7 @@ const answerOfOwner = async (
   const execution = await recordOf(deps, owner, kind === 'idempotency');
   if (execution === undefined) return null;
   if (kind === 'held' && !waiting(execution, deps.clock.now())) return null;
-  return { kind: 'answer', result: toResultObject(execution) };
+  return { kind: 'answer', ...executionAnswerOf(execution) };
 };
 
 const flightId = (key: Pick<CallKey, 'agent_id' | 'digest'>): string => `${key.agent_id}\u0000${key.digest}`;
@@ -142,7 +145,7 @@ export const underCallKey = async (
   }
   const answer = (async (): Promise<KeyedAnswer> => {
     const claimed = await claimOrAnswer(deps, key, kind);
-    return claimed === 'claimed' ? { kind: 'answer', result: await run() } : claimed;
+    return claimed === 'claimed' ? { kind: 'answer', result: await run(), receipt: null } : claimed;
   })();
   const flight = { tool: key.tool, argumentsHash: key.arguments_hash, answer };
   flights.set(id, flight);

@@ -8,7 +8,7 @@ import type { Customer } from '../../shared/approvals/approver.js';
 import { executionCallToolResult } from '../../shared/edge/tool-call/tool-result.js';
 import type { OutboundRequest } from '../../shared/invoke/system-client.js';
 import { receiptMetaKey } from '../../shared/receipts/claims.js';
-import { callTool } from '../../shared/use-cases/call-tool.js';
+import { callTool, callToolAnswer } from '../../shared/use-cases/call-tool.js';
 import { customerAnswer } from '../../shared/use-cases/customer-decisions.js';
 import { executeApproved } from '../../shared/use-cases/held-call-steps.js';
 import { verifiedReceipt } from '../support/receipts.js';
@@ -173,6 +173,32 @@ describe('a receipt for an approved HTTP call', () => {
       // The workflow's retry runs it, with its receipt.
       expect(await executeApproved(bed.deps, held)).toMatchObject({ status: 'succeeded' });
       await verified(onlyRequest(bed, held.execution_id).headers['approval-receipt']);
+    },
+  );
+});
+
+describe('a call asked again under its key after it was approved and ran', () => {
+  it(
+    verifies(
+      ['receipts.agent-meta', 'retries.same-key-same-call'],
+      'answers the first call with the receipt it was sent with',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const args = argumentsOf({ vendor: 'acme', amount: '1500' });
+      const request = { traceparent: null, idempotencyKey: 'order-2026-12-03-1' };
+      const first = await callToolAnswer(bed.deps, procurementAgent, tools.create, args, request);
+      expect(first).toMatchObject({ result: { status: 'pending_approval' }, receipt: null });
+      const held = await bed.record(first.result.execution_id ?? '');
+      await approveHeld(bed, held);
+      await executeApproved(bed.deps, held);
+      const ran = await bed.record(held.execution_id);
+      expect(ran.status).toBe('succeeded');
+      const again = await callToolAnswer(bed.deps, procurementAgent, tools.create, args, request);
+      expect(again.result).toMatchObject({ status: 'succeeded', execution_id: held.execution_id });
+      expect(again.receipt).toBe(ran.receipt);
+      await verified(again.receipt);
+      expect(bed.sentFor(held.execution_id)).toHaveLength(1);
     },
   );
 });

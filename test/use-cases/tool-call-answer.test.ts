@@ -257,7 +257,7 @@ describe('the one home of a tool call at the edge', () => {
       const home = ['shared/edge/tool-call/answer.ts'];
       expect(filesWith(/\.admit\(/)).toEqual(home);
       // The use-cases a tool call runs (an MCP client's own callTool method aside).
-      expect(filesWith(/(?<![.\w])callTool\(/)).toEqual(home);
+      expect(filesWith(/(?<![.\w])callTool(Answer)?\(/)).toEqual(home);
       expect(filesWith(/(?<![.\w])(getExecutionStatus|executionStatusAnswer)\(/)).toEqual(home);
       expect(filesWith(/'tools\/call failed'/)).toEqual(home);
       expect(filesWith(/toolCallFaultMessageOf/)).toEqual(home);

@@ -11,7 +11,7 @@ import { jsonRpcCodes } from '../../json-rpc-codes.js';
 import { limitsNow } from '../../limits/agent-limits.js';
 import type { LimitRefusal, RequestCost, RequestGate } from '../../limits/request-gate.js';
 import type { ResultObject } from '../../result.js';
-import { type CallRequestContext, type CallToolDeps, callTool } from '../../use-cases/call-tool.js';
+import { type CallRequestContext, type CallToolDeps, callToolAnswer } from '../../use-cases/call-tool.js';
 import { executionStatusAnswer } from '../../use-cases/get-execution-status.js';
 import { statusToolName } from './status-tool.js';
 
@@ -104,17 +104,13 @@ export const answerToolCall = async (deps: CallToolDeps, call: ToolCall): Promis
     const answer =
       call.name === statusToolName
         ? await executionStatusAnswer(deps, call.agent, call.args)
-        : {
-            result: await callTool(
-              deps,
-              call.agent,
-              call.name,
-              call.toolArguments ?? readParsedArguments(call.args),
-              call.request,
-            ),
-            // A call that ran now had no human step: nothing to prove.
-            receipt: null,
-          };
+        : await callToolAnswer(
+            deps,
+            call.agent,
+            call.name,
+            call.toolArguments ?? readParsedArguments(call.args),
+            call.request,
+          );
     return { kind: 'result', ...answer };
   } catch (error) {
     return toolCallFault(deps, { agent: call.agent, tool: call.name, transport: call.transport }, error);
