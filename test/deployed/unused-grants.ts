@@ -6,7 +6,6 @@ const sealing = 'sealing secret arguments: the flows here hold no call with a se
 const reconciler = 'the reconciler runs on a schedule; no flow here runs it yet';
 const channelRead =
   'the channel flow here is one direct read; a held call, its status or its cancel sent on the channel reads, queries and updates the records';
-const receiptSigning = 'signing the receipt of an approved call; receipts are signed once approved calls carry them';
 const conflict = 'a decision that loses a race reads the record as it is now; the flows here decide each call once';
 /** Granted actions no flow here uses (by function construct and action), each with its reason. */
 export const unusedGrantReasons: Readonly<Record<string, string>> = {
