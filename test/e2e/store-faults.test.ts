@@ -4,6 +4,7 @@
 // ending the gateway. The demo ERP runs in this process, so it outlives the gateway and its log of calls is the
 // system's own account of what was sent.
 import { execFileSync } from 'node:child_process';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoErp, startDemoErp } from '../../examples/erp/server.js';
@@ -13,6 +14,7 @@ import { ResultObject } from '../../shared/result.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
+import { runProcess } from '../support/spawn.js';
 
 let erp: DemoErp;
 let folder: Awaited<ReturnType<typeof temporaryFolder>>;
@@ -34,8 +36,8 @@ const startGateway = (dataDir: string, env: Record<string, string> = {}) =>
 describe('a gateway killed between a record and its index entry', () => {
   it(
     verifies(
-      'local.recovery-from-records',
-      'settles a sent write the index no longer lists as unknown, never sending it again',
+      ['local.recovery-from-records', 'settle.cli', 'settle.agent-answer', 'settle.audit'],
+      'settles a sent write the index no longer lists as unknown, never sending it again; the operator settles it while the gateway runs, and the agent and the audit read it settled',
     ),
     async () => {
       const dataDir = join(folder.path, 'data');
@@ -68,12 +70,60 @@ describe('a gateway killed between a record and its index entry', () => {
         expect(answer).toMatchObject({ status: 'unknown', code: 'interrupted', execution_id: executionId });
         expect(erp.callsFor(executionId)).toBe(1);
         expect(erp.calls()).toHaveLength(1);
+        await settledThroughTheRunningGateway(revived, dataDir, executionId);
       } finally {
         await revived.stop();
       }
     },
   );
 });
+
+const executionsCommand = (args: readonly string[]) =>
+  runProcess(process.execPath, ['--import', 'tsx', projectPath('scripts/executions.ts'), ...args], {
+    cwd: projectPath(),
+  });
+
+/**
+ * The operator found the order in the ERP and settles the call while the gateway runs (the command
+ * goes through its store): the agent reads it as settled, the audit keeps its history and who did it.
+ */
+const settledThroughTheRunningGateway = async (
+  runtime: Awaited<ReturnType<typeof startGateway>>,
+  dataDir: string,
+  executionId: string,
+): Promise<void> => {
+  const reason = `the order of ${executionId} is in the ERP`;
+  const settle = await executionsCommand([
+    'settle',
+    executionId,
+    '--data-dir',
+    dataDir,
+    '--outcome',
+    'succeeded',
+    '--reason',
+    reason,
+  ]);
+  expect(settle.code, settle.output).toBe(0);
+  const agent = await connectAgent(runtime.mcpUrl, demoTokens.procurement);
+  const read = await agent.callTool({ name: 'get_execution_status', arguments: { execution_id: executionId } });
+  await agent.close();
+  expect(ResultObject.parse(read.structuredContent)).toMatchObject({ status: 'succeeded', execution_id: executionId });
+  // The operator's words are for the audit, never for the agent.
+  expect(JSON.stringify(read)).not.toContain(reason);
+  const listed = await executionsCommand(['--data-dir', dataDir, '--json', '--agent', 'procurement-agent']);
+  expect(listed.code, listed.output).toBe(0);
+  const line = listed.stdout
+    .split('\n')
+    .filter((text) => text.includes(executionId))
+    .map((text) => JSON.parse(text))[0];
+  expect(line).toMatchObject({
+    status: 'succeeded',
+    settlement: { outcome: 'succeeded', by: userInfo().username, reason, unknown_code: 'interrupted' },
+  });
+  expect(line.history.map((change: { status: string }) => change.status)).toEqual(['approved', 'unknown', 'succeeded']);
+  // Settled, not sent again.
+  expect(erp.callsFor(executionId)).toBe(1);
+};
 
 /** Whether this machine lets the test make a folder immutable (chattr +i: root, and a file system that has the flag). */
 const canMakeImmutable = ((): boolean => {
