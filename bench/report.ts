@@ -1,5 +1,5 @@
 // What the benchmark prints: each section as it completes, then one summary row per figure of
-// QUALITY.md's Performance table, with its target and a mark.
+// the performance table (bench/README.md), with its target and a mark.
 
 export type Mark = 'pass' | 'OVER' | 'info' | 'not measured';
 

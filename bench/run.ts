@@ -26,7 +26,7 @@ import { memoryUnderLoad } from './memory-load.js';
 import { type Plan, plans } from './plan.js';
 import { heading, line, type Row, summary } from './report.js';
 
-/** The summary's order: the rows of QUALITY.md's Performance table. */
+/** The summary's order: the rows of the performance table (bench/README.md). */
 const summaryOrder = [
   'own-cost',
   'throughput',
