@@ -11,6 +11,7 @@ import type { ResolvedConfig } from '../../shared/config/resolved.js';
 import { mcpPath } from '../../shared/edge/mcp/auth-challenge.js';
 import { errorText } from '../../shared/errors.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
+import { receiptIssuerOf } from '../../shared/receipts/claims.js';
 import { jwksPath } from '../../shared/receipts/signer.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { RecoveryReport } from '../../shared/use-cases/recovery.js';
@@ -124,7 +125,7 @@ export const startLocalRuntime = async (
     );
     const baseUrl = `http://${urlHost(options.host)}:${front.port}`;
     links.base = publicUrl ?? baseUrl;
-    receiptGateway = { issuer: links.base.replace(/\/+$/, ''), jwksUri: `${baseUrl}${jwksPath}` };
+    receiptGateway = { issuer: receiptIssuerOf(links.base), jwksUri: `${baseUrl}${jwksPath}` };
     const recovered = await recoverAtStart(composed.services, background, stepsLogger);
     // settings.retention locally too: the embedded store has no time to live, so a sweep deletes
     // what AWS's would (retain_until passed), at start and every few minutes.

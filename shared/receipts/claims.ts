@@ -75,6 +75,9 @@ export const httpBindingOf = (request: Pick<OutboundRequest, 'method' | 'url' | 
 };
 
 /** The receipt's claims for an approved call about to be sent, signed now by the gateway at `issuer`. */
+/** A receipt's issuer: the gateway's public base URL, without a trailing slash (what systems check `iss` against). */
+export const receiptIssuerOf = (base: string): string => base.replace(/\/+$/, '');
+
 const receiptClaims = (
   execution: Execution,
   issuer: string,
@@ -83,7 +86,7 @@ const receiptClaims = (
 ): ReceiptClaims => {
   const iat = Math.floor(nowMs / 1000);
   return {
-    iss: issuer.replace(/\/+$/, ''),
+    iss: receiptIssuerOf(issuer),
     sub: execution.agent_id,
     jti: execution.execution_id,
     iat,
