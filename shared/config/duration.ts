@@ -10,7 +10,8 @@ const unitMs = new Map<string, number>([
 ]);
 const pattern = /^(\d+)(ms|s|m|h|d)$/;
 
-const parseDurationMs = (text: string): number | null => {
+/** Milliseconds of a duration's text form (90s, 15m, 24h, 7d), or null when it is not one. */
+export const parseDurationMs = (text: string): number | null => {
   const match = pattern.exec(text.trim());
   if (match === null) return null;
   const factor = unitMs.get(match[2] ?? '');

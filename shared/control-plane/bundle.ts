@@ -106,6 +106,11 @@ export const CompiledSnapshot = z.object({
         effect: z.enum(['permit', 'forbid']),
         approvals: z.array(z.enum(['staff', 'customer'])),
         approvers: z.string().nullable(),
+        // Bundles pushed before these annotations hold none of them.
+        quorum: z.number().int().min(1).default(1),
+        escalation: z.object({ after_ms: z.number().int().positive(), group: z.string() }).nullable().default(null),
+        reauth_ms: z.number().int().positive().nullable().default(null),
+        acr: z.array(z.string()).readonly().nullable().default(null),
       }),
     ),
     argumentsRead: z.union([z.literal('all'), z.array(z.string())]),

@@ -74,6 +74,19 @@ export class IllegalTransitionError extends Error {
 
 const StatusChange = z.object({ status: ExecutionStatus, at: z.iso.datetime() });
 
+/**
+ * One staff approval of a held call: who, when, as a member of which group (the policy's, or the
+ * escalation's), and the sign-in it was given under (when it began, its `acr`; null when unknown).
+ */
+export const StaffApproval = z.object({
+  by: z.string().min(1),
+  at: z.iso.datetime(),
+  group: z.string(),
+  signed_in_at: z.iso.datetime().nullable().default(null),
+  acr: z.string().nullable().default(null),
+});
+export type StaffApproval = z.infer<typeof StaffApproval>;
+
 /** A policy named in a decision: its name and where it is written (never its text). */
 const PolicyReference = z.object({ name: z.string(), file: z.string(), line: z.number().int() });
 
@@ -83,8 +96,20 @@ export const DecisionRecord = z.object({
   /** Why a call was refused: no permit, a forbid, arguments Cedar cannot hold, an evaluation error. */
   reason: z.enum(['no_permit', 'forbidden', 'not_representable', 'evaluation_error']).nullable(),
   determining: z.array(PolicyReference),
-  /** The people who must agree before it runs; null when it runs at once. */
-  step: z.object({ staff: z.string().nullable(), customer: z.boolean() }).nullable(),
+  /**
+   * The people who must agree before it runs; null when it runs at once. Records written before
+   * quorums, escalation and fresh sign-ins hold none of them: one approver, no escalation.
+   */
+  step: z
+    .object({
+      staff: z.string().nullable(),
+      customer: z.boolean(),
+      quorum: z.number().int().min(1).default(1),
+      escalation: z.object({ after_ms: z.number().int().positive(), group: z.string() }).nullable().default(null),
+      reauth_ms: z.number().int().positive().nullable().default(null),
+      acr: z.array(z.string()).readonly().nullable().default(null),
+    })
+    .nullable(),
   /** The configuration version that decided. */
   config_version: z.string(),
 });
@@ -161,6 +186,13 @@ export const Execution = z.object({
   expires_at: z.iso.datetime().nullable().default(null),
   /** The approval run's task token while it waits for the decision (never shown to anyone). */
   task_token: z.string().nullable().default(null),
+  /**
+   * The staff approvals given so far, in order: a quorum's count toward it (the call is approved
+   * with the last one); empty on records written before approvals were kept one by one.
+   */
+  approvals: z.array(StaffApproval).default([]),
+  /** When the call was escalated to the policy's escalation group (once), or null. */
+  escalated_at: z.iso.datetime().nullable().default(null),
   /** Who decided, when, and the note they left for the agent (rejections). */
   decided_by: z.string().nullable().default(null),
   decided_at: z.iso.datetime().nullable().default(null),
@@ -231,6 +263,8 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   decided_by: null,
   decided_at: null,
   decision_note: null,
+  approvals: [],
+  escalated_at: null,
   notified_at: null,
   approval_run_restarts: 0,
   origin: null,

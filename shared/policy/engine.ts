@@ -6,8 +6,8 @@
 // The human step: a satisfied permit without @approval runs the call at once. When only
 // annotated permits are satisfied, the least demanding is asked for: the one needing the fewest
 // parties; between one party each, the customer's confirmation before staff approval; then the
-// approver group's name; then the policy's place in the files. A permit asking a customer to
-// confirm counts only for an agent acting for a customer.
+// smaller quorum; then the approver group's name; then the policy's place in the files. A permit
+// asking a customer to confirm counts only for an agent acting for a customer.
 //
 // Long: the one reading of Cedar's answers (decisions, with the human step, and listings) stays in
 // one class, so tools/list and tools/call cannot drift apart.
@@ -21,7 +21,13 @@ import { setOwn } from '../objects.js';
 import { actionEntityOf, type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
 import { DecisionMemo } from './decision-memo.js';
-import { type CheckedPolicySet, type CompiledPolicies, checkedPolicySetOf, type PolicyInfo } from './policy-set.js';
+import {
+  type CheckedPolicySet,
+  type CompiledPolicies,
+  checkedPolicySetOf,
+  type Escalation,
+  type PolicyInfo,
+} from './policy-set.js';
 import { type ToolReach, toolReach } from './reach.js';
 import { witnessArguments } from './witness.js';
 
@@ -30,6 +36,14 @@ export interface HumanStep {
   readonly staff: string | null;
   /** Whether the customer the agent acts for must confirm. */
   readonly customer: boolean;
+  /** How many distinct approvers must approve (1 unless the policy says @quorum). */
+  readonly quorum: number;
+  /** Who else may decide when nobody did in time (@escalate), or null. */
+  readonly escalation: Escalation | null;
+  /** How recently an approver must have signed in to decide (@reauth), in milliseconds, or null. */
+  readonly reauth_ms: number | null;
+  /** The sign-in classes (`acr`) that may decide (@acr), or null for any. */
+  readonly acr: readonly string[] | null;
 }
 
 export type DenyReason = 'no_permit' | 'forbidden' | 'not_representable' | 'evaluation_error';
@@ -68,9 +82,10 @@ const entitiesOf = (agent: AgentIdentity): EntityJson[] => [
   ...agent.groups.map((group) => ({ uid: { type: entityTypes.group, id: group }, attrs: {}, parents: [] })),
 ];
 
-const rank = (policy: PolicyInfo): [number, number, string] => [
+const rank = (policy: PolicyInfo): [number, number, number, string] => [
   policy.approvals.length,
   policy.approvals.includes('staff') ? 1 : 0,
+  policy.quorum,
   policy.approvers ?? '',
 ];
 
@@ -85,6 +100,19 @@ const compare = (left: PolicyInfo, right: PolicyInfo): number => {
     if (x !== y) return x < y ? -1 : 1;
   }
   return policyIndex(left) - policyIndex(right);
+};
+
+/** What the chosen permit asks before a call runs. */
+const humanStepOf = (policy: PolicyInfo): HumanStep => {
+  const staff = policy.approvals.includes('staff');
+  return {
+    staff: staff ? policy.approvers : null,
+    customer: policy.approvals.includes('customer'),
+    quorum: staff ? policy.quorum : 1,
+    escalation: staff ? policy.escalation : null,
+    reauth_ms: staff ? policy.reauth_ms : null,
+    acr: staff ? policy.acr : null,
+  };
 };
 
 /** Whether a canonical value is, or holds, an integer beyond 2^53 (a bigint). */
@@ -206,10 +234,7 @@ export class PolicyEngine {
     if (chosen === undefined) return { kind: 'deny', reason: 'no_permit', determining: [] };
     return {
       kind: 'allow',
-      step: {
-        staff: chosen.approvals.includes('staff') ? chosen.approvers : null,
-        customer: chosen.approvals.includes('customer'),
-      },
+      step: humanStepOf(chosen),
       determining: [chosen],
     };
   }

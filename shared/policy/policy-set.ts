@@ -5,6 +5,7 @@
 
 import type { DetailedError, SchemaJson, ValidationError } from '@cedar-policy/cedar-wasm/nodejs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import { parseDurationMs } from '../config/duration.js';
 import { isRecord } from '../objects.js';
 
 export interface PolicyFile {
@@ -28,7 +29,24 @@ export interface PolicyInfo {
   readonly approvals: readonly Approval[];
   /** Staff group that decides, for a staff approval. */
   readonly approvers: string | null;
+  /** How many distinct approvers must approve a staff approval (@quorum; 1 without it). */
+  readonly quorum: number;
+  /** Who else may decide a call nobody decided in time (@escalate), or null. */
+  readonly escalation: Escalation | null;
+  /** How recently an approver must have signed in to decide (@reauth), in milliseconds, or null. */
+  readonly reauth_ms: number | null;
+  /** The sign-in's `acr` must be one of these to decide (@acr), or null for any. */
+  readonly acr: readonly string[] | null;
 }
+
+/** @escalate("4h, operations"): after this long without a decision, this group may decide too. */
+export interface Escalation {
+  readonly after_ms: number;
+  readonly group: string;
+}
+
+/** The most approvers a quorum may ask for. */
+export const maxQuorum = 10;
 
 interface PolicyProblem {
   readonly file: string;
@@ -194,7 +212,7 @@ const humanStepOf = (
   annotations: Readonly<Record<string, string>>,
   where: { readonly file: string; readonly line: number },
   problems: PolicyProblem[],
-): Pick<PolicyInfo, 'approvals' | 'approvers'> => {
+): Pick<PolicyInfo, 'approvals' | 'approvers' | 'quorum' | 'escalation' | 'reauth_ms' | 'acr'> => {
   const parsedApprovals = approvalsOf(annotations.approval);
   if (typeof parsedApprovals === 'string') problems.push({ ...where, message: parsedApprovals });
   const approvals = typeof parsedApprovals === 'string' ? [] : parsedApprovals;
@@ -211,8 +229,81 @@ const humanStepOf = (
   if (approvers !== null && !approvals.includes('staff') && typeof parsedApprovals !== 'string') {
     problems.push({ ...where, message: '@approvers names who decides a staff approval; add @approval("staff")' });
   }
-  return { approvals, approvers };
+  const staffRules = staffRulesOf(annotations, approvers, (message) => problems.push({ ...where, message }));
+  const named = (['quorum', 'escalate', 'reauth', 'acr'] as const).filter((name) => annotations[name] !== undefined);
+  if (named.length > 0 && !approvals.includes('staff') && typeof parsedApprovals !== 'string') {
+    const list = named.map((name) => `@${name}`).join(', ');
+    const fix =
+      effect === 'forbid' ? 'they belong on permit policies' : 'add @approval("staff") and @approvers("<group>")';
+    problems.push({
+      ...where,
+      message: `${list} ${named.length === 1 ? 'asks' : 'ask'} more of a staff approval; ${fix}`,
+    });
+  }
+  return { approvals, approvers, ...staffRules };
 };
+
+type StaffRules = Pick<PolicyInfo, 'quorum' | 'escalation' | 'reauth_ms' | 'acr'>;
+
+/** Values an annotation lists: separated by commas or spaces. */
+const listed = (value: string): string[] => value.split(/[\s,]+/).filter((part) => part.length > 0);
+
+const quorumOf = (value: string | undefined, problem: (message: string) => void): number => {
+  if (value === undefined) return 1;
+  const quorum = /^\s*\d{1,3}\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (Number.isInteger(quorum) && quorum >= 2 && quorum <= maxQuorum) return quorum;
+  problem(
+    `@quorum("${value}"): expected how many distinct approvers must approve, 2 to ${maxQuorum} (one approver is the default: drop @quorum)`,
+  );
+  return 1;
+};
+
+const escalationOf = (
+  value: string | undefined,
+  approvers: string | null,
+  problem: (message: string) => void,
+): Escalation | null => {
+  if (value === undefined) return null;
+  const [after, group, ...rest] = listed(value);
+  const afterMs = after === undefined ? null : parseDurationMs(after);
+  if (afterMs === null || afterMs <= 0 || group === undefined || rest.length > 0 || !/^[A-Za-z0-9._-]+$/.test(group)) {
+    problem(`@escalate("${value}"): expected a time and a group, such as @escalate("4h, operations")`);
+    return null;
+  }
+  if (group === approvers) {
+    problem(`@escalate("${value}"): ${group} decides already (@approvers); name another group`);
+    return null;
+  }
+  return { after_ms: afterMs, group };
+};
+
+const reauthOf = (value: string | undefined, problem: (message: string) => void): number | null => {
+  if (value === undefined) return null;
+  const ms = parseDurationMs(value);
+  if (ms !== null && ms > 0) return ms;
+  problem(`@reauth("${value}"): expected how recent the approver's sign-in must be, such as @reauth("5m")`);
+  return null;
+};
+
+const acrOf = (value: string | undefined, problem: (message: string) => void): string[] | null => {
+  if (value === undefined) return null;
+  const values = listed(value);
+  if (values.length > 0) return values;
+  problem('@acr("") names no value; expected the sign-in classes that may decide, such as @acr("phr, phrh")');
+  return null;
+};
+
+/** What a staff approval asks beyond one approver of the group: a quorum, an escalation, a fresh or strong sign-in. */
+const staffRulesOf = (
+  annotations: Readonly<Record<string, string>>,
+  approvers: string | null,
+  problem: (message: string) => void,
+): StaffRules => ({
+  quorum: quorumOf(annotations.quorum, problem),
+  escalation: escalationOf(annotations.escalate, approvers, problem),
+  reauth_ms: reauthOf(annotations.reauth, problem),
+  acr: acrOf(annotations.acr, problem),
+});
 
 /** Parses one policy with Cedar and records it under its id, with its name, human step and the fields it reads. */
 const readPolicy = (source: PolicySource, index: number, read: PoliciesRead): void => {

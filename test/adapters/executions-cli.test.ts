@@ -18,7 +18,7 @@ import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution
 import { executionsTable } from '../../shared/adapters/dynamodb/tables.js';
 import type { DecisionRecord, Execution } from '../../shared/executions/execution.js';
 import { uuidV7Ids } from '../../shared/ids.js';
-import { anExecution } from '../support/executions.js';
+import { anExecution, humanStep } from '../support/executions.js';
 import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
@@ -71,7 +71,7 @@ const writeFixture = async (store: DynamoDbExecutionStore): Promise<Fixture> => 
       agent_id: 'alpha-agent',
       tool: 'erp.orders.create',
       created_at: ago(48 * hour),
-      decision: decision('allow', 'large-orders', { staff: 'finance', customer: false }),
+      decision: decision('allow', 'large-orders', humanStep({ staff: 'finance', customer: false })),
       arguments_json: '{"amount":"1500","api_key":"[REDACTED]"}',
       sealed_arguments: sealed,
       secret_pointers: ['/api_key'],
@@ -104,7 +104,7 @@ const writeFixture = async (store: DynamoDbExecutionStore): Promise<Fixture> => 
       agent_id: 'beta-agent',
       tool: 'erp.orders.create',
       created_at: ago(hour / 2),
-      decision: decision('allow', 'large-orders', { staff: 'finance', customer: true }),
+      decision: decision('allow', 'large-orders', humanStep({ staff: 'finance', customer: true })),
     }),
   );
   // An agent's places for held calls share the table: no listing shows them.

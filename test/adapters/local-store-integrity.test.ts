@@ -8,7 +8,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { decidableBy } from '../../shared/use-cases/approver-decisions.js';
-import { anExecution } from '../support/executions.js';
+import { anExecution, humanStep } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
 import { verifies } from '../support/requirements.js';
 
@@ -49,7 +49,7 @@ describe.each(['on disk', 'in memory'] as const)('the embedded store’s cursors
             effect: 'allow',
             reason: null,
             determining: [],
-            step: { staff: 'finance', customer: false },
+            step: humanStep({ staff: 'finance', customer: false }),
             config_version: 'v1',
           },
         }),

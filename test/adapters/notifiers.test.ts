@@ -10,7 +10,7 @@ import { EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.
 import { type HeldCallNotice, Notifiers, summarize, WebhookNotifier } from '../../shared/approvals/notifier.js';
 import { noticeOf } from '../../shared/use-cases/held-call-steps.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/approval-org.js';
-import { anExecution } from '../support/executions.js';
+import { anExecution, humanStep } from '../support/executions.js';
 import { verifies } from '../support/requirements.js';
 
 let receiver: WebhookReceiver;
@@ -77,7 +77,7 @@ describe('notifiers', () => {
           effect: 'allow',
           reason: null,
           determining: [],
-          step: { staff: 'finance', customer: false },
+          step: humanStep({ staff: 'finance', customer: false }),
           config_version: 'v',
         },
       });

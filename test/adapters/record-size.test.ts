@@ -14,6 +14,7 @@ import {
   recordBytes,
 } from '../../shared/executions/record-size.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
+import { humanStep } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
 import { verifies } from '../support/requirements.js';
 import { argumentsOf, procurementAgent, tools, useCaseBed } from '../support/use-case-bed.js';
@@ -50,7 +51,7 @@ const maximalRecord = async (answerBytes: number) => {
       effect: 'allow',
       reason: null,
       determining: Array.from({ length: 10 }, () => ({ name: long(128), file: long(256), line: 1 })),
-      step: { staff: long(128), customer: true },
+      step: humanStep({ staff: long(128), customer: true }),
       config_version: long(128),
     },
     approval_url: long(512),

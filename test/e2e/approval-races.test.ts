@@ -22,7 +22,7 @@ import { RecordNotYetWritten } from '../../shared/use-cases/held-call-steps.js';
 import { type RecoveryReport, recoverOpenExecutions } from '../../shared/use-cases/recovery.js';
 import { type ApprovalOrg, approvalOrg, eventually } from '../support/approval-org.js';
 import { ManualClock } from '../support/clock.js';
-import { anExecution } from '../support/executions.js';
+import { anExecution, humanStep } from '../support/executions.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens } from '../support/runtime-process.js';
@@ -177,7 +177,7 @@ describe('the reconciler’s pass', () => {
         effect: 'allow',
         reason: null,
         determining: [{ name: 'large-purchase-orders', file: 'policies/demo.cedar', line: 12 }],
-        step: { staff: 'finance', customer: false },
+        step: humanStep({ staff: 'finance', customer: false }),
         config_version: 'test',
       },
       message: 'Waiting for approval by the organization.',

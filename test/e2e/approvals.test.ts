@@ -24,6 +24,7 @@ import {
   type WebhookReceiver,
 } from '../support/approval-org.js';
 import { ConsoleSession, signedIn } from '../support/console.js';
+import { humanStep } from '../support/executions.js';
 import { quietLog } from '../support/logs.js';
 import { connectAgent } from '../support/mcp-client.js';
 import { verifies } from '../support/requirements.js';
@@ -118,7 +119,7 @@ describe('staff approvals against the demo ERP', () => {
       const executionId = result.execution_id ?? '';
       const held = (await store.get(executionId)) as Execution;
       expect(Date.parse(held.expires_at ?? '') - Date.parse(held.created_at)).toBe(24 * 3_600_000);
-      expect(held.decision?.step).toEqual({ staff: 'finance', customer: false });
+      expect(held.decision?.step).toEqual(humanStep({ staff: 'finance', customer: false }));
       expect(erp.callsFor(executionId)).toBe(0);
 
       // The approvers hear about it: the console link, the tool, the agent and a summary.

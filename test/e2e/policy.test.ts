@@ -11,6 +11,7 @@ import { localTableNames } from '../../infra/local/runtime.js';
 import { projectPath } from '../../infra/paths.js';
 import { DynamoDbExecutionStore } from '../../shared/adapters/dynamodb/execution-store.js';
 import { ResultObject } from '../../shared/result.js';
+import { humanStep } from '../support/executions.js';
 import { quietLog } from '../support/logs.js';
 import { verifies } from '../support/requirements.js';
 import { demoTokens, type RuntimeProcess, startRuntimeProcess, temporaryFolder } from '../support/runtime-process.js';
@@ -125,7 +126,7 @@ describe('the demo policies over MCP', () => {
       });
       expect(largeRecord?.decision).toMatchObject({
         effect: 'allow',
-        step: { staff: 'finance', customer: false },
+        step: humanStep({ staff: 'finance', customer: false }),
         determining: [{ name: 'large-purchase-orders', file: 'policies/demo.cedar', line: 12 }],
       });
       expect(largeRecord?.arguments_json).toBe('{"amount":"1000","currency":"EUR","vendor_id":"V-100"}');
@@ -145,8 +146,12 @@ describe('the demo policies over MCP', () => {
       currency: 'EUR',
     });
     expect(small.status).toBe('pending_approval');
-    expect((await store.get(small.execution_id ?? ''))?.decision?.step).toEqual({ staff: null, customer: true });
-    expect((await store.get(large.execution_id ?? ''))?.decision?.step).toEqual({ staff: 'finance', customer: true });
+    expect((await store.get(small.execution_id ?? ''))?.decision?.step).toEqual(
+      humanStep({ staff: null, customer: true }),
+    );
+    expect((await store.get(large.execution_id ?? ''))?.decision?.step).toEqual(
+      humanStep({ staff: 'finance', customer: true }),
+    );
     expect((await store.get(large.execution_id ?? ''))?.customer_id).toBe('customer-1042');
   });
 

@@ -1,5 +1,5 @@
 // Execution records for tests, valid by construction.
-import { type Execution, newExecutionRecord } from '../../shared/executions/execution.js';
+import { type DecisionRecord, type Execution, newExecutionRecord } from '../../shared/executions/execution.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 
 export const anExecution = (overrides: Partial<Execution> = {}): Execution =>
@@ -13,3 +13,16 @@ export const anExecution = (overrides: Partial<Execution> = {}): Execution =>
     arguments_json: '{"amount":"1500","currency":"EUR"}',
     ...overrides,
   });
+
+/** A human step as the policy records it: who must agree, one approver, nothing more asked. */
+export const humanStep = (
+  parties: { readonly staff: string | null; readonly customer: boolean },
+  more: Partial<NonNullable<DecisionRecord['step']>> = {},
+): NonNullable<DecisionRecord['step']> => ({
+  quorum: 1,
+  escalation: null,
+  reauth_ms: null,
+  acr: null,
+  ...parties,
+  ...more,
+});

@@ -10,6 +10,7 @@ import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';
+import { humanStep } from '../support/executions.js';
 import { verifies } from '../support/requirements.js';
 import {
   approvalMs,
@@ -226,7 +227,7 @@ describe('a call held for approval', () => {
         task_token: null,
         decision: {
           effect: 'allow',
-          step: { staff: 'finance', customer: false },
+          step: humanStep({ staff: 'finance', customer: false }),
           determining: [{ name: 'large-orders' }],
         },
       });

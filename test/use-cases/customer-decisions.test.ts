@@ -10,6 +10,7 @@ import { callTool } from '../../shared/use-cases/call-tool.js';
 import { customerAnswer, viewCustomerCall } from '../../shared/use-cases/customer-decisions.js';
 import { getExecutionStatus } from '../../shared/use-cases/get-execution-status.js';
 import { executeApproved, registerApproval } from '../../shared/use-cases/held-call-steps.js';
+import { humanStep } from '../support/executions.js';
 import { verifies } from '../support/requirements.js';
 import {
   approvalMs,
@@ -77,7 +78,7 @@ describe("the customer's step", () => {
     async () => {
       const bed = await bedWith();
       const held = await hold(bed, '1500');
-      expect(held.decision?.step).toEqual({ staff: 'finance', customer: true });
+      expect(held.decision?.step).toEqual(humanStep({ staff: 'finance', customer: true }));
       // Staff cannot approve before the customer confirmed (rejecting stays possible).
       expect(
         await decide(bed.deps, financeApprover, { ...answerOf(held, 'confirm'), outcome: 'approve' }),
@@ -119,7 +120,7 @@ describe("the customer's step", () => {
     async () => {
       const bed = await bedWith();
       const held = await hold(bed, '20');
-      expect(held.decision?.step).toEqual({ staff: null, customer: true });
+      expect(held.decision?.step).toEqual(humanStep({ staff: null, customer: true }));
       expect(await customerAnswer(bed.deps, dana, answerOf(held, 'confirm'))).toMatchObject({
         kind: 'answered',
         execution: { status: 'approved', decided_by: dana.id, approval_url: null },

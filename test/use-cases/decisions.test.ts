@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { decidableBy, decide, viewHeldCall } from '../../shared/use-cases/approver-decisions.js';
 import { executeApproved, registerApproval } from '../../shared/use-cases/held-call-steps.js';
+import { humanStep } from '../support/executions.js';
 import { verifies } from '../support/requirements.js';
 import {
   approvalMs,
@@ -228,7 +229,7 @@ describe('deciding a held call', () => {
       });
       // A permit asking a customer to confirm counts only for an agent acting for one.
       const held = await holdLargeOrder(bed, '1500', { ...procurementAgent, customerId: 'customer-1042' });
-      expect(held.decision?.step).toEqual({ staff: 'finance', customer: true });
+      expect(held.decision?.step).toEqual(humanStep({ staff: 'finance', customer: true }));
 
       expect(await decide(bed.deps, financeApprover, approve(held))).toMatchObject({
         kind: 'refused',

@@ -1,12 +1,12 @@
 // The decision rules that need no store: who may decide, and what a rejection's reason becomes.
 import { describe, expect, it } from 'vitest';
 import { cleanNote, mayDecide } from '../../../shared/use-cases/approver-decisions.js';
-import { anExecution } from '../../support/executions.js';
+import { anExecution, humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
 
 const held = (step: { staff: string | null; customer: boolean }) =>
   anExecution({
-    decision: { effect: 'allow', reason: null, determining: [], step, config_version: 'v1' },
+    decision: { effect: 'allow', reason: null, determining: [], step: humanStep(step), config_version: 'v1' },
   });
 
 describe('who may decide', () => {

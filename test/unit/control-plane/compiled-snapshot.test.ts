@@ -124,9 +124,9 @@ describe('the compiled snapshot', () => {
         expect([...compared.decisions]).toEqual(
           expect.arrayContaining([
             'allow null',
-            'allow {"staff":"finance","customer":false}',
-            'allow {"staff":"finance","customer":true}',
-            'allow {"staff":null,"customer":true}',
+            'allow {"staff":"finance","customer":false,"quorum":1,"escalation":null,"reauth_ms":null,"acr":null}',
+            'allow {"staff":"finance","customer":true,"quorum":1,"escalation":null,"reauth_ms":null,"acr":null}',
+            'allow {"staff":null,"customer":true,"quorum":1,"escalation":null,"reauth_ms":null,"acr":null}',
             'deny forbidden',
             'deny no_permit',
           ]),

@@ -9,6 +9,7 @@ import type { JsonObject } from '../../../shared/catalog/tool.js';
 import type { PolicyDecision } from '../../../shared/policy/engine.js';
 import type { PolicyInfo } from '../../../shared/policy/policy-set.js';
 import { anAgent } from '../../support/agents.js';
+import { humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
 import { lines, loadedShop, toolNamed } from './policy-fixtures.js';
 
@@ -34,7 +35,19 @@ const info = (
   approvals: PolicyInfo['approvals'] = [],
   approvers: string | null = null,
   name = `p.cedar:${line}`,
-): PolicyInfo => ({ id, name, file: 'p.cedar', line, effect, approvals, approvers });
+): PolicyInfo => ({
+  id,
+  name,
+  file: 'p.cedar',
+  line,
+  effect,
+  approvals,
+  approvers,
+  quorum: 1,
+  escalation: null,
+  reauth_ms: null,
+  acr: null,
+});
 
 const noPermit: PolicyDecision = { kind: 'deny', reason: 'no_permit', determining: [] };
 
@@ -183,7 +196,7 @@ describe('refusals', () => {
       ),
     ).toEqual({
       kind: 'allow',
-      step: { staff: 'finance', customer: false },
+      step: humanStep({ staff: 'finance', customer: false }),
       determining: [info('policy1', 2, 'permit', ['staff'], 'finance')],
     });
   });
@@ -244,7 +257,7 @@ describe('the human step', () => {
     for (const who of [internal, forCustomer]) {
       expect(await decide(`${staff('finance')}\n${everything}`, who)).toEqual({
         kind: 'allow',
-        step: { staff: 'finance', customer: false },
+        step: humanStep({ staff: 'finance', customer: false }),
         determining: [info('policy0', 1, 'permit', ['staff'], 'finance')],
       });
     }
@@ -255,7 +268,7 @@ describe('the human step', () => {
     async () => {
       expect(await decide(`${customer}\n${everything}`, forCustomer)).toEqual({
         kind: 'allow',
-        step: { staff: null, customer: true },
+        step: humanStep({ staff: null, customer: true }),
         determining: [info('policy0', 1, 'permit', ['customer'])],
       });
     },
@@ -264,7 +277,7 @@ describe('the human step', () => {
   it(verifies('policy.human-step', 'asks both for a "staff, customer" permit'), async () => {
     expect(await decide(`${both('finance')}\n${everything}`, forCustomer)).toEqual({
       kind: 'allow',
-      step: { staff: 'finance', customer: true },
+      step: humanStep({ staff: 'finance', customer: true }),
       determining: [info('policy0', 1, 'permit', ['customer', 'staff'], 'finance')],
     });
   });
@@ -288,7 +301,7 @@ describe('the human step', () => {
         ),
       ).toEqual({
         kind: 'allow',
-        step: { staff: 'ops', customer: false },
+        step: humanStep({ staff: 'ops', customer: false }),
         determining: [info('policy2', 3, 'permit', ['staff'], 'ops')],
       });
     },
@@ -298,13 +311,13 @@ describe('the human step', () => {
     expect(await decide(lines(`${both('audit')} ${everything}`, `${staff('ops')} ${everything}`), forCustomer)).toEqual(
       {
         kind: 'allow',
-        step: { staff: 'ops', customer: false },
+        step: humanStep({ staff: 'ops', customer: false }),
         determining: [info('policy1', 2, 'permit', ['staff'], 'ops')],
       },
     );
     expect(await decide(lines(`${both('audit')} ${everything}`, `${customer} ${everything}`), forCustomer)).toEqual({
       kind: 'allow',
-      step: { staff: null, customer: true },
+      step: humanStep({ staff: null, customer: true }),
       determining: [info('policy1', 2, 'permit', ['customer'])],
     });
   });
@@ -312,7 +325,7 @@ describe('the human step', () => {
   it(verifies('policy.human-step', "prefers the customer's confirmation to staff approval"), async () => {
     expect(await decide(lines(`${staff('audit')} ${everything}`, `${customer} ${everything}`), forCustomer)).toEqual({
       kind: 'allow',
-      step: { staff: null, customer: true },
+      step: humanStep({ staff: null, customer: true }),
       determining: [info('policy1', 2, 'permit', ['customer'])],
     });
   });
@@ -324,12 +337,12 @@ describe('the human step', () => {
       ),
     ).toEqual({
       kind: 'allow',
-      step: { staff: 'finance', customer: false },
+      step: humanStep({ staff: 'finance', customer: false }),
       determining: [info('policy1', 2, 'permit', ['staff'], 'finance')],
     });
     expect(await decide(lines(`${both('ops')} ${everything}`, `${both('audit')} ${everything}`), forCustomer)).toEqual({
       kind: 'allow',
-      step: { staff: 'audit', customer: true },
+      step: humanStep({ staff: 'audit', customer: true }),
       determining: [info('policy1', 2, 'permit', ['customer', 'staff'], 'audit')],
     });
   });
@@ -341,7 +354,7 @@ describe('the human step', () => {
     });
     expect(snapshot.policy.decide(forCustomer, toolNamed(snapshot, 'shop.pay'), pay)).toEqual({
       kind: 'allow',
-      step: { staff: null, customer: true },
+      step: humanStep({ staff: null, customer: true }),
       determining: [{ ...info('policy1', 2, 'permit', ['customer']), name: 'a.cedar:2', file: 'a.cedar' }],
     });
   });
@@ -362,7 +375,7 @@ describe('the human step', () => {
       );
       expect(await decide(cedar, anAgent('a', ['g10']))).toEqual({
         kind: 'allow',
-        step: { staff: 'finance', customer: false },
+        step: humanStep({ staff: 'finance', customer: false }),
         determining: [info('policy10', 11, 'permit', ['staff'], 'finance', 'held')],
       });
       expect(await decide(cedar, anAgent('a', ['g2']))).toEqual({
@@ -394,7 +407,7 @@ describe('the human step', () => {
       );
       expect(await decide(cedar)).toEqual({
         kind: 'allow',
-        step: { staff: 'finance', customer: false },
+        step: humanStep({ staff: 'finance', customer: false }),
         determining: [info('policy2', 3, 'permit', ['staff'], 'finance', 'earlier')],
       });
     },
@@ -407,11 +420,11 @@ describe('the human step', () => {
     );
     expect(await decide(cedar, forCustomer, { ...pay, amount: '99.9999' })).toMatchObject({
       kind: 'allow',
-      step: { staff: null, customer: true },
+      step: humanStep({ staff: null, customer: true }),
     });
     expect(await decide(cedar, forCustomer, { ...pay, amount: '100' })).toEqual({
       kind: 'allow',
-      step: { staff: 'finance', customer: false },
+      step: humanStep({ staff: 'finance', customer: false }),
       determining: [info('policy1', 2, 'permit', ['staff'], 'finance')],
     });
   });

@@ -10,6 +10,7 @@ import { cedarModelOf, cedarTypeOf, recordOf } from '../../../shared/policy/ceda
 import { cedarDecimalText, toCedarRecord } from '../../../shared/policy/cedar-values.js';
 import type { PolicyDecision } from '../../../shared/policy/engine.js';
 import { anAgent } from '../../support/agents.js';
+import { humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
 import { canonical, demoPolicyText, loadDemo, loadedShop, shopEngine, toolNamed } from './policy-fixtures.js';
 
@@ -347,7 +348,7 @@ describe('the demo policies', () => {
     async (amount) => {
       expect(await orderDecision(amount)).toEqual({
         kind: 'allow',
-        step: { staff: 'finance', customer: false },
+        step: humanStep({ staff: 'finance', customer: false }),
         determining: [
           expect.objectContaining(await demoPolicy('large-purchase-orders', 'permit', ['staff'], 'finance')),
         ],
@@ -362,9 +363,12 @@ describe('the demo policies', () => {
       const tool = toolNamed(snapshot, 'erp.purchase_orders.create');
       const step = (amount: string) =>
         snapshot.policy.decide(procurement, tool, { vendor_id: 'V-100', amount, currency: 'EUR' });
-      expect(step('1000.00')).toMatchObject({ kind: 'allow', step: { staff: 'finance', customer: false } });
+      expect(step('1000.00')).toMatchObject({ kind: 'allow', step: humanStep({ staff: 'finance', customer: false }) });
       expect(step('999.9999')).toMatchObject({ kind: 'allow', step: null });
-      expect(step('1000.0000')).toMatchObject({ kind: 'allow', step: { staff: 'finance', customer: false } });
+      expect(step('1000.0000')).toMatchObject({
+        kind: 'allow',
+        step: humanStep({ staff: 'finance', customer: false }),
+      });
     },
   );
 
@@ -441,12 +445,12 @@ describe('the demo policies', () => {
         snapshot.policy.decide(who, tool, { order_reference: 'SO-1', amount, currency: 'EUR' });
       expect(refund('500')).toEqual({
         kind: 'allow',
-        step: { staff: null, customer: true },
+        step: humanStep({ staff: null, customer: true }),
         determining: [expect.objectContaining(await demoPolicy('customer-refunds', 'permit', ['customer'], null))],
       });
       expect(refund('500.0001')).toEqual({
         kind: 'allow',
-        step: { staff: 'finance', customer: true },
+        step: humanStep({ staff: 'finance', customer: true }),
         determining: [
           expect.objectContaining(
             await demoPolicy('large-customer-refunds', 'permit', ['customer', 'staff'], 'finance'),

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { type PolicyCase, readCaseFile } from '../../../shared/policy/case-file.js';
 import type { ExplainContext } from '../../../shared/policy/explain.js';
 import { rehearseCase } from '../../../shared/use-cases/rehearse-case.js';
+import { humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
 import { lines, loadDemo } from './policy-fixtures.js';
 
@@ -95,7 +96,7 @@ describe('a case rehearsed', () => {
       expect(result.got).toMatchObject({
         decision: 'hold',
         reason: null,
-        step: { staff: 'finance', customer: true },
+        step: humanStep({ staff: 'finance', customer: true }),
         words: 'customer confirmation, then staff approval by finance',
         policies: [{ name: 'large-customer-refunds', effect: 'permit', at: 'policies/demo.cedar:38' }],
       });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConfigProblem } from '../../../shared/config/resolved.js';
 import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
 import { anAgent } from '../../support/agents.js';
+import { humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
 import { lines, loadedShop, refusedShop, shopConfig, toolNamed } from './policy-fixtures.js';
 
@@ -468,7 +469,7 @@ describe('human-step annotations', () => {
         });
         expect(snapshot.policy.decide(anAgent('a', [], 'c-1'), toolNamed(snapshot, 'shop.look'), {})).toEqual({
           kind: 'allow',
-          step: { staff: 'finance', customer: true },
+          step: humanStep({ staff: 'finance', customer: true }),
           determining: [
             {
               id: 'policy0',
@@ -478,6 +479,10 @@ describe('human-step annotations', () => {
               effect: 'permit',
               approvals: ['customer', 'staff'],
               approvers: 'finance',
+              quorum: 1,
+              escalation: null,
+              reauth_ms: null,
+              acr: null,
             },
           ],
         });
@@ -536,6 +541,10 @@ describe('where problems and policies are placed', () => {
         effect: 'permit',
         approvals: [],
         approvers: null,
+        quorum: 1,
+        escalation: null,
+        reauth_ms: null,
+        acr: null,
       },
     ]);
     expect(snapshot.policy.decide(anAgent('w', ['writers']), look, {}).determining).toEqual([
@@ -547,6 +556,10 @@ describe('where problems and policies are placed', () => {
         effect: 'permit',
         approvals: [],
         approvers: null,
+        quorum: 1,
+        escalation: null,
+        reauth_ms: null,
+        acr: null,
       },
     ]);
     expect(snapshot.policy.decide(anAgent('c', ['careful']), look, {}).determining).toEqual([
@@ -558,6 +571,10 @@ describe('where problems and policies are placed', () => {
         effect: 'permit',
         approvals: ['staff'],
         approvers: 'finance',
+        quorum: 1,
+        escalation: null,
+        reauth_ms: null,
+        acr: null,
       },
     ]);
   });
@@ -599,6 +616,10 @@ describe('where problems and policies are placed', () => {
           effect: 'permit',
           approvals: [],
           approvers: null,
+          quorum: 1,
+          escalation: null,
+          reauth_ms: null,
+          acr: null,
         },
       ]);
     }
