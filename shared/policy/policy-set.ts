@@ -231,7 +231,9 @@ const humanStepOf = (
   }
   const staffRules = staffRulesOf(annotations, approvers, (message) => problems.push({ ...where, message }));
   const named = (['quorum', 'escalate', 'reauth', 'acr'] as const).filter((name) => annotations[name] !== undefined);
-  if (named.length > 0 && !approvals.includes('staff') && typeof parsedApprovals !== 'string') {
+  // On a forbid they are refused even beside @approval("staff"): a forbid is never approved.
+  const misplaced = effect === 'forbid' || (!approvals.includes('staff') && typeof parsedApprovals !== 'string');
+  if (named.length > 0 && misplaced) {
     const list = named.map((name) => `@${name}`).join(', ');
     const fix =
       effect === 'forbid' ? 'they belong on permit policies' : 'add @approval("staff") and @approvers("<group>")';
@@ -289,7 +291,7 @@ const acrOf = (value: string | undefined, problem: (message: string) => void): s
   if (value === undefined) return null;
   const values = listed(value);
   if (values.length > 0) return values;
-  problem('@acr("") names no value; expected the sign-in classes that may decide, such as @acr("phr, phrh")');
+  problem(`@acr("${value}") names no value; expected the sign-in classes that may decide, such as @acr("phr, phrh")`);
   return null;
 };
 
