@@ -1,12 +1,16 @@
-// Warnings config:check gives about a valid configuration whose policies cannot do what it seems
-// to ask: a system none of whose tools any permit can reach (they are hidden from every agent),
-// and a staff approval by a group no approver belongs to (nobody could decide its calls).
+// What config:check says about a valid configuration whose policies cannot do what they seem to
+// ask. Warnings: a system none of whose tools any permit can reach (they are hidden from every
+// agent), and a staff approval by a group too few approvers belong to (nobody could decide, or
+// complete its quorum, locally). Refusals: an escalation to a group the configuration does not know,
+// or after the call would have expired.
 // Checked by config:check, not at every load: the reach of every tool is one partial evaluation
 // each, which a function's cold start should not pay.
 import { posix } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
 import { directCallLimitMs } from '../invoke/time-budget.js';
+import type { PolicyInfo } from '../policy/policy-set.js';
+import { durationText } from './duration.js';
 
 type Warning = GatewaySnapshot['warnings'][number];
 
@@ -36,20 +40,83 @@ export const unreachableSystemWarnings = (snapshot: GatewaySnapshot, file: strin
     ];
   });
 
-/** Staff approvals by a group that no approver of the configuration belongs to. */
+/** A problem at a policy: its file (beside the configuration's), its name and line. */
+const atPolicy = (policy: PolicyInfo, file: string, message: string): Warning => ({
+  file: posix.join(posix.dirname(file.replaceAll('\\', '/')), policy.file),
+  path: `policy "${policy.name}"`,
+  line: policy.line,
+  message,
+});
+
+/** The approvers of the configuration in each group, by id. */
+const membersByGroup = (snapshot: GatewaySnapshot): Map<string, string[]> => {
+  const members = new Map<string, string[]>();
+  for (const approver of snapshot.config.approvers)
+    for (const group of approver.groups) members.set(group, [...(members.get(group) ?? []), approver.id]);
+  return members;
+};
+
+/** Why a quorum cannot be completed by the approvers configured here, or null when it can. */
+const unmetQuorum = (policy: PolicyInfo, members: ReadonlyMap<string, readonly string[]>): string | null => {
+  const group = policy.approvers ?? '';
+  const deciders = members.get(group) ?? [];
+  if (deciders.length >= policy.quorum) return null;
+  const escalated = policy.escalation === null ? [] : (members.get(policy.escalation.group) ?? []);
+  const after = new Set([...deciders, ...escalated]).size;
+  const when =
+    policy.escalation !== null && after >= policy.quorum
+      ? `its calls can reach ${policy.quorum} approvals only once they escalate to ${policy.escalation.group}`
+      : `no call it holds can ever reach ${policy.quorum} approvals`;
+  return `@quorum("${policy.quorum}"): only ${deciders.length} approver${deciders.length === 1 ? '' : 's'} under approvers: belong${deciders.length === 1 ? 's' : ''} to ${group} (${deciders.join(', ')}), so locally ${when} (deployed, the identity provider's groups decide)`;
+};
+
+/** Staff approvals by a group that no approver of the configuration belongs to, or too few for the policy's quorum. */
 export const emptyApproverGroupWarnings = (snapshot: GatewaySnapshot, file: string): Warning[] => {
-  const staffed = new Set(snapshot.config.approvers.flatMap((approver) => approver.groups));
-  return snapshot.policy.policies.flatMap((policy) =>
-    policy.approvers === null || staffed.has(policy.approvers)
+  const members = membersByGroup(snapshot);
+  return snapshot.policy.policies.flatMap((policy) => {
+    if (policy.approvers === null) return [];
+    if (!members.has(policy.approvers)) {
+      return [
+        atPolicy(
+          policy,
+          file,
+          `@approvers("${policy.approvers}"): no approver under approvers: belongs to the group ${policy.approvers}, so locally nobody can decide the calls it holds (deployed, the identity provider's groups decide)`,
+        ),
+      ];
+    }
+    const unmet = unmetQuorum(policy, members);
+    return unmet === null ? [] : [atPolicy(policy, file, unmet)];
+  });
+};
+
+/** What a policy's @escalate asks that this configuration cannot give: a group it does not know, a time after expiry. */
+const escalationProblems = (policy: PolicyInfo, known: ReadonlySet<string>, approvalTimeMs: number): string[] => {
+  const { escalation } = policy;
+  if (escalation === null) return [];
+  const written = `@escalate("${durationText(escalation.after_ms)}, ${escalation.group}")`;
+  return [
+    ...(known.has(escalation.group)
       ? []
       : [
-          {
-            file: posix.join(posix.dirname(file.replaceAll('\\', '/')), policy.file),
-            path: `policy "${policy.name}"`,
-            line: policy.line,
-            message: `@approvers("${policy.approvers}"): no approver under approvers: belongs to the group ${policy.approvers}, so locally nobody can decide the calls it holds (deployed, the identity provider's groups decide)`,
-          },
-        ],
+          `${written}: ${escalation.group} is a group this configuration does not know (no approver under approvers: belongs to it and no policy's @approvers names it), so nobody may be there to decide what escalates to it; name a group that decides other calls, or give it an approver (deployed, the identity provider's groups decide who is in it)`,
+        ]),
+    ...(escalation.after_ms < approvalTimeMs
+      ? []
+      : [
+          `${written}: a held call expires after settings.approval_time (${durationText(approvalTimeMs)}), before it would escalate; escalate sooner than that`,
+        ]),
+  ];
+};
+
+/** Refusals: annotations asking what this configuration cannot give. config:check fails on them. */
+export const annotationRefusals = (snapshot: GatewaySnapshot, file: string): Warning[] => {
+  const known = new Set([
+    ...membersByGroup(snapshot).keys(),
+    ...snapshot.policy.policies.flatMap((policy) => (policy.approvers === null ? [] : [policy.approvers])),
+  ]);
+  const approvalTimeMs = snapshot.config.settings.approval_time;
+  return snapshot.policy.policies.flatMap((policy) =>
+    escalationProblems(policy, known, approvalTimeMs).map((message) => atPolicy(policy, file, message)),
   );
 };
 

@@ -21,6 +21,13 @@ export const parseDurationMs = (text: string): number | null => {
   return Number.isSafeInteger(ms) ? ms : null;
 };
 
+/** A duration's text form in its largest whole unit (14400000 → 4h, 5400000 → 90m): what parseDurationMs reads back. */
+export const durationText = (ms: number): string => {
+  for (const [unit, factor] of [...unitMs].reverse())
+    if (ms % factor === 0 && ms >= factor) return `${ms / factor}${unit}`;
+  return `${ms}ms`;
+};
+
 /** A duration field: the text form in the file, milliseconds once parsed. */
 const expected = 'expected a duration such as 90s, 15m or 24h';
 

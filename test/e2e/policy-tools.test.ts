@@ -244,3 +244,42 @@ describe('npm run config:check on what the policies cannot reach', () => {
     },
   );
 });
+
+describe('npm run config:check on escalations nobody could take', () => {
+  it(
+    verifies(
+      'annotations.config-check-escalation',
+      'exits 1 on an escalation to an unknown group or after expiry, each at its policy, and says nothing is valid',
+    ),
+    async () => {
+      const policies = join(folder.path, 'org', 'policies', 'escalating.cedar');
+      const cedar = await readFile(projectPath('examples/policies/demo.cedar'), 'utf8');
+      const extra = [
+        '@id("escalates-nowhere")',
+        '@approval("staff")',
+        '@approvers("finance")',
+        '@escalate("4h, nobody-here")',
+        'permit (principal in Group::"procurement", action == Action::"erp.vendors.delete", resource);',
+        '@id("escalates-too-late")',
+        '@approval("staff")',
+        '@approvers("finance")',
+        '@escalate("1d, operations")',
+        'permit (principal in Group::"support", action == Action::"erp.vendors.delete", resource);',
+      ];
+      await writeFile(policies, `${cedar}${extra.join('\n')}\n`);
+      const first = cedar.split('\n').length;
+      const file = join(folder.path, 'org', 'escalating.yaml');
+      await writeFile(file, demo.replace('policies/demo.cedar', 'policies/escalating.cedar'));
+      const result = await script('config-check.ts', [file, '--offline']);
+      expect(result.code).toBe(1);
+      expect(result.stdout).not.toContain('is valid');
+      expect(result.stderr).toContain(`${file} is not valid (2 problems):`);
+      expect(result.stderr).toContain(
+        `${policies}:${first}: policy "escalates-nowhere": @escalate("4h, nobody-here"): nobody-here is a group this configuration does not know`,
+      );
+      expect(result.stderr).toContain(
+        `${policies}:${first + 5}: policy "escalates-too-late": @escalate("1d, operations"): a held call expires after settings.approval_time (1d), before it would escalate`,
+      );
+    },
+  );
+});

@@ -1,15 +1,21 @@
 // config:check's warnings about what the policies cannot reach: a system whose tools no permit
-// can ever apply to, and a staff approval by a group no approver belongs to.
+// can ever apply to, a staff approval by a group no approver belongs to (or too few for its
+// quorum); and its refusals of an escalation nobody could take.
 import { describe, expect, it } from 'vitest';
-import { emptyApproverGroupWarnings, unreachableSystemWarnings } from '../../../shared/config/checks.js';
+import {
+  annotationRefusals,
+  emptyApproverGroupWarnings,
+  unreachableSystemWarnings,
+} from '../../../shared/config/checks.js';
 import { verifies } from '../../support/requirements.js';
 import { snapshotOf } from '../../support/snapshots.js';
 import { lines, loadDemo } from '../policy/policy-fixtures.js';
 
-/** Two systems (crm, hr) of one tool each, an approver in `staff`, and the policies of p.cedar. */
-const twoSystems = (cedar: string) =>
+/** Two systems (crm, hr) of one tool each, an approver in `staff` (unless others are given), and the policies of p.cedar. */
+const twoSystems = (cedar: string, more: { readonly settings?: string; readonly approvers?: readonly string[] } = {}) =>
   snapshotOf(
     lines(
+      ...(more.settings === undefined ? [] : [more.settings]),
       'systems:',
       '  - key: crm',
       '    base_url: http://127.0.0.1:9',
@@ -21,7 +27,7 @@ const twoSystems = (cedar: string) =>
       '      - { id: people.list, method: GET, path: /people, description: Lists people. }',
       '      - { id: people.fire, method: DELETE, path: /people, description: Fires people. }',
       'approvers:',
-      '  - { id: ann, password: pw, groups: [staff] }',
+      ...(more.approvers ?? ['  - { id: ann, password: pw, groups: [staff] }']),
       'policies: [p.cedar]',
     ),
     { files: { 'p.cedar': cedar }, file: 'org/gateway.yaml' },
@@ -100,6 +106,122 @@ describe('approver groups', () => {
         },
       ]);
       expect(emptyApproverGroupWarnings(await loadDemo(), 'gateway.config.yaml')).toEqual([]);
+    },
+  );
+});
+
+/** A staff permit for crm.notes.add, by staff, asking more (its annotations start on line 1). */
+const notesPolicy = (...annotations: string[]): string =>
+  lines(
+    '@approval("staff")',
+    '@approvers("staff")',
+    ...annotations,
+    'permit (principal, action == Action::"crm.notes.add", resource);',
+  );
+
+describe('quorums the approvers here cannot meet', () => {
+  it(
+    verifies('annotations.config-check-quorum', 'warns of a quorum larger than the group, naming who is in it'),
+    async () => {
+      const snapshot = await twoSystems(notesPolicy('@quorum("2")'));
+      expect(emptyApproverGroupWarnings(snapshot, 'org/gateway.yaml')).toEqual([
+        {
+          file: 'org/p.cedar',
+          path: 'policy "p.cedar:1"',
+          line: 1,
+          message:
+            '@quorum("2"): only 1 approver under approvers: belongs to staff (ann), so locally no call it holds can ever reach 2 approvals (deployed, the identity provider\'s groups decide)',
+        },
+      ]);
+      // Annotations add no refusal when the group is staffed and escalation is not asked for.
+      expect(annotationRefusals(snapshot, 'org/gateway.yaml')).toEqual([]);
+    },
+  );
+
+  it(
+    verifies('annotations.config-check-quorum', 'counts the escalation group, and is quiet when the group is enough'),
+    async () => {
+      const escalating = await twoSystems(notesPolicy('@quorum("2")', '@escalate("4h, ops")'), {
+        approvers: [
+          '  - { id: olga, password: pw, groups: [ops] }',
+          '  - { id: ann, password: pw, groups: [staff, ops] }',
+        ],
+      });
+      expect(emptyApproverGroupWarnings(escalating, 'org/gateway.yaml').map((warning) => warning.message)).toEqual([
+        '@quorum("2"): only 1 approver under approvers: belongs to staff (ann), so locally its calls can reach 2 approvals only once they escalate to ops (deployed, the identity provider\'s groups decide)',
+      ]);
+      const staffed = await twoSystems(notesPolicy('@quorum("2")'), {
+        approvers: ['  - { id: bea, password: pw, groups: [staff] }', '  - { id: ann, password: pw, groups: [staff] }'],
+      });
+      expect(emptyApproverGroupWarnings(staffed, 'org/gateway.yaml')).toEqual([]);
+    },
+  );
+});
+
+describe('escalations config:check refuses', () => {
+  it(
+    verifies(
+      'annotations.config-check-escalation',
+      'refuses an escalation to a group no approver belongs to and no @approvers names, at the policy',
+    ),
+    async () => {
+      const snapshot = await twoSystems(lines('// notes', notesPolicy('@escalate("4h, operatons")')));
+      expect(annotationRefusals(snapshot, 'org/gateway.yaml')).toEqual([
+        {
+          file: 'org/p.cedar',
+          path: 'policy "p.cedar:2"',
+          line: 2,
+          message:
+            '@escalate("4h, operatons"): operatons is a group this configuration does not know (no approver under approvers: belongs to it and no policy\'s @approvers names it), so nobody may be there to decide what escalates to it; name a group that decides other calls, or give it an approver (deployed, the identity provider\'s groups decide who is in it)',
+        },
+      ]);
+    },
+  );
+
+  it(
+    verifies(
+      'annotations.config-check-escalation',
+      "knows a group from an approver's groups or from another policy's @approvers",
+    ),
+    async () => {
+      const byApprover = await twoSystems(notesPolicy('@escalate("4h, ops")'), {
+        approvers: ['  - { id: ann, password: pw, groups: [staff] }', '  - { id: olga, password: pw, groups: [ops] }'],
+      });
+      expect(annotationRefusals(byApprover, 'org/gateway.yaml')).toEqual([]);
+      const byPolicy = await twoSystems(
+        lines(
+          notesPolicy('@escalate("4h, ops")'),
+          '@approval("staff")',
+          '@approvers("ops")',
+          'permit (principal, action in Action::"hr", resource);',
+        ),
+      );
+      expect(annotationRefusals(byPolicy, 'org/gateway.yaml')).toEqual([]);
+    },
+  );
+
+  it(
+    verifies('annotations.config-check-escalation', 'refuses an escalation not sooner than the approval time'),
+    async () => {
+      const policies = lines(
+        '@approval("staff")',
+        '@approvers("ops")',
+        'permit (principal, action in Action::"hr", resource);',
+        notesPolicy('@escalate("2h, ops")'),
+        notesPolicy('@escalate("90m, ops")'),
+      );
+      const snapshot = await twoSystems(policies, { settings: 'settings: { approval_time: 2h }' });
+      expect(annotationRefusals(snapshot, 'org/gateway.yaml')).toEqual([
+        {
+          file: 'org/p.cedar',
+          path: 'policy "p.cedar:4"',
+          line: 4,
+          message:
+            '@escalate("2h, ops"): a held call expires after settings.approval_time (2h), before it would escalate; escalate sooner than that',
+        },
+      ]);
+      // The default approval time (24h) leaves both in time.
+      expect(annotationRefusals(await twoSystems(policies), 'org/gateway.yaml')).toEqual([]);
     },
   );
 });
