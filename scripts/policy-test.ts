@@ -13,7 +13,8 @@ import { dataFolderOf, readCommandLine, toolSnapshotOptions, toolSnapshotUsage }
 const usage = `Usage: npm run policy:test -- <cases.yaml> [--config <file>] [--offline] [--data-dir <dir>] [--json]
 
   cases.yaml       a list of cases: { name, agent, tool, arguments,
-                   expect: { decision: run|hold|deny, approval?, reason?, policies? } }
+                   expect: { decision: run|hold|deny, approval?, reason?, policies?,
+                             quorum?, escalate?, reauth?, acr? } }
 ${toolSnapshotUsage}`;
 
 const caseLines = (file: string, result: CaseResult): string[] => {

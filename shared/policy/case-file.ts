@@ -1,10 +1,13 @@
 // A file of policy cases (policy:test): each names an agent, a tool and arguments, and what the
 // gateway is expected to decide. Read strictly, every problem reported at its line; the
 // expectation's fields are named after the gateway's decision record (decision, reason, the
-// human step, the determining policies).
+// human step, the determining policies), and what a staff approval asks beyond one approver after
+// the annotations that ask it (quorum, escalate, reauth, acr), written as they write it.
 import * as z from 'zod';
 import { isJsonObject } from '../catalog/tool.js';
+import { parseDurationMs } from '../config/duration.js';
 import { readYaml } from '../config/yaml-lines.js';
+import { listed, maxQuorum, readEscalation } from './policy-set.js';
 
 /** What a call gets, as the cases name it: run now, hold for people, or refused. */
 const Verdict = z.enum(['run', 'hold', 'deny']);
@@ -20,6 +23,27 @@ export const RefusalReason = z.enum([
 ]);
 export type RefusalReason = z.infer<typeof RefusalReason>;
 
+/** A value written as its annotation writes it, or `none` for a staff approval without it (null). */
+const annotated = <T>(read: (text: string) => T | null, expected: string) =>
+  z.string().transform((text, context): T | null => {
+    if (text.trim() === 'none') return null;
+    const value = read(text);
+    if (value === null) context.addIssue({ code: 'custom', message: `expected ${expected}, or none` });
+    return value;
+  });
+
+const positiveDuration = (text: string): number | null => {
+  const ms = parseDurationMs(text);
+  return ms !== null && ms > 0 ? ms : null;
+};
+
+const signInClasses = (text: string): string[] | null => {
+  const values = listed(text);
+  return values.length > 0 ? values : null;
+};
+
+const quorumExpected = `expected how many approvers, a whole number from 1 to ${maxQuorum}`;
+
 const Expectation = z
   .object({
     decision: Verdict,
@@ -28,6 +52,25 @@ const Expectation = z
     reason: RefusalReason.optional(),
     /** The policies that made the decision, by @id (or file:line), in any order. */
     policies: z.array(z.string().min(1)).optional(),
+    /** How many distinct approvers the staff approval needs (@quorum; 1 without it). */
+    quorum: z
+      .number({ error: quorumExpected })
+      .int(quorumExpected)
+      .min(1, quorumExpected)
+      .max(maxQuorum, quorumExpected)
+      .optional(),
+    /** Who else may decide, and after how long, as @escalate writes it ("4h, operations"), or none. */
+    escalate: annotated(readEscalation, 'a time and a group, as @escalate writes them ("4h, operations")').optional(),
+    /** How recent the approver's sign-in must be, as @reauth writes it ("5m"), or none. */
+    reauth: annotated(positiveDuration, 'how recent the sign-in must be, as @reauth writes it ("5m")').optional(),
+    /** The sign-in classes that may decide, in any order, as @acr writes them ("phr, phrh") or as a list, or none. */
+    acr: z
+      .preprocess(
+        // A list reads as its values written one after another.
+        (value) => (Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.join(', ') : value),
+        annotated(signInClasses, 'the sign-in classes, as @acr writes them ("phr, phrh")'),
+      )
+      .optional(),
   })
   .strict();
 

@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import type { AgentIdentity } from '../auth/agent.js';
 import { isTurnedOff } from '../catalog/offered.js';
 import type { CatalogTool } from '../catalog/tool.js';
+import { durationText } from '../config/duration.js';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
 import type { DenyReason, HiddenReason, HumanStep, PolicyDecision } from './engine.js';
 import type { PolicyInfo } from './policy-set.js';
@@ -74,10 +75,25 @@ const refOf = (context: ExplainContext, policy: PolicyInfo): PolicyRef => ({
 const named = (policies: readonly PolicyRef[]): string =>
   policies.map((policy) => (policy.at.endsWith(policy.name) ? policy.at : `${policy.name} (${policy.at})`)).join(', ');
 
+/** What a staff approval asks beyond one approver of the group, in words: "escalates to operations after 4h; …". */
+const staffRuleWords = (step: HumanStep): string[] => [
+  ...(step.escalation === null
+    ? []
+    : [`escalates to ${step.escalation.group} after ${durationText(step.escalation.after_ms)}`]),
+  ...(step.reauth_ms === null ? [] : [`sign-in within ${durationText(step.reauth_ms)}`]),
+  ...(step.acr === null ? [] : [`sign-in class ${step.acr.join(' or ')}`]),
+];
+
+/** The staff approval in words: "staff approval by 2 of finance (escalates to operations after 4h; sign-in within 5m)". */
+const staffWords = (step: HumanStep, group: string): string => {
+  const rules = staffRuleWords(step);
+  return `staff approval by ${step.quorum > 1 ? `${step.quorum} of ` : ''}${group}${rules.length > 0 ? ` (${rules.join('; ')})` : ''}`;
+};
+
 /** The human step in words. */
 export const stepWords = (step: HumanStep | null): string => {
   if (step === null) return 'runs at once';
-  const staff = step.staff === null ? null : `staff approval by ${step.staff}`;
+  const staff = step.staff === null ? null : staffWords(step, step.staff);
   if (step.customer) return staff === null ? 'customer confirmation' : `customer confirmation, then ${staff}`;
   return staff ?? 'runs at once';
 };
@@ -186,7 +202,8 @@ const explainTool = (context: ExplainContext, agent: AgentIdentity, tool: Catalo
     .sort(
       (left, right) =>
         verdictOrder.indexOf(left.decision) - verdictOrder.indexOf(right.decision) ||
-        parties(left.step) - parties(right.step),
+        parties(left.step) - parties(right.step) ||
+        (left.step?.quorum ?? 0) - (right.step?.quorum ?? 0),
     );
   const [only] = outcomes;
   return {

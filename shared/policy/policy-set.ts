@@ -248,7 +248,7 @@ const humanStepOf = (
 type StaffRules = Pick<PolicyInfo, 'quorum' | 'escalation' | 'reauth_ms' | 'acr'>;
 
 /** Values an annotation lists: separated by commas or spaces. */
-const listed = (value: string): string[] => value.split(/[\s,]+/).filter((part) => part.length > 0);
+export const listed = (value: string): string[] => value.split(/[\s,]+/).filter((part) => part.length > 0);
 
 const quorumOf = (value: string | undefined, problem: (message: string) => void): number => {
   if (value === undefined) return 1;
@@ -266,16 +266,24 @@ const escalationOf = (
   problem: (message: string) => void,
 ): Escalation | null => {
   if (value === undefined) return null;
-  const [after, group, ...rest] = listed(value);
-  const afterMs = after === undefined ? null : parseDurationMs(after);
-  if (afterMs === null || afterMs <= 0 || group === undefined || rest.length > 0 || !/^[A-Za-z0-9._-]+$/.test(group)) {
+  const escalation = readEscalation(value);
+  if (escalation === null) {
     problem(`@escalate("${value}"): expected a time and a group, such as @escalate("4h, operations")`);
     return null;
   }
-  if (group === approvers) {
-    problem(`@escalate("${value}"): ${group} decides already (@approvers); name another group`);
+  if (escalation.group === approvers) {
+    problem(`@escalate("${value}"): ${escalation.group} decides already (@approvers); name another group`);
     return null;
   }
+  return escalation;
+};
+
+/** @escalate's value ("4h, operations"): a time and a group, or null when it is not that. */
+export const readEscalation = (value: string): Escalation | null => {
+  const [after, group, ...rest] = listed(value);
+  const afterMs = after === undefined ? null : parseDurationMs(after);
+  if (afterMs === null || afterMs <= 0 || group === undefined || rest.length > 0 || !/^[A-Za-z0-9._-]+$/.test(group))
+    return null;
   return { after_ms: afterMs, group };
 };
 

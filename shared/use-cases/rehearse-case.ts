@@ -2,9 +2,11 @@
 // policy's decision taken exactly as tools/call would (decideCall), with nothing sent or stored,
 // then compared with what the case expects.
 import { readArguments, readParsedArguments, type StrictArguments } from '../arguments/strict-json.js';
+import { durationText } from '../config/duration.js';
 import type { PolicyCase, RefusalReason } from '../policy/case-file.js';
 import type { HumanStep } from '../policy/engine.js';
 import { type ExplainContext, explainOneTool, outcomeOf, type PolicyRef, stepWords } from '../policy/explain.js';
+import type { Escalation } from '../policy/policy-set.js';
 import type { InputError } from '../result.js';
 import { decideCall } from './decide-call.js';
 
@@ -88,6 +90,39 @@ const rehearse = (context: ExplainContext, testCase: PolicyCase): Rehearsed | st
   }
 };
 
+const escalationWords = (escalation: Escalation | null): string =>
+  escalation === null ? 'none' : `${durationText(escalation.after_ms)}, ${escalation.group}`;
+
+const durationWords = (ms: number | null): string => (ms === null ? 'none' : durationText(ms));
+
+const classesWords = (classes: readonly string[] | null): string => (classes === null ? 'none' : listWords(classes));
+
+/** What the staff approval asks beyond one approver, against what the case expects of it; each difference in words. */
+const staffRuleFailures = (expect: PolicyCase['expect'], step: HumanStep | null): string[] => {
+  // A call that runs, is refused, or only waits for the customer asks none of them: one approver, nothing more.
+  const staff = step !== null && step.staff !== null ? step : null;
+  const got = {
+    quorum: staff?.quorum ?? 1,
+    escalation: staff?.escalation ?? null,
+    reauth_ms: staff?.reauth_ms ?? null,
+    acr: staff?.acr == null ? null : [...staff.acr].sort(),
+  };
+  const words = stepWords(step);
+  const failures: string[] = [];
+  if (expect.quorum !== undefined && expect.quorum !== got.quorum)
+    failures.push(`expected quorum ${expect.quorum}, got ${got.quorum} (${words})`);
+  if (expect.escalate !== undefined && escalationWords(expect.escalate) !== escalationWords(got.escalation))
+    failures.push(
+      `expected escalate ${escalationWords(expect.escalate)}, got ${escalationWords(got.escalation)} (${words})`,
+    );
+  if (expect.reauth !== undefined && expect.reauth !== got.reauth_ms)
+    failures.push(`expected reauth ${durationWords(expect.reauth)}, got ${durationWords(got.reauth_ms)} (${words})`);
+  const wantedClasses = expect.acr === undefined || expect.acr === null ? expect.acr : [...expect.acr].sort();
+  if (wantedClasses !== undefined && classesWords(wantedClasses) !== classesWords(got.acr))
+    failures.push(`expected acr ${classesWords(wantedClasses)}, got ${classesWords(got.acr)} (${words})`);
+  return failures;
+};
+
 export const rehearseCase = (context: ExplainContext, testCase: PolicyCase): CaseResult => {
   const base = { name: testCase.name, line: testCase.line, agent: testCase.agent, tool: testCase.tool };
   const got = rehearse(context, testCase);
@@ -108,5 +143,6 @@ export const rehearseCase = (context: ExplainContext, testCase: PolicyCase): Cas
     if (wanted.join('\0') !== given.join('\0'))
       failures.push(`expected policies ${listWords(wanted)}, got ${listWords(given)}`);
   }
+  failures.push(...staffRuleFailures(expect, got.step));
   return { ...base, got, failures };
 };

@@ -71,10 +71,10 @@ describe('npm run policy:explain', () => {
       expect(text.code, text.stderr).toBe(0);
       expect(text.stdout).toMatch(/^ {2}sees 5 of 12 tools:$/m);
       expect(text.stdout).toMatch(
-        /^ {4}erp\.purchase_orders\.create +no permit applies to support-agent: the permits that mention it \(small-purchase-orders \(examples\/policies\/demo\.cedar:7\), large-purchase-orders \(examples\/policies\/demo\.cedar:12\)\) are for other agents or groups$/m,
+        /^ {4}erp\.purchase_orders\.create +no permit applies to support-agent: the permits that mention it \(small-purchase-orders \(examples\/policies\/demo\.cedar:7\), large-purchase-orders \(examples\/policies\/demo\.cedar:12\), high-stakes-purchase-orders \(examples\/policies\/demo\.cedar:23\)\) are for other agents or groups$/m,
       );
       expect(text.stdout).toMatch(
-        /^ {4}erp\.vendors\.delete +a forbid always holds for this agent: no-vendor-deletion \(examples\/policies\/demo\.cedar:51\)$/m,
+        /^ {4}erp\.vendors\.delete +a forbid always holds for this agent: no-vendor-deletion \(examples\/policies\/demo\.cedar:65\)$/m,
       );
       expect(text.stdout).toMatch(
         /^ {4}everything\.get-env +turned off in the configuration \(systems\[1\]\.disabled_tools\)$/m,
@@ -99,7 +99,8 @@ describe('npm run policy:explain', () => {
           '  the decision depends on the arguments; some arguments get:',
           '    run (runs at once): small-purchase-orders (examples/policies/demo.cedar:7)',
           '    hold (staff approval by finance): large-purchase-orders (examples/policies/demo.cedar:12)',
-          '    deny (refused by a forbid): positive-amounts (examples/policies/demo.cedar:46)',
+          '    hold (staff approval by 2 of finance (escalates to operations after 4h; sign-in within 5m)): high-stakes-purchase-orders (examples/policies/demo.cedar:23)',
+          '    deny (refused by a forbid): positive-amounts (examples/policies/demo.cedar:60)',
           '  policies that mention it (for any agent):',
           '    permit small-purchase-orders  examples/policies/demo.cedar:7',
         ].join('\n'),
@@ -153,7 +154,7 @@ describe('npm run policy:test', () => {
   it(verifies('ops.policy-test', "passes the demo's cases, asking the MCP server as config:check does"), async () => {
     const result = await script('policy-test.ts', ['examples/policy-cases.yaml']);
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toContain('12 of 12 cases pass\n');
+    expect(result.stdout).toContain('14 of 14 cases pass\n');
     expect(result.stdout).toContain(
       'procurement-agent → erp.purchase_orders.create: hold, staff approval by finance; by large-purchase-orders (examples/policies/demo.cedar:12)',
     );
@@ -166,7 +167,7 @@ describe('npm run policy:test', () => {
     expect(printed).toBeDefined();
     const result = await script('policy-test.ts', (printed ?? '').split(' '));
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toContain('12 of 12 cases pass\n');
+    expect(result.stdout).toContain('14 of 14 cases pass\n');
   });
 
   it(verifies('ops.policy-test', 'fails a wrong expectation, saying expected and got at the case line'), async () => {
@@ -191,7 +192,7 @@ describe('npm run policy:test', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`ok    a small order  (${file}:1)`);
     expect(result.stdout).toContain(
-      `FAIL  a large refund  (${file}:7)\n      support-agent → erp.refunds.create: hold, customer confirmation, then staff approval by finance; by large-customer-refunds (examples/policies/demo.cedar:38)\n      expected approval customer, got customer and finance (customer confirmation, then staff approval by finance)\n`,
+      `FAIL  a large refund  (${file}:7)\n      support-agent → erp.refunds.create: hold, customer confirmation, then staff approval by finance; by large-customer-refunds (examples/policies/demo.cedar:52)\n      expected approval customer, got customer and finance (customer confirmation, then staff approval by finance)\n`,
     );
     expect(result.stdout).toContain(`1 of 2 cases pass; failing: a large refund (${file}:7)`);
   });
@@ -234,9 +235,9 @@ describe('npm run config:check on what the policies cannot reach', () => {
       );
       const policies = join(folder.path, 'org', 'policies', 'demo.cedar');
       expect(result.stdout).toContain(
-        `warning: ${policies}:60: policy "demo-tool-sums": @approvers("operations"): no approver under approvers: belongs to the group operations`,
+        `warning: ${policies}:74: policy "demo-tool-sums": @approvers("operations"): no approver under approvers: belongs to the group operations`,
       );
-      expect(result.stdout).toContain(`warning: ${policies}:71: policy "reference-writes": @approvers("operations")`);
+      expect(result.stdout).toContain(`warning: ${policies}:85: policy "reference-writes": @approvers("operations")`);
       // The demo itself: every system reached, every approver group staffed.
       const clean = await script('config-check.ts', ['examples/gateway.config.yaml', '--offline']);
       expect(clean.code, clean.stderr).toBe(0);
@@ -269,7 +270,7 @@ describe('npm run config:check on escalations nobody could take', () => {
       await writeFile(policies, `${cedar}${extra.join('\n')}\n`);
       const first = cedar.split('\n').length;
       const file = join(folder.path, 'org', 'escalating.yaml');
-      await writeFile(file, demo.replace('policies/demo.cedar', 'policies/escalating.cedar'));
+      await writeFile(file, demo.replace('  - policies/demo.cedar', '  - policies/escalating.cedar'));
       const result = await script('config-check.ts', [file, '--offline']);
       expect(result.code).toBe(1);
       expect(result.stdout).not.toContain('is valid');

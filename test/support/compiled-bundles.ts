@@ -92,6 +92,7 @@ const demoCalls: Readonly<Record<string, readonly string[]>> = {
   'erp.purchase_orders.create': [
     '{"vendor_id":"V-100","amount":"250","currency":"EUR"}',
     '{"vendor_id":"V-100","amount":"25000","currency":"EUR"}',
+    '{"vendor_id":"V-100","amount":"50000","currency":"EUR"}',
     '{"vendor_id":"V-100","amount":"-5","currency":"EUR"}',
   ],
   'erp.refunds.create': [

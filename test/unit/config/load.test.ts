@@ -100,6 +100,7 @@ describe('loadConfigText: the example file', () => {
       });
       expect(config.approvers.map((approver) => [approver.id, approver.groups])).toEqual([
         ['finance-approver', ['finance']],
+        ['finance-approver-2', ['finance']],
         ['operations-approver', ['operations']],
       ]);
     },

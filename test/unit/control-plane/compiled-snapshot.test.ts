@@ -125,6 +125,7 @@ describe('the compiled snapshot', () => {
           expect.arrayContaining([
             'allow null',
             'allow {"staff":"finance","customer":false,"quorum":1,"escalation":null,"reauth_ms":null,"acr":null}',
+            'allow {"staff":"finance","customer":false,"quorum":2,"escalation":{"after_ms":14400000,"group":"operations"},"reauth_ms":300000,"acr":null}',
             'allow {"staff":"finance","customer":true,"quorum":1,"escalation":null,"reauth_ms":null,"acr":null}',
             'allow {"staff":null,"customer":true,"quorum":1,"escalation":null,"reauth_ms":null,"acr":null}',
             'deny forbidden',

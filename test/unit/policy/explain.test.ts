@@ -76,7 +76,7 @@ describe('which tools an agent sees', () => {
       expect(forProcurement).toMatchObject({ visible: true, hidden: null, depends_on_arguments: true });
       expect(forSupport).toMatchObject({ visible: false, hidden: 'no_permit', outcomes: [] });
       expect(forSupport.summary).toBe(
-        'no permit applies to support-agent: the permits that mention it (small-purchase-orders (examples/policies/demo.cedar:7), large-purchase-orders (examples/policies/demo.cedar:12)) are for other agents or groups',
+        'no permit applies to support-agent: the permits that mention it (small-purchase-orders (examples/policies/demo.cedar:7), large-purchase-orders (examples/policies/demo.cedar:12), high-stakes-purchase-orders (examples/policies/demo.cedar:23)) are for other agents or groups',
       );
     },
   );
@@ -90,6 +90,11 @@ describe('which tools an agent sees', () => {
       ).toEqual([
         ['run', 'runs at once', ['small-purchase-orders']],
         ['hold', 'staff approval by finance', ['large-purchase-orders']],
+        [
+          'hold',
+          'staff approval by 2 of finance (escalates to operations after 4h; sign-in within 5m)',
+          ['high-stakes-purchase-orders'],
+        ],
         ['deny', 'refused by a forbid', ['positive-amounts']],
       ]);
       const refunds = toolIn(explainAgent(contextOf(snapshot), support), 'erp.refunds.create');
@@ -100,7 +105,7 @@ describe('which tools an agent sees', () => {
       ]);
       const echo = toolIn(explainAgent(contextOf(snapshot), support), 'everything.echo');
       expect(echo).toMatchObject({ visible: true, depends_on_arguments: false });
-      expect(echo.summary).toBe('runs at once, by demo-tools (examples/policies/demo.cedar:55)');
+      expect(echo.summary).toBe('runs at once, by demo-tools (examples/policies/demo.cedar:69)');
     },
   );
 
@@ -135,7 +140,7 @@ describe('which tools an agent sees', () => {
       const tool = toolIn(explainAgent(contextOf(snapshot), agent), 'erp.vendors.delete');
       expect(tool).toMatchObject({ visible: false, hidden: 'forbidden' });
       expect(tool.summary).toBe(
-        'a forbid always holds for this agent: no-vendor-deletion (examples/policies/demo.cedar:51)',
+        'a forbid always holds for this agent: no-vendor-deletion (examples/policies/demo.cedar:65)',
       );
     }
   });
@@ -209,10 +214,10 @@ describe('which tools an agent sees', () => {
       };
       const offered = explainAgent(await load(new Set()), procurement);
       expect(toolIn(offered, 'reference.echo').summary).toBe(
-        'runs at once, by reference-reads (examples/policies/demo.cedar:66)',
+        'runs at once, by reference-reads (examples/policies/demo.cedar:80)',
       );
       expect(toolIn(offered, 'reference.add').summary).toBe(
-        'staff approval by operations, by reference-writes (examples/policies/demo.cedar:71)',
+        'staff approval by operations, by reference-writes (examples/policies/demo.cedar:85)',
       );
       const withdrawn = explainAgent(await load(new Set(['reference'])), procurement);
       expect(toolIn(withdrawn, 'reference.echo')).toMatchObject({

@@ -98,7 +98,7 @@ describe('a case rehearsed', () => {
         reason: null,
         step: humanStep({ staff: 'finance', customer: true }),
         words: 'customer confirmation, then staff approval by finance',
-        policies: [{ name: 'large-customer-refunds', effect: 'permit', at: 'policies/demo.cedar:38' }],
+        policies: [{ name: 'large-customer-refunds', effect: 'permit', at: 'policies/demo.cedar:52' }],
       });
     },
   );
@@ -159,7 +159,7 @@ describe('a case rehearsed', () => {
     );
     expect(result.failures).toEqual([]);
     expect(result.got?.words).toBe(
-      'refused as an unknown tool: hidden from this agent: a forbid always holds for this agent: no-vendor-deletion (policies/demo.cedar:51)',
+      'refused as an unknown tool: hidden from this agent: a forbid always holds for this agent: no-vendor-deletion (policies/demo.cedar:65)',
     );
   });
 
