@@ -16,6 +16,7 @@ import { toolsPageSize } from '../../shared/edge/mcp/tool-pages.js';
 import { maxIdempotencyKeyLength } from '../../shared/executions/call-keys.js';
 import { maxSettlementReasonLength } from '../../shared/executions/execution.js';
 import { transportCaps } from '../../shared/limits/transport-caps.js';
+import { maxQuorum } from '../../shared/policy/policy-set.js';
 import { customerSessionTtlMs, sessionTtlMs } from '../../shared/sessions/session.js';
 import { sessionIdleMs } from '../../shared/sessions/session-store.js';
 import { verifies } from '../support/requirements.js';
@@ -89,6 +90,7 @@ describe('the docs', () => {
       'approver console session, unused': sessionIdleMs,
       'customer session': customerSessionTtlMs,
       'characters in the reason of a settlement': maxSettlementReasonLength,
+      'approvers a quorum may ask for (`@quorum`)': maxQuorum,
     };
     const units: Record<string, number> = {
       '': 1,
