@@ -2,13 +2,12 @@
 // sign-in rules in words, a policy case can expect each of them (a wrong one fails saying expected
 // and got), and the demo organization holds purchase orders of 50000 and more for two of finance.
 import { describe, expect, it } from 'vitest';
-import { type PolicyCase, readCaseFile } from '../../../shared/policy/case-file.js';
+import { readCaseFile } from '../../../shared/policy/case-file.js';
 import { stepWords } from '../../../shared/policy/explain.js';
-import { rehearseCase } from '../../../shared/use-cases/rehearse-case.js';
 import { anAgent } from '../../support/agents.js';
 import { humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
-import { canonical, lines, loadDemo, toolNamed } from './policy-fixtures.js';
+import { canonical, lines, loadDemo, rehearsedOnDemo, toolNamed } from './policy-fixtures.js';
 
 const finance = { staff: 'finance', customer: false };
 
@@ -38,14 +37,6 @@ describe('policy:explain in words', () => {
   );
 });
 
-const onlyCase = (text: string): PolicyCase => {
-  const file = readCaseFile(text);
-  if (!file.ok) throw new Error(`expected the case file to be read: ${JSON.stringify(file.problems)}`);
-  const [found] = file.cases;
-  if (found === undefined) throw new Error('no case');
-  return found;
-};
-
 /** A purchase order case by procurement, expecting `expectation`. */
 const orderCase = (amount: string, expectation: string): string =>
   lines(
@@ -56,12 +47,6 @@ const orderCase = (amount: string, expectation: string): string =>
     `  expect: ${expectation}`,
   );
 
-const rehearsed = async (text: string) =>
-  rehearseCase(
-    { snapshot: await loadDemo(), configFile: 'gateway.config.yaml', undiscovered: new Map() },
-    onlyCase(text),
-  );
-
 describe('policy:test expectations', () => {
   it(
     verifies(
@@ -69,7 +54,7 @@ describe('policy:test expectations', () => {
       'passes a high-stakes order expected with all four, as each annotation writes it',
     ),
     async () => {
-      const result = await rehearsed(
+      const result = await rehearsedOnDemo(
         orderCase(
           '50000',
           '{ decision: hold, approval: finance, quorum: 2, escalate: "4h operations", reauth: 300s, acr: none }',
@@ -77,15 +62,16 @@ describe('policy:test expectations', () => {
       );
       expect(result.failures).toEqual([]);
       // A case that does not mention them still passes: the case file's older form.
-      expect((await rehearsed(orderCase('50000', '{ decision: hold, approval: finance }'))).failures).toEqual([]);
+      expect((await rehearsedOnDemo(orderCase('50000', '{ decision: hold, approval: finance }'))).failures).toEqual([]);
       expect(
-        (await rehearsed(orderCase('1000', '{ decision: hold, quorum: 1, escalate: none, reauth: none }'))).failures,
+        (await rehearsedOnDemo(orderCase('1000', '{ decision: hold, quorum: 1, escalate: none, reauth: none }')))
+          .failures,
       ).toEqual([]);
     },
   );
 
   it(verifies('annotations.policy-test', 'fails each wrong expectation, saying expected and got'), async () => {
-    const result = await rehearsed(
+    const result = await rehearsedOnDemo(
       orderCase('50000', '{ decision: hold, quorum: 3, escalate: none, reauth: 10m, acr: [phrh, phr] }'),
     );
     const words = 'staff approval by 2 of finance (escalates to operations after 4h; sign-in within 5m)';
@@ -95,7 +81,7 @@ describe('policy:test expectations', () => {
       `expected reauth 10m, got 5m (${words})`,
       `expected acr [phr, phrh], got none (${words})`,
     ]);
-    const small = await rehearsed(orderCase('10', '{ decision: run, quorum: 2, escalate: "1h, operations" }'));
+    const small = await rehearsedOnDemo(orderCase('10', '{ decision: run, quorum: 2, escalate: "1h, operations" }'));
     expect(small.failures).toEqual([
       'expected quorum 2, got 1 (runs at once)',
       'expected escalate 1h, operations, got none (runs at once)',

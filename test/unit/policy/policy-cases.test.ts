@@ -2,29 +2,10 @@
 // rehearsed through the gateway's own reading, canonicalization and policy decision (decideCall),
 // compared with what it expects.
 import { describe, expect, it } from 'vitest';
-import { type PolicyCase, readCaseFile } from '../../../shared/policy/case-file.js';
-import type { ExplainContext } from '../../../shared/policy/explain.js';
-import { rehearseCase } from '../../../shared/use-cases/rehearse-case.js';
+import { readCaseFile } from '../../../shared/policy/case-file.js';
 import { humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
-import { lines, loadDemo } from './policy-fixtures.js';
-
-const onlyCase = (text: string): PolicyCase => {
-  const file = readCaseFile(text);
-  if (!file.ok) throw new Error(`expected the case file to be read: ${JSON.stringify(file.problems)}`);
-  const [found] = file.cases;
-  if (found === undefined) throw new Error('no case');
-  return found;
-};
-
-const rehearsed = async (text: string) => {
-  const context: ExplainContext = {
-    snapshot: await loadDemo(),
-    configFile: 'gateway.config.yaml',
-    undiscovered: new Map(),
-  };
-  return rehearseCase(context, onlyCase(text));
-};
+import { lines, rehearsedOnDemo } from './policy-fixtures.js';
 
 describe('a case file', () => {
   it(verifies('ops.policy-test', 'reads each case with the line it starts at'), () => {
@@ -89,7 +70,7 @@ describe('a case rehearsed', () => {
   it(
     verifies('ops.policy-test', 'passes when the decision, the human step and the policies are as expected'),
     async () => {
-      const result = await rehearsed(
+      const result = await rehearsedOnDemo(
         refundCase('{ decision: hold, approval: [finance, customer], policies: [large-customer-refunds] }'),
       );
       expect(result.failures).toEqual([]);
@@ -104,7 +85,9 @@ describe('a case rehearsed', () => {
   );
 
   it(verifies('ops.policy-test', 'says expected and got for each way an expectation does not hold'), async () => {
-    const result = await rehearsed(refundCase('{ decision: run, approval: customer, policies: [customer-refunds] }'));
+    const result = await rehearsedOnDemo(
+      refundCase('{ decision: run, approval: customer, policies: [customer-refunds] }'),
+    );
     expect(result.failures).toEqual([
       'expected decision run, got hold',
       'expected approval customer, got customer and finance (customer confirmation, then staff approval by finance)',
@@ -116,7 +99,7 @@ describe('a case rehearsed', () => {
     verifies('ops.policy-test', 'refuses arguments as the gateway does, with its input errors, before the policy'),
     async () => {
       // A zero-width space in an identifier and an unknown field: canonicalization and validation refuse both.
-      const result = await rehearsed(
+      const result = await rehearsedOnDemo(
         refundCase(
           '{ decision: deny, reason: invalid_arguments }',
           '{ order_reference: "SO-\\u200B1", amount: 750, currency: EUR, note: x }',
@@ -131,14 +114,14 @@ describe('a case rehearsed', () => {
   );
 
   it(verifies('ops.policy-test', 'reads arguments given as JSON text strictly, as a request is read'), async () => {
-    const duplicate = await rehearsed(
+    const duplicate = await rehearsedOnDemo(
       refundCase(
         '{ decision: deny, reason: invalid_arguments }',
         `'{"order_reference": "SO-1", "amount": 1, "amount": 2, "currency": "EUR"}'`,
       ),
     );
     expect(duplicate.got?.input_errors?.map((error) => error.code)).toEqual(['duplicate_key']);
-    const exact = await rehearsed(
+    const exact = await rehearsedOnDemo(
       refundCase(
         '{ decision: hold, approval: customer }',
         `'{"order_reference": "SO-1", "amount": 500.0000, "currency": "EUR"}'`,
@@ -148,7 +131,7 @@ describe('a case rehearsed', () => {
   });
 
   it(verifies('ops.policy-test', 'answers unknown_tool for a tool the agent cannot see, saying why'), async () => {
-    const result = await rehearsed(
+    const result = await rehearsedOnDemo(
       lines(
         '- name: support orders',
         '  agent: support-agent',
@@ -164,7 +147,7 @@ describe('a case rehearsed', () => {
   });
 
   it(verifies('ops.policy-test', 'fails a case naming an agent the configuration does not have'), async () => {
-    const result = await rehearsed(refundCase('{ decision: run }').replace('support-agent', 'ghost'));
+    const result = await rehearsedOnDemo(refundCase('{ decision: run }').replace('support-agent', 'ghost'));
     expect(result.got).toBeNull();
     expect(result.failures).toEqual([
       'agent "ghost" is not in the configuration (its agents: procurement-agent, support-agent)',

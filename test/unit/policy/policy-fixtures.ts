@@ -8,7 +8,9 @@ import type { JsonObject, ToolWithValidator } from '../../../shared/catalog/tool
 import { type ConfigProblem, formatProblem } from '../../../shared/config/resolved.js';
 import type { GatewaySnapshot, SnapshotLoad } from '../../../shared/control-plane/gateway-snapshot.js';
 import { loadSnapshot } from '../../../shared/control-plane/snapshot.js';
+import { type PolicyCase, readCaseFile } from '../../../shared/policy/case-file.js';
 import type { PolicyEngine } from '../../../shared/policy/engine.js';
+import { type CaseResult, rehearseCase } from '../../../shared/use-cases/rehearse-case.js';
 import { demoAddresses } from '../../support/demo-environment.js';
 import { snapshotOf } from '../../support/snapshots.js';
 
@@ -150,3 +152,19 @@ export const loadDemo = async (): Promise<GatewaySnapshot> => {
 };
 
 export const demoPolicyText = (): Promise<string> => readFile(new URL('policies/demo.cedar', examples), 'utf8');
+
+/** The one case of a case file's text. */
+export const onlyCase = (text: string): PolicyCase => {
+  const file = readCaseFile(text);
+  if (!file.ok) throw new Error(`expected the case file to be read: ${JSON.stringify(file.problems)}`);
+  const [found] = file.cases;
+  if (found === undefined) throw new Error('no case');
+  return found;
+};
+
+/** The one case of a case file's text, rehearsed on the demo organization as policy:test does. */
+export const rehearsedOnDemo = async (text: string): Promise<CaseResult> =>
+  rehearseCase(
+    { snapshot: await loadDemo(), configFile: 'gateway.config.yaml', undiscovered: new Map() },
+    onlyCase(text),
+  );
