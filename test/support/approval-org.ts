@@ -1,7 +1,6 @@
-// The demo organization, copied for approval tests and adjusted: a second finance approver, an
-// approver whose id is an agent's (to prove a requester never approves), the vendor portal grant
-// held for finance (a tool with a secret argument), webhooks to a local receiver, and the approval
-// time of the test's choice.
+// The demo organization, copied for approval tests and adjusted: an approver whose id is an
+// agent's (to prove a requester never approves), the vendor portal grant held for finance (a tool
+// with a secret argument), webhooks to a local receiver, and the approval time of the test's choice.
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -11,7 +10,8 @@ import { temporaryFolder } from './runtime-process.js';
 
 export const approvers = {
   finance: { id: 'finance-approver', password: 'demo-finance-password' },
-  finance2: { id: 'finance-approver-2', password: 'second-finance-password' },
+  /** The demo's second finance approver. */
+  finance2: { id: 'finance-approver-2', password: 'demo-finance-2-password' },
   operations: { id: 'operations-approver', password: 'demo-operations-password' },
   /** Same id as the agent that makes the calls, and in the deciding group. */
   requester: { id: 'procurement-agent', password: 'requester-password' },
@@ -54,9 +54,6 @@ permit (principal in Group::"procurement", action == Action::"erp.vendors.grant_
       text = text.replace(
         'approvers:\n',
         `approvers:
-  - id: ${approvers.finance2.id}
-    password: ${approvers.finance2.password}
-    groups: [finance]
   - id: ${approvers.requester.id}
     password: ${approvers.requester.password}
     groups: [finance]
