@@ -229,6 +229,11 @@ const humanStepOf = (
   if (approvers !== null && !approvals.includes('staff') && typeof parsedApprovals !== 'string') {
     problems.push({ ...where, message: '@approvers names who decides a staff approval; add @approval("staff")' });
   }
+  for (const name of Object.keys(annotations)) {
+    const meant = misspelled(name);
+    if (meant !== null)
+      problems.push({ ...where, message: `@${name} is not an annotation the gateway reads; did you mean @${meant}?` });
+  }
   const staffRules = staffRulesOf(annotations, approvers, (message) => problems.push({ ...where, message }));
   const named = (['quorum', 'escalate', 'reauth', 'acr'] as const).filter((name) => annotations[name] !== undefined);
   // On a forbid they are refused even beside @approval("staff"): a forbid is never approved.
@@ -243,6 +248,41 @@ const humanStepOf = (
     });
   }
   return { approvals, approvers, ...staffRules };
+};
+
+/** The annotations that ask for people. A misspelt one would be ignored by Cedar and ask less: it is refused. */
+const humanStepAnnotations = ['approval', 'approvers', 'quorum', 'escalate', 'reauth', 'acr'] as const;
+
+/** Edits (insert, delete, replace) that turn one word into another. */
+const editDistance = (left: string, right: string): number => {
+  let row = Array.from({ length: right.length + 1 }, (_, index) => index);
+  for (const [i, letter] of [...left].entries()) {
+    const next = [i + 1];
+    for (const [j, other] of [...right].entries())
+      next.push(Math.min((row[j + 1] ?? 0) + 1, (next[j] ?? 0) + 1, (row[j] ?? 0) + (letter === other ? 0 : 1)));
+    row = next;
+  }
+  return row[right.length] ?? 0;
+};
+
+/**
+ * The human-step annotation a name seems meant as (@quorom, @Approvers, @re_auth, @escalation), or
+ * null: another case or separators, two edits away from a name of six letters or more, or that
+ * name with its last letter changed into an ending (@escalation).
+ */
+const misspelled = (name: string): string | null => {
+  if ((humanStepAnnotations as readonly string[]).includes(name)) return null;
+  const plain = name.toLowerCase().replace(/[-_]/g, '');
+  const near = humanStepAnnotations
+    .map((known) => ({ known, edits: editDistance(plain, known) }))
+    .filter(
+      ({ known, edits }) =>
+        edits === 0 ||
+        (known.length >= 6 && edits <= 2) ||
+        (known.length >= 6 && plain.startsWith(known.slice(0, -1)) && plain.length <= known.length + 3),
+    )
+    .sort((left, right) => left.edits - right.edits);
+  return near[0]?.known ?? null;
 };
 
 type StaffRules = Pick<PolicyInfo, 'quorum' | 'escalation' | 'reauth_ms' | 'acr'>;

@@ -170,4 +170,41 @@ describe('refusals, at the policy', () => {
       problem(3, '@acr("") names no value; expected the sign-in classes that may decide, such as @acr("phr, phrh")'),
     ]);
   });
+
+  it(
+    verifies(
+      'annotations.misspelt',
+      'refuses a misspelt human-step annotation, which would ask less, naming the one meant',
+    ),
+    async () => {
+      const meant = (name: string, known: string) =>
+        `@${name} is not an annotation the gateway reads; did you mean @${known}?`;
+      expect(
+        await refused(
+          ...staffPermit,
+          '@quorom("2")',
+          '@escalation("4h, operations")',
+          '@Reauth("5m")',
+          '@ACR("phr")',
+          '@approver("finance")',
+          permit,
+        ),
+      ).toEqual([
+        // In the order Cedar lists annotations: by name.
+        problem(1, meant('ACR', 'acr')),
+        problem(1, meant('Reauth', 'reauth')),
+        problem(1, meant('approver', 'approvers')),
+        problem(1, meant('escalation', 'escalate')),
+        problem(1, meant('quorom', 'quorum')),
+      ]);
+      expect(await refused('@re_auth("5m")', '@approvals("staff")', permit)).toEqual([
+        problem(1, meant('approvals', 'approval')),
+        problem(1, meant('re_auth', 'reauth')),
+      ]);
+      // An organization's own annotations stay its own.
+      expect(
+        (await stepWith('@owner("finance-ops")', '@reason("four eyes")', '@quota("2")', '@approved_by("cfo")'))?.quorum,
+      ).toBe(1);
+    },
+  );
 });
