@@ -11,61 +11,13 @@ import type { PolicyEngine } from '../../shared/policy/engine.js';
 import { type ReplayReport, replayPolicies } from '../../shared/use-cases/replay-policies.js';
 import { anExecution } from '../support/executions.js';
 import { quietLog } from '../support/logs.js';
+import { replayConfig as config, replayTodayPolicies as today } from '../support/replay-fixture.js';
 import { verifies } from '../support/requirements.js';
 import { snapshotOf } from '../support/snapshots.js';
 
 const day = 86_400_000;
 const now = Date.parse('2026-12-03T12:00:00Z');
 const since = new Date(now - 7 * day).toISOString();
-
-const config = [
-  'systems:',
-  '  - key: erp',
-  '    base_url: http://127.0.0.1:9',
-  '    operations:',
-  '      - id: orders.list',
-  '        method: GET',
-  '        path: /orders',
-  '        description: Lists orders.',
-  '        input_schema: { type: object, properties: { vendor: { type: string } } }',
-  '      - id: orders.create',
-  '        method: POST',
-  '        path: /orders',
-  '        description: Creates an order.',
-  '        input_schema:',
-  '          type: object',
-  '          required: [amount]',
-  '          properties: { amount: { type: integer }, note: { type: string, x-sensitive: true } }',
-  '      - id: vendors.update',
-  '        method: POST',
-  '        path: /vendors',
-  '        description: Sets a vendor portal key.',
-  '        input_schema:',
-  '          type: object',
-  '          required: [api_key]',
-  '          properties: { api_key: { type: string, x-sensitive: true } }',
-  'policies: [policies.cedar]',
-  '',
-].join('\n');
-
-/** Today's policies: lookups run, small orders run, large orders wait for finance, keys are checked. */
-const today = `@id("lookups")
-permit (principal in Group::"procurement", action == Action::"erp.orders.list", resource);
-
-@id("small-orders")
-permit (principal in Group::"procurement", action == Action::"erp.orders.create", resource)
-when { context.arguments.amount < 1000 };
-
-@id("large-orders")
-@approval("staff")
-@approvers("finance")
-permit (principal in Group::"procurement", action == Action::"erp.orders.create", resource)
-when { context.arguments.amount >= 1000 };
-
-@id("vendor-keys")
-permit (principal in Group::"procurement", action == Action::"erp.vendors.update", resource)
-when { context.arguments.api_key != "" };
-`;
 
 /** The proposal: lookups wait for operations; everything else as today. */
 const lookupsHeld = today.replace('@id("lookups")\n', '@id("lookups")\n@approval("staff")\n@approvers("operations")\n');
