@@ -6,13 +6,11 @@
 
 import { readPolicyFiles } from '../infra/local/config-files.js';
 import { localTableNames } from '../infra/local/dynamodb.js';
-import { openListing, TargetError } from '../infra/local/listing-target.js';
 import { defaultConfigFile } from '../infra/local/options.js';
 import { loadToolSnapshot } from '../infra/local/tool-snapshot.js';
 import { systemClock } from '../shared/clock.js';
 import { formatProblem } from '../shared/config/resolved.js';
 import { proposedPolicies } from '../shared/control-plane/gateway-snapshot.js';
-import { errorText } from '../shared/errors.js';
 import { parseSince } from '../shared/executions/listing.js';
 import { type ReplayReport, type ReplaySets, replayPolicies } from '../shared/use-cases/replay-policies.js';
 import {
@@ -22,7 +20,7 @@ import {
   toolSnapshotOptions,
   toolSnapshotUsage,
 } from './command-line.js';
-import { targetOf, targetOptions, UsageError } from './executions-target.js';
+import { targetOf, targetOptions, UsageError, usingTarget } from './executions-target.js';
 import { replayLines } from './policy-replay-lines.js';
 
 const usage = `Usage: npm run policy:replay -- --policies <file or folder> [--since 7d] [target] [--fail-on denied]
@@ -101,30 +99,18 @@ const replayed = async (values: Values, now: number): Promise<{ report: ReplayRe
   );
 };
 
-/** Opens the store read only and replays the window; 3 when the calls cannot be read. */
+/** Reads the window's calls and replays them; 3 when they cannot be read. */
 const readAndReplay = async (
   wanted: ReturnType<typeof checked>,
   sets: ReplaySets,
   now: number,
   configFile: string,
 ): Promise<{ report: ReplayReport; heading: string } | number> => {
-  let opened: Awaited<ReturnType<typeof openListing>>;
-  try {
-    opened = await openListing(wanted.target);
-  } catch (error) {
-    process.stderr.write(`${error instanceof TargetError ? error.message : errorText(error)}\n`);
-    return 3;
-  }
-  try {
-    const report = await replayPolicies(opened.listing, sets, { since: wanted.since, now });
-    const heading = `Replayed the calls in ${opened.source}: ${wanted.policies} beside the policies of ${configFile}`;
-    return { report, heading };
-  } catch (error) {
-    process.stderr.write(`The recorded calls could not be read: ${errorText(error)}\n`);
-    return 3;
-  } finally {
-    await opened.close();
-  }
+  const read = await usingTarget(wanted.target, 'The recorded calls could not be read', async (opened) => ({
+    report: await replayPolicies(opened.listing, sets, { since: wanted.since, now }),
+    heading: `Replayed the calls in ${opened.source}: ${wanted.policies} beside the policies of ${configFile}`,
+  }));
+  return read.ok ? read.value : 3;
 };
 
 const run = async (): Promise<number> => {

@@ -23,7 +23,7 @@ export const notReplayableReasons = ['secret', 'unknown_tool', 'no_arguments'] a
 export type NotReplayable = (typeof notReplayableReasons)[number];
 
 /** Execution ids kept per count, as examples to look up with `npm run executions`. */
-export const maxReplayExamples = 3;
+const maxReplayExamples = 3;
 
 /** How many calls, and the first few of their execution ids (newest first). */
 export interface Counted {
@@ -148,7 +148,7 @@ const sameStep = (left: HumanStep | null, right: HumanStep | null): boolean =>
   JSON.stringify(left) === JSON.stringify(right);
 
 /** How the decision moves, or null when the call would be decided the same way. */
-export const moveOf = (today: PolicyDecision, proposed: PolicyDecision): ReplayMove | null => {
+const moveOf = (today: PolicyDecision, proposed: PolicyDecision): ReplayMove | null => {
   const [before, after] = [verdictOf(today), verdictOf(proposed)];
   if (after === 'denied') return before === 'denied' ? null : 'to_denied';
   if (before === 'denied') return 'from_denied';
