@@ -9,10 +9,10 @@ import { projectPath } from '../../infra/paths.js';
 import type { Execution } from '../../shared/executions/execution.js';
 import { anExecution } from '../support/executions.js';
 import { startTestStore, type TestStore } from '../support/local-store.js';
-import { replayConfig, replayTodayPolicies } from '../support/replay-fixture.js';
 import { verifies } from '../support/requirements.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { runProcess } from '../support/spawn.js';
+import { benchFiles, standardPolicy } from '../support/use-case-bed.js';
 
 const sealed = 'SEALED-CIPHERTEXT-never-shown';
 
@@ -48,16 +48,14 @@ describe('npm run policy:replay', () => {
 
   beforeAll(async () => {
     folder = await temporaryFolder('gateway-policy-replay-');
-    await writeFile(join(folder.path, 'gateway.config.yaml'), replayConfig);
-    await writeFile(join(folder.path, 'policies.cedar'), replayTodayPolicies);
-    // The proposal: orders under 500 are refused.
+    for (const [name, text] of Object.entries(benchFiles())) await writeFile(join(folder.path, name), text);
+    // The proposal: orders under 500 are refused, and so are orders that carry an api_key (a secret).
     const forbid =
-      '\n@id("no-small-orders")\nforbid (principal, action == Action::"erp.orders.create", resource)\nwhen { context.arguments.amount < 500 };\n';
-    await writeFile(join(folder.path, 'proposed.cedar'), `${replayTodayPolicies}${forbid}`);
-    await writeFile(
-      join(folder.path, 'broken.cedar'),
-      `${replayTodayPolicies}\npermit (principal, action, resource) when { context.arguments.nope };\n`,
-    );
+      '\n@id("no-small-orders")\nforbid (principal, action == Action::"erp.orders.create", resource)\n' +
+      'when { context.arguments.amount.lessThan(decimal("500.0")) || context.arguments has api_key };\n';
+    await writeFile(join(folder.path, 'proposed.cedar'), `${standardPolicy}${forbid}`);
+    const broken = `${standardPolicy}\npermit (principal, action, resource) when { context.arguments.nope };\n`;
+    await writeFile(join(folder.path, 'broken.cedar'), broken);
     local = await startTestStore();
     const put = async (hoursAgo: number, fields: Partial<Execution>) => {
       const execution = anExecution({
@@ -70,10 +68,10 @@ describe('npm run policy:replay', () => {
       return execution.execution_id;
     };
     await put(3, { tool: 'erp.orders.list', arguments_json: '{"vendor":"acme"}' });
-    ids.small = await put(2, { tool: 'erp.orders.create', arguments_json: '{"amount":200}' });
+    ids.small = await put(2, { tool: 'erp.orders.create', arguments_json: '{"amount":"200","vendor":"acme"}' });
     ids.key = await put(1, {
-      tool: 'erp.vendors.update',
-      arguments_json: '{"api_key":"[REDACTED]"}',
+      tool: 'erp.orders.create',
+      arguments_json: '{"amount":"900","api_key":"[REDACTED]","vendor":"acme"}',
       sealed_arguments: sealed,
       secret_pointers: ['/api_key'],
     });
@@ -104,7 +102,8 @@ describe('npm run policy:replay', () => {
       expect(denied.output).not.toContain(sealed);
       expect(broken.code).toBe(2);
       expect(broken.stdout).toBe('');
-      expect(broken.stderr).toContain(`  ${join(folder.path, 'broken.cedar')}:18: policies: `);
+      const line = standardPolicy.split('\n').length + 1;
+      expect(broken.stderr).toContain(`  ${join(folder.path, 'broken.cedar')}:${line}: policies: `);
       expect(broken.stderr).toContain('nope');
     },
   );

@@ -1,95 +1,80 @@
-// policy:replay's core over a recorded history in the in-memory store: a proposed set that holds
-// one tool that ran at once moves exactly its calls, with their ids; a call whose decision would
-// read a secret, a tool gone from the catalog and a call refused before the policy are counted
-// apart; the approval load per group is compared per day; a proposed set that does not compile
-// is refused at its file and line.
+// policy:replay's core over a history the gateway itself recorded (tools/call on the use-case bench,
+// the in-memory store): a proposed set that holds one tool that ran at once moves exactly its
+// calls, with their ids; a secret a policy reads, a tool gone from the catalog and a call refused
+// before the policy are counted apart; the approval load per group is compared per day; a changed
+// held step, a call that would be denied and one freed from a hold are each told; a proposed set
+// that does not compile is refused at its file and line.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
 import { type GatewaySnapshot, proposedPolicies } from '../../shared/control-plane/gateway-snapshot.js';
-import type { DecisionRecord, Execution } from '../../shared/executions/execution.js';
 import type { PolicyEngine } from '../../shared/policy/engine.js';
+import { callTool } from '../../shared/use-cases/call-tool.js';
 import { type ReplayReport, replayPolicies } from '../../shared/use-cases/replay-policies.js';
 import { anExecution } from '../support/executions.js';
-import { quietLog } from '../support/logs.js';
-import { replayConfig as config, replayTodayPolicies as today } from '../support/replay-fixture.js';
 import { verifies } from '../support/requirements.js';
-import { snapshotOf } from '../support/snapshots.js';
+import {
+  argumentsOf,
+  benchSnapshot,
+  procurementAgent,
+  standardPolicy,
+  type UseCaseBed,
+  useCaseBed,
+} from '../support/use-case-bed.js';
 
-const day = 86_400_000;
-const now = Date.parse('2026-12-03T12:00:00Z');
-const since = new Date(now - 7 * day).toISOString();
+const hour = 3_600_000;
+const day = 24 * hour;
 
-/** The proposal: lookups wait for operations; everything else as today. */
-const lookupsHeld = today.replace('@id("lookups")\n', '@id("lookups")\n@approval("staff")\n@approvers("operations")\n');
-
-const allowed = (policy: string, step: DecisionRecord['step'] = null): DecisionRecord => ({
-  effect: 'allow',
-  reason: null,
-  determining: [{ name: policy, file: 'policies.cedar', line: 1 }],
-  step,
-  config_version: 'v-recorded',
-});
+/** The proposal: lookups of any vendor wait for operations; everything else as today. */
+const lookupsHeld = standardPolicy.replace(
+  '@id("lookups")\n',
+  '@id("lookups")\n@approval("staff")\n@approvers("operations")\n',
+);
 
 interface History {
-  readonly store: MemoryExecutionStore;
-  /** The lookups in the window, newest first. */
+  readonly bed: UseCaseBed;
+  /** The lookups that ran at once in the window, newest first. */
   readonly lookups: string[];
+  readonly restricted: string;
   readonly largeOrder: string;
-  readonly keyUpdate: string;
+  /** A small order whose api_key (a secret no policy reads today) was sealed. */
+  readonly keyedOrder: string;
   readonly goneTool: string;
-  readonly refusedUnread: string;
-  readonly unreadSecretOrder: string;
+  readonly unknownTool: string;
 }
 
-/** A week of calls (and one older), as the gateway records them. */
+/** Eight days of calls through tools/call, an hour apart, and two records the catalog no longer explains. */
 const recordHistory = async (): Promise<History> => {
-  const store = new MemoryExecutionStore(quietLog);
-  const put = async (hoursAgo: number, fields: Partial<Execution>): Promise<string> => {
-    const execution = anExecution({
-      agent_id: 'procurement-agent',
-      agent_groups: ['procurement'],
-      status: 'succeeded',
-      created_at: new Date(now - hoursAgo * 3_600_000).toISOString(),
-      ...fields,
-    });
-    expect(await store.create(execution)).toEqual({ kind: 'created' });
-    return execution.execution_id;
+  const bed = await useCaseBed();
+  const call = async (tool: string, args: Record<string, unknown>) => {
+    bed.clock.advance(hour);
+    const answer = await callTool(bed.deps, procurementAgent, tool, argumentsOf(args));
+    return answer.execution_id ?? '';
   };
-  const lookup = (hoursAgo: number) =>
-    put(hoursAgo, { tool: 'erp.orders.list', arguments_json: '{"vendor":"acme"}', decision: allowed('lookups') });
-  const lookups = [await lookup(100), await lookup(50), await lookup(20), await lookup(2)].reverse();
-  // Older than the window: not replayed.
-  await lookup(8 * 24);
-  // The agent's groups at the time count, not today's: a support agent's lookup stays refused.
-  await put(30, { tool: 'erp.orders.list', agent_groups: ['support'], arguments_json: '{}', status: 'denied' });
-  await put(40, { tool: 'erp.orders.create', arguments_json: '{"amount":200}', decision: allowed('small-orders') });
-  const largeOrder = await put(10, {
-    tool: 'erp.orders.create',
-    status: 'pending_approval',
-    arguments_json: '{"amount":5000}',
+  // Older than the window: never replayed.
+  await call('erp.orders.list', { vendor: 'acme' });
+  bed.clock.advance(8 * day);
+  const lookups: string[] = [];
+  for (const vendor of ['acme', 'globex', 'initech', 'umbrella'])
+    lookups.unshift(await call('erp.orders.list', { vendor }));
+  const restricted = await call('erp.orders.list', { vendor: 'restricted' });
+  await call('erp.orders.create', { vendor: 'acme', amount: '200' });
+  const largeOrder = await call('erp.orders.create', { vendor: 'acme', amount: '1500' });
+  const keyedOrder = await call('erp.orders.create', { vendor: 'acme', amount: '300', api_key: 'k-1' });
+  const unknownTool = await call('erp.orders.nope', {});
+  bed.clock.advance(hour);
+  const gone = anExecution({
+    agent_groups: ['procurement'],
+    tool: 'erp.invoices.pay',
+    status: 'succeeded',
+    created_at: new Date(bed.clock.now()).toISOString(),
   });
-  // A hidden value in a field no policy reads: the call is decided without it.
-  const unreadSecretOrder = await put(12, {
-    tool: 'erp.orders.create',
-    arguments_json: '{"amount":300,"note":"[REDACTED]"}',
-    sealed_arguments: 'SEALED',
-    secret_pointers: ['/note'],
-  });
-  const keyUpdate = await put(5, {
-    tool: 'erp.vendors.update',
-    arguments_json: '{"api_key":"[REDACTED]"}',
-    sealed_arguments: 'SEALED',
-    secret_pointers: ['/api_key'],
-  });
-  const goneTool = await put(6, { tool: 'erp.invoices.pay', arguments_json: '{"amount":1}' });
-  const refusedUnread = await put(7, { tool: 'erp.orders.create', arguments_json: null, status: 'denied' });
-  return { store, lookups, largeOrder, keyUpdate, goneTool, refusedUnread, unreadSecretOrder };
+  await bed.store.create(gone);
+  return { bed, lookups, restricted, largeOrder, keyedOrder, goneTool: gone.execution_id, unknownTool };
 };
 
-const proposed = (snapshot: GatewaySnapshot, text: string): PolicyEngine => {
-  const compiled = proposedPolicies(snapshot, [{ path: 'proposed/policies.cedar', text }]);
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
-  return compiled.policy;
+const compiled = (snapshot: GatewaySnapshot, text: string): PolicyEngine => {
+  const proposal = proposedPolicies(snapshot, [{ path: 'proposed/policies.cedar', text }]);
+  if (!proposal.ok) throw new Error(JSON.stringify(proposal.problems));
+  return proposal.policy;
 };
 
 const none = { count: 0, examples: [] };
@@ -97,15 +82,14 @@ const none = { count: 0, examples: [] };
 describe('policy replay', () => {
   let snapshot: GatewaySnapshot;
   let history: History;
-  const replay = (text: string): Promise<ReplayReport> =>
-    replayPolicies(
-      history.store,
-      { catalog: snapshot.catalog, current: snapshot.policy, proposed: proposed(snapshot, text) },
-      { since, now },
-    );
+  const replay = (text: string): Promise<ReplayReport> => {
+    const now = history.bed.clock.now();
+    const sets = { catalog: snapshot.catalog, current: snapshot.policy, proposed: compiled(snapshot, text) };
+    return replayPolicies(history.bed.store, sets, { since: new Date(now - 7 * day).toISOString(), now });
+  };
 
   beforeAll(async () => {
-    snapshot = await snapshotOf(config, { files: { 'policies.cedar': today } });
+    snapshot = await benchSnapshot();
     history = await recordHistory();
   });
 
@@ -113,9 +97,7 @@ describe('policy replay', () => {
     verifies('replay.moves', 'a proposal that holds one tool moves exactly its calls, with the newest ids as examples'),
     async () => {
       const report = await replay(lookupsHeld);
-      expect(report.read).toBe(11);
-      expect(report.replayed).toBe(8);
-      expect(report.unchanged).toBe(4);
+      expect([report.read, report.replayed, report.unchanged]).toEqual([10, 8, 4]);
       expect(report.moves).toEqual({
         run_to_held: { count: 4, examples: history.lookups.slice(0, 3) },
         held_to_run: none,
@@ -123,12 +105,10 @@ describe('policy replay', () => {
         from_denied: none,
         held_step_changed: none,
       });
-      const lookups = report.tools.find((tool) => tool.tool === 'erp.orders.list');
-      expect(lookups).toMatchObject({ replayed: 5, unchanged: 1, moves: { run_to_held: { count: 4 } } });
-      expect(report.tools.find((tool) => tool.tool === 'erp.orders.create')).toMatchObject({
-        replayed: 2 + 1,
-        unchanged: 3,
-      });
+      expect(report.tools).toEqual([
+        expect.objectContaining({ tool: 'erp.orders.create', replayed: 3, unchanged: 3 }),
+        expect.objectContaining({ tool: 'erp.orders.list', replayed: 5, unchanged: 1 }),
+      ]);
     },
   );
 
@@ -136,7 +116,7 @@ describe('policy replay', () => {
     const report = await replay(lookupsHeld);
     expect(report.days).toBe(7);
     expect(report.approval_load).toEqual([
-      { group: 'finance', today: 1, proposed: 1, today_per_day: 0.14, proposed_per_day: 0.14 },
+      { group: 'finance', today: 2, proposed: 2, today_per_day: 0.29, proposed_per_day: 0.29 },
       { group: 'operations', today: 0, proposed: 4, today_per_day: 0, proposed_per_day: 0.57 },
     ]);
   });
@@ -149,17 +129,14 @@ describe('policy replay', () => {
     async () => {
       const report = await replay(lookupsHeld);
       expect(report.not_replayable).toEqual({
-        secret: { count: 1, examples: [history.keyUpdate] },
+        secret: none,
         unknown_tool: { count: 1, examples: [history.goneTool] },
-        no_arguments: { count: 1, examples: [history.refusedUnread] },
+        no_arguments: { count: 1, examples: [history.unknownTool] },
       });
-      // A proposal that reads the note (a hidden value) makes that order not replayable too.
-      const readsNote = `${today}\n@id("no-notes")\nforbid (principal, action == Action::"erp.orders.create", resource)\nwhen { context.arguments has note };\n`;
-      const reading = await replay(readsNote);
-      expect(reading.not_replayable.secret).toEqual({
-        count: 2,
-        examples: [history.keyUpdate, history.unreadSecretOrder],
-      });
+      // A proposal that reads api_key, a secret: the order that sealed one is no longer decided.
+      const readsKey = `${standardPolicy}\n@id("no-keys")\nforbid (principal, action == Action::"erp.orders.create", resource)\nwhen { context.arguments has api_key };\n`;
+      const reading = await replay(readsKey);
+      expect(reading.not_replayable.secret).toEqual({ count: 1, examples: [history.keyedOrder] });
       expect(reading.moves.to_denied).toEqual(none);
     },
   );
@@ -167,14 +144,17 @@ describe('policy replay', () => {
   it(
     verifies('replay.moves', 'a changed held step (a quorum), a call that would be denied, a call freed from a hold'),
     async () => {
-      const quorum = today
-        .replace('@approvers("finance")\n', '@approvers("finance")\n@quorum("2")\n')
-        .replace('when { context.arguments.amount < 1000 };', 'when { context.arguments.amount < 250 };');
+      const quorum = standardPolicy
+        .replace('@id("large-orders")\n@approval("staff")\n', '@id("large-orders")\n@approval("staff")\n@quorum("2")\n')
+        .replace('amount.lessThan(decimal("1000.0"))', 'amount.lessThan(decimal("250.0"))');
       const report = await replay(quorum);
       expect(report.moves.held_step_changed).toEqual({ count: 1, examples: [history.largeOrder] });
-      expect(report.moves.to_denied.count).toBe(1);
-      const freed = today.replace('@approval("staff")\n@approvers("finance")\n', '');
-      expect((await replay(freed)).moves.held_to_run).toEqual({ count: 1, examples: [history.largeOrder] });
+      expect(report.moves.to_denied).toEqual({ count: 1, examples: [history.keyedOrder] });
+      const freed = standardPolicy.replace(
+        '@id("restricted-lookups")\n@approval("staff")\n@approvers("finance")\n',
+        '',
+      );
+      expect((await replay(freed)).moves.held_to_run).toEqual({ count: 1, examples: [history.restricted] });
     },
   );
 
@@ -182,11 +162,12 @@ describe('policy replay', () => {
     const broken = proposedPolicies(snapshot, [
       {
         path: 'proposed/policies.cedar',
-        text: `${today}\n@id("typo")\npermit (principal, action == Action::"erp.nope", resource);\n`,
+        text: `${standardPolicy}\n@id("typo")\npermit (principal, action == Action::"erp.nope", resource);\n`,
       },
     ]);
     expect(broken.ok).toBe(false);
     if (broken.ok) return;
-    expect(broken.problems).toEqual([expect.objectContaining({ file: 'proposed/policies.cedar', line: 19 })]);
+    const line = standardPolicy.split('\n').length + 2;
+    expect(broken.problems).toEqual([expect.objectContaining({ file: 'proposed/policies.cedar', line })]);
   });
 });
