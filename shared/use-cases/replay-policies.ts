@@ -2,7 +2,7 @@
 // by a proposed set compiled against the same catalog, so an operator sees what a policy change
 // would do to real traffic before it ships. It only reads: a call whose decision would read a
 // secret value is counted as not replayable, never opened and never guessed.
-import { type Catalog, isJsonObject, type JsonObject } from '../catalog/tool.js';
+import { type Catalog, isJsonObject, type JsonObject, type ToolWithValidator } from '../catalog/tool.js';
 import type { Execution } from '../executions/execution.js';
 import { type ExecutionListing, maxListingLimit } from '../executions/listing.js';
 import { parseJsonPointer } from '../json-pointer.js';
@@ -127,16 +127,17 @@ const readsSecret = (execution: Execution, read: ReadonlySet<string> | 'all'): b
 };
 
 type Replayable =
-  | { readonly kind: 'replay'; readonly args: JsonObject }
+  | { readonly kind: 'replay'; readonly tool: ToolWithValidator; readonly args: JsonObject }
   | { readonly kind: 'not_replayable'; readonly reason: NotReplayable };
 
 /** The recorded arguments to decide again, or why the call is counted apart. */
 const replayableOf = (execution: Execution, sets: ReplaySets, read: ReadonlySet<string> | 'all'): Replayable => {
   if (execution.arguments_json === null) return { kind: 'not_replayable', reason: 'no_arguments' };
-  if (!sets.catalog.byName.has(execution.tool)) return { kind: 'not_replayable', reason: 'unknown_tool' };
+  const tool = sets.catalog.byName.get(execution.tool);
+  if (tool === undefined) return { kind: 'not_replayable', reason: 'unknown_tool' };
   if (readsSecret(execution, read)) return { kind: 'not_replayable', reason: 'secret' };
   const args = parseExactJson(execution.arguments_json);
-  return isJsonObject(args) ? { kind: 'replay', args } : { kind: 'not_replayable', reason: 'no_arguments' };
+  return isJsonObject(args) ? { kind: 'replay', tool, args } : { kind: 'not_replayable', reason: 'no_arguments' };
 };
 
 type Verdict = 'run' | 'held' | 'denied';
@@ -144,8 +145,8 @@ type Verdict = 'run' | 'held' | 'denied';
 const verdictOf = (decision: PolicyDecision): Verdict =>
   decision.kind === 'deny' ? 'denied' : decision.step === null ? 'run' : 'held';
 
-const sameStep = (left: HumanStep | null, right: HumanStep | null): boolean =>
-  JSON.stringify(left) === JSON.stringify(right);
+/** The human step a decision asks for (null when it runs at once or is denied). */
+const stepOf = (decision: PolicyDecision): HumanStep | null => (decision.kind === 'allow' ? decision.step : null);
 
 /** How the decision moves, or null when the call would be decided the same way. */
 const moveOf = (today: PolicyDecision, proposed: PolicyDecision): ReplayMove | null => {
@@ -154,8 +155,8 @@ const moveOf = (today: PolicyDecision, proposed: PolicyDecision): ReplayMove | n
   if (before === 'denied') return 'from_denied';
   if (before === 'run') return after === 'held' ? 'run_to_held' : null;
   if (after === 'run') return 'held_to_run';
-  const steps = [today, proposed].map((decision) => (decision.kind === 'allow' ? decision.step : null));
-  return sameStep(steps[0] ?? null, steps[1] ?? null) ? null : 'held_step_changed';
+  // Both held: the same group, customer step, quorum, escalation and sign-in rules, or another step.
+  return JSON.stringify(stepOf(today)) === JSON.stringify(stepOf(proposed)) ? null : 'held_step_changed';
 };
 
 /** One tool's counts while the calls are read. */
@@ -198,11 +199,10 @@ const replayOne = (execution: Execution, sets: ReplaySets, read: ReadonlySet<str
   tally.read += 1;
   const replayable = replayableOf(execution, sets, read);
   if (replayable.kind === 'not_replayable') return tally.notReplayable[replayable.reason].add(execution.execution_id);
-  const tool = sets.catalog.byName.get(execution.tool);
-  if (tool === undefined) return tally.notReplayable.unknown_tool.add(execution.execution_id);
+  const { tool, args } = replayable;
   const agent = requesterOf(execution);
-  const today = sets.current.decide(agent, tool, replayable.args);
-  const proposed = sets.proposed.decide(agent, tool, replayable.args);
+  const today = sets.current.decide(agent, tool, args);
+  const proposed = sets.proposed.decide(agent, tool, args);
   // A hidden value no policy reads still stands in the record as "[REDACTED]": when that text
   // cannot be held by the policy's types, the decision cannot be made without the secret.
   const secretInTheWay = (execution.secret_pointers?.length ?? 0) > 0 && [today, proposed].some(notRepresentable);
