@@ -53,6 +53,14 @@ const options = {
 
 type Values = CommandLine<typeof options>['values'];
 
+/** What was compared, where the calls were read, and the report. */
+interface Replayed {
+  readonly source: string;
+  readonly proposed: string;
+  readonly config: string;
+  readonly report: ReplayReport;
+}
+
 /** The window's start and the store to read, or why the command is wrong. */
 const checked = (values: Values, now: number) => {
   if (values.policies === undefined || values.policies === '') throw new UsageError('--policies is required');
@@ -64,7 +72,7 @@ const checked = (values: Values, now: number) => {
 };
 
 /** The calls of the window replayed, or the exit status of what went wrong (already said). */
-const replayed = async (values: Values, now: number): Promise<{ report: ReplayReport; heading: string } | number> => {
+const replayed = async (values: Values, now: number): Promise<Replayed | number> => {
   let wanted: ReturnType<typeof checked>;
   try {
     wanted = checked(values, now);
@@ -105,10 +113,12 @@ const readAndReplay = async (
   sets: ReplaySets,
   now: number,
   configFile: string,
-): Promise<{ report: ReplayReport; heading: string } | number> => {
+): Promise<Replayed | number> => {
   const read = await usingTarget(wanted.target, 'The recorded calls could not be read', async (opened) => ({
+    source: opened.source,
+    proposed: wanted.policies,
+    config: configFile,
     report: await replayPolicies(opened.listing, sets, { since: wanted.since, now }),
-    heading: `Replayed the calls in ${opened.source}: ${wanted.policies} beside the policies of ${configFile}`,
   }));
   return read.ok ? read.value : 3;
 };
@@ -118,10 +128,11 @@ const run = async (): Promise<number> => {
   if ('exit' in parsed) return parsed.exit;
   const outcome = await replayed(parsed.values, systemClock.now());
   if (typeof outcome === 'number') return outcome;
-  const { report, heading } = outcome;
+  const { report } = outcome;
+  const heading = `Replayed the calls in ${outcome.source}: ${outcome.proposed} beside the policies of ${outcome.config}`;
   process.stdout.write(
     parsed.values.json === true
-      ? `${JSON.stringify(report, null, 2)}\n`
+      ? `${JSON.stringify(outcome, null, 2)}\n`
       : `${replayLines(report, heading).join('\n')}\n`,
   );
   return parsed.values['fail-on'] === 'denied' && report.moves.to_denied.count > 0 ? 1 : 0;

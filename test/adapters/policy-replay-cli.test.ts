@@ -92,7 +92,8 @@ describe('npm run policy:replay', () => {
         replay(['--policies', join(folder.path, 'broken.cedar')]),
       ]);
       expect(denied.code, denied.stderr).toBe(1);
-      const report = JSON.parse(denied.stdout);
+      const { source, report } = JSON.parse(denied.stdout);
+      expect(source).toBe('the table executions');
       expect(report).toMatchObject({
         read: 3,
         replayed: 2,
