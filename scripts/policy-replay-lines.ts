@@ -9,7 +9,7 @@ import {
   type ReplayReport,
   replayMoves,
   type ToolReplay,
-} from '../shared/use-cases/replay-policies.js';
+} from '../shared/use-cases/replay-report.js';
 
 const moveWords: Readonly<Record<ReplayMove, string>> = {
   run_to_held: 'run → held',

@@ -12,7 +12,8 @@ import { systemClock } from '../shared/clock.js';
 import { formatProblem } from '../shared/config/resolved.js';
 import { proposedPolicies } from '../shared/control-plane/gateway-snapshot.js';
 import { parseSince } from '../shared/executions/listing.js';
-import { type ReplayReport, type ReplaySets, replayPolicies } from '../shared/use-cases/replay-policies.js';
+import { type ReplaySets, replayPolicies } from '../shared/use-cases/replay-policies.js';
+import type { ReplayReport } from '../shared/use-cases/replay-report.js';
 import {
   type CommandLine,
   dataFolderOf,

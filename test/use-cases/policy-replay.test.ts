@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type GatewaySnapshot, proposedPolicies } from '../../shared/control-plane/gateway-snapshot.js';
 import type { PolicyEngine } from '../../shared/policy/engine.js';
 import { callTool } from '../../shared/use-cases/call-tool.js';
-import { type ReplayReport, replayPolicies } from '../../shared/use-cases/replay-policies.js';
+import { replayPolicies } from '../../shared/use-cases/replay-policies.js';
+import type { ReplayReport } from '../../shared/use-cases/replay-report.js';
 import { anExecution } from '../support/executions.js';
 import { verifies } from '../support/requirements.js';
 import {
