@@ -5,7 +5,6 @@
 // a moment ago).
 import { parseArgs } from 'node:util';
 import type { ListingTarget } from '../infra/local/listing-target.js';
-import { openListing, TargetError } from '../infra/local/listing-target.js';
 import { systemClock } from '../shared/clock.js';
 import { errorText } from '../shared/errors.js';
 import { maxSettlementReasonLength, SettledOutcome } from '../shared/executions/execution.js';
@@ -18,7 +17,7 @@ import {
   settlementReason,
   settleUnknown,
 } from '../shared/use-cases/settle-unknown.js';
-import { targetOf, targetOptions, UsageError } from './executions-target.js';
+import { targetOf, targetOptions, UsageError, usingTarget } from './executions-target.js';
 
 export const settleUsage = `Usage: npm run executions -- settle <execution id> --outcome succeeded|failed --reason "<what you found>" [target] [--json]
 
@@ -115,23 +114,12 @@ export const settleCommand = async (argv: readonly string[], environment: NodeJS
     process.stdout.write(settleUsage);
     return 0;
   }
-  let opened: Awaited<ReturnType<typeof openListing>>;
-  try {
-    opened = await openListing(parsed.target);
-  } catch (error) {
-    process.stderr.write(`${error instanceof TargetError ? error.message : String(error)}\n`);
-    return 1;
-  }
-  try {
+  const settled = await usingTarget(parsed.target, 'The execution could not be settled', async (opened) => {
     const by = await opened.operator();
     const answer = await settleUnknown({ store: opened.store, clock: systemClock }, { ...parsed.request, by });
     const report = reportOf(answer, parsed.request.executionId, parsed.json);
     (report.exit === 0 ? process.stdout : process.stderr).write(report.text);
     return report.exit;
-  } catch (error) {
-    process.stderr.write(`The execution could not be settled: ${errorText(error)}\n`);
-    return 1;
-  } finally {
-    await opened.close();
-  }
+  });
+  return settled.ok ? settled.value : 1;
 };

@@ -1,7 +1,9 @@
-// Where `npm run executions` and its settle subcommand read and write: the target options
-// (--local, --data-dir, --table, --region, --endpoint), checked together into one target.
+// Where `npm run executions`, its settle subcommand and `npm run policy:replay` read and write: the
+// target options (--local, --data-dir, --table, --region, --endpoint), checked together into one
+// target, and the target opened for one use and closed after it.
 import { localTableNames } from '../infra/local/dynamodb.js';
-import type { ListingTarget } from '../infra/local/listing-target.js';
+import { type ListingTarget, type OpenedListing, openListing, TargetError } from '../infra/local/listing-target.js';
+import { errorText } from '../shared/errors.js';
 import { dataFolderOf } from './command-line.js';
 
 /** The command line is wrong: said on stderr, exit 2. */
@@ -40,4 +42,30 @@ export const targetOf = (values: TargetValues, environment: NodeJS.ProcessEnv): 
         ...(values.endpoint === undefined ? {} : { endpoint: values.endpoint, region: values.region ?? 'local' }),
       }
     : { kind: 'local', dataDir: dataFolderOf(values, environment) };
+};
+
+/**
+ * Opens the target, hands it to `use` and closes it. When it cannot be opened (the target's advice)
+ * or `use` fails (headed by `fault`), says why on stderr and answers not ok: the caller's exit status.
+ */
+export const usingTarget = async <T>(
+  target: ListingTarget,
+  fault: string,
+  use: (opened: OpenedListing) => Promise<T>,
+): Promise<{ readonly ok: true; readonly value: T } | { readonly ok: false }> => {
+  let opened: OpenedListing;
+  try {
+    opened = await openListing(target);
+  } catch (error) {
+    process.stderr.write(`${error instanceof TargetError ? error.message : errorText(error)}\n`);
+    return { ok: false };
+  }
+  try {
+    return { ok: true, value: await use(opened) };
+  } catch (error) {
+    process.stderr.write(`${fault}: ${errorText(error)}\n`);
+    return { ok: false };
+  } finally {
+    await opened.close();
+  }
 };

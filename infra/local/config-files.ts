@@ -1,12 +1,13 @@
 // Loading a configuration snapshot from the file system: the configuration file and the files it
 // names, relative to its folder. Used by the local runtime's tools (check, push).
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { LoadOptions } from '../../shared/config/resolve.js';
 import type { ConfigProblem } from '../../shared/config/resolved.js';
 import { compileSnapshot, type SnapshotCompilation } from '../../shared/control-plane/compile-snapshot.js';
 import type { SnapshotLoad } from '../../shared/control-plane/gateway-snapshot.js';
 import { type DiscoveredTools, loadSnapshot, type SnapshotInput } from '../../shared/control-plane/snapshot.js';
+import type { PolicyFile } from '../../shared/policy/policy-set.js';
 
 const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
 
@@ -47,3 +48,28 @@ export const compileSnapshotFromFile = (
   options: LoadOptions = {},
   discovered?: DiscoveredTools,
 ): Promise<SnapshotCompilation> => fromFile(path, environment, options, discovered, compileSnapshot);
+
+export type PolicyFilesRead = { ok: true; files: PolicyFile[] } | { ok: false; message: string };
+
+/**
+ * Policies given by a file or a folder (its .cedar files, its subfolders' too, in name order), each
+ * named by its path as given, so a problem reads as file:line from where the command was run.
+ */
+export const readPolicyFiles = async (path: string): Promise<PolicyFilesRead> => {
+  const found = await stat(path).catch(() => undefined);
+  if (found === undefined) return { ok: false, message: `${path}: no such file or folder` };
+  const paths = found.isDirectory()
+    ? (await readdir(path, { recursive: true }))
+        .filter((name) => name.endsWith('.cedar'))
+        .sort()
+        .map((name) => join(path, name))
+    : [path];
+  if (paths.length === 0) return { ok: false, message: `${path}: the folder holds no .cedar file` };
+  const files: PolicyFile[] = [];
+  for (const file of paths) {
+    const text = await readText(file);
+    if (text === undefined) return { ok: false, message: `${file}: the file cannot be read` };
+    files.push({ path: file, text });
+  }
+  return { ok: true, files };
+};

@@ -41,15 +41,20 @@ export interface SnapshotParts extends Omit<GatewaySnapshot, 'catalog' | 'policy
   readonly checked?: CheckedPolicySet;
 }
 
-export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
-  const { config, version } = parts;
-  const catalog = catalogOf(parts.tools, parts.disabled);
-  // Policies are checked against a schema generated from this very catalog (turned-off tools too).
-  // Every system is an action group, so a policy may name a system whose tools are not known yet.
-  const model = cedarModelOf(
+/**
+ * The Cedar model policies are checked against: generated from this very catalog (turned-off tools
+ * too). Every system is an action group, so a policy may name a system whose tools are not known yet.
+ */
+const modelOf = (catalog: Catalog, config: ResolvedConfig) =>
+  cedarModelOf(
     [...catalog.tools, ...catalog.disabled],
     config.systems.map((system) => system.key),
   );
+
+export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
+  const { config, version } = parts;
+  const catalog = catalogOf(parts.tools, parts.disabled);
+  const model = modelOf(catalog, config);
   const compiled =
     parts.checked === undefined
       ? compilePolicies(parts.policies, model.schema, version)
@@ -77,4 +82,22 @@ export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
       files: parts.files,
     },
   };
+};
+
+export type ProposedPolicies =
+  | { readonly ok: true; readonly policy: PolicyEngine }
+  | { readonly ok: false; readonly problems: readonly ConfigProblem[] };
+
+/**
+ * Other policies compiled against the snapshot's own catalog and schema, as a change to them would
+ * be (policy:replay's proposed set); each problem at its file (as given) and line.
+ */
+export const proposedPolicies = (snapshot: GatewaySnapshot, files: readonly PolicyFile[]): ProposedPolicies => {
+  const model = modelOf(snapshot.catalog, snapshot.config);
+  const compiled = compilePolicies(files, model.schema, `${snapshot.version}+proposed`);
+  if (!compiled.ok) {
+    const problems = compiled.problems.map((found) => ({ ...found, path: 'policies' }));
+    return { ok: false, problems };
+  }
+  return { ok: true, policy: new PolicyEngine(compiled.policies, model) };
 };

@@ -288,7 +288,7 @@ const endUnsent = async (
 };
 
 /** The agent that asked, as the policy saw it then (groups as its token named them). */
-const requesterOf = (execution: Execution): AgentIdentity => ({
+export const requesterOf = (execution: Execution): AgentIdentity => ({
   id: execution.agent_id,
   groups: execution.agent_groups ?? [],
   customerId: execution.customer_id,

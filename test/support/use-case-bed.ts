@@ -86,7 +86,7 @@ const configText = (options: {
   ].join('\n');
 
 /** The policies as first loaded. */
-const standardPolicy = `
+export const standardPolicy = `
 @id("lookups")
 permit (principal in Group::"procurement", action == Action::"erp.orders.list", resource)
 unless { context.arguments has vendor && context.arguments.vendor == "restricted" };
@@ -133,6 +133,12 @@ export const customerPolicy = standardPolicy.replace(
   '@id("large-orders")\n@approval("staff")',
   '@id("large-orders")\n@approval("staff, customer")',
 );
+
+/** The bench's configuration and its policies as files, for a command that reads them from disk. */
+export const benchFiles = (): Readonly<Record<'gateway.config.yaml' | 'policies.cedar', string>> => ({
+  'gateway.config.yaml': configText({ withCreate: true, pendingCalls: 100, retention: undefined }),
+  'policies.cedar': standardPolicy,
+});
 
 const snapshots = new Map<string, Promise<GatewaySnapshot>>();
 
