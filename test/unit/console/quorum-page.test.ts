@@ -45,7 +45,11 @@ describe('a quorum on the call page', () => {
       flash: null,
     });
     expect(textOf(one)).toMatch(/Approvals 1 of 2 approvals: fiona, \S.*?Execution/);
-    expect(one).toContain('>Approve</button>');
+    // This approval completes the quorum: it runs the call; the first of two does not.
+    expect(one).toContain('>Approve and run</button>');
+    expect(executionPage(context, { execution: held(2, []), refusal: null, flash: null })).toContain(
+      '>Approve</button>',
+    );
     const escalated = executionPage(context, {
       execution: held(3, [
         { by: 'fiona', group: 'finance' },
