@@ -226,6 +226,12 @@ describe('an approved call, checked again before it runs', () => {
       const bed = await useCaseBed();
       const held = await holdLargeOrder(bed);
       expect(await decide(bed.deps, financeApprover, approve(held))).toMatchObject({ kind: 'decided' });
+      // One approver decides as before, in one write, and is kept as the call's one approval.
+      const approved = await bed.record(held.execution_id);
+      expect(approved.approvals).toEqual([
+        { by: financeApprover.id, at: approved.decided_at, group: 'finance', signed_in_at: null, acr: null },
+      ]);
+      expect(approved.history.map((entry) => entry.status)).toEqual(['pending_approval', 'approved']);
 
       bed.use(await benchSnapshot({ policy: quorumPolicy }));
       expect(await executeApproved(bed.deps, held)).toMatchObject({ status: 'denied', code: 'policy_denied' });
