@@ -1,15 +1,20 @@
 // What an approver does with a held call: see the calls they may decide, open one (only the group
 // the policy named sees its arguments), and approve or reject it. Decisions are conditional writes
-// guarded by the arguments' hash and the approval time, then handed to the call's approval run.
+// guarded by the arguments' hash, the approval time and the approvals given so far; a call asking a
+// quorum waits for its last approval, which alone is handed to the call's approval run.
 
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { Approver } from '../approvals/approver.js';
-import { type Clock, isoAt } from '../clock.js';
+import type { Notifier } from '../approvals/notifier.js';
+import { approvalsNeeded, groupDecidingAt, signedInRecently, signInStrongEnough } from '../approvals/quorum.js';
+import type { Clock } from '../clock.js';
 import { rejectedBecause, statusMessages } from '../errors.js';
-import type { Execution } from '../executions/execution.js';
-import type { ExecutionStore } from '../executions/store.js';
+import type { Execution, StaffApproval } from '../executions/execution.js';
+import type { ExecutionStore, TransitionResult } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import type { Log } from '../log.js';
+import { maxQuorum } from '../policy/policy-set.js';
+import { noticeOf } from './held-call-steps.js';
 import { decisionRecorded, openExecutions, settleOverdue } from './held-calls.js';
 import type { CallStep } from './run-once.js';
 
@@ -19,6 +24,12 @@ export interface DecisionDeps {
   readonly log: Log;
   readonly approvalRuns: ApprovalRuns;
   readonly probe?: (step: CallStep, executionId: string) => void;
+  /**
+   * Where the group hears again how many approvals a call still needs after one short of its
+   * quorum, and the console link it carries; without them, only the log says so.
+   */
+  readonly notifier?: Notifier;
+  readonly consoleUrl?: (executionId: string) => string;
 }
 
 /** How long a rejection's reason may be. */
@@ -27,10 +38,19 @@ export const maxNoteLength = 500;
 export type DecisionRefusal =
   /** No such execution. */
   | 'not_found'
-  /** The approver is not in the group the policy names (or the call waits for the customer only). */
+  /**
+   * The approver is not in the group the policy names, nor in its escalation group once the call
+   * waited that long (or the call waits for the customer only).
+   */
   | 'not_an_approver'
   /** The approver made the call. */
   | 'own_call'
+  /** The approver approved this call already: a quorum counts distinct people. */
+  | 'already_approved'
+  /** The policy asks a recent sign-in (@reauth) and this one is older, or its time is unknown. */
+  | 'sign_in_again'
+  /** The policy names the sign-in classes that may decide (@acr) and this sign-in's is not one of them. */
+  | 'acr_not_met'
   /** The call was decided already; `execution` says how. */
   | 'already_decided'
   /** The approval time ran out. */
@@ -44,6 +64,8 @@ export type DecisionRefusal =
 
 export type DecisionResult =
   | { readonly kind: 'decided'; readonly execution: Execution }
+  /** An approval short of the quorum: recorded, and the call still waits (`execution`: as it is now). */
+  | { readonly kind: 'approval_recorded'; readonly execution: Execution }
   | { readonly kind: 'refused'; readonly reason: DecisionRefusal; readonly execution?: Execution };
 
 export interface DecisionRequest {
@@ -66,13 +88,49 @@ export const cleanNote = (note: string | null | undefined): string | null => {
   return cleaned.length === 0 ? null : cleaned;
 };
 
-/** Whether this approver may decide this call (group named by the policy, and not their own call). */
-export const mayDecide = (approver: Approver, execution: Execution): DecisionRefusal | null => {
-  const group = execution.decision?.step?.staff ?? null;
-  if (group === null || !approver.groups.includes(group)) return 'not_an_approver';
-  if (approver.id === execution.agent_id) return 'own_call';
-  return null;
+/**
+ * The group this approver decides the call as at `now` (epoch ms): the policy's, or its escalation
+ * group once due; null when neither is theirs.
+ */
+export const decidingGroup = (approver: Approver, execution: Execution, now: number): string | null => {
+  const step = execution.decision?.step ?? null;
+  return step === null ? null : groupDecidingAt(approver.groups, step, execution.created_at, now);
 };
+
+/** This approver's approval at `now`, as the record would keep it: who, when, as which group, on which sign-in. */
+const approvalBy = (approver: Approver, group: string, now: number): StaffApproval => ({
+  by: approver.id,
+  at: new Date(now).toISOString(),
+  group,
+  signed_in_at:
+    approver.signedInAt === undefined || approver.signedInAt === null
+      ? null
+      : new Date(approver.signedInAt).toISOString(),
+  acr: approver.acr ?? null,
+});
+
+/** A judgement of who may decide: why not, or the approval they would give now. */
+type Judged = { readonly refusal: DecisionRefusal } | { readonly refusal: null; readonly approval: StaffApproval };
+
+const judge = (approver: Approver, execution: Execution, now: number): Judged => {
+  const step = execution.decision?.step ?? null;
+  const group = decidingGroup(approver, execution, now);
+  if (step === null || group === null) return { refusal: 'not_an_approver' };
+  if (approver.id === execution.agent_id) return { refusal: 'own_call' };
+  if (execution.approvals.some((approval) => approval.by === approver.id)) return { refusal: 'already_approved' };
+  const approval = approvalBy(approver, group, now);
+  if (!signedInRecently(approval, step)) return { refusal: 'sign_in_again' };
+  if (!signInStrongEnough(approval, step)) return { refusal: 'acr_not_met' };
+  return { refusal: null, approval };
+};
+
+/**
+ * Whether this approver may decide this call at `now` (epoch ms): the one rule the call page, the
+ * decision and the inbox share. A member of the deciding group, not the requester, not someone who
+ * approved it already, signed in as recently and as strongly as the policy asks.
+ */
+export const mayDecide = (approver: Approver, execution: Execution, now: number): DecisionRefusal | null =>
+  judge(approver, execution, now).refusal;
 
 /** One of the agent's other calls of the same tool, as the approver sees it beside the held one. */
 export type RecentCall = Pick<Execution, 'execution_id' | 'created_at' | 'status' | 'code'>;
@@ -107,7 +165,7 @@ export const viewHeldCall = async (
   const found = isUuid(executionId) ? await deps.store.get(executionId) : undefined;
   if (found === undefined) return { kind: 'refused', reason: 'not_found' };
   const execution = await settleOverdue(deps, found);
-  const refusal = mayDecide(approver, execution);
+  const refusal = mayDecide(approver, execution, deps.clock.now());
   if (refusal === 'not_an_approver') return { kind: 'refused', reason: 'not_an_approver' };
   const page = await deps.store.listByAgent(execution.agent_id, { limit: recentCallsRead });
   const recent = page.items
@@ -121,70 +179,127 @@ export const viewHeldCall = async (
 const closedReason = (execution: Execution): DecisionRefusal =>
   execution.status === 'expired' ? 'expired' : 'already_decided';
 
+/** Why this decision cannot be made on the record as read at `now` (epoch ms), or the approval it gives. */
+const judgeDecision = (approver: Approver, execution: Execution, request: DecisionRequest, now: number): Judged => {
+  const judged = judge(approver, execution, now);
+  // Someone who may not decide learns nothing more of the call; anyone else learns it is closed.
+  if (judged.refusal === 'not_an_approver' || judged.refusal === 'own_call') return judged;
+  if (execution.status !== 'pending_approval') return { refusal: closedReason(execution) };
+  if (judged.refusal !== null) return judged;
+  if (execution.expires_at !== null && Date.parse(execution.expires_at) <= now) return { refusal: 'expired' };
+  if (request.arguments_hash !== execution.arguments_hash) return { refusal: 'arguments_changed' };
+  // The customer confirms first; staff approve after (a confirmation is never taken back).
+  const step = execution.decision?.step;
+  if (request.outcome === 'approve' && step?.customer === true && execution.customer_confirmed_at === null) {
+    return { refusal: 'customer_confirms' };
+  }
+  const note = request.outcome === 'reject' ? cleanNote(request.note) : null;
+  return note !== null && note.length > maxNoteLength ? { refusal: 'invalid_note' } : judged;
+};
+
+/**
+ * The decision's one conditional write: an approval short of the quorum is added to the record
+ * (still pending); the approval that completes it, or a rejection, ends the wait. Each holds only
+ * on the record as read: still pending, same arguments, time left, and the same approvals.
+ */
+const writeDecision = (
+  deps: DecisionDeps,
+  approver: Approver,
+  request: DecisionRequest,
+  execution: Execution,
+  approval: StaffApproval,
+): Promise<TransitionResult> => {
+  const at = approval.at;
+  const guard = { argumentsHash: request.arguments_hash, notExpiredAt: at };
+  if (request.outcome === 'reject') {
+    const note = cleanNote(request.note);
+    const patch = { decided_by: approver.id, decided_at: at, decision_note: note, ...rejectedBecause(note) };
+    return deps.store.transition(execution, { from: 'pending_approval', to: 'rejected', at, guard, patch });
+  }
+  const approvals = [...execution.approvals, approval];
+  if (approvalsNeeded(execution) > 1) {
+    return deps.store.addApproval(execution, { at, approvals, argumentsHash: request.arguments_hash });
+  }
+  return deps.store.transition(execution, {
+    from: 'pending_approval',
+    to: 'approved',
+    at,
+    guard: { ...guard, approvalsGiven: execution.approvals.length },
+    patch: {
+      approvals,
+      decided_by: approver.id,
+      decided_at: at,
+      decision_note: null,
+      code: null,
+      message: statusMessages.approved,
+    },
+  });
+};
+
+/**
+ * How often a decision is tried again on the record as it is now after another write won: each
+ * lost race is another approval added, or the call's end, so a quorum's size bounds the tries.
+ */
+const decisionTries = maxQuorum + 1;
+
+/**
+ * An approver approves or rejects a held call. An approval short of the policy's quorum is
+ * recorded and the call waits for the next approver; the one that completes it approves the call
+ * and hands it to the approval run; any eligible approver's rejection ends it at once. When another
+ * decision landed first, the record is read again and the decision judged anew.
+ */
 export const decide = async (
   deps: DecisionDeps,
   approver: Approver,
   request: DecisionRequest,
 ): Promise<DecisionResult> => {
-  const execution = await deps.store.get(request.execution_id);
-  if (execution === undefined) return { kind: 'refused', reason: 'not_found' };
-  const refusal = mayDecide(approver, execution);
-  if (refusal !== null) return { kind: 'refused', reason: refusal, execution };
-  if (execution.status !== 'pending_approval') return { kind: 'refused', reason: closedReason(execution), execution };
-  const now = isoAt(deps.clock);
-  if (execution.expires_at !== null && execution.expires_at <= now) {
-    return { kind: 'refused', reason: 'expired', execution };
+  let execution = await deps.store.get(request.execution_id);
+  for (let tries = 0; execution !== undefined && tries < decisionTries; tries += 1) {
+    const judged = judgeDecision(approver, execution, request, deps.clock.now());
+    if (judged.refusal !== null) return { kind: 'refused', reason: judged.refusal, execution };
+    const written = await writeDecision(deps, approver, request, execution, judged.approval);
+    if (written.kind === 'conflict') {
+      execution = written.current;
+      continue;
+    }
+    return decisionWritten(deps, approver, written.execution);
   }
-  if (request.arguments_hash !== execution.arguments_hash) {
-    return { kind: 'refused', reason: 'arguments_changed', execution };
-  }
-  // The customer confirms first; staff approve after (a confirmation is never taken back).
-  if (
-    request.outcome === 'approve' &&
-    execution.decision?.step?.customer === true &&
-    execution.customer_confirmed_at === null
-  ) {
-    return { kind: 'refused', reason: 'customer_confirms', execution };
-  }
-  const note = request.outcome === 'reject' ? cleanNote(request.note) : null;
-  if (note !== null && note.length > maxNoteLength) return { kind: 'refused', reason: 'invalid_note', execution };
+  return execution === undefined
+    ? { kind: 'refused', reason: 'not_found' }
+    : { kind: 'refused', reason: closedReason(execution), execution };
+};
 
-  const approve = request.outcome === 'approve';
-  const decided = await deps.store.transition(execution, {
-    from: 'pending_approval',
-    to: approve ? 'approved' : 'rejected',
-    at: now,
-    guard: { argumentsHash: request.arguments_hash, notExpiredAt: now },
-    patch: {
-      decided_by: approver.id,
-      decided_at: now,
-      decision_note: note,
-      ...(approve ? { code: null, message: statusMessages.approved } : rejectedBecause(note)),
-    },
-  });
-  if (decided.kind === 'conflict') {
-    const current = decided.current ?? execution;
-    if (current.status !== 'pending_approval')
-      return { kind: 'refused', reason: closedReason(current), execution: current };
-    return {
-      kind: 'refused',
-      reason: current.expires_at !== null && current.expires_at <= now ? 'expired' : 'arguments_changed',
-      execution: current,
-    };
+/** After the write: a partial approval waits for the next approver; a decision reaches the approval run. */
+const decisionWritten = async (
+  deps: DecisionDeps,
+  approver: Approver,
+  execution: Execution,
+): Promise<DecisionResult> => {
+  if (execution.status === 'pending_approval') {
+    deps.log.info('held call approved, more approvals needed', {
+      execution_id: execution.execution_id,
+      approver: approver.id,
+      approvals_needed: approvalsNeeded(execution),
+    });
+    const { notifier, consoleUrl } = deps;
+    if (notifier !== undefined && consoleUrl !== undefined)
+      await notifier.heldCall(noticeOf({ consoleUrl }, execution));
+    return { kind: 'approval_recorded', execution };
   }
-  await decisionRecorded(deps, decided.execution, 'held call decided', { approver: approver.id });
-  return { kind: 'decided', execution: decided.execution };
+  await decisionRecorded(deps, execution, 'held call decided', { approver: approver.id });
+  return { kind: 'decided', execution };
 };
 
 /** Held calls this approver may decide now, soonest expiry first. */
 export const decidableBy = async (
-  deps: Pick<DecisionDeps, 'store'>,
+  deps: Pick<DecisionDeps, 'store' | 'clock'>,
   approver: Approver,
   limit = 200,
 ): Promise<Execution[]> => {
   const found: Execution[] = [];
+  const now = deps.clock.now();
   for await (const execution of openExecutions(deps.store)) {
-    if (execution.status === 'pending_approval' && mayDecide(approver, execution) === null) found.push(execution);
+    if (execution.status === 'pending_approval' && mayDecide(approver, execution, now) === null) found.push(execution);
     if (found.length >= limit) break;
   }
   return found

@@ -5,6 +5,7 @@
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { HeldCallNotice, Notifier } from '../approvals/notifier.js';
 import { summarize } from '../approvals/notifier.js';
+import { approvalsNeeded } from '../approvals/quorum.js';
 import { isoAt } from '../clock.js';
 import type { Execution } from '../executions/execution.js';
 import type { ExecutionKey } from '../executions/store.js';
@@ -75,6 +76,8 @@ export const noticeOf = (deps: Pick<HeldCallStepsDeps, 'consoleUrl'>, execution:
   summary: summarize(execution.arguments_json, hiddenSecretsOf(execution)),
   console_url: deps.consoleUrl(execution.execution_id),
   expires_at: execution.expires_at ?? execution.created_at,
+  approvals_needed: execution.decision?.step?.staff == null ? 0 : approvalsNeeded(execution),
+  escalated_to: null,
 });
 
 /**

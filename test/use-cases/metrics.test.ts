@@ -228,6 +228,8 @@ describe('metrics of the configuration and the notices', () => {
       customer_id: null,
       staff_group: 'finance',
       customer_confirms: false,
+      approvals_needed: 1,
+      escalated_to: null,
       summary: '{}',
       console_url: 'http://127.0.0.1/console',
       expires_at: '2026-11-29T13:00:00.000Z',

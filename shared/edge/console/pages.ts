@@ -1,6 +1,7 @@
 // The console's pages. Plain server-rendered HTML with one stylesheet and no script at all, so the
 // strict Content-Security-Policy costs nothing; every value is escaped by `html`.
 import type { Approver } from '../../approvals/approver.js';
+import { approvalsNeeded } from '../../approvals/quorum.js';
 import type { Execution } from '../../executions/execution.js';
 import type { DecisionRefusal, RecentCall } from '../../use-cases/approver-decisions.js';
 import { maxNoteLength } from '../../use-cases/approver-decisions.js';
@@ -67,6 +68,11 @@ export const refusalMessages: Record<DecisionRefusal, string> = {
   not_found: 'There is no such call.',
   not_an_approver: 'You are not an approver of the group this call waits for.',
   own_call: 'You cannot decide a call you made yourself.',
+  already_approved: 'You approved this call already; it waits for another approver.',
+  sign_in_again:
+    'This call asks for a recent sign-in, and yours is older than its policy allows: sign in again, then decide.',
+  acr_not_met:
+    'This call asks for a stronger sign-in than the one you used (its policy names the sign-in methods that may decide it); sign in with one of them to decide.',
   already_decided: 'This call was decided already; nothing was changed.',
   expired: 'The approval time ran out before your decision; nothing ran.',
   arguments_changed: 'The arguments you were shown are not the ones held; nothing was changed. Review the page again.',
@@ -96,6 +102,24 @@ const waitsFor = (execution: Execution): string => {
   if (step === null || step === undefined) return '—';
   const parts = [step.staff === null ? null : `group ${step.staff}`, step.customer ? 'the customer' : null];
   return parts.filter((part) => part !== null).join(' and ');
+};
+
+/**
+ * A quorum's progress: how many of the approvals it asks are given, and who gave each, when (and
+ * as which group, when they decided as the escalation group). Nothing for a call one approver decides.
+ */
+const approvalsFact = (execution: Execution): Html | string => {
+  const step = execution.decision?.step;
+  if (step === null || step === undefined || step.staff === null || step.quorum <= 1) return '';
+  const given = execution.approvals;
+  const who =
+    given.length === 0
+      ? ''
+      : html`: ${given.map(
+          (approval, index) =>
+            html`${index > 0 ? '; ' : ''}${approval.by}${approval.group === step.staff ? '' : html` (for ${approval.group})`}, ${when(approval.at)}`,
+        )}`;
+  return html`<dt>Approvals</dt><dd>${given.length} of ${step.quorum} approvals${who}</dd>`;
 };
 
 export const inboxPage = (context: PageContext, executions: readonly Execution[], flash: Flash = null): string =>
@@ -175,6 +199,7 @@ ${flashBox(view.flash)}
 <dt>Asked</dt><dd>${when(execution.created_at)}</dd>
 <dt>Policy that asked</dt><dd>${policyNames(execution)}</dd>
 <dt>Waits for</dt><dd>${waitsFor(execution)}</dd>
+${approvalsFact(execution)}
 ${
   execution.decision?.step?.customer === true
     ? html`<dt>Customer's confirmation</dt><dd>${execution.customer_confirmed_at === null ? 'not yet' : html`confirmed ${when(execution.customer_confirmed_at)}`}</dd>`
@@ -200,7 +225,7 @@ ${
 <label for="note">Reason, if you reject (the agent will read it)</label>
 <textarea id="note" name="note" maxlength="${maxNoteLength}" rows="2"></textarea>
 <div class="buttons">
-${customerConfirms ? '' : html`<button type="submit" name="outcome" value="approve" class="approve">Approve and run</button>`}
+${customerConfirms ? '' : html`<button type="submit" name="outcome" value="approve" class="approve">${approvalsNeeded(execution) > 1 ? 'Approve' : 'Approve and run'}</button>`}
 <button type="submit" name="outcome" value="reject" class="reject">Reject</button>
 </div>
 ${customerConfirms ? html`<p class="notice">${refusalMessages.customer_confirms}</p>` : ''}
