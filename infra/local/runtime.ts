@@ -18,6 +18,7 @@ import type { RecoveryReport } from '../../shared/use-cases/recovery.js';
 import type { LocalAwsCredentials } from './aws-signature.js';
 import type { LocalConfigSource } from './config-source.js';
 import { localDataKey } from './data-key.js';
+import { startHeldCallUpkeep } from './escalation-timers.js';
 import { urlHost } from './net.js';
 import { type LocalOptions, logLevelOf } from './options.js';
 import { localReceiptKey } from './receipt-key.js';
@@ -131,6 +132,7 @@ export const startLocalRuntime = async (
     // what AWS's would (retain_until passed), at start and every few minutes.
     stops.onClose(startRetentionSweep(local.dynamodb.documents, systemClock, logger('retention')));
     startUnsettledGauge({ store: local.store, metrics: configuration.metrics }, stepsLogger, stops);
+    startHeldCallUpkeep({ ...composed, metrics: configuration.metrics }, stepsLogger, stops);
     return {
       baseUrl,
       mcpUrl: `${baseUrl}${mcpPath}`,
