@@ -20,6 +20,7 @@ import {
 import type { HttpResult } from '../commons/middleware.js';
 import type { ApproverRequest } from './request.js';
 import { type Handler, type Matched, notAllowed, type Route } from './router.js';
+import type { SignInStrategy } from './sign-in.js';
 
 /** Outcomes shown after the redirect that follows a decision (a fixed list: nothing reflected). */
 const doneFlashes = new Map<string, Flash>([
@@ -41,6 +42,7 @@ const refusalStatus: Record<DecisionRefusal, number> = {
 const uuidLike = '(?<id>[0-9a-fA-F-]{36})';
 const callPath = new RegExp(`^/console/executions/${uuidLike}$`);
 const decisionPath = new RegExp(`^/console/executions/${uuidLike}/decision$`);
+const signInAgainPath = new RegExp(`^/console/executions/${uuidLike}/sign-in-again$`);
 
 type ShownCall = Extract<HeldCallView, { kind: 'shown' }>;
 type CallHandler = (
@@ -53,7 +55,11 @@ type CallHandler = (
 const forbidden = (request: ApproverRequest, text: string): HttpResult =>
   request.page(403, messagePage(request.context, 'Refused', text));
 
-export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly Route[] => {
+export const heldCallRoutes = (
+  services: DecisionDeps,
+  logger: Logger,
+  signIn: Pick<SignInStrategy, 'again'>,
+): readonly Route[] => {
   /** The call comes first, whatever the method: who may not see it learns nothing more. */
   const withCall =
     (handler: CallHandler): Handler<ApproverRequest> =>
@@ -112,6 +118,16 @@ export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly
     );
   });
 
+  // What the call asks of the sign-in that decides it comes from its record, never from the link.
+  const signInAgain = withCall(async (request, { execution }, executionId) => {
+    const step = execution.decision?.step ?? null;
+    return signIn.again(request, {
+      next: consolePaths.execution(executionId),
+      maxAgeMs: step?.reauth_ms ?? null,
+      acr: step?.acr ?? null,
+    });
+  });
+
   const refuse = (text: string) => withCall(async (request, _call, _id, matched) => notAllowed(text)(request, matched));
 
   return [
@@ -126,6 +142,12 @@ export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly
       path: decisionPath,
       methods: { POST: decideCall },
       otherwise: refuse('A decision is made with the buttons on the call page, never by opening a link.'),
+    },
+    {
+      access: 'approver',
+      path: signInAgainPath,
+      methods: { GET: signInAgain },
+      otherwise: refuse('Sign in again with the button on the call page.'),
     },
   ];
 };
