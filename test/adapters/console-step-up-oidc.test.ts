@@ -26,7 +26,13 @@ const reauthMs = 5 * 60_000;
 const context = lambdaContext('console', 30_000);
 
 /** The console's clock: real time (the provider's) moved on by `offsetMs`. */
-const clock = { offsetMs: 0, now: () => Date.now() + clock.offsetMs } satisfies Clock & { offsetMs: number };
+class OffsetClock implements Clock {
+  offsetMs = 0;
+  now(): number {
+    return Date.now() + this.offsetMs;
+  }
+}
+const clock = new OffsetClock();
 const store = new MemoryExecutionStore(quietLog);
 const signalled: string[] = [];
 let provider: TestOidcProvider;
@@ -107,7 +113,12 @@ class Browser {
       if (line.includes('Max-Age=0')) this.cookies.delete(pair.slice(0, index));
       else this.cookies.set(pair.slice(0, index), pair.slice(index + 1));
     }
-    return { status: answer.statusCode, location: answer.headers?.location, body: String(answer.body ?? '') };
+    const location = answer.headers?.location;
+    return {
+      status: answer.statusCode,
+      location: location === undefined ? undefined : String(location),
+      body: String(answer.body ?? ''),
+    };
   }
 
   /** At the provider: its login page (if it asks) for `login`, until it sends the browser back. */
