@@ -58,25 +58,43 @@ type CallHandler = (
 const forbidden = (request: ApproverRequest, text: string): HttpResult =>
   request.page(403, messagePage(request.context, 'Refused', text));
 
+/** The call comes first, whatever the method: who may not see it learns nothing more. */
+const callFirst =
+  (services: DecisionDeps) =>
+  (handler: CallHandler): Handler<ApproverRequest> =>
+  async (request, matched) => {
+    const executionId = (matched.params.id ?? '').toLowerCase();
+    const shown = await viewHeldCall(services, request.approver, executionId);
+    if (shown.kind === 'refused') {
+      // Only the group the policy named (and not the requester) sees the arguments.
+      return shown.reason === 'not_found'
+        ? request.page(404, messagePage(request.context, 'Not found', 'There is no such call.'))
+        : forbidden(request, refusalMessages.not_an_approver);
+    }
+    return handler(request, shown, executionId, matched);
+  };
+
+/**
+ * Signing in again for a call that asks a fresh or strong sign-in: what to ask for comes from the
+ * call's record, never from the link, and the sign-in leads back to the call's page.
+ */
+const signInAgainFor =
+  (signIn: Pick<SignInStrategy, 'again'>): CallHandler =>
+  async (request, { execution }, executionId) => {
+    const step = execution.decision?.step ?? null;
+    return signIn.again(request, {
+      next: consolePaths.execution(executionId),
+      maxAgeMs: step?.reauth_ms ?? null,
+      acr: step?.acr ?? null,
+    });
+  };
+
 export const heldCallRoutes = (
   services: DecisionDeps,
   logger: Logger,
   signIn: Pick<SignInStrategy, 'again'>,
 ): readonly Route[] => {
-  /** The call comes first, whatever the method: who may not see it learns nothing more. */
-  const withCall =
-    (handler: CallHandler): Handler<ApproverRequest> =>
-    async (request, matched) => {
-      const executionId = (matched.params.id ?? '').toLowerCase();
-      const shown = await viewHeldCall(services, request.approver, executionId);
-      if (shown.kind === 'refused') {
-        // Only the group the policy named (and not the requester) sees the arguments.
-        return shown.reason === 'not_found'
-          ? request.page(404, messagePage(request.context, 'Not found', 'There is no such call.'))
-          : forbidden(request, refusalMessages.not_an_approver);
-      }
-      return handler(request, shown, executionId, matched);
-    };
+  const withCall = callFirst(services);
 
   const show = withCall(async (request, { execution, refusal, recent }) => {
     const flash = doneFlashes.get(request.query.get('done') ?? '') ?? null;
@@ -121,16 +139,6 @@ export const heldCallRoutes = (
     );
   });
 
-  // What the call asks of the sign-in that decides it comes from its record, never from the link.
-  const signInAgain = withCall(async (request, { execution }, executionId) => {
-    const step = execution.decision?.step ?? null;
-    return signIn.again(request, {
-      next: consolePaths.execution(executionId),
-      maxAgeMs: step?.reauth_ms ?? null,
-      acr: step?.acr ?? null,
-    });
-  });
-
   const refuse = (text: string) => withCall(async (request, _call, _id, matched) => notAllowed(text)(request, matched));
 
   return [
@@ -149,7 +157,7 @@ export const heldCallRoutes = (
     {
       access: 'approver',
       path: signInAgainPath,
-      methods: { GET: signInAgain },
+      methods: { GET: withCall(signInAgainFor(signIn)) },
       otherwise: refuse('Sign in again with the button on the call page.'),
     },
   ];
