@@ -29,7 +29,7 @@ export interface SignInStrategy {
 }
 
 /** What a call asks of the sign-in that may decide it, and the page to come back to. */
-export interface SignInAgain {
+interface SignInAgain {
   readonly next: string;
   /** How old the new authentication may be at most (@reauth); null when the call asks no fresh sign-in. */
   readonly maxAgeMs: number | null;

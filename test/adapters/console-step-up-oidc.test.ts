@@ -3,10 +3,9 @@
 // would go through it) and the console function as AWS wires it; the console's clock is the test's
 // (real time plus an offset it sets), the provider's is real.
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsoleFunction } from '../../functions/console.js';
-import { lambdaContext } from '../../infra/local/http-front.js';
+import { httpApiEvent, lambdaContext } from '../../infra/local/http-front.js';
 import { MemorySessionStore } from '../../shared/adapters/memory/console-sessions.js';
 import { MemoryExecutionStore } from '../../shared/adapters/memory/execution-store.js';
 import { OidcSignIn } from '../../shared/adapters/oidc-sign-in.js';
@@ -80,32 +79,21 @@ class Browser {
   readonly providerJar = new Map<string, string>();
 
   async go(path: string, method = 'GET', body?: string) {
-    const [rawPath = path, rawQueryString = ''] = path.replace(base, '').split('?');
-    const event: APIGatewayProxyEventV2 = {
-      version: '2.0',
-      routeKey: '$default',
-      rawPath,
-      rawQueryString,
+    const cookies = [...this.cookies].map(([name, value]) => `${name}=${value}`);
+    // The event API Gateway would hand the console for this request, as the local front builds it.
+    const event = httpApiEvent({
+      method,
+      url: new URL(path, base),
+      routeKey: 'ANY /console/{proxy+}',
       headers: {
         host: 'console.test',
         ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', origin: base }),
       },
-      cookies: [...this.cookies].map(([name, value]) => `${name}=${value}`),
-      ...(body === undefined ? {} : { body }),
-      isBase64Encoded: false,
-      requestContext: {
-        accountId: '0',
-        apiId: 'api',
-        domainName: 'console.test',
-        domainPrefix: 'console',
-        http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'test' },
-        requestId: 'r',
-        routeKey: '$default',
-        stage: '$default',
-        time: '',
-        timeEpoch: 0,
-      },
-    };
+      ...(cookies.length === 0 ? {} : { cookieHeader: cookies.join('; ') }),
+      body: Buffer.from(body ?? ''),
+      protocol: 'HTTP/1.1',
+      sourceIp: '192.0.2.1',
+    });
     const answer = await fn(event, context);
     for (const line of answer.cookies ?? []) {
       const [pair = ''] = line.split(';');

@@ -57,7 +57,7 @@ const durationUnits: readonly (readonly [number, string])[] = [
 ];
 
 /** A policy's duration for people: "5 minutes", "1 hour", "90 seconds" (timeLeft's form when uneven). */
-export const durationWords = (ms: number): string => {
+const durationWords = (ms: number): string => {
   for (const [size, unit] of durationUnits) {
     if (ms >= size && ms % size === 0) return `${ms / size} ${unit}${ms === size ? '' : 's'}`;
   }
