@@ -26,6 +26,7 @@ import type { SignInStrategy } from './sign-in.js';
 const doneFlashes = new Map<string, Flash>([
   ['approved', { kind: 'ok', text: 'Approved. The call runs now, once, with these arguments.' }],
   ['rejected', { kind: 'ok', text: 'Rejected. Nothing ran; the agent was told.' }],
+  ['recorded', { kind: 'ok', text: 'Approval recorded. The call runs once enough approvers have approved it.' }],
 ]);
 
 const refusalStatus: Record<DecisionRefusal, number> = {
@@ -124,8 +125,9 @@ export const heldCallRoutes = (
       arguments_hash: fields.get('arguments_hash') ?? '',
       note: fields.get('note'),
     });
-    if (result.kind === 'decided') {
-      return request.redirect(`${consolePaths.execution(executionId)}?done=${result.execution.status}`);
+    if (result.kind !== 'refused') {
+      const done = result.kind === 'approval_recorded' ? 'recorded' : result.execution.status;
+      return request.redirect(`${consolePaths.execution(executionId)}?done=${done}`);
     }
     logger.info('decision refused', { execution_id: executionId, approver: approver.id, reason: result.reason });
     const current = result.execution ?? execution;

@@ -13,6 +13,7 @@ import {
 import type { CallKey, CallKeyClaim } from './call-keys.js';
 import { type Execution, terminalStatuses } from './execution.js';
 import type {
+  ApprovalRequest,
   ClaimRequest,
   CreateResult,
   ExecutionKey,
@@ -105,6 +106,10 @@ class MeasuredExecutionStore implements ExecutionStore {
 
   listByAgent(agentId: string, options?: { limit?: number; cursor?: string }): Promise<ExecutionPage> {
     return this.inner.listByAgent(agentId, options);
+  }
+
+  addApproval(key: ExecutionKey, approval: ApprovalRequest): Promise<TransitionResult> {
+    return this.inner.addApproval(key, approval);
   }
 
   annotate(
