@@ -175,6 +175,7 @@ describe('signing in again for a call, through OpenID Connect', () => {
       expect(refused.status).toBe(403);
       expect((await store.get(executionId))?.status).toBe('pending_approval');
 
+      const againAt = clock.now();
       const again = await browser.go(link);
       expect(again.status).toBe(303);
       const { asked, back } = await browser.atProvider(again.location);
@@ -193,7 +194,13 @@ describe('signing in again for a call, through OpenID Connect', () => {
       expect((await store.get(executionId))?.status).toBe('pending_approval');
       const decided = await approve(browser, executionId, fresh.body);
       expect(decided.status).toBe(303);
-      expect((await store.get(executionId))?.status).toBe('approved');
+      const approved = await store.get(executionId);
+      expect(approved?.status).toBe('approved');
+      // The approval keeps when that sign-in happened: the provider's auth_time, not before it started.
+      expect(approved?.approvals).toMatchObject([{ by: 'farah@example.com', group: 'finance', acr: null }]);
+      const signedInAt = Date.parse(approved?.approvals[0]?.signed_in_at ?? '');
+      expect(signedInAt).toBeGreaterThanOrEqual(Math.floor(againAt / 1000) * 1000);
+      expect(signedInAt).toBeLessThanOrEqual(clock.now());
     },
   );
 
