@@ -20,6 +20,7 @@ import {
 import type { HttpResult } from '../commons/middleware.js';
 import type { ApproverRequest } from './request.js';
 import { type Handler, type Matched, notAllowed, type Route } from './router.js';
+import type { SignInStrategy } from './sign-in.js';
 
 /** Outcomes shown after the redirect that follows a decision (a fixed list: nothing reflected). */
 const doneFlashes = new Map<string, Flash>([
@@ -45,6 +46,7 @@ const refusalStatus: Record<DecisionRefusal, number> = {
 const uuidLike = '(?<id>[0-9a-fA-F-]{36})';
 const callPath = new RegExp(`^/console/executions/${uuidLike}$`);
 const decisionPath = new RegExp(`^/console/executions/${uuidLike}/decision$`);
+const signInAgainPath = new RegExp(`^/console/executions/${uuidLike}/sign-in-again$`);
 
 type ShownCall = Extract<HeldCallView, { kind: 'shown' }>;
 type CallHandler = (
@@ -57,21 +59,43 @@ type CallHandler = (
 const forbidden = (request: ApproverRequest, text: string): HttpResult =>
   request.page(403, messagePage(request.context, 'Refused', text));
 
-export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly Route[] => {
-  /** The call comes first, whatever the method: who may not see it learns nothing more. */
-  const withCall =
-    (handler: CallHandler): Handler<ApproverRequest> =>
-    async (request, matched) => {
-      const executionId = (matched.params.id ?? '').toLowerCase();
-      const shown = await viewHeldCall(services, request.approver, executionId);
-      if (shown.kind === 'refused') {
-        // Only the group the policy named (and not the requester) sees the arguments.
-        return shown.reason === 'not_found'
-          ? request.page(404, messagePage(request.context, 'Not found', 'There is no such call.'))
-          : forbidden(request, refusalMessages.not_an_approver);
-      }
-      return handler(request, shown, executionId, matched);
-    };
+/** The call comes first, whatever the method: who may not see it learns nothing more. */
+const callFirst =
+  (services: DecisionDeps) =>
+  (handler: CallHandler): Handler<ApproverRequest> =>
+  async (request, matched) => {
+    const executionId = (matched.params.id ?? '').toLowerCase();
+    const shown = await viewHeldCall(services, request.approver, executionId);
+    if (shown.kind === 'refused') {
+      // Only the group the policy named (and not the requester) sees the arguments.
+      return shown.reason === 'not_found'
+        ? request.page(404, messagePage(request.context, 'Not found', 'There is no such call.'))
+        : forbidden(request, refusalMessages.not_an_approver);
+    }
+    return handler(request, shown, executionId, matched);
+  };
+
+/**
+ * Signing in again for a call that asks a fresh or strong sign-in: what to ask for comes from the
+ * call's record, never from the link, and the sign-in leads back to the call's page.
+ */
+const signInAgainFor =
+  (signIn: Pick<SignInStrategy, 'again'>): CallHandler =>
+  async (request, { execution }, executionId) => {
+    const step = execution.decision?.step ?? null;
+    return signIn.again(request, {
+      next: consolePaths.execution(executionId),
+      maxAgeMs: step?.reauth_ms ?? null,
+      acr: step?.acr ?? null,
+    });
+  };
+
+export const heldCallRoutes = (
+  services: DecisionDeps,
+  logger: Logger,
+  signIn: Pick<SignInStrategy, 'again'>,
+): readonly Route[] => {
+  const withCall = callFirst(services);
 
   const show = withCall(async (request, { execution, refusal, recent }) => {
     const flash = doneFlashes.get(request.query.get('done') ?? '') ?? null;
@@ -131,6 +155,12 @@ export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly
       path: decisionPath,
       methods: { POST: decideCall },
       otherwise: refuse('A decision is made with the buttons on the call page, never by opening a link.'),
+    },
+    {
+      access: 'approver',
+      path: signInAgainPath,
+      methods: { GET: withCall(signInAgainFor(signIn)) },
+      otherwise: refuse('Sign in again with the button on the call page.'),
     },
   ];
 };

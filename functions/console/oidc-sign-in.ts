@@ -25,7 +25,7 @@ export const signInFailure = (error: unknown): Record<string, unknown> => {
 };
 
 export const oidcSignIn = (
-  provider: Pick<OidcSignIn, 'start' | 'finish' | 'signOutUrl'>,
+  provider: Pick<OidcSignIn, 'start' | 'startAgain' | 'finish' | 'signOutUrl'>,
   logger: Logger,
 ): SignInStrategy => ({
   // The provider vouched for the groups when the session began; the session carries them.
@@ -39,6 +39,15 @@ export const oidcSignIn = (
       logger.warn('the identity provider could not be asked to sign out', { error: signInFailure(error) });
       return back;
     }
+  },
+  again: async (request, asked) => {
+    const started = await provider.startAgain(`${request.base}${consolePaths.callback}`, request.now(), {
+      // Without @reauth (a call that names sign-in classes only), any new authentication will do.
+      maxAgeS: asked.maxAgeMs === null ? 0 : Math.floor(asked.maxAgeMs / 1000),
+      acrValues: asked.acr,
+    });
+    const pending = newSignIn(request.now(), { ...started.flow, next: safeNext(asked.next) });
+    return request.redirect(started.url, [await request.cookies.keep(pending)]);
   },
   routes: [
     {

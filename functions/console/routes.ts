@@ -64,7 +64,7 @@ export const consoleRoutes = (
       methods: { GET: inbox, HEAD: inbox },
       otherwise: notAllowed('This page is read-only.'),
     },
-    ...heldCallRoutes(deps.services, deps.logger),
+    ...heldCallRoutes(deps.services, deps.logger, signIn),
     ...customerRoutes(deps.services, deps.logger, customerSignIn),
   ];
 };

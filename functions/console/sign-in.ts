@@ -6,7 +6,7 @@ import type { Approver } from '../../shared/approvals/approver.js';
 import { consolePaths } from '../../shared/edge/console/pages.js';
 import { newSession } from '../../shared/sessions/session.js';
 import type { HttpResult } from '../commons/middleware.js';
-import type { ConsoleRequest } from './request.js';
+import type { ApproverRequest, SessionRequest } from './request.js';
 import type { Route } from './router.js';
 
 export interface SignInStrategy {
@@ -20,6 +20,21 @@ export interface SignInStrategy {
    * sign-in page when the source keeps no session of its own (local passwords).
    */
   signedOut(base: string): Promise<string>;
+  /**
+   * Signs the approver in again for a call that asks a fresh or strong sign-in, leading back to the
+   * call's page (`next`): the provider asked for a new authentication at most `maxAgeMs` old (and of
+   * one of the `acr` classes); locally the password form again.
+   */
+  again(request: ApproverRequest, asked: SignInAgain): Promise<HttpResult>;
+}
+
+/** What a call asks of the sign-in that may decide it, and the page to come back to. */
+interface SignInAgain {
+  readonly next: string;
+  /** How old the new authentication may be at most (@reauth); null when the call asks no fresh sign-in. */
+  readonly maxAgeMs: number | null;
+  /** The classes the sign-in must be of (@acr); null when the call names none. */
+  readonly acr: readonly string[] | null;
 }
 
 /** Where to go after signing in: a console page, never elsewhere (an open redirect otherwise). */
@@ -28,14 +43,19 @@ export const safeNext = (next: string | null | undefined): string =>
     ? next
     : consolePaths.home;
 
-/** A confirmed approver: a new session (and a new CSRF token), the sign-in cookie gone, on to `next`. */
+/**
+ * A confirmed approver: a new session (and a new CSRF token), the sign-in cookie gone, on to `next`.
+ * The session the browser held before (signing in again for a call, or another person) ends in the
+ * server's list: a copy of its cookie is worth nothing after, and nothing it was shown carries over.
+ */
 export const signedIn = async (
-  request: ConsoleRequest,
+  request: SessionRequest,
   logger: Logger,
   approver: Approver,
   next: string | null | undefined,
 ): Promise<HttpResult> => {
   logger.info('approver signed in', { approver: approver.id });
+  if (request.session !== null) await request.cookies.end(request.session);
   return request.redirect(safeNext(next), [
     await request.cookies.keep(newSession(approver, request.now())),
     request.cookies.clear('sign-in'),

@@ -123,9 +123,13 @@ const passwordSignIn = (
 ): SignInStrategy => ({
   // Passwords keep no session elsewhere: signing out ends at the sign-in form.
   signedOut: async () => consolePaths.signIn,
+  // The password again: the form leads back to the call, and its check is the new sign-in time.
+  again: async (request, asked) =>
+    request.redirect(`${consolePaths.signIn}?next=${encodeURIComponent(safeNext(asked.next))}`),
   current: async (approver) => {
     const person = (await people()).find((candidate) => candidate.id === approver.id);
-    return person === undefined ? null : { id: person.id, name: person.name, groups: person.groups };
+    // The configuration names who they are now; the session keeps when and how they signed in.
+    return person === undefined ? null : { ...approver, name: person.name, groups: person.groups };
   },
   routes: [
     passwordRoute(
@@ -136,8 +140,14 @@ const passwordSignIn = (
         page: (request, options) => signInPage(request.anonymous, options),
         // safeNext always names a console page (the inbox at worst): nothing to refuse.
         nowhere: (request) => request.redirect(consolePaths.signIn),
+        // The password was checked just now: that is when this session's sign-in happened.
         signedIn: (request, person, next) =>
-          signedIn(request, logger, { id: person.id, name: person.name, groups: person.groups }, next),
+          signedIn(
+            request,
+            logger,
+            { id: person.id, name: person.name, groups: person.groups, signedInAt: request.now(), acr: null },
+            next,
+          ),
       },
       consolePaths.signIn,
       clock,

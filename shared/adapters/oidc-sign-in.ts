@@ -69,6 +69,17 @@ const personId = (claims: oidc.IDToken, claim: string, who: 'approver' | 'custom
 const nameOf = (claims: oidc.IDToken): string | null =>
   typeof claims.name === 'string' ? claims.name : typeof claims.email === 'string' ? claims.email : null;
 
+/** A new authentication asked of the provider: how old it may be at most, and the classes it must be of. */
+export interface FreshSignIn {
+  readonly maxAgeS: number;
+  /** The acr values to ask for (`acr_values`); null to ask for none. */
+  readonly acrValues: readonly string[] | null;
+}
+
+/** When the person authenticated (epoch ms), by the ID token's auth_time; null when it says nothing. */
+const authenticatedAt = (claims: oidc.IDToken): number | null =>
+  typeof claims.auth_time === 'number' && Number.isFinite(claims.auth_time) ? claims.auth_time * 1000 : null;
+
 /** One client at one provider: the authorization request and the validated ID token it ends with. */
 class OidcClient {
   private configuration: Promise<oidc.Configuration> | undefined;
@@ -96,13 +107,18 @@ class OidcClient {
     return this.configuration;
   }
 
-  async start(redirectUri: string, now: number): Promise<{ url: string; flow: OidcFlow }> {
+  /**
+   * The provider's address for a sign-in starting `now`; `fresh` asks for a new authentication (a
+   * customer's every time, an approver's signing in again for a call) and holds the provider to it.
+   */
+  async start(redirectUri: string, now: number, fresh?: FreshSignIn): Promise<{ url: string; flow: OidcFlow }> {
     const configuration = await this.discover();
+    const asked = fresh ?? (this.fresh ? { maxAgeS: 0, acrValues: null } : null);
     const flow: OidcFlow = {
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
       verifier: oidc.randomPKCECodeVerifier(),
-      ...(this.fresh ? { started: now } : {}),
+      ...(asked === null ? {} : { started: now }),
     };
     const url = oidc.buildAuthorizationUrl(configuration, {
       redirect_uri: redirectUri,
@@ -114,7 +130,9 @@ class OidcClient {
       code_challenge_method: 'S256',
       // Whatever session the provider holds, the person authenticates again now. Both are only
       // asked for (a provider may ignore them, a browser may strip them): auth_time decides below.
-      ...(this.fresh ? { prompt: 'login', max_age: '0' } : {}),
+      ...(asked === null ? {} : { prompt: 'login', max_age: String(asked.maxAgeS) }),
+      // The classes a call needs are asked for too; the decision holds the returned acr to them.
+      ...(asked === null || asked.acrValues === null ? {} : { acr_values: asked.acrValues.join(' ') }),
     });
     return { url: url.href, flow };
   }
@@ -141,7 +159,7 @@ class OidcClient {
     });
     const claims = tokens.claims();
     if (claims === undefined) throw new Error('The identity provider returned no ID token.');
-    if (this.fresh) freshAuthentication(claims, flow);
+    if (this.fresh || flow.started !== undefined) freshAuthentication(claims, flow);
     return claims;
   }
 }
@@ -173,6 +191,15 @@ export class OidcSignIn {
   }
 
   /**
+   * Signing in again for a call that asks a fresh or strong sign-in: the provider is asked for a
+   * new authentication (`prompt=login`, `max_age`, and `acr_values` when the call names classes),
+   * and its auth_time is held to this sign-in's start (`now`, the console's clock).
+   */
+  startAgain(redirectUri: string, now: number, fresh: FreshSignIn): Promise<{ url: string; flow: OidcFlow }> {
+    return this.client.start(redirectUri, now, fresh);
+  }
+
+  /**
    * Where signing out sends the browser so the provider's session ends too, then back to
    * `returnUri` (which the provider must list for this client): the configured logout endpoint
    * (Cognito's), else discovery's end_session_endpoint; null when the provider has neither.
@@ -192,6 +219,8 @@ export class OidcSignIn {
       id: personId(claims, this.settings.idClaim, 'approver'),
       name: nameOf(claims),
       groups: listClaim(claims[this.settings.groupsClaim]),
+      signedInAt: authenticatedAt(claims),
+      acr: typeof claims.acr === 'string' && claims.acr.length > 0 ? claims.acr : null,
     };
   }
 }

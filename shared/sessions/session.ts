@@ -51,6 +51,14 @@ const SessionCookie = z.object({
   csrf: z.string().optional(),
   /** A kept session (an approver's or a customer's): its id in the server's list. */
   sid: z.string().optional(),
+  /**
+   * An approver's session: when its sign-in happened (epoch ms: the provider's auth_time, or the
+   * local password's check), null when the provider did not say; a call asking a fresh sign-in
+   * (@reauth) is decided only by a session that knows it.
+   */
+  signed_in_at: z.number().nullable().optional(),
+  /** An approver's session: the sign-in's authentication class (the ID token's acr), null when none. */
+  acr: z.string().nullable().optional(),
   exp: z.number(),
   /** A sign-in in progress (OIDC): the state, nonce and PKCE verifier, and where to go after. */
   flow: z
@@ -59,7 +67,10 @@ const SessionCookie = z.object({
       nonce: z.string(),
       verifier: z.string(),
       next: z.string(),
-      /** When a fresh sign-in (a customer's) started: the provider's auth_time may not be older. */
+      /**
+       * When a fresh sign-in (a customer's, or an approver's signing in again for a call) started:
+       * the provider's auth_time may not be older.
+       */
       started: z.number().optional(),
     })
     .optional(),
@@ -87,6 +98,8 @@ export const newSession = (approver: Approver, now: number): Session => ({
   sid: randomToken(),
   csrf: randomToken(),
   exp: now + sessionTtlMs,
+  signed_in_at: approver.signedInAt ?? null,
+  acr: approver.acr ?? null,
 });
 
 export const newSignIn = (now: number, flow?: Session['flow']): Session => ({
@@ -119,6 +132,9 @@ export const approverOf = (session: Session): Approver => ({
   id: session.sub,
   name: session.name,
   groups: session.groups,
+  // A session from before sign-in times were kept knows none: it signs in again for a @reauth call.
+  signedInAt: session.signed_in_at ?? null,
+  acr: session.acr ?? null,
 });
 
 /** The cookie's text: a kept session's CSRF token stays out of it (the server's list holds it). */

@@ -93,7 +93,12 @@ describe('POST /console/sign-out with OpenID Connect sign-in', () => {
   });
 
   const signOut = async (signOutUrl: (returnUri: string) => Promise<string | null>) => {
-    const provider = { start: async () => expect.unreachable(), finish: async () => expect.unreachable(), signOutUrl };
+    const provider = {
+      start: async () => expect.unreachable(),
+      startAgain: async () => expect.unreachable(),
+      finish: async () => expect.unreachable(),
+      signOutUrl,
+    };
     const fn = createConsole(
       {
         services: approvalDepsFor(local.store, clock),

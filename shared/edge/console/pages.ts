@@ -51,6 +51,21 @@ export const timeLeft = (ms: number): string => {
   return `${seconds} s`;
 };
 
+const durationUnits: readonly (readonly [number, string])[] = [
+  [86_400_000, 'day'],
+  [3_600_000, 'hour'],
+  [60_000, 'minute'],
+  [1_000, 'second'],
+];
+
+/** A policy's duration for people: "5 minutes", "1 hour", "90 seconds" (timeLeft's form when uneven). */
+const durationWords = (ms: number): string => {
+  for (const [size, unit] of durationUnits) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}${ms === size ? '' : 's'}`;
+  }
+  return timeLeft(ms);
+};
+
 const when = (iso: string | null): Html =>
   iso === null ? html`—` : html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>`;
 
@@ -197,6 +212,33 @@ const settlementFact = (execution: Execution): Html | string => {
   return html`<dt>Outcome settled</dt><dd>was unknown${code}; settled as ${settled.outcome} by ${settled.by}, ${when(settled.at)}: ${visibleText(settled.reason)}</dd>`;
 };
 
+/** Why a sign-in cannot decide the call: how recent (@reauth) or of which classes (@acr) it must be. */
+const signInNeeded = (context: PageContext, execution: Execution, refusal: 'sign_in_again' | 'acr_not_met'): string => {
+  const step = execution.decision?.step;
+  const signedInAt = context.approver?.signedInAt ?? null;
+  if (refusal === 'sign_in_again') {
+    const asked = `This call asks for a sign-in within the last ${durationWords(step?.reauth_ms ?? 0)}`;
+    return signedInAt === null
+      ? `${asked}, and this session does not know when you signed in.`
+      : `${asked}, and you signed in ${timeLeft(context.now - signedInAt)} ago.`;
+  }
+  const classes = (step?.acr ?? []).join(', ');
+  const acr = context.approver?.acr ?? null;
+  return `This call asks for a sign-in of one of these classes: ${classes}. ${
+    acr === null ? 'Your sign-in named no class' : `Your sign-in is of class ${acr}`
+  }, which is not one of them.`;
+};
+
+/**
+ * Why this approver may not decide the call; a sign-in too old or not strong enough can be made
+ * again, leading back here (nothing is decided until they decide on this page).
+ */
+const refusalNotice = (context: PageContext, execution: Execution, refusal: DecisionRefusal): Html =>
+  refusal === 'sign_in_again' || refusal === 'acr_not_met'
+    ? html`<div class="notice sign-in-again"><p>${signInNeeded(context, execution, refusal)}</p>
+<p><a class="button" href="${consolePaths.signInAgain(execution.execution_id)}">Sign in again</a> <span class="muted">and come back to this call to decide it.</span></p></div>`
+    : html`<p class="notice">${refusalMessages[refusal]}</p>`;
+
 export const executionPage = (context: PageContext, view: ExecutionView): string => {
   const { execution } = view;
   const pending = execution.status === 'pending_approval';
@@ -249,7 +291,7 @@ ${customerConfirms ? '' : html`<button type="submit" name="outcome" value="appro
 ${customerConfirms ? html`<p class="notice">${refusalMessages.customer_confirms}</p>` : ''}
 </form>`
     : pending && view.refusal !== null
-      ? html`<p class="notice">${refusalMessages[view.refusal]}</p>`
+      ? refusalNotice(context, execution, view.refusal)
       : ''
 }
 ${recentCalls(execution, view.recent)}

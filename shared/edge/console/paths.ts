@@ -6,6 +6,8 @@ export const consolePaths = {
   signOut: '/console/sign-out',
   execution: (id: string) => `/console/executions/${id}`,
   decision: (id: string) => `/console/executions/${id}/decision`,
+  /** Signing in again for a call that asks a fresher or stronger sign-in; it leads back to the call. */
+  signInAgain: (id: string) => `/console/executions/${id}/sign-in-again`,
 } as const;
 
 /** The console page of one call, under a public base URL (a trailing slash is fine). */

@@ -39,6 +39,7 @@ button { font: inherit; padding: .45rem 1rem; border-radius: 6px; border: 1px so
 button.approve { background: var(--ok); color: white; border-color: var(--ok); }
 button.reject { background: transparent; color: var(--bad); border-color: var(--bad); }
 button.link { background: none; border: none; color: var(--accent); padding: 0; }
+a.button { display: inline-block; padding: .45rem 1rem; border-radius: 6px; border: 1px solid var(--accent); text-decoration: none; }
 .empty { color: var(--muted); }
 `;
 

@@ -612,6 +612,7 @@ describe("the customer's pages", () => {
       const executionId = await refund();
       const provider = {
         start: unusedPort('starting a sign-in'),
+        startAgain: unusedPort('signing in again'),
         finish: unusedPort('finishing a sign-in'),
         signOutUrl: unusedPort('signing out'),
       };

@@ -218,6 +218,7 @@ describe('the console route table', () => {
           url: 'https://login.example.com/authorize',
           flow: { state: 's', nonce: 'n', verifier: 'v' },
         }),
+        startAgain: unusedPort('signing in again'),
         finish: unusedPort('finishing a sign-in'),
         signOutUrl: unusedPort('signing out'),
       };

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkPassword } from '../../../infra/local/console-identity.js';
 import {
+  approverOf,
   decodeSession,
   encodeSession,
   HmacSessionSigner,
@@ -48,6 +49,36 @@ describe('session cookies', () => {
       expect(await decodeSession(signer, junk, 'session', now)).toBeNull();
     }
   });
+
+  it(
+    verifies(
+      'approvals.step-up-sign-in-time',
+      "carries when the session's sign-in happened and its class, signed; a session from before knows neither",
+    ),
+    async () => {
+      const signedInAt = now - 90_000;
+      const cookie = await encodeSession(signer, newSession({ ...approver, signedInAt, acr: 'phr' }, now));
+      const decoded = await decodeSession(signer, cookie, 'session', now);
+      expect(decoded).toMatchObject({ signed_in_at: signedInAt, acr: 'phr' });
+      expect(approverOf({ ...(decoded ?? expect.unreachable()), csrf: 'token' })).toMatchObject({
+        signedInAt,
+        acr: 'phr',
+      });
+      // Made younger by hand: the signature no longer holds.
+      const [payload = '', mac = ''] = cookie.split('.');
+      const edited = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      edited.signed_in_at = now;
+      const forged = `${Buffer.from(JSON.stringify(edited)).toString('base64url')}.${mac}`;
+      expect(await decodeSession(signer, forged, 'session', now)).toBeNull();
+      // A cookie written before sessions kept the time: unknown, never "now".
+      const { signed_in_at: _, acr: __, ...older } = newSession(approver, now);
+      const old = await decodeSession(signer, await encodeSession(signer, older), 'session', now);
+      expect(approverOf({ ...(old ?? expect.unreachable()), csrf: 'token' })).toMatchObject({
+        signedInAt: null,
+        acr: null,
+      });
+    },
+  );
 
   it(verifies('console.sign-in', 'needs a key of at least 256 bits'), () => {
     expect(() => new HmacSessionSigner(Buffer.alloc(16))).toThrow(/256 bits/);
