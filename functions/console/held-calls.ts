@@ -31,6 +31,9 @@ const refusalStatus: Record<DecisionRefusal, number> = {
   not_found: 404,
   not_an_approver: 403,
   own_call: 403,
+  already_approved: 409,
+  sign_in_again: 403,
+  acr_not_met: 403,
   already_decided: 409,
   expired: 409,
   arguments_changed: 409,
@@ -106,7 +109,7 @@ export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly
       refusalStatus[result.reason],
       executionPage(context, {
         execution: current,
-        refusal: mayDecide(approver, current),
+        refusal: mayDecide(approver, current, services.clock.now()),
         flash: { kind: 'error', text: refusalMessages[result.reason] },
       }),
     );

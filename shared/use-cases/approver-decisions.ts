@@ -27,10 +27,19 @@ export const maxNoteLength = 500;
 export type DecisionRefusal =
   /** No such execution. */
   | 'not_found'
-  /** The approver is not in the group the policy names (or the call waits for the customer only). */
+  /**
+   * The approver is not in the group the policy names, nor in its escalation group once the call
+   * waited that long (or the call waits for the customer only).
+   */
   | 'not_an_approver'
   /** The approver made the call. */
   | 'own_call'
+  /** The approver approved this call already: a quorum counts distinct people. */
+  | 'already_approved'
+  /** The policy asks a recent sign-in (@reauth) and this one is older, or its time is unknown. */
+  | 'sign_in_again'
+  /** The policy names the sign-in classes that may decide (@acr) and this sign-in's is not one of them. */
+  | 'acr_not_met'
   /** The call was decided already; `execution` says how. */
   | 'already_decided'
   /** The approval time ran out. */
@@ -66,11 +75,41 @@ export const cleanNote = (note: string | null | undefined): string | null => {
   return cleaned.length === 0 ? null : cleaned;
 };
 
-/** Whether this approver may decide this call (group named by the policy, and not their own call). */
-export const mayDecide = (approver: Approver, execution: Execution): DecisionRefusal | null => {
-  const group = execution.decision?.step?.staff ?? null;
-  if (group === null || !approver.groups.includes(group)) return 'not_an_approver';
+/**
+ * The group this approver decides the call as: the policy's, or, once the call has waited as long
+ * as its @escalate says (whether or not the escalation was recorded yet), the escalation group;
+ * null when neither is theirs.
+ */
+export const decidingGroup = (approver: Approver, execution: Execution, now: number): string | null => {
+  const step = execution.decision?.step ?? null;
+  if (step === null || step.staff === null) return null;
+  if (approver.groups.includes(step.staff)) return step.staff;
+  const escalation = step.escalation;
+  if (escalation === null || !approver.groups.includes(escalation.group)) return null;
+  return Date.parse(execution.created_at) + escalation.after_ms <= now ? escalation.group : null;
+};
+
+/** Whether the sign-in is as recent as the policy's @reauth asks (an unknown time never is). */
+const signedInRecently = (approver: Approver, reauthMs: number | null, now: number): boolean =>
+  reauthMs === null ||
+  (approver.signedInAt !== undefined && approver.signedInAt !== null && now - approver.signedInAt <= reauthMs);
+
+/** Whether the sign-in's class is one the policy's @acr names (any, without @acr). */
+const strongEnough = (approver: Approver, acr: readonly string[] | null): boolean =>
+  acr === null || (approver.acr !== undefined && approver.acr !== null && acr.includes(approver.acr));
+
+/**
+ * Whether this approver may decide this call at `now` (epoch ms): the one rule the call page, the
+ * decision and the inbox share. A member of the deciding group, not the requester, not someone who
+ * approved it already, signed in as recently and as strongly as the policy asks.
+ */
+export const mayDecide = (approver: Approver, execution: Execution, now: number): DecisionRefusal | null => {
+  const step = execution.decision?.step ?? null;
+  if (step === null || decidingGroup(approver, execution, now) === null) return 'not_an_approver';
   if (approver.id === execution.agent_id) return 'own_call';
+  if (execution.approvals.some((approval) => approval.by === approver.id)) return 'already_approved';
+  if (!signedInRecently(approver, step.reauth_ms, now)) return 'sign_in_again';
+  if (!strongEnough(approver, step.acr)) return 'acr_not_met';
   return null;
 };
 
@@ -107,7 +146,7 @@ export const viewHeldCall = async (
   const found = isUuid(executionId) ? await deps.store.get(executionId) : undefined;
   if (found === undefined) return { kind: 'refused', reason: 'not_found' };
   const execution = await settleOverdue(deps, found);
-  const refusal = mayDecide(approver, execution);
+  const refusal = mayDecide(approver, execution, deps.clock.now());
   if (refusal === 'not_an_approver') return { kind: 'refused', reason: 'not_an_approver' };
   const page = await deps.store.listByAgent(execution.agent_id, { limit: recentCallsRead });
   const recent = page.items
@@ -128,7 +167,7 @@ export const decide = async (
 ): Promise<DecisionResult> => {
   const execution = await deps.store.get(request.execution_id);
   if (execution === undefined) return { kind: 'refused', reason: 'not_found' };
-  const refusal = mayDecide(approver, execution);
+  const refusal = mayDecide(approver, execution, deps.clock.now());
   if (refusal !== null) return { kind: 'refused', reason: refusal, execution };
   if (execution.status !== 'pending_approval') return { kind: 'refused', reason: closedReason(execution), execution };
   const now = isoAt(deps.clock);
@@ -178,13 +217,14 @@ export const decide = async (
 
 /** Held calls this approver may decide now, soonest expiry first. */
 export const decidableBy = async (
-  deps: Pick<DecisionDeps, 'store'>,
+  deps: Pick<DecisionDeps, 'store' | 'clock'>,
   approver: Approver,
   limit = 200,
 ): Promise<Execution[]> => {
   const found: Execution[] = [];
+  const now = deps.clock.now();
   for await (const execution of openExecutions(deps.store)) {
-    if (execution.status === 'pending_approval' && mayDecide(approver, execution) === null) found.push(execution);
+    if (execution.status === 'pending_approval' && mayDecide(approver, execution, now) === null) found.push(execution);
     if (found.length >= limit) break;
   }
   return found

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../shared/clock.js';
 import type { ExecutionStore } from '../../shared/executions/store.js';
 import { decidableBy } from '../../shared/use-cases/approver-decisions.js';
 import { anExecution, humanStep } from '../support/executions.js';
@@ -68,7 +69,7 @@ describe.each(['on disk', 'in memory'] as const)('the embedded store’s cursors
         const scanned = await everyPage((cursor) => local.store.scanOpen({ limit: 4, ...(cursor ? { cursor } : {}) }));
         expect(scanned.sort()).toEqual(open.map((execution) => execution.execution_id).sort());
         const inbox = await decidableBy(
-          { store: local.store },
+          { store: local.store, clock: systemClock },
           { id: 'finance-approver', name: null, groups: ['finance'] },
           5,
         );

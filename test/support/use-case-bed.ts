@@ -134,6 +134,15 @@ export const customerPolicy = standardPolicy.replace(
   '@id("large-orders")\n@approval("staff, customer")',
 );
 
+/**
+ * The policies with large orders asking two finance approvers, open to operations after half an
+ * hour, decided only on a sign-in of the last five minutes by a phishing-resistant method.
+ */
+export const highStakesPolicy = standardPolicy.replace(
+  '@id("large-orders")\n@approval("staff")\n@approvers("finance")',
+  '@id("large-orders")\n@approval("staff")\n@approvers("finance")\n@quorum("2")\n@escalate("30m, operations")\n@reauth("5m")\n@acr("phr, phrh")',
+);
+
 const snapshots = new Map<string, Promise<GatewaySnapshot>>();
 
 /** A snapshot of the bench's configuration (loaded once per variant: Cedar is the slow part). */

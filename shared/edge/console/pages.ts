@@ -67,6 +67,11 @@ export const refusalMessages: Record<DecisionRefusal, string> = {
   not_found: 'There is no such call.',
   not_an_approver: 'You are not an approver of the group this call waits for.',
   own_call: 'You cannot decide a call you made yourself.',
+  already_approved: 'You approved this call already; it waits for another approver.',
+  sign_in_again:
+    'This call asks for a recent sign-in, and yours is older than its policy allows: sign in again, then decide.',
+  acr_not_met:
+    'This call asks for a stronger sign-in than the one you used (its policy names the sign-in methods that may decide it); sign in with one of them to decide.',
   already_decided: 'This call was decided already; nothing was changed.',
   expired: 'The approval time ran out before your decision; nothing ran.',
   arguments_changed: 'The arguments you were shown are not the ones held; nothing was changed. Review the page again.',
