@@ -376,7 +376,7 @@ export class GatewayStack extends Stack {
   private approvalLifecycle(data: GatewayData, agents: AgentApi): ApprovalLifecycle {
     const approvals = new ApprovalStateMachine(this, 'Approvals', {
       environment: { ...agents.environment, API_URL: agents.api.url },
-      stepsEnvironment: { EVENT_BUS_NAME: data.notices.eventBusName },
+      noticesEnvironment: { EVENT_BUS_NAME: data.notices.eventBusName },
     });
     const { mcp } = agents;
     mcp.function.addEnvironment('STATE_MACHINE_ARN', approvals.stateMachineArn);
@@ -399,8 +399,10 @@ export class GatewayStack extends Stack {
       data.receiptKey.grantSign(fn.role);
       fn.function.addEnvironment('RECEIPT_KEY_ID', data.receiptKey.key.keyArn);
     }
-    // Only the register task notifies approvers; an approval run the reconciler starts registers too.
+    // The register task notifies approvers of a held call (an approval run the reconciler starts
+    // registers too); the reconciler tells an escalation group of a call escalated to it.
     data.notices.grantPutEventsTo(steps.role);
+    data.notices.grantPutEventsTo(reconciler.role);
     // Running an approved call sends it with the system's credentials; the register task sends webhooks.
     readSecrets(steps, data.secrets);
     readSecrets(reconciler, data.secrets);

@@ -14,8 +14,13 @@ export interface GatewayMetrics {
   callSettled(call: { readonly tool: string; readonly agentGroup: string; readonly outcome: ExecutionStatus }): void;
   /** Policy decided a new call; `policy` is the first policy that determined it (or "(none)"). */
   decided(decision: { readonly decision: DecisionKind; readonly policy: string }): void;
-  /** A held call was decided (approved or rejected), this long after it was made. */
-  heldDecided(ms: number): void;
+  /**
+   * A held call was decided (approved or rejected), this long after it was made, by a person of
+   * this group (shared/executions/approval-load.ts says which group a call counts for).
+   */
+  heldDecided(ms: number, group: string): void;
+  /** How many held calls wait for this group's decision now (a gauge, published on each pass over them). */
+  pendingApprovals(group: string, count: number): void;
   /** An approved call was claimed for sending, this long after it was decided. */
   decidedSent(ms: number): void;
   /** A sent call's outcome was recorded, this long after it was claimed for sending. */
@@ -49,6 +54,7 @@ export const noMetrics: GatewayMetrics = {
   callSettled: () => undefined,
   decided: () => undefined,
   heldDecided: () => undefined,
+  pendingApprovals: () => undefined,
   decidedSent: () => undefined,
   sentSettled: () => undefined,
   configurationAge: () => undefined,
@@ -64,8 +70,8 @@ export const unlistedTool = '(unlisted)';
 /** The policy dimension of a decision no policy determined (no permit applied). */
 export const noPolicy = '(none)';
 
-/** The agent-group dimension of an agent with no group. */
-const noGroup = '(none)';
+/** The dimension of an agent with no group, or of a call that counts for no group of approvers. */
+export const noGroup = '(none)';
 
 /** How long a dimension value may be: longer ones are cut (configuration names are short). */
 const maxDimensionLength = 100;

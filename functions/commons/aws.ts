@@ -145,7 +145,7 @@ const sendingServicesFor = (
  * What the functions that send approved calls need (the reconciler; the held-call steps build on
  * it): every call's services, and the receipt signer. Only these sign: the agents' fronts never do.
  */
-export const recoveryServicesFor = (
+const recoveryServicesFor = (
   environment: SenderEnvironment,
   logger: Logger,
   metrics: GatewayMetrics | null = null,

@@ -15,8 +15,11 @@ import { nagRegionAndAccount } from './nag-arn.js';
 export interface ApprovalStateMachineProps {
   /** Environment of the approval run and reconciler functions; STATE_MACHINE_ARN is added here. */
   readonly environment: Record<string, string>;
-  /** Variables only the held-call steps function reads (e.g. the notice bus). @default none */
-  readonly stepsEnvironment?: Record<string, string>;
+  /**
+   * Variables only the functions that notify approvers read (the notice bus): the held-call steps
+   * (a held call) and the reconciler (an escalation). @default none
+   */
+  readonly noticesEnvironment?: Record<string, string>;
   /**
    * How long one state machine step or reconciler pass may run: an approved call is sent within it,
    * so it must exceed the longest system timeout. @default 300
@@ -59,14 +62,14 @@ export class ApprovalStateMachine extends Construct {
       timeoutSeconds: this.runTimeoutSeconds,
       // Running an approved call loads the configuration snapshot, whose policy engine is Cedar.
       cedar: true,
-      environment: { ...environment, ...props.stepsEnvironment },
+      environment: { ...environment, ...props.noticesEnvironment },
     });
     this.reconciler = new GatewayFunction(this, 'Reconciler', {
       entry: 'reconciler.ts',
       description: 'Approval Gateway reconciler of open calls',
       timeoutSeconds: this.runTimeoutSeconds,
       cedar: true,
-      environment,
+      environment: { ...environment, ...props.noticesEnvironment },
     });
     // Vended-logs prefix: Step Functions then needs no CloudWatch Logs resource policy per group.
     this.logGroup = new LogGroup(this, 'Logs', {

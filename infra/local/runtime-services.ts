@@ -19,6 +19,7 @@ import { uuidV7Ids } from '../../shared/ids.js';
 import type { ReceiptSigner } from '../../shared/receipts/signer.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
+import type { EscalationTimers } from './escalation-timers.js';
 import { lambdaContext } from './http-front.js';
 import type { LocalOptions } from './options.js';
 import { type LocalApprovalRuns, type LocalStore, localApprovalRuns } from './runtime-aws.js';
@@ -59,6 +60,8 @@ interface LocalServiceParts {
   readonly links: LinkBase;
   readonly logger: LoggerFor;
   readonly stepsLogger: Logger;
+  /** The escalation timers of held calls (./escalation-timers.ts). */
+  readonly escalations: EscalationTimers;
 }
 
 /** Flushes the metrics every few seconds, and once more at the stop. */
@@ -92,10 +95,13 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
     toolServers: new ToolServers({ mcp: configuration.mcpClient }),
     log: logger('calls'),
     approvalRuns: new StepFunctionsApprovalRuns(parts.runs.sfnClient, parts.runs.stepFunctions.stateMachineArn),
-    notifier: new Notifiers(
-      [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger, metrics)],
-      approvalsLogger,
-      metrics,
+    // A call's escalation timer is set when its approvers are first told of it.
+    notifier: parts.escalations.watching(
+      new Notifiers(
+        [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger, metrics)],
+        approvalsLogger,
+        metrics,
+      ),
     ),
     consoleUrl: (executionId) => consoleLink(links.base, executionId),
     ...(options.crashAt === null || options.crashAt === 'between-index-and-record'

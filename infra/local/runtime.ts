@@ -18,6 +18,7 @@ import type { RecoveryReport } from '../../shared/use-cases/recovery.js';
 import type { LocalAwsCredentials } from './aws-signature.js';
 import type { LocalConfigSource } from './config-source.js';
 import { localDataKey } from './data-key.js';
+import { EscalationTimers, startHeldCallUpkeep } from './escalation-timers.js';
 import { urlHost } from './net.js';
 import { type LocalOptions, logLevelOf } from './options.js';
 import { localReceiptKey } from './receipt-key.js';
@@ -111,7 +112,20 @@ export const startLocalRuntime = async (
     const runs = await startLocalApprovalRuns(options, local, stepsLogger, stops);
     // Links in notifications name the console; the front's port is known once it listens.
     const links: LinkBase = { base: publicUrl ?? `http://${urlHost(options.host)}:${options.port}` };
-    const parts = { options, configuration, local, dataKey, receiptKey, publicUrl, runs, links, logger, stepsLogger };
+    const escalations = new EscalationTimers(stepsLogger);
+    const parts = {
+      options,
+      configuration,
+      local,
+      dataKey,
+      receiptKey,
+      publicUrl,
+      runs,
+      links,
+      logger,
+      stepsLogger,
+      escalations,
+    };
     const composed = composeLocalServices(parts, stops);
     const background = backgroundCalls(stepsLogger, stops);
     const { front, grpcGateway } = await startLocalFronts({ ...parts, ...composed }, stops);
@@ -131,6 +145,8 @@ export const startLocalRuntime = async (
     // what AWS's would (retain_until passed), at start and every few minutes.
     stops.onClose(startRetentionSweep(local.dynamodb.documents, systemClock, logger('retention')));
     startUnsettledGauge({ store: local.store, metrics: configuration.metrics }, stepsLogger, stops);
+    // Escalations on time, and the calls waiting per group, from the start and every minute.
+    startHeldCallUpkeep({ ...composed.services, metrics: configuration.metrics }, escalations, stepsLogger, stops);
     return {
       baseUrl,
       mcpUrl: `${baseUrl}${mcpPath}`,

@@ -3,7 +3,7 @@
 // `flush` (once per Lambda invocation, or on a timer in a long-running process) writes one line per
 // distinct set of dimension values, which is the fewest EMF allows.
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { DecisionKind, GatewayMetrics } from '../metrics.js';
+import { type DecisionKind, dimensionValue, type GatewayMetrics, noGroup } from '../metrics.js';
 import type { ExecutionStatus } from '../result.js';
 import { dimensionNames, metricNames, metricsNamespace, metricsService } from './emf-names.js';
 
@@ -82,8 +82,28 @@ export class EmfMetrics implements GatewayMetrics {
     ]);
   }
 
-  heldDecided(ms: number): void {
+  heldDecided(ms: number, group: string): void {
+    // Once as a whole (the alarms and the overall graph) and once by the group that decided.
     this.add({}, [], metricNames.heldToDecided, MetricUnit.Milliseconds, ms);
+    const name = dimensionNames.group;
+    this.add(
+      { [name]: dimensionValue(group, noGroup) },
+      [[name]],
+      metricNames.heldToDecided,
+      MetricUnit.Milliseconds,
+      ms,
+    );
+  }
+
+  pendingApprovals(group: string, count: number): void {
+    const name = dimensionNames.group;
+    this.add(
+      { [name]: dimensionValue(group, noGroup) },
+      [[name]],
+      metricNames.pendingApprovals,
+      MetricUnit.Count,
+      count,
+    );
   }
 
   decidedSent(ms: number): void {

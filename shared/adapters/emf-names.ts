@@ -15,7 +15,10 @@ export const metricNames = {
   /** Calls that ended unknown and are not settled yet: a gauge, published on each reconciler pass. */
   unknownOutcomes: 'UnknownOutcomes',
   expiries: 'Expiries',
+  /** Time from a held call to its decision (ms): without dimensions, and by the Group that decided. */
   heldToDecided: 'HeldToDecided',
+  /** Held calls waiting for a decision, by Group: a gauge, published on each pass over them. */
+  pendingApprovals: 'PendingApprovals',
   decidedToSent: 'DecidedToSent',
   sentToSettled: 'SentToSettled',
   configurationAge: 'ConfigurationAge',
@@ -34,4 +37,6 @@ export const dimensionNames = {
   outcome: 'Outcome',
   decision: 'Decision',
   policy: 'Policy',
+  /** The group of approvers a held call counts for (its decider's, else the policy's). */
+  group: 'Group',
 } as const;

@@ -14,6 +14,10 @@ export interface HeldCallNotice {
   readonly customer_id: string | null;
   /** The staff group that decides, or null when only the customer confirms. */
   readonly staff_group: string | null;
+  /** How many staff approvals the call still needs (0 when only the customer confirms). */
+  readonly approvals_needed: number;
+  /** The group the call was escalated to, on the notice that tells it so (then also staff_group); else null. */
+  readonly escalated_to: string | null;
   readonly customer_confirms: boolean;
   /** The canonical arguments with secrets redacted, shortened. */
   readonly summary: string;

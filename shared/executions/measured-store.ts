@@ -7,9 +7,11 @@ import {
   type DecisionKind,
   dimensionValue,
   type GatewayMetrics,
+  noGroup,
   noPolicy,
   unlistedTool,
 } from '../metrics.js';
+import { approvalGroupOf } from './approval-load.js';
 import type { CallKey, CallKeyClaim } from './call-keys.js';
 import { type Execution, terminalStatuses } from './execution.js';
 import type {
@@ -75,7 +77,7 @@ class MeasuredExecutionStore implements ExecutionStore {
     // Decided by a person (staff or the customer); an agent withdrawing its own call decides nothing.
     const decided = change.to === 'approved' || (change.to === 'rejected' && execution.code !== 'withdrawn');
     if (change.from === 'pending_approval' && decided) {
-      this.metrics.heldDecided(elapsed(execution.created_at, change.at) ?? 0);
+      this.metrics.heldDecided(elapsed(execution.created_at, change.at) ?? 0, approvalGroupOf(execution) ?? noGroup);
     }
     // A settlement changes what is known of a call counted when it ended unknown: not a second call.
     if (terminalStatuses.has(change.to) && change.settlement === undefined) {

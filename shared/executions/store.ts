@@ -32,6 +32,7 @@ export type ExecutionPatch = Partial<
     | 'decision_note'
     | 'customer_confirmed_at'
     | 'notified_at'
+    | 'escalated_at'
     | 'approval_run_restarts'
   >
 >;

@@ -27,6 +27,8 @@ const notice: HeldCallNotice = {
   agent_id: 'procurement-agent',
   customer_id: null,
   staff_group: 'finance',
+  approvals_needed: 1,
+  escalated_to: null,
   customer_confirms: false,
   summary: '{"amount":"1500"}',
   console_url: 'http://127.0.0.1:8787/console/executions/01a2288a-0a23-73e9-bf0d-b2f48fb85d36',

@@ -24,6 +24,7 @@ export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'ApprovalsReconcilerFunction secretsmanager:GetSecretValue': reconciler,
   'ApprovalsReconcilerFunction kms:Sign': reconciler,
   'ApprovalsReconcilerFunction kms:GetPublicKey': reconciler,
+  'ApprovalsReconcilerFunction events:PutEvents': reconciler,
   'CallToolSocketFunction dynamodb:GetItem': channelRead,
   'CallToolSocketFunction dynamodb:PutItem': cdkTableGrant,
   'CallToolSocketFunction dynamodb:Query': channelRead,

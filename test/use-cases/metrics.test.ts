@@ -227,6 +227,8 @@ describe('metrics of the configuration and the notices', () => {
       agent_id: 'procurement-agent',
       customer_id: null,
       staff_group: 'finance',
+      approvals_needed: 1,
+      escalated_to: null,
       customer_confirms: false,
       summary: '{}',
       console_url: 'http://127.0.0.1/console',
