@@ -43,8 +43,8 @@ when { context.arguments.amount.greaterThanOrEqual(decimal("${from}"))${below ==
 // once two seconds passed without a decision; from 9000 only after an hour.
 const highStakesPolicies = [
   financePermit('four-eyes-orders', '@quorum("2")', '1000.0', '5000.0'),
-  financePermit('escalated-orders', '@escalate("2s, operations")', '5000.0', '9000.0'),
-  financePermit('slowly-escalated-orders', '@escalate("1h, operations")', '9000.0', null),
+  financePermit('orders-operations-after-2s', '@escalate("2s, operations")', '5000.0', '9000.0'),
+  financePermit('orders-operations-after-1h', '@escalate("1h, operations")', '9000.0', null),
 ].join('');
 
 /** Bound on waiting for the escalation (the policy's two seconds, on a busy machine). */
