@@ -25,6 +25,7 @@ import { type Handler, type Matched, notAllowed, type Route } from './router.js'
 const doneFlashes = new Map<string, Flash>([
   ['approved', { kind: 'ok', text: 'Approved. The call runs now, once, with these arguments.' }],
   ['rejected', { kind: 'ok', text: 'Rejected. Nothing ran; the agent was told.' }],
+  ['recorded', { kind: 'ok', text: 'Approval recorded. The call runs once enough approvers have approved it.' }],
 ]);
 
 const refusalStatus: Record<DecisionRefusal, number> = {
@@ -100,8 +101,9 @@ export const heldCallRoutes = (services: DecisionDeps, logger: Logger): readonly
       arguments_hash: fields.get('arguments_hash') ?? '',
       note: fields.get('note'),
     });
-    if (result.kind === 'decided') {
-      return request.redirect(`${consolePaths.execution(executionId)}?done=${result.execution.status}`);
+    if (result.kind !== 'refused') {
+      const done = result.kind === 'approval_recorded' ? 'recorded' : result.execution.status;
+      return request.redirect(`${consolePaths.execution(executionId)}?done=${done}`);
     }
     logger.info('decision refused', { execution_id: executionId, approver: approver.id, reason: result.reason });
     const current = result.execution ?? execution;

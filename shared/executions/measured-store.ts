@@ -15,6 +15,7 @@ import { approvalGroupOf } from './approval-load.js';
 import type { CallKey, CallKeyClaim } from './call-keys.js';
 import { type Execution, terminalStatuses } from './execution.js';
 import type {
+  ApprovalRequest,
   ClaimRequest,
   CreateResult,
   ExecutionKey,
@@ -107,6 +108,10 @@ class MeasuredExecutionStore implements ExecutionStore {
 
   listByAgent(agentId: string, options?: { limit?: number; cursor?: string }): Promise<ExecutionPage> {
     return this.inner.listByAgent(agentId, options);
+  }
+
+  addApproval(key: ExecutionKey, approval: ApprovalRequest): Promise<TransitionResult> {
+    return this.inner.addApproval(key, approval);
   }
 
   annotate(

@@ -2,7 +2,7 @@
 // with single-item conditional writes only; a lost race is an ordinary answer, not an exception.
 import type { ExecutionStatus } from '../result.js';
 import type { CallKey, CallKeyClaim } from './call-keys.js';
-import type { Execution, Settlement } from './execution.js';
+import type { Execution, Settlement, StaffApproval } from './execution.js';
 
 // The lifecycle's error lives beside the lifecycle; adapters and callers keep importing it from here.
 export { IllegalTransitionError } from './execution.js';
@@ -29,6 +29,7 @@ export type ExecutionPatch = Partial<
     | 'task_token'
     | 'decided_by'
     | 'decided_at'
+    | 'approvals'
     | 'decision_note'
     | 'customer_confirmed_at'
     | 'notified_at'
@@ -50,9 +51,24 @@ export interface TransitionRequest {
     readonly notExpiredAt?: string;
     /** The customer must not have confirmed yet (their answer is given once). */
     readonly customerUnanswered?: true;
+    /** The record must hold exactly this many staff approvals: those the decision was made on. */
+    readonly approvalsGiven?: number;
   };
   /** An operator settles an unknown outcome: the only way out of unknown (see ./write-plan.ts). */
   readonly settlement?: Settlement;
+}
+
+/**
+ * A staff approval that does not complete the call's quorum, added to those given while the call
+ * is still pending with these arguments, its approval time has not run out and the approvals it
+ * holds are still the ones read.
+ */
+export interface ApprovalRequest {
+  readonly at: string;
+  /** Every approval once this one is added, in order, this one last. */
+  readonly approvals: readonly StaffApproval[];
+  /** The canonical arguments' hash the approver was shown. */
+  readonly argumentsHash: string;
 }
 
 export interface ClaimRequest {
@@ -104,6 +120,11 @@ export interface ExecutionStore {
    * approved call is sent at most once however many workers try.
    */
   claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult>;
+  /**
+   * Adds a staff approval short of the quorum, in one conditional write (see ApprovalRequest); a
+   * record that changed meanwhile (another approval, a decision, the time running out) is a conflict.
+   */
+  addApproval(key: ExecutionKey, approval: ApprovalRequest): Promise<TransitionResult>;
   /** Sets fields without changing the status, only while the record holds `status`. */
   annotate(
     key: ExecutionKey,

@@ -16,7 +16,7 @@ import {
   terminalStatuses,
 } from './execution.js';
 import { epochSeconds, retainUntilFrom } from './retention.js';
-import type { ClaimRequest, ExecutionKey, ExecutionPatch, TransitionRequest } from './store.js';
+import type { ApprovalRequest, ClaimRequest, ExecutionKey, ExecutionPatch, TransitionRequest } from './store.js';
 
 /** What the record must hold for the write to apply; anything else is a conflict. */
 export interface PlanConditions {
@@ -27,7 +27,21 @@ export interface PlanConditions {
   readonly expiresAfter?: string;
   /** This field must be unset (null or absent): a claim, a notice or a customer's answer is given once. */
   readonly unset?: keyof ExecutionPatch;
+  /**
+   * The record must hold exactly this many staff approvals (a record written before approvals were
+   * kept holds none): an approval counts only toward the approvals it was given after.
+   */
+  readonly approvalsGiven?: number;
 }
+
+/** A transition's guard as the conditions the record must meet besides its status. */
+const guardConditions = (guard: NonNullable<TransitionRequest['guard']>): Omit<PlanConditions, 'status'> => ({
+  ...(guard.argumentsHash === undefined ? {} : { argumentsHash: guard.argumentsHash }),
+  ...(guard.notExpiredAt === undefined ? {} : { expiresAfter: guard.notExpiredAt }),
+  // A confirmation the customer already gave is never answered again.
+  ...(guard.customerUnanswered === true ? { unset: 'customer_confirmed_at' } : {}),
+  ...(guard.approvalsGiven === undefined ? {} : { approvalsGiven: guard.approvalsGiven }),
+});
 
 /** What a write does to the record's entry in the index of open calls. */
 type OpenIndexChange =
@@ -80,13 +94,7 @@ export const planTransition = (change: TransitionRequest): PlannedMove => {
   return {
     legal: true,
     plan: {
-      conditions: {
-        status: from,
-        ...(guard.argumentsHash === undefined ? {} : { argumentsHash: guard.argumentsHash }),
-        ...(guard.notExpiredAt === undefined ? {} : { expiresAfter: guard.notExpiredAt }),
-        // A confirmation the customer already gave is never answered again.
-        ...(guard.customerUnanswered === true ? { unset: 'customer_confirmed_at' } : {}),
-      },
+      conditions: { status: from, ...guardConditions(guard) },
       sets: { ...setFields(change.patch ?? {}), status: to, updated_at: at },
       historyEntry: { status: to, at },
       // Final: kept for the call's own retention from now, in this same write.
@@ -166,6 +174,26 @@ export const planClaim = (claim: ClaimRequest): WritePlan => ({
   releasesPendingPlace: false,
 });
 
+/**
+ * A staff approval short of the quorum: the approvals grow by one, only while the call is pending
+ * with the arguments the approver saw, within its approval time, and holds the approvals read.
+ */
+export const planApproval = (approval: ApprovalRequest): WritePlan => ({
+  conditions: {
+    status: 'pending_approval',
+    ...guardConditions({
+      argumentsHash: approval.argumentsHash,
+      notExpiredAt: approval.at,
+      approvalsGiven: approval.approvals.length - 1,
+    }),
+  },
+  sets: { approvals: approval.approvals, updated_at: approval.at },
+  historyEntry: null,
+  retainFrom: null,
+  openIndex: { kind: 'keep' },
+  releasesPendingPlace: false,
+});
+
 /** Fields set without a status move, only while the record holds `status` (and `onlyIfUnset` is unset). */
 export const planAnnotation = (
   status: ExecutionStatus,
@@ -184,8 +212,9 @@ export const planAnnotation = (
 export const meetsConditions = (record: Execution, conditions: PlanConditions): boolean => {
   if (record.status !== conditions.status) return false;
   if (conditions.argumentsHash !== undefined && record.arguments_hash !== conditions.argumentsHash) return false;
-  const { expiresAfter, unset } = conditions;
+  const { expiresAfter, unset, approvalsGiven } = conditions;
   if (expiresAfter !== undefined && (record.expires_at === null || !(record.expires_at > expiresAfter))) return false;
+  if (approvalsGiven !== undefined && record.approvals.length !== approvalsGiven) return false;
   return unset === undefined || record[unset] === null;
 };
 

@@ -4,12 +4,13 @@
 
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { Approver } from '../approvals/approver.js';
-import { type Clock, isoAt } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { rejectedBecause, statusMessages } from '../errors.js';
-import type { Execution } from '../executions/execution.js';
-import type { ExecutionStore } from '../executions/store.js';
+import type { Execution, StaffApproval } from '../executions/execution.js';
+import type { ExecutionStore, TransitionResult } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import type { Log } from '../log.js';
+import { maxQuorum } from '../policy/policy-set.js';
 import { decisionRecorded, openExecutions, settleOverdue } from './held-calls.js';
 import type { CallStep } from './run-once.js';
 
@@ -53,6 +54,8 @@ export type DecisionRefusal =
 
 export type DecisionResult =
   | { readonly kind: 'decided'; readonly execution: Execution }
+  /** An approval short of the quorum: recorded, and the call still waits (`execution`: as it is now). */
+  | { readonly kind: 'approval_recorded'; readonly execution: Execution }
   | { readonly kind: 'refused'; readonly reason: DecisionRefusal; readonly execution?: Execution };
 
 export interface DecisionRequest {
@@ -160,59 +163,134 @@ export const viewHeldCall = async (
 const closedReason = (execution: Execution): DecisionRefusal =>
   execution.status === 'expired' ? 'expired' : 'already_decided';
 
+/** Why this decision cannot be made on the record as read at `now` (epoch ms); null: it can. */
+const refusalOf = (
+  approver: Approver,
+  execution: Execution,
+  request: DecisionRequest,
+  now: number,
+): DecisionRefusal | null => {
+  const refusal = mayDecide(approver, execution, now);
+  // Someone who may not decide learns nothing more of the call; anyone else learns it is closed.
+  if (refusal === 'not_an_approver' || refusal === 'own_call') return refusal;
+  if (execution.status !== 'pending_approval') return closedReason(execution);
+  if (refusal !== null) return refusal;
+  if (execution.expires_at !== null && Date.parse(execution.expires_at) <= now) return 'expired';
+  if (request.arguments_hash !== execution.arguments_hash) return 'arguments_changed';
+  // The customer confirms first; staff approve after (a confirmation is never taken back).
+  const step = execution.decision?.step;
+  if (request.outcome === 'approve' && step?.customer === true && execution.customer_confirmed_at === null) {
+    return 'customer_confirms';
+  }
+  const note = request.outcome === 'reject' ? cleanNote(request.note) : null;
+  return note !== null && note.length > maxNoteLength ? 'invalid_note' : null;
+};
+
+/** This approver's approval as the record keeps it: who, when, as which group, on which sign-in. */
+const approvalBy = (approver: Approver, execution: Execution, now: number): StaffApproval => ({
+  by: approver.id,
+  at: new Date(now).toISOString(),
+  group: decidingGroup(approver, execution, now) ?? '',
+  signed_in_at:
+    approver.signedInAt === undefined || approver.signedInAt === null
+      ? null
+      : new Date(approver.signedInAt).toISOString(),
+  acr: approver.acr ?? null,
+});
+
+/** How many approvals the call still needs before it runs (its policy's quorum, less those given). */
+export const approvalsNeeded = (execution: Execution): number =>
+  Math.max(0, (execution.decision?.step?.quorum ?? 1) - execution.approvals.length);
+
+/**
+ * The decision's one conditional write: an approval short of the quorum is added to the record
+ * (still pending); the approval that completes it, or a rejection, ends the wait. Each holds only
+ * on the record as read: still pending, same arguments, time left, and the same approvals.
+ */
+const writeDecision = (
+  deps: DecisionDeps,
+  approver: Approver,
+  request: DecisionRequest,
+  execution: Execution,
+  now: number,
+): Promise<TransitionResult> => {
+  const at = new Date(now).toISOString();
+  const guard = { argumentsHash: request.arguments_hash, notExpiredAt: at };
+  if (request.outcome === 'reject') {
+    const note = cleanNote(request.note);
+    const patch = { decided_by: approver.id, decided_at: at, decision_note: note, ...rejectedBecause(note) };
+    return deps.store.transition(execution, { from: 'pending_approval', to: 'rejected', at, guard, patch });
+  }
+  const approvals = [...execution.approvals, approvalBy(approver, execution, now)];
+  if (approvalsNeeded(execution) > 1) {
+    return deps.store.addApproval(execution, { at, approvals, argumentsHash: request.arguments_hash });
+  }
+  return deps.store.transition(execution, {
+    from: 'pending_approval',
+    to: 'approved',
+    at,
+    guard: { ...guard, approvalsGiven: execution.approvals.length },
+    patch: {
+      approvals,
+      decided_by: approver.id,
+      decided_at: at,
+      decision_note: null,
+      code: null,
+      message: statusMessages.approved,
+    },
+  });
+};
+
+/**
+ * How often a decision is tried again on the record as it is now after another write won: each
+ * lost race is another approval added, or the call's end, so a quorum's size bounds the tries.
+ */
+const decisionTries = maxQuorum + 1;
+
+/**
+ * An approver approves or rejects a held call. An approval short of the policy's quorum is
+ * recorded and the call waits for the next approver; the one that completes it approves the call
+ * and hands it to the approval run; any eligible approver's rejection ends it at once. When another
+ * decision landed first, the record is read again and the decision judged anew.
+ */
 export const decide = async (
   deps: DecisionDeps,
   approver: Approver,
   request: DecisionRequest,
 ): Promise<DecisionResult> => {
-  const execution = await deps.store.get(request.execution_id);
-  if (execution === undefined) return { kind: 'refused', reason: 'not_found' };
-  const refusal = mayDecide(approver, execution, deps.clock.now());
-  if (refusal !== null) return { kind: 'refused', reason: refusal, execution };
-  if (execution.status !== 'pending_approval') return { kind: 'refused', reason: closedReason(execution), execution };
-  const now = isoAt(deps.clock);
-  if (execution.expires_at !== null && execution.expires_at <= now) {
-    return { kind: 'refused', reason: 'expired', execution };
+  let execution = await deps.store.get(request.execution_id);
+  for (let tries = 0; execution !== undefined && tries < decisionTries; tries += 1) {
+    const now = deps.clock.now();
+    const refusal = refusalOf(approver, execution, request, now);
+    if (refusal !== null) return { kind: 'refused', reason: refusal, execution };
+    const written = await writeDecision(deps, approver, request, execution, now);
+    if (written.kind === 'conflict') {
+      execution = written.current;
+      continue;
+    }
+    return decisionWritten(deps, approver, written.execution);
   }
-  if (request.arguments_hash !== execution.arguments_hash) {
-    return { kind: 'refused', reason: 'arguments_changed', execution };
-  }
-  // The customer confirms first; staff approve after (a confirmation is never taken back).
-  if (
-    request.outcome === 'approve' &&
-    execution.decision?.step?.customer === true &&
-    execution.customer_confirmed_at === null
-  ) {
-    return { kind: 'refused', reason: 'customer_confirms', execution };
-  }
-  const note = request.outcome === 'reject' ? cleanNote(request.note) : null;
-  if (note !== null && note.length > maxNoteLength) return { kind: 'refused', reason: 'invalid_note', execution };
+  return execution === undefined
+    ? { kind: 'refused', reason: 'not_found' }
+    : { kind: 'refused', reason: closedReason(execution), execution };
+};
 
-  const approve = request.outcome === 'approve';
-  const decided = await deps.store.transition(execution, {
-    from: 'pending_approval',
-    to: approve ? 'approved' : 'rejected',
-    at: now,
-    guard: { argumentsHash: request.arguments_hash, notExpiredAt: now },
-    patch: {
-      decided_by: approver.id,
-      decided_at: now,
-      decision_note: note,
-      ...(approve ? { code: null, message: statusMessages.approved } : rejectedBecause(note)),
-    },
-  });
-  if (decided.kind === 'conflict') {
-    const current = decided.current ?? execution;
-    if (current.status !== 'pending_approval')
-      return { kind: 'refused', reason: closedReason(current), execution: current };
-    return {
-      kind: 'refused',
-      reason: current.expires_at !== null && current.expires_at <= now ? 'expired' : 'arguments_changed',
-      execution: current,
-    };
+/** After the write: a partial approval waits for the next approver; a decision reaches the approval run. */
+const decisionWritten = async (
+  deps: DecisionDeps,
+  approver: Approver,
+  execution: Execution,
+): Promise<DecisionResult> => {
+  if (execution.status === 'pending_approval') {
+    deps.log.info('held call approved, more approvals needed', {
+      execution_id: execution.execution_id,
+      approver: approver.id,
+      approvals_needed: approvalsNeeded(execution),
+    });
+    return { kind: 'approval_recorded', execution };
   }
-  await decisionRecorded(deps, decided.execution, 'held call decided', { approver: approver.id });
-  return { kind: 'decided', execution: decided.execution };
+  await decisionRecorded(deps, execution, 'held call decided', { approver: approver.id });
+  return { kind: 'decided', execution };
 };
 
 /** Held calls this approver may decide now, soonest expiry first. */

@@ -163,6 +163,27 @@ describe('unknown outcomes recorded before their partition', () => {
   );
 });
 
+describe('calls recorded before approvals were kept one by one', () => {
+  it(verifies('quorum.approval-write', 'a record without the approvals attribute holds none'), async () => {
+    const {
+      approvals: _none,
+      escalated_at: _never,
+      ...older
+    } = anExecution({
+      arguments_hash: 'a'.repeat(64),
+      expires_at: '2099-01-01T00:00:00.000Z',
+    });
+    await local.dynamodb.documents.send(new PutCommand({ TableName: 'executions', Item: older }));
+    const approval = { by: 'farah', at: older.created_at, group: 'finance', signed_in_at: null, acr: null };
+    const request = { at: older.created_at, argumentsHash: 'a'.repeat(64) };
+    expect((await local.store.addApproval(older, { ...request, approvals: [approval, approval] })).kind).toBe(
+      'conflict',
+    );
+    const added = await local.store.addApproval(older, { ...request, approvals: [approval] });
+    expect(added).toMatchObject({ kind: 'applied', execution: { approvals: [approval] } });
+  });
+});
+
 describe('items read back', () => {
   it('refuses to return an item that is not a valid execution', async () => {
     await local.dynamodb.documents.send(

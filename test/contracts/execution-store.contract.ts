@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   IllegalTransitionError as DomainIllegalTransitionError,
   type Execution,
+  type StaffApproval,
 } from '../../shared/executions/execution.js';
 import {
   type ExecutionPage,
@@ -303,6 +304,49 @@ export const executionStoreContract = (name: string, open: () => Promise<OpenedS
           expect((await decide('a'.repeat(64), at(61_000))).kind).toBe('conflict');
           expect(await store.getOwned(execution)).toEqual(execution);
           expect(applied(await decide('a'.repeat(64), at(59_999))).status).toBe('approved');
+        },
+      );
+
+      it(
+        verifies(
+          'quorum.approval-write',
+          'an approval short of the quorum holds only on the approvals read, pending, same hash, in time',
+        ),
+        async () => {
+          const execution = anExecution({ arguments_hash: 'a'.repeat(64), expires_at: at(60_000) });
+          await store.create(execution);
+          const approval = (by: string, offsetMs: number): StaffApproval => ({
+            by,
+            at: at(offsetMs),
+            group: 'finance',
+            signed_in_at: at(-1_000),
+            acr: 'phr',
+          });
+          const add = (approvals: StaffApproval[], offsetMs = 1_000, hash = 'a'.repeat(64)) =>
+            store.addApproval(execution, { at: at(offsetMs), approvals, argumentsHash: hash });
+          const first = applied(await add([approval('farah', 1_000)]));
+          expect(first).toMatchObject({ status: 'pending_approval', approvals: [approval('farah', 1_000)] });
+          expect(first.history).toEqual(execution.history);
+          // Written on the record as it was before the first: a lost race, nothing changed.
+          expect(await add([approval('fiona', 2_000)])).toEqual({ kind: 'conflict', current: first });
+          expect((await add([approval('farah', 1_000), approval('fiona', 2_000)], 2_000, 'b'.repeat(64))).kind).toBe(
+            'conflict',
+          );
+          expect((await add([approval('farah', 1_000), approval('fiona', 60_000)], 60_000)).kind).toBe('conflict');
+          expect(await store.get(execution.execution_id)).toEqual(first);
+          // The approval that completes the quorum holds on the same count, and only once.
+          const completing = (given: number) =>
+            store.transition(execution, {
+              from: 'pending_approval',
+              to: 'approved',
+              at: at(3_000),
+              guard: { argumentsHash: 'a'.repeat(64), notExpiredAt: at(3_000), approvalsGiven: given },
+              patch: { approvals: [approval('farah', 1_000), approval('oskar', 3_000)] },
+            });
+          expect((await completing(0)).kind).toBe('conflict');
+          const approved = applied(await completing(1));
+          expect(approved.approvals.map((given) => given.by)).toEqual(['farah', 'oskar']);
+          expect((await add([...approved.approvals, approval('fiona', 4_000)], 4_000)).kind).toBe('conflict');
         },
       );
 

@@ -319,7 +319,7 @@ export const approveHeld = async (bed: UseCaseBed, held: Execution): Promise<voi
     outcome: 'approve',
     arguments_hash: held.arguments_hash ?? '',
   });
-  if (decided.kind !== 'decided') throw new Error(`expected the approval to hold: ${decided.reason}`);
+  if (decided.kind === 'refused') throw new Error(`expected the approval to hold: ${decided.reason}`);
 };
 
 /** A large order, held for finance: the pending record as stored. */

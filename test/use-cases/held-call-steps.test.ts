@@ -32,7 +32,7 @@ const approvedOrder = async (bed: UseCaseBed, amount = '1500'): Promise<Executio
     outcome: 'approve',
     arguments_hash: held.arguments_hash ?? '',
   });
-  if (decided.kind !== 'decided') throw new Error(`expected the approval to hold: ${decided.reason}`);
+  if (decided.kind === 'refused') throw new Error(`expected the approval to hold: ${decided.reason}`);
   return decided.execution;
 };
 

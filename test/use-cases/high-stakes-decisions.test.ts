@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Approver } from '../../shared/approvals/approver.js';
 import { decidableBy, decide, viewHeldCall } from '../../shared/use-cases/approver-decisions.js';
+import { executeApproved, registerApproval } from '../../shared/use-cases/held-call-steps.js';
 import { verifies } from '../support/requirements.js';
 import {
   benchSnapshot,
@@ -11,6 +12,7 @@ import {
   holdLargeOrder,
   operationsApprover,
   procurementAgent,
+  secondFinanceApprover,
   type UseCaseBed,
   useCaseBed,
 } from '../support/use-case-bed.js';
@@ -106,4 +108,112 @@ describe('who may decide a high-stakes call', () => {
     }
     expect(await bed.record(held.execution_id)).toEqual(held);
   });
+});
+
+describe('a quorum of approvers', () => {
+  it(
+    verifies(
+      'quorum.approvals-recorded',
+      'the first approval is recorded and the call waits; the second approves it and only then reaches the run',
+    ),
+    async () => {
+      const bed = await highStakesBed();
+      const held = await holdLargeOrder(bed);
+      await registerApproval(bed.deps, { ...held, task_token: 'token-q' });
+      const farah = signedIn(financeApprover, bed.clock.now() - 1_000);
+      bed.clock.advance(60_000);
+      const first = new Date(bed.clock.now()).toISOString();
+
+      const partial = await decide(bed.deps, farah, approve(held));
+      expect(partial).toMatchObject({ kind: 'approval_recorded', execution: { status: 'pending_approval' } });
+      const waiting = await bed.record(held.execution_id);
+      expect(waiting.approvals).toEqual([
+        {
+          by: 'farah',
+          at: first,
+          group: 'finance',
+          signed_in_at: new Date(farah.signedInAt ?? 0).toISOString(),
+          acr: 'phr',
+        },
+      ]);
+      expect(waiting).toMatchObject({ status: 'pending_approval', decided_by: null, history: held.history });
+      expect(bed.signals).toEqual([]);
+      expect(await executeApproved(bed.deps, held)).toMatchObject({ status: 'pending_approval' });
+      expect(bed.sent).toEqual([]);
+      // The same person again is refused; the page no longer offers them the decision.
+      expect(await decide(bed.deps, farah, approve(held))).toMatchObject({
+        kind: 'refused',
+        reason: 'already_approved',
+      });
+      expect(await decide(bed.deps, farah, { ...approve(held), outcome: 'reject' })).toMatchObject({
+        reason: 'already_approved',
+      });
+      expect(await decidableBy(bed.deps, farah)).toEqual([]);
+
+      // After the escalation time, operations completes the quorum, as its own group.
+      bed.clock.advance(escalationMs);
+      const oskar = signedIn(operationsApprover, bed.clock.now(), 'phrh');
+      const second = new Date(bed.clock.now()).toISOString();
+      expect(await decide(bed.deps, oskar, approve(held))).toMatchObject({
+        kind: 'decided',
+        execution: { status: 'approved' },
+      });
+      const approved = await bed.record(held.execution_id);
+      expect(approved).toMatchObject({ status: 'approved', decided_by: 'oskar', decided_at: second });
+      expect(approved.approvals.map(({ by, group, acr }) => ({ by, group, acr }))).toEqual([
+        { by: 'farah', group: 'finance', acr: 'phr' },
+        { by: 'oskar', group: 'operations', acr: 'phrh' },
+      ]);
+      expect(approved.history.map((entry) => entry.status)).toEqual(['pending_approval', 'approved']);
+      expect(bed.signals).toEqual([{ token: 'token-q', outcome: 'approved' }]);
+      await executeApproved(bed.deps, held);
+      expect(bed.sentFor(held.execution_id)).toHaveLength(1);
+    },
+  );
+
+  it(verifies('quorum.rejection-ends', 'one rejection after an approval ends the call rejected at once'), async () => {
+    const bed = await highStakesBed();
+    const held = await holdLargeOrder(bed);
+    await registerApproval(bed.deps, { ...held, task_token: 'token-r' });
+    const now = bed.clock.now();
+    await decide(bed.deps, signedIn(financeApprover, now), approve(held));
+
+    const rejected = await decide(bed.deps, signedIn(secondFinanceApprover, now), {
+      ...approve(held),
+      outcome: 'reject',
+      note: 'Not this quarter',
+    });
+    expect(rejected).toMatchObject({ kind: 'decided', execution: { status: 'rejected', decided_by: 'fiona' } });
+    expect(bed.signals).toEqual([{ token: 'token-r', outcome: 'closed' }]);
+    await executeApproved(bed.deps, held);
+    expect(bed.sent).toEqual([]);
+  });
+
+  it(
+    verifies(
+      'quorum.approval-write',
+      'approvers at once: each approval counts once, the losers read again, one completes the quorum',
+    ),
+    async () => {
+      const bed = await highStakesBed();
+      const held = await holdLargeOrder(bed);
+      await registerApproval(bed.deps, { ...held, task_token: 'token-c' });
+      const now = bed.clock.now();
+      const farah = signedIn(financeApprover, now);
+      const fiona = signedIn(secondFinanceApprover, now);
+
+      const results = await Promise.all([
+        decide(bed.deps, farah, approve(held)),
+        decide(bed.deps, fiona, approve(held)),
+        decide(bed.deps, farah, approve(held)),
+      ]);
+
+      expect(results.map((result) => result.kind).sort()).toEqual(['approval_recorded', 'decided', 'refused']);
+      expect(results.find((result) => result.kind === 'refused')).toMatchObject({ reason: 'already_approved' });
+      const record = await bed.record(held.execution_id);
+      expect(record.status).toBe('approved');
+      expect(record.approvals.map((approval) => approval.by).sort()).toEqual(['farah', 'fiona']);
+      expect(bed.signals).toEqual([{ token: 'token-c', outcome: 'approved' }]);
+    },
+  );
 });

@@ -38,7 +38,7 @@ const approveHeld = async (bed: UseCaseBed, executionId: string, hash: string | 
     outcome: 'approve',
     arguments_hash: hash ?? '',
   });
-  if (decided.kind !== 'decided') throw new Error(`expected the approval to hold: ${decided.reason}`);
+  if (decided.kind === 'refused') throw new Error(`expected the approval to hold: ${decided.reason}`);
 };
 
 /** A direct write whose system call never answers: the gateway stops with the claim recorded. */

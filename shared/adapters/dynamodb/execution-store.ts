@@ -8,6 +8,7 @@ import type { CallKey, CallKeyClaim } from '../../executions/call-keys.js';
 import { Execution, openStatuses } from '../../executions/execution.js';
 import { retainUntil } from '../../executions/retention.js';
 import type {
+  ApprovalRequest,
   ClaimRequest,
   CreateResult,
   ExecutionKey,
@@ -23,6 +24,7 @@ import {
   openEntryOf,
   openShardCount,
   planAnnotation,
+  planApproval,
   planClaim,
   releasePlaceAfter,
   unsettledShard,
@@ -147,6 +149,10 @@ export class DynamoDbExecutionStore implements ExecutionStore {
 
   claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult> {
     return this.persist(key, planClaim(claim));
+  }
+
+  addApproval(key: ExecutionKey, approval: ApprovalRequest): Promise<TransitionResult> {
+    return this.persist(key, planApproval(approval));
   }
 
   annotate(

@@ -4,18 +4,20 @@ import { defaultRetentionSeconds } from '../../executions/retention.js';
 import { unsettledShard, type WritePlan } from '../../executions/write-plan.js';
 
 /**
- * All of `conditions` (each one term, never an OR), and `unset` (an attribute) absent or NULL when
- * named. That last part is written out as two conjunctions joined by OR, not as a parenthesized
- * OR: the same condition to DynamoDB (AND binds tighter than OR), and one the local store's
- * expression parser reads in a fraction of the time (a parenthesized group costs it about a third
- * of a millisecond per write).
+ * All of `conditions` (each one term, never an OR), and one term of each of `choices` (each a
+ * small OR: an attribute absent or NULL, a list absent or of a size). Written out as conjunctions
+ * joined by OR, one per combination, not as parenthesized ORs: the same condition to DynamoDB (AND
+ * binds tighter than OR), and one the local store's expression parser reads in a fraction of the
+ * time (a parenthesized group costs it about a third of a millisecond per write).
  */
-export const conditionOf = (conditions: readonly string[], unset?: string): string =>
-  unset === undefined
-    ? conditions.join(' AND ')
-    : [`attribute_not_exists(${unset})`, `attribute_type(${unset}, :null)`]
-        .map((either) => [...conditions, either].join(' AND '))
-        .join(' OR ');
+export const conditionOf = (conditions: readonly string[], ...choices: readonly (readonly string[])[]): string =>
+  choices
+    .reduce<string[][]>(
+      (combined, either) => combined.flatMap((terms) => either.map((term) => [...terms, term])),
+      [[...conditions]],
+    )
+    .map((terms) => terms.join(' AND '))
+    .join(' OR ');
 
 /** A write plan as one UpdateCommand's expressions: its sets, its index change, and its conditions. */
 export const updateOf = (plan: WritePlan) => {
@@ -69,8 +71,19 @@ const conditionsOf = (
     values[':now'] = conditions.expiresAfter;
     terms.push('expires_at > :now');
   }
-  if (conditions.unset === undefined) return conditionOf(terms);
-  names[`#${conditions.unset}`] = conditions.unset;
-  values[':null'] = 'NULL';
-  return conditionOf(terms, `#${conditions.unset}`);
+  const choices: string[][] = [];
+  if (conditions.approvalsGiven !== undefined) {
+    // A record written before approvals were kept has no list: it holds none.
+    values[':approvals_given'] = conditions.approvalsGiven;
+    const sized = 'size(approvals) = :approvals_given';
+    if (conditions.approvalsGiven === 0) choices.push(['attribute_not_exists(approvals)', sized]);
+    else terms.push(sized);
+  }
+  if (conditions.unset !== undefined) {
+    const unset = `#${conditions.unset}`;
+    names[unset] = conditions.unset;
+    values[':null'] = 'NULL';
+    choices.push([`attribute_not_exists(${unset})`, `attribute_type(${unset}, :null)`]);
+  }
+  return conditionOf(terms, ...choices);
 };

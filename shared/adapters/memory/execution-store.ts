@@ -13,6 +13,7 @@ import {
 } from '../../executions/listing.js';
 import { retainUntil } from '../../executions/retention.js';
 import type {
+  ApprovalRequest,
   ClaimRequest,
   CreateResult,
   ExecutionKey,
@@ -29,6 +30,7 @@ import {
   type OpenEntry,
   openEntryOf,
   planAnnotation,
+  planApproval,
   planClaim,
   releasePlaceAfter,
   unsettledSince,
@@ -188,6 +190,10 @@ export class MemoryExecutionStore implements ExecutionStore, ExecutionListing {
 
   claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult> {
     return this.persist(key, planClaim(claim));
+  }
+
+  addApproval(key: ExecutionKey, approval: ApprovalRequest): Promise<TransitionResult> {
+    return this.persist(key, planApproval(approval));
   }
 
   annotate(

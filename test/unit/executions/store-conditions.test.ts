@@ -58,7 +58,7 @@ describe('conditions on an unset attribute', () => {
   );
 
   it(verifies('perf.store-conditions-flat', 'means all the conditions, and the attribute absent or NULL'), () => {
-    const written = conditionOf(['a', 'b'], 'x');
+    const written = conditionOf(['a', 'b'], ['attribute_not_exists(x)', 'attribute_type(x, :null)']);
     expect(written).toBe('a AND b AND attribute_not_exists(x) OR a AND b AND attribute_type(x, :null)');
     for (const a of [true, false])
       for (const b of [true, false])
@@ -69,5 +69,15 @@ describe('conditions on an unset attribute', () => {
             expect(evaluate(written, truth)).toBe(a && b && (absent || isNull));
           }
     expect(conditionOf(['a', 'b'])).toBe('a AND b');
+  });
+
+  it(verifies('quorum.approval-write', 'two choices mean one of each, all the conditions besides'), () => {
+    const written = conditionOf(['a'], ['x', 'y'], ['u', 'v']);
+    expect(written).toBe('a AND x AND u OR a AND x AND v OR a AND y AND u OR a AND y AND v');
+    for (const a of [true, false])
+      for (const x of [true, false])
+        for (const y of [true, false])
+          for (const u of [true, false])
+            for (const v of [true, false]) expect(evaluate(written, { a, x, y, u, v })).toBe(a && (x || y) && (u || v));
   });
 });
