@@ -189,7 +189,8 @@ describe('two approvers (@quorum("2"))', () => {
       // The second approver sees how far the quorum is, and who approved.
       const form = await sessions.finance2.decisionForm(executionId);
       expect(form.page.body).toContain('1 of 2 approvals');
-      expect(form.page.body).toMatch(/finance-approver(?!-2)/);
+      // Who approved: their name or id (not the second approver's own id in the page's header).
+      expect(form.page.body).toMatch(/Farah \(Finance\)|finance-approver(?!-2)/);
       expect((await sessions.finance2.decide(executionId, form, 'approve')).status).toBe(303);
       expect(await settled(executionId)).toMatchObject({
         status: 'succeeded',
