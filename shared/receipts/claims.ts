@@ -2,6 +2,7 @@
 // arguments), by whom and when, which gateway says so, and for an HTTP system the exact request it
 // was sent as, so the system checks the bytes it received without re-canonicalizing anything.
 import { createHash } from 'node:crypto';
+import { staffApprovalsOf } from '../approvals/quorum.js';
 import type { Execution } from '../executions/execution.js';
 import type { OutboundRequest } from '../invoke/system-client.js';
 import type { ReceiptSigner } from './signer.js';
@@ -45,7 +46,8 @@ type ReceiptClaims = {
 
 /**
  * The human steps the record holds, in the order they are taken: the customer confirms first,
- * staff approve after. A customer alone decides the call (decided_by is then the customer).
+ * staff approve after, each approver of a quorum in turn. A customer alone decides the call
+ * (decided_by is then the customer).
  */
 const approvalsOf = (execution: Execution): ReceiptApproval[] => {
   const step = execution.decision?.step ?? null;
@@ -54,9 +56,7 @@ const approvalsOf = (execution: Execution): ReceiptApproval[] => {
   if (step?.customer === true && customer !== null && execution.customer_confirmed_at !== null) {
     approvals.push({ role: 'customer', by: customer, at: execution.customer_confirmed_at });
   }
-  if (step?.staff != null && execution.decided_by !== null && execution.decided_at !== null) {
-    approvals.push({ role: 'staff', by: execution.decided_by, at: execution.decided_at });
-  }
+  for (const { by, at } of staffApprovalsOf(execution)) approvals.push({ role: 'staff', by, at });
   return approvals;
 };
 

@@ -4,6 +4,7 @@
 
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { Approver } from '../approvals/approver.js';
+import { approvalsNeeded, groupDecidingAt, signedInRecently, signInStrongEnough } from '../approvals/quorum.js';
 import type { Clock } from '../clock.js';
 import { rejectedBecause, statusMessages } from '../errors.js';
 import type { Execution, StaffApproval } from '../executions/execution.js';
@@ -79,42 +80,48 @@ export const cleanNote = (note: string | null | undefined): string | null => {
 };
 
 /**
- * The group this approver decides the call as: the policy's, or, once the call has waited as long
- * as its @escalate says (whether or not the escalation was recorded yet), the escalation group;
- * null when neither is theirs.
+ * The group this approver decides the call as at `now` (epoch ms): the policy's, or its escalation
+ * group once due; null when neither is theirs.
  */
 export const decidingGroup = (approver: Approver, execution: Execution, now: number): string | null => {
   const step = execution.decision?.step ?? null;
-  if (step === null || step.staff === null) return null;
-  if (approver.groups.includes(step.staff)) return step.staff;
-  const escalation = step.escalation;
-  if (escalation === null || !approver.groups.includes(escalation.group)) return null;
-  return Date.parse(execution.created_at) + escalation.after_ms <= now ? escalation.group : null;
+  return step === null ? null : groupDecidingAt(approver.groups, step, execution.created_at, now);
 };
 
-/** Whether the sign-in is as recent as the policy's @reauth asks (an unknown time never is). */
-const signedInRecently = (approver: Approver, reauthMs: number | null, now: number): boolean =>
-  reauthMs === null ||
-  (approver.signedInAt !== undefined && approver.signedInAt !== null && now - approver.signedInAt <= reauthMs);
+/** This approver's approval at `now`, as the record would keep it: who, when, as which group, on which sign-in. */
+const approvalBy = (approver: Approver, group: string, now: number): StaffApproval => ({
+  by: approver.id,
+  at: new Date(now).toISOString(),
+  group,
+  signed_in_at:
+    approver.signedInAt === undefined || approver.signedInAt === null
+      ? null
+      : new Date(approver.signedInAt).toISOString(),
+  acr: approver.acr ?? null,
+});
 
-/** Whether the sign-in's class is one the policy's @acr names (any, without @acr). */
-const strongEnough = (approver: Approver, acr: readonly string[] | null): boolean =>
-  acr === null || (approver.acr !== undefined && approver.acr !== null && acr.includes(approver.acr));
+/** A judgement of who may decide: why not, or the approval they would give now. */
+type Judged = { readonly refusal: DecisionRefusal } | { readonly refusal: null; readonly approval: StaffApproval };
+
+const judge = (approver: Approver, execution: Execution, now: number): Judged => {
+  const step = execution.decision?.step ?? null;
+  const group = decidingGroup(approver, execution, now);
+  if (step === null || group === null) return { refusal: 'not_an_approver' };
+  if (approver.id === execution.agent_id) return { refusal: 'own_call' };
+  if (execution.approvals.some((approval) => approval.by === approver.id)) return { refusal: 'already_approved' };
+  const approval = approvalBy(approver, group, now);
+  if (!signedInRecently(approval, step)) return { refusal: 'sign_in_again' };
+  if (!signInStrongEnough(approval, step)) return { refusal: 'acr_not_met' };
+  return { refusal: null, approval };
+};
 
 /**
  * Whether this approver may decide this call at `now` (epoch ms): the one rule the call page, the
  * decision and the inbox share. A member of the deciding group, not the requester, not someone who
  * approved it already, signed in as recently and as strongly as the policy asks.
  */
-export const mayDecide = (approver: Approver, execution: Execution, now: number): DecisionRefusal | null => {
-  const step = execution.decision?.step ?? null;
-  if (step === null || decidingGroup(approver, execution, now) === null) return 'not_an_approver';
-  if (approver.id === execution.agent_id) return 'own_call';
-  if (execution.approvals.some((approval) => approval.by === approver.id)) return 'already_approved';
-  if (!signedInRecently(approver, step.reauth_ms, now)) return 'sign_in_again';
-  if (!strongEnough(approver, step.acr)) return 'acr_not_met';
-  return null;
-};
+export const mayDecide = (approver: Approver, execution: Execution, now: number): DecisionRefusal | null =>
+  judge(approver, execution, now).refusal;
 
 /** One of the agent's other calls of the same tool, as the approver sees it beside the held one. */
 export type RecentCall = Pick<Execution, 'execution_id' | 'created_at' | 'status' | 'code'>;
@@ -163,44 +170,23 @@ export const viewHeldCall = async (
 const closedReason = (execution: Execution): DecisionRefusal =>
   execution.status === 'expired' ? 'expired' : 'already_decided';
 
-/** Why this decision cannot be made on the record as read at `now` (epoch ms); null: it can. */
-const refusalOf = (
-  approver: Approver,
-  execution: Execution,
-  request: DecisionRequest,
-  now: number,
-): DecisionRefusal | null => {
-  const refusal = mayDecide(approver, execution, now);
+/** Why this decision cannot be made on the record as read at `now` (epoch ms), or the approval it gives. */
+const judgeDecision = (approver: Approver, execution: Execution, request: DecisionRequest, now: number): Judged => {
+  const judged = judge(approver, execution, now);
   // Someone who may not decide learns nothing more of the call; anyone else learns it is closed.
-  if (refusal === 'not_an_approver' || refusal === 'own_call') return refusal;
-  if (execution.status !== 'pending_approval') return closedReason(execution);
-  if (refusal !== null) return refusal;
-  if (execution.expires_at !== null && Date.parse(execution.expires_at) <= now) return 'expired';
-  if (request.arguments_hash !== execution.arguments_hash) return 'arguments_changed';
+  if (judged.refusal === 'not_an_approver' || judged.refusal === 'own_call') return judged;
+  if (execution.status !== 'pending_approval') return { refusal: closedReason(execution) };
+  if (judged.refusal !== null) return judged;
+  if (execution.expires_at !== null && Date.parse(execution.expires_at) <= now) return { refusal: 'expired' };
+  if (request.arguments_hash !== execution.arguments_hash) return { refusal: 'arguments_changed' };
   // The customer confirms first; staff approve after (a confirmation is never taken back).
   const step = execution.decision?.step;
   if (request.outcome === 'approve' && step?.customer === true && execution.customer_confirmed_at === null) {
-    return 'customer_confirms';
+    return { refusal: 'customer_confirms' };
   }
   const note = request.outcome === 'reject' ? cleanNote(request.note) : null;
-  return note !== null && note.length > maxNoteLength ? 'invalid_note' : null;
+  return note !== null && note.length > maxNoteLength ? { refusal: 'invalid_note' } : judged;
 };
-
-/** This approver's approval as the record keeps it: who, when, as which group, on which sign-in. */
-const approvalBy = (approver: Approver, execution: Execution, now: number): StaffApproval => ({
-  by: approver.id,
-  at: new Date(now).toISOString(),
-  group: decidingGroup(approver, execution, now) ?? '',
-  signed_in_at:
-    approver.signedInAt === undefined || approver.signedInAt === null
-      ? null
-      : new Date(approver.signedInAt).toISOString(),
-  acr: approver.acr ?? null,
-});
-
-/** How many approvals the call still needs before it runs (its policy's quorum, less those given). */
-export const approvalsNeeded = (execution: Execution): number =>
-  Math.max(0, (execution.decision?.step?.quorum ?? 1) - execution.approvals.length);
 
 /**
  * The decision's one conditional write: an approval short of the quorum is added to the record
@@ -212,16 +198,16 @@ const writeDecision = (
   approver: Approver,
   request: DecisionRequest,
   execution: Execution,
-  now: number,
+  approval: StaffApproval,
 ): Promise<TransitionResult> => {
-  const at = new Date(now).toISOString();
+  const at = approval.at;
   const guard = { argumentsHash: request.arguments_hash, notExpiredAt: at };
   if (request.outcome === 'reject') {
     const note = cleanNote(request.note);
     const patch = { decided_by: approver.id, decided_at: at, decision_note: note, ...rejectedBecause(note) };
     return deps.store.transition(execution, { from: 'pending_approval', to: 'rejected', at, guard, patch });
   }
-  const approvals = [...execution.approvals, approvalBy(approver, execution, now)];
+  const approvals = [...execution.approvals, approval];
   if (approvalsNeeded(execution) > 1) {
     return deps.store.addApproval(execution, { at, approvals, argumentsHash: request.arguments_hash });
   }
@@ -260,10 +246,9 @@ export const decide = async (
 ): Promise<DecisionResult> => {
   let execution = await deps.store.get(request.execution_id);
   for (let tries = 0; execution !== undefined && tries < decisionTries; tries += 1) {
-    const now = deps.clock.now();
-    const refusal = refusalOf(approver, execution, request, now);
-    if (refusal !== null) return { kind: 'refused', reason: refusal, execution };
-    const written = await writeDecision(deps, approver, request, execution, now);
+    const judged = judgeDecision(approver, execution, request, deps.clock.now());
+    if (judged.refusal !== null) return { kind: 'refused', reason: judged.refusal, execution };
+    const written = await writeDecision(deps, approver, request, execution, judged.approval);
     if (written.kind === 'conflict') {
       execution = written.current;
       continue;

@@ -12,6 +12,7 @@
 // Long: both entries share the claim, the send through either kind of system, and the settling;
 // split apart, the one rule would have two homes.
 
+import { quorumMet } from '../approvals/quorum.js';
 import { argumentsHash } from '../arguments/hash.js';
 import type { AgentIdentity } from '../auth/agent.js';
 import { type CatalogTool, isJsonObject, type JsonObject } from '../catalog/tool.js';
@@ -296,15 +297,17 @@ const requesterOf = (execution: Execution): AgentIdentity => ({
 
 /**
  * Whether the approval given still answers what the policy asks now: the call is permitted, and
- * any human step it needs now is the one that was taken (an approval by finance does not stand
- * for another group, nor for the customer's confirmation). A call that now runs at once is covered.
+ * any human step it needs now is the one that was taken: as many distinct approvers as its quorum
+ * asks now, each of a group it lets decide now, on a sign-in as recent and as strong as it asks
+ * now (an approval by finance does not stand for another group, one approver does not stand for
+ * two), and the customer's confirmation when it asks for one. A call that now runs at once is covered.
  */
 const approvalCovers = (execution: Execution, decision: PolicyDecision): boolean => {
   if (decision.kind === 'deny') return false;
   const step = decision.step;
   if (step === null) return true;
+  if (step.staff !== null && !quorumMet(execution, step)) return false;
   const given = execution.decision?.step ?? null;
-  if (step.staff !== null && step.staff !== given?.staff) return false;
   return !step.customer || (given?.customer === true && execution.customer_confirmed_at !== null);
 };
 

@@ -4,8 +4,10 @@ import { describe, expect, it } from 'vitest';
 import type { Approver } from '../../shared/approvals/approver.js';
 import { decidableBy, decide, viewHeldCall } from '../../shared/use-cases/approver-decisions.js';
 import { executeApproved, registerApproval } from '../../shared/use-cases/held-call-steps.js';
+import { verifiedReceipt } from '../support/receipts.js';
 import { verifies } from '../support/requirements.js';
 import {
+  benchGatewayUrl,
   benchSnapshot,
   financeApprover,
   highStakesPolicy,
@@ -13,6 +15,7 @@ import {
   operationsApprover,
   procurementAgent,
   secondFinanceApprover,
+  testReceiptSigner,
   type UseCaseBed,
   useCaseBed,
 } from '../support/use-case-bed.js';
@@ -214,6 +217,51 @@ describe('a quorum of approvers', () => {
       expect(record.status).toBe('approved');
       expect(record.approvals.map((approval) => approval.by).sort()).toEqual(['farah', 'fiona']);
       expect(bed.signals).toEqual([{ token: 'token-c', outcome: 'approved' }]);
+    },
+  );
+});
+
+/** The high-stakes policy asking two finance approvers and nothing more. */
+const quorumPolicy = highStakesPolicy.replace('\n@escalate("30m, operations")\n@reauth("5m")\n@acr("phr, phrh")', '');
+
+describe('an approved call, checked again before it runs', () => {
+  it(
+    verifies('quorum.policy-rechecked', 'one approval does not stand for the two a changed policy asks now'),
+    async () => {
+      const bed = await useCaseBed();
+      const held = await holdLargeOrder(bed);
+      expect(await decide(bed.deps, financeApprover, approve(held))).toMatchObject({ kind: 'decided' });
+
+      bed.use(await benchSnapshot({ policy: quorumPolicy }));
+      expect(await executeApproved(bed.deps, held)).toMatchObject({ status: 'denied', code: 'policy_denied' });
+      expect(bed.sent).toEqual([]);
+    },
+  );
+
+  it(
+    verifies(
+      ['quorum.policy-rechecked', 'quorum.receipt-approvals'],
+      'a quorum met runs, its receipt naming every approver in order',
+    ),
+    async () => {
+      const bed = await useCaseBed({ snapshot: await benchSnapshot({ policy: quorumPolicy }) });
+      const held = await holdLargeOrder(bed);
+      const firstAt = new Date(bed.clock.now()).toISOString();
+      await decide(bed.deps, financeApprover, approve(held));
+      bed.clock.advance(1_000);
+      const secondAt = new Date(bed.clock.now()).toISOString();
+      expect(await decide(bed.deps, secondFinanceApprover, approve(held))).toMatchObject({ kind: 'decided' });
+
+      expect(await executeApproved(bed.deps, held)).toMatchObject({ status: 'succeeded' });
+      const claims = await verifiedReceipt(
+        bed.sent[0]?.headers['approval-receipt'],
+        testReceiptSigner,
+        benchGatewayUrl,
+      );
+      expect(claims.approvals).toEqual([
+        { role: 'staff', by: financeApprover.id, at: firstAt },
+        { role: 'staff', by: secondFinanceApprover.id, at: secondAt },
+      ]);
     },
   );
 });

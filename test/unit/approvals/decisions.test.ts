@@ -1,5 +1,6 @@
 // The decision rules that need no store: who may decide, and what a rejection's reason becomes.
 import { describe, expect, it } from 'vitest';
+import { staffApprovalsOf } from '../../../shared/approvals/quorum.js';
 import { cleanNote, decidingGroup, mayDecide } from '../../../shared/use-cases/approver-decisions.js';
 import { anExecution, humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
@@ -90,6 +91,24 @@ describe('who may decide a high-stakes call', () => {
     expect(mayDecide({ ...farah, acr: null }, strong, now)).toBe('acr_not_met');
     expect(mayDecide(farah, strong, now)).toBe('acr_not_met');
   });
+});
+
+describe('the approvals a record holds', () => {
+  it(
+    verifies('quorum.receipt-approvals', 'a record approved before approvals were kept holds its one approver'),
+    () => {
+      const decided = { decided_by: 'farah', decided_at: '2026-01-01T08:00:00.000Z' };
+      const approved = { ...held({ staff: 'finance', customer: false }), ...decided, status: 'approved' as const };
+      expect(staffApprovalsOf(approved)).toEqual([
+        { by: 'farah', at: decided.decided_at, group: 'finance', signed_in_at: null, acr: null },
+      ]);
+      // A rejection is no approval; a customer's confirmation is not staff's.
+      expect(staffApprovalsOf({ ...approved, status: 'rejected' })).toEqual([]);
+      expect(staffApprovalsOf({ ...held({ staff: null, customer: true }), ...decided, status: 'approved' })).toEqual(
+        [],
+      );
+    },
+  );
 });
 
 describe('a rejection’s reason', () => {
