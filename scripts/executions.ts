@@ -10,6 +10,7 @@ import { systemClock } from '../shared/clock.js';
 import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
 import {
+  type AuditLine,
   auditLineOf,
   type ExecutionQuery,
   InvalidCursorError,
@@ -20,6 +21,7 @@ import {
 import { ExecutionStatus } from '../shared/result.js';
 import { escapeInvisible } from '../shared/text/invisible.js';
 import { settleCommand } from './executions-settle.js';
+import { printApprovalLoad } from './executions-stats.js';
 import { targetOf, targetOptions, UsageError } from './executions-target.js';
 
 const usage = `Usage: npm run executions -- [target] [filters] [--limit N] [--cursor C] [--json]
@@ -54,6 +56,13 @@ page may hold fewer than --limit while more follow: continue with the cursor pri
   --json                 one JSON object per call per line; a last line {"next_cursor": …} when
                          more follow
 
+The approval load per group of approvers, instead of a listing:
+  --stats                over the calls held since --since (default 7d): per group (the group of
+                         the approver who decided, else the policy's @approvers group), how many
+                         were held and decided, the time from request to decision at p50 and p90,
+                         how many wait now, and the share of those ended that expired; --json for
+                         one JSON object
+
 Settling a call that ended unknown, once you checked the system (see settle --help):
   settle <execution id> --outcome succeeded|failed --reason "<what you found>" [target]
 
@@ -68,6 +77,18 @@ type Parsed = {
   readonly query: ExecutionQuery;
   readonly json: boolean;
   readonly indexEarlier: boolean;
+  /** --stats: the approval load of the calls held since this instant, instead of a listing. */
+  readonly statsSince: string | null;
+};
+
+/** The window of --stats (--since, 7 days by default); it takes no listing filter or page option. */
+const statsWindow = (values: Readonly<Record<string, string | boolean | undefined>>): string => {
+  const listingOnly = ['agent', 'status', 'tool', 'limit', 'cursor', 'index-earlier-calls'];
+  const given = listingOnly.find((name) => values[name] !== undefined);
+  if (given !== undefined) throw new UsageError(`--stats counts every held call of the window; it takes no --${given}`);
+  const since = parseSince(typeof values.since === 'string' ? values.since : '7d', systemClock.now());
+  if (!since.ok) throw new UsageError(`--since: ${since.error}`);
+  return since.value;
 };
 
 const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed | 'help' => {
@@ -83,6 +104,7 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
       cursor: { type: 'string' },
       json: { type: 'boolean' },
       'index-earlier-calls': { type: 'boolean' },
+      stats: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
@@ -90,6 +112,14 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
   if (values.help === true) return 'help';
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
   const target = targetOf(values, environment);
+  if (values.stats === true)
+    return {
+      target,
+      query: { limit: 1 },
+      json: values.json === true,
+      indexEarlier: false,
+      statsSince: statsWindow(values),
+    };
   const indexEarlier = values['index-earlier-calls'] === true;
   if (indexEarlier && target.kind !== 'table')
     throw new UsageError('--index-earlier-calls is for a deployed table (--table) or an endpoint (--endpoint)');
@@ -114,7 +144,7 @@ const parse = (argv: readonly string[], environment: NodeJS.ProcessEnv): Parsed 
     ...(since === undefined ? {} : { since: since.value }),
     ...(values.cursor === undefined ? {} : { cursor: values.cursor }),
   };
-  return { target, query, json: values.json === true, indexEarlier };
+  return { target, query, json: values.json === true, indexEarlier, statsSince: null };
 };
 
 /** A cell as a terminal shows it: invisible and control characters written as escapes. */
@@ -131,7 +161,17 @@ const columns = [
   'POLICIES',
   'DECIDED BY',
   'DECIDED AT',
+  'APPROVALS',
+  'ESCALATED',
 ];
+
+/** Each approval as who(group)@when, in order. */
+const approvalsCell = (line: AuditLine): string =>
+  line.approvals.map((approval) => `${approval.by}(${approval.group})@${approval.at}`).join(',');
+
+/** The escalation: to whom and when (to whom, and "-", while it has not happened). */
+const escalationCell = (line: AuditLine): string =>
+  line.escalated_to === null ? '' : `${line.escalated_to}@${line.escalated_at ?? '-'}`;
 
 const rowOf = (execution: Execution): string[] => {
   const line = auditLineOf(execution);
@@ -147,6 +187,8 @@ const rowOf = (execution: Execution): string[] => {
     line.policies.join(','),
     line.decided_by,
     line.decided_at,
+    approvalsCell(line),
+    escalationCell(line),
   ].map(cell);
 };
 
@@ -180,7 +222,7 @@ const run = async (): Promise<number> => {
     process.stdout.write(usage);
     return 0;
   }
-  const { target, query, json, indexEarlier } = parsed;
+  const { target, query, json, indexEarlier, statsSince } = parsed;
   let opened: Awaited<ReturnType<typeof openListing>>;
   try {
     opened = await openListing(target);
@@ -192,6 +234,10 @@ const run = async (): Promise<number> => {
     if (indexEarlier) {
       const indexed = await opened.indexEarlierCalls();
       process.stdout.write(`Indexed ${indexed} earlier call(s) in ${opened.source}.\n`);
+      return 0;
+    }
+    if (statsSince !== null) {
+      await printApprovalLoad(opened, statsSince, json, (text) => process.stdout.write(text));
       return 0;
     }
     const page = await opened.listing.list(query);

@@ -62,10 +62,15 @@ const gatewayMetric = (metricName: string, statistic: string, label?: string): M
     ...(label === undefined ? {} : { label }),
   });
 
-/** Every series of a metric with per-call dimensions, found by a search (graphs only). */
-const searchOf = (metricName: string, dimensions: readonly string[], label: string): MathExpression =>
+/** Every series of a metric with per-call dimensions, found by a search (graphs only), as `statistic` (Sum by default). */
+const searchOf = (
+  metricName: string,
+  dimensions: readonly string[],
+  label: string,
+  statistic = 'Sum',
+): MathExpression =>
   new MathExpression({
-    expression: `SEARCH('{${metricsNamespace},service,${dimensions.join(',')}} MetricName="${metricName}"', 'Sum', ${period.toSeconds()})`,
+    expression: `SEARCH('{${metricsNamespace},service,${dimensions.join(',')}} MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
     usingMetrics: {},
     label,
     period,
@@ -138,6 +143,44 @@ const heldCallsRow = (): IWidget[] => [
     width: 12,
   }),
 ];
+
+/**
+ * The approval load: how long each group takes to decide (p50, p90), how many calls wait for each
+ * group now (the gauge each reconciler pass publishes), and the share of held calls that ended
+ * expired rather than decided by a person.
+ */
+const approvalLoadRow = (): IWidget[] => {
+  const group = [dimensionNames.group];
+  const expiries = gatewayMetric(metricNames.expiries, Stats.SUM);
+  const decided = gatewayMetric(metricNames.heldToDecided, Stats.SAMPLE_COUNT);
+  return [
+    new GraphWidget({
+      title: 'Time from request to decision per group, p50 and p90 (ms)',
+      left: [
+        searchOf(metricNames.heldToDecided, group, 'p50', Stats.p(50)),
+        searchOf(metricNames.heldToDecided, group, 'p90', Stats.p(90)),
+      ],
+      width: 8,
+    }),
+    new GraphWidget({
+      title: 'Calls waiting for a decision per group',
+      left: [searchOf(metricNames.pendingApprovals, group, 'Pending', Stats.MAXIMUM)],
+      width: 8,
+    }),
+    new GraphWidget({
+      title: 'Held calls that expired (% of those decided or expired)',
+      left: [
+        new MathExpression({
+          expression: '100 * expired / (expired + decided)',
+          usingMetrics: { expired: expiries, decided },
+          label: 'Expired share',
+          period,
+        }),
+      ],
+      width: 8,
+    }),
+  ];
+};
 
 /** The configuration's age, and the approval runs. */
 const configurationAndRunsRow = (stateMachine: IStateMachine): IWidget[] => [
@@ -222,6 +265,7 @@ export class Operations extends Construct {
         ...summaryRows([...this.alarmsById.values()]),
         callsRow(),
         heldCallsRow(),
+        approvalLoadRow(),
         configurationAndRunsRow(props.stateMachine),
         faultsRow(props.functions, tableThrottles),
       ],

@@ -101,11 +101,16 @@ export class EscalationTimers {
  * timers of what comes before the next passes, and publishes the calls waiting per group.
  */
 export const startHeldCallUpkeep = (
-  deps: EscalationDeps,
-  timers: EscalationTimers,
+  upkeep: {
+    readonly services: EscalationDeps;
+    readonly escalations: EscalationTimers;
+    readonly metrics: NonNullable<EscalationDeps['metrics']>;
+  },
   log: Pick<Logger, 'warn'>,
   stops: RuntimeStops,
 ): void => {
+  const deps = { ...upkeep.services, metrics: upkeep.metrics };
+  const timers = upkeep.escalations;
   timers.start(deps);
   const pass = async () => {
     await passOverHeldCalls(deps, (execution, at) => timers.watch(execution, at)).catch((error: unknown) =>

@@ -19,7 +19,7 @@ import { uuidV7Ids } from '../../shared/ids.js';
 import type { ReceiptSigner } from '../../shared/receipts/signer.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
 import type { CallStep } from '../../shared/use-cases/call-tool.js';
-import type { EscalationTimers } from './escalation-timers.js';
+import { EscalationTimers } from './escalation-timers.js';
 import { lambdaContext } from './http-front.js';
 import type { LocalOptions } from './options.js';
 import { type LocalApprovalRuns, type LocalStore, localApprovalRuns } from './runtime-aws.js';
@@ -47,6 +47,8 @@ export interface LocalServices {
   /** The services with what the agents' fronts add: ids for new calls, the customer's page. */
   readonly mcpServices: McpServices;
   readonly flushedMetrics: InvocationMetrics;
+  /** The escalation timers of held calls (./escalation-timers.ts), started with the upkeep. */
+  readonly escalations: EscalationTimers;
 }
 
 interface LocalServiceParts {
@@ -60,8 +62,6 @@ interface LocalServiceParts {
   readonly links: LinkBase;
   readonly logger: LoggerFor;
   readonly stepsLogger: Logger;
-  /** The escalation timers of held calls (./escalation-timers.ts). */
-  readonly escalations: EscalationTimers;
 }
 
 /** Flushes the metrics every few seconds, and once more at the stop. */
@@ -83,6 +83,7 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
   const { controlPlane, metrics } = configuration;
   const approvalsLogger = logger('approvals');
   const flushedMetrics = flushedMetricsOf(parts, stops);
+  const escalations = new EscalationTimers(parts.stepsLogger);
   const services: LocalServices['services'] = {
     store: measuredStore(parts.local.store, metrics),
     clock: systemClock,
@@ -96,7 +97,7 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
     log: logger('calls'),
     approvalRuns: new StepFunctionsApprovalRuns(parts.runs.sfnClient, parts.runs.stepFunctions.stateMachineArn),
     // A call's escalation timer is set when its approvers are first told of it.
-    notifier: parts.escalations.watching(
+    notifier: escalations.watching(
       new Notifiers(
         [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger, metrics)],
         approvalsLogger,
@@ -121,5 +122,5 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
     ids: uuidV7Ids,
     customerUrl: (executionId: string) => customerLink(links.base, executionId),
   };
-  return { services, mcpServices, flushedMetrics };
+  return { services, mcpServices, flushedMetrics, escalations };
 };

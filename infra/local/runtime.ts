@@ -18,7 +18,7 @@ import type { RecoveryReport } from '../../shared/use-cases/recovery.js';
 import type { LocalAwsCredentials } from './aws-signature.js';
 import type { LocalConfigSource } from './config-source.js';
 import { localDataKey } from './data-key.js';
-import { EscalationTimers, startHeldCallUpkeep } from './escalation-timers.js';
+import { startHeldCallUpkeep } from './escalation-timers.js';
 import { urlHost } from './net.js';
 import { type LocalOptions, logLevelOf } from './options.js';
 import { localReceiptKey } from './receipt-key.js';
@@ -112,20 +112,7 @@ export const startLocalRuntime = async (
     const runs = await startLocalApprovalRuns(options, local, stepsLogger, stops);
     // Links in notifications name the console; the front's port is known once it listens.
     const links: LinkBase = { base: publicUrl ?? `http://${urlHost(options.host)}:${options.port}` };
-    const escalations = new EscalationTimers(stepsLogger);
-    const parts = {
-      options,
-      configuration,
-      local,
-      dataKey,
-      receiptKey,
-      publicUrl,
-      runs,
-      links,
-      logger,
-      stepsLogger,
-      escalations,
-    };
+    const parts = { options, configuration, local, dataKey, receiptKey, publicUrl, runs, links, logger, stepsLogger };
     const composed = composeLocalServices(parts, stops);
     const background = backgroundCalls(stepsLogger, stops);
     const { front, grpcGateway } = await startLocalFronts({ ...parts, ...composed }, stops);
@@ -145,8 +132,7 @@ export const startLocalRuntime = async (
     // what AWS's would (retain_until passed), at start and every few minutes.
     stops.onClose(startRetentionSweep(local.dynamodb.documents, systemClock, logger('retention')));
     startUnsettledGauge({ store: local.store, metrics: configuration.metrics }, stepsLogger, stops);
-    // Escalations on time, and the calls waiting per group, from the start and every minute.
-    startHeldCallUpkeep({ ...composed.services, metrics: configuration.metrics }, escalations, stepsLogger, stops);
+    startHeldCallUpkeep({ ...composed, metrics: configuration.metrics }, stepsLogger, stops);
     return {
       baseUrl,
       mcpUrl: `${baseUrl}${mcpPath}`,

@@ -2,9 +2,11 @@
 // tool and time. The operator's `npm run executions` and an agent's own listing (tasks/list,
 // through ExecutionStore.listByAgent) read through this port; what a listing shows of a call is
 // decided here, so no sealed value, task token or system answer ever reaches it.
+
+import { escalationGroupOf } from '../approvals/escalation.js';
 import { Duration } from '../config/duration.js';
 import { ExecutionStatus } from '../result.js';
-import type { Execution, Settlement } from './execution.js';
+import type { Execution, Settlement, StaffApproval } from './execution.js';
 import type { ExecutionPage } from './store.js';
 
 export interface ExecutionQuery {
@@ -109,6 +111,11 @@ export interface AuditLine {
   readonly decided_by: string | null;
   readonly decided_at: string | null;
   readonly decision_note: string | null;
+  /** The staff approvals given, in order: who, as a member of which group, when. */
+  readonly approvals: readonly Pick<StaffApproval, 'by' | 'group' | 'at'>[];
+  /** The group the call escalates to (@escalate), or null; and when it was escalated, or null. */
+  readonly escalated_to: string | null;
+  readonly escalated_at: string | null;
   /**
    * The canonical arguments as JSON text, every secret value shown as "[REDACTED]" (the sealed copy
    * is never opened); null when they were refused unread.
@@ -141,6 +148,9 @@ export const auditLineOf = (execution: Execution): AuditLine => ({
   decided_by: execution.decided_by,
   decided_at: execution.decided_at,
   decision_note: execution.decision_note,
+  approvals: execution.approvals.map(({ by, group, at }) => ({ by, group, at })),
+  escalated_to: escalationGroupOf(execution),
+  escalated_at: execution.escalated_at,
   arguments_json: execution.arguments_json,
   sealed_fields: execution.secret_pointers ?? [],
   http_status: execution.http_status,

@@ -239,6 +239,9 @@ describe('npm run executions', () => {
         'large-orders',
         'farah',
         fixture.rejected.decided_at,
+        // No approvals kept on this record, and no escalation named.
+        '-',
+        '-',
       ]);
       expect(lines.at(-2)).toMatch(/^Next page: npm run executions -- <the same options> --cursor \S+$/);
       expect(run.output).not.toContain(sealed);

@@ -270,6 +270,26 @@ describe('the dashboard', () => {
     expect(body).toContain('\\"type\\":\\"alarm\\"');
     for (const alarm of operationsOf(plain).alarms.values()) expect(body).toContain(logicalIdOf(alarm));
   });
+
+  it(
+    verifies(
+      'load.metrics',
+      'graphs the time to decision per group at p50 and p90, pending per group, the share expired',
+    ),
+    () => {
+      const [dashboard] = [...resourcesOf(plain.template, 'AWS::CloudWatch::Dashboard').values()];
+      const body = JSON.stringify(propertiesOf(dashboard).DashboardBody);
+      // The metric's name sits in escaped quotes inside the search expression.
+      const search = (metric: string, statistic: string) =>
+        new RegExp(
+          `SEARCH\\('\\{${metricsNamespace},service,Group\\} MetricName=\\W+${metric}\\W+', '${statistic}', 300\\)`,
+        );
+      expect(body).toMatch(search('HeldToDecided', 'p50'));
+      expect(body).toMatch(search('HeldToDecided', 'p90'));
+      expect(body).toMatch(search('PendingApprovals', 'Maximum'));
+      expect(body).toContain('100 * expired / (expired + decided)');
+    },
+  );
 });
 
 describe('held-call notices by email', () => {

@@ -1,6 +1,7 @@
 // The console's pages. Plain server-rendered HTML with one stylesheet and no script at all, so the
 // strict Content-Security-Policy costs nothing; every value is escaped by `html`.
 import type { Approver } from '../../approvals/approver.js';
+import { escalatesAt, escalationGroupOf } from '../../approvals/escalation.js';
 import type { Execution } from '../../executions/execution.js';
 import type { DecisionRefusal, RecentCall } from '../../use-cases/approver-decisions.js';
 import { maxNoteLength } from '../../use-cases/approver-decisions.js';
@@ -153,6 +154,22 @@ const recentCalls = (execution: Execution, recent: readonly RecentCall[] | undef
       )}</tbody>
 </table>`;
 
+/**
+ * A held call's escalation: to which group and when it was escalated, or, while it waits, when it
+ * will be. Its group may decide from that instant, whether or not the escalation pass recorded it yet.
+ */
+const escalationFact = (execution: Execution, now: number): Html | string => {
+  const group = escalationGroupOf(execution);
+  const at = escalatesAt(execution);
+  if (group === null || at === null) return '';
+  if (execution.escalated_at !== null || (execution.status === 'pending_approval' && at <= now)) {
+    const escalated = execution.escalated_at ?? new Date(at).toISOString();
+    return html`<dt>Escalation</dt><dd>Escalated to ${group} at ${when(escalated)}</dd>`;
+  }
+  if (execution.status !== 'pending_approval') return '';
+  return html`<dt>Escalation</dt><dd>Escalates to ${group} at ${when(new Date(at).toISOString())} <span class="muted">(in ${timeLeft(at - now)}, if nobody decides by then)</span></dd>`;
+};
+
 /** An unknown outcome an operator settled: as what, by whom, when and why (the history's last two steps). */
 const settlementFact = (execution: Execution): Html | string => {
   const settled = execution.settlement;
@@ -180,6 +197,7 @@ ${flashBox(view.flash)}
 <dt>Asked</dt><dd>${when(execution.created_at)}</dd>
 <dt>Policy that asked</dt><dd>${policyNames(execution)}</dd>
 <dt>Waits for</dt><dd>${waitsFor(execution)}</dd>
+${escalationFact(execution, context.now)}
 ${
   execution.decision?.step?.customer === true
     ? html`<dt>Customer's confirmation</dt><dd>${execution.customer_confirmed_at === null ? 'not yet' : html`confirmed ${when(execution.customer_confirmed_at)}`}</dd>`

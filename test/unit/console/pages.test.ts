@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { summarize } from '../../../shared/approvals/notifier.js';
 import { executionPage, type PageContext } from '../../../shared/edge/console/pages.js';
 import { noticeOf } from '../../../shared/use-cases/held-call-steps.js';
-import { anExecution } from '../../support/executions.js';
+import { anExecution, humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
 
 const context: PageContext = {
@@ -147,4 +147,46 @@ describe('the notice summary', () => {
       expect(JSON.parse(summary)).toEqual(held);
     },
   );
+});
+
+describe('escalation on the call page', () => {
+  const created = Date.parse('2026-12-03T08:00:00.000Z');
+  const escalating = {
+    created_at: new Date(created).toISOString(),
+    expires_at: '2026-12-04T08:00:00.000Z',
+    decision: {
+      effect: 'allow' as const,
+      reason: null,
+      determining: [],
+      step: humanStep(
+        { staff: 'finance', customer: false },
+        { escalation: { after_ms: 4 * 3_600_000, group: 'operations' } },
+      ),
+      config_version: 'v1',
+    },
+  };
+  const pageAt = (now: number, overrides: Parameters<typeof anExecution>[0] = {}) =>
+    executionPage(
+      { ...context, now },
+      { execution: anExecution({ ...escalating, ...overrides }), refusal: null, flash: null },
+    );
+
+  it(verifies('escalation.shown', 'says when a waiting call will escalate, and to which group'), () => {
+    expect(pageAt(created + 3_600_000)).toContain(
+      '<dt>Escalation</dt><dd>Escalates to operations at <time datetime="2026-12-03T12:00:00.000Z">2026-12-03 12:00:00 UTC</time> <span class="muted">(in 3 h 00 min, if nobody decides by then)</span></dd>',
+    );
+  });
+
+  it(verifies('escalation.shown', 'says to which group and when a call was escalated'), () => {
+    const page = pageAt(created + 5 * 3_600_000, { escalated_at: '2026-12-03T12:00:30.000Z' });
+    expect(page).toContain(
+      '<dt>Escalation</dt><dd>Escalated to operations at <time datetime="2026-12-03T12:00:30.000Z">2026-12-03 12:00:30 UTC</time></dd>',
+    );
+    // Past its time and not yet recorded by the pass: escalated all the same (the group may decide).
+    expect(pageAt(created + 4 * 3_600_000)).toContain(
+      'Escalated to operations at <time datetime="2026-12-03T12:00:00.000Z">',
+    );
+    // Decided before its time: nothing to say.
+    expect(pageAt(created + 5 * 3_600_000, { status: 'rejected' })).not.toContain('<dt>Escalation</dt>');
+  });
 });

@@ -8,6 +8,7 @@ import { createReconcilerFunction } from '../../../functions/reconciler.js';
 import { EscalationTimers, type Schedule, startHeldCallUpkeep } from '../../../infra/local/escalation-timers.js';
 import { RuntimeStops } from '../../../infra/local/runtime-lifecycle.js';
 import { EmfMetrics } from '../../../shared/adapters/emf-metrics.js';
+import { noMetrics } from '../../../shared/metrics.js';
 import { registerApproval } from '../../../shared/use-cases/held-call-steps.js';
 import { parseEmfLines, valuesOf } from '../../support/emf.js';
 import { verifies } from '../../support/requirements.js';
@@ -89,7 +90,7 @@ describe('escalation in the local runtime', () => {
       const timers = manualSchedule();
       const escalations = new EscalationTimers(logger, timers.schedule);
       const stops = new RuntimeStops();
-      startHeldCallUpkeep(bed.deps, escalations, logger, stops);
+      startHeldCallUpkeep({ services: bed.deps, escalations, metrics: noMetrics }, logger, stops);
       await vi.waitFor(() => expect(timers.set.map((timer) => timer.delayMs)).toEqual([60_000]));
 
       // A timer that fires early is set again for what is left; then the call escalates.
