@@ -297,7 +297,8 @@ describe('escalation (@escalate)', () => {
         after_ms: 3_600_000,
         group: 'operations',
       });
-      const { argumentsHash } = await sessions.finance.decisionForm(executionId);
+      const { argumentsHash, page } = await sessions.finance.decisionForm(executionId);
+      expect(page.body).not.toMatch(/Escalated to/i);
       const operations = sessions.operations;
       expect((await operations.get('/console')).body).not.toContain(executionId);
       expect((await operations.get(`/console/executions/${executionId}`)).status).toBe(403);
@@ -343,8 +344,9 @@ describe('escalation (@escalate)', () => {
       );
       expect(inbox.body).toContain(executionId);
 
+      const escalatedAt = (await recordOf(executionId)).escalated_at;
       const form = await sessions.operations.decisionForm(executionId);
-      expect(form.page.body).toMatch(/escalated/i);
+      expect(form.page.body).toMatch(/Escalated to operations/i);
       expect((await sessions.operations.decide(executionId, form, 'approve')).status).toBe(303);
       expect(await settled(executionId)).toMatchObject({
         status: 'succeeded',
@@ -355,11 +357,14 @@ describe('escalation (@escalate)', () => {
       const record = await recordOf(executionId);
       expect(record.decided_by).toBe(approvers.operations.id);
       expect(await approvalsOf(executionId)).toEqual([{ by: approvers.operations.id, group: 'operations' }]);
+      expect(record.escalated_at).toBe(escalatedAt);
       expect(Date.parse(record.escalated_at ?? '')).toBeGreaterThanOrEqual(createdAt + 2_000);
       // Escalated once: one notice to operations, one time on the record, the same in the audit.
       expect(noticesFor(executionId).filter((body) => body.escalated_to === 'operations')).toHaveLength(1);
       expect(await auditLine(executionId)).toMatchObject({
+        escalated_to: 'operations',
         escalated_at: record.escalated_at,
+        approvals: [{ by: approvers.operations.id, group: 'operations' }],
         decided_by: approvers.operations.id,
       });
     },
