@@ -14,16 +14,26 @@ export interface HeldCallNotice {
   readonly customer_id: string | null;
   /** The staff group that decides, or null when only the customer confirms. */
   readonly staff_group: string | null;
-  /** How many staff approvals the call still needs (0 when only the customer confirms). */
-  readonly approvals_needed: number;
-  /** The group the call was escalated to, on the notice that tells it so (then also staff_group); else null. */
-  readonly escalated_to: string | null;
   readonly customer_confirms: boolean;
   /** The canonical arguments with secrets redacted, shortened. */
   readonly summary: string;
   readonly console_url: string;
   readonly expires_at: string;
+  /**
+   * How many staff approvals the call still needs before it runs (its quorum less those given; 0
+   * when only the customer confirms): a group told again after one approval of two reads 1.
+   */
+  readonly approvals_needed: number;
+  /** The group the call was escalated to, when this notice tells that group; null otherwise. */
+  readonly escalated_to: string | null;
 }
+
+/** Who decides, as a chat line says it: the group and how many of its approvals are still needed. */
+const deciders = (notice: HeldCallNotice): string => {
+  if (notice.staff_group === null) return 'the customer';
+  const needed = notice.approvals_needed;
+  return needed > 1 ? `group ${notice.staff_group} (${needed} approvals needed)` : `group ${notice.staff_group}`;
+};
 
 export interface Notifier {
   heldCall(notice: HeldCallNotice): Promise<void>;
@@ -72,7 +82,7 @@ export class WebhookNotifier implements Notifier {
   ) {}
 
   async heldCall(notice: HeldCallNotice): Promise<void> {
-    const who = notice.staff_group === null ? 'the customer' : `group ${notice.staff_group}`;
+    const who = deciders(notice);
     const response = await fetch(this.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -4,6 +4,7 @@
 
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { Approver } from '../approvals/approver.js';
+import type { Notifier } from '../approvals/notifier.js';
 import { approvalsNeeded, groupDecidingAt, signedInRecently, signInStrongEnough } from '../approvals/quorum.js';
 import type { Clock } from '../clock.js';
 import { rejectedBecause, statusMessages } from '../errors.js';
@@ -12,6 +13,7 @@ import type { ExecutionStore, TransitionResult } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import type { Log } from '../log.js';
 import { maxQuorum } from '../policy/policy-set.js';
+import { noticeOf } from './held-call-steps.js';
 import { decisionRecorded, openExecutions, settleOverdue } from './held-calls.js';
 import type { CallStep } from './run-once.js';
 
@@ -21,6 +23,12 @@ export interface DecisionDeps {
   readonly log: Log;
   readonly approvalRuns: ApprovalRuns;
   readonly probe?: (step: CallStep, executionId: string) => void;
+  /**
+   * Where the group hears again how many approvals a call still needs after one short of its
+   * quorum, and the console link it carries; without them, only the log says so.
+   */
+  readonly notifier?: Notifier;
+  readonly consoleUrl?: (executionId: string) => string;
 }
 
 /** How long a rejection's reason may be. */
@@ -272,6 +280,9 @@ const decisionWritten = async (
       approver: approver.id,
       approvals_needed: approvalsNeeded(execution),
     });
+    const { notifier, consoleUrl } = deps;
+    if (notifier !== undefined && consoleUrl !== undefined)
+      await notifier.heldCall(noticeOf({ consoleUrl }, execution));
     return { kind: 'approval_recorded', execution };
   }
   await decisionRecorded(deps, execution, 'held call decided', { approver: approver.id });

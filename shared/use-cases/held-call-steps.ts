@@ -3,9 +3,9 @@
 // approved call once, or expire a call nobody decided.
 
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
-import { approvalsNeeded } from '../approvals/escalation.js';
 import type { HeldCallNotice, Notifier } from '../approvals/notifier.js';
 import { summarize } from '../approvals/notifier.js';
+import { approvalsNeeded } from '../approvals/quorum.js';
 import { isoAt } from '../clock.js';
 import type { Execution } from '../executions/execution.js';
 import type { ExecutionKey } from '../executions/store.js';
@@ -72,12 +72,12 @@ export const noticeOf = (deps: Pick<HeldCallStepsDeps, 'consoleUrl'>, execution:
   agent_id: execution.agent_id,
   customer_id: execution.customer_id,
   staff_group: execution.decision?.step?.staff ?? null,
-  approvals_needed: approvalsNeeded(execution),
-  escalated_to: null,
   customer_confirms: execution.decision?.step?.customer ?? false,
   summary: summarize(execution.arguments_json, hiddenSecretsOf(execution)),
   console_url: deps.consoleUrl(execution.execution_id),
   expires_at: execution.expires_at ?? execution.created_at,
+  approvals_needed: execution.decision?.step?.staff == null ? 0 : approvalsNeeded(execution),
+  escalated_to: null,
 });
 
 /**

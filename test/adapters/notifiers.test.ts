@@ -27,12 +27,12 @@ const notice: HeldCallNotice = {
   agent_id: 'procurement-agent',
   customer_id: null,
   staff_group: 'finance',
-  approvals_needed: 1,
-  escalated_to: null,
   customer_confirms: false,
   summary: '{"amount":"1500"}',
   console_url: 'http://127.0.0.1:8787/console/executions/01a2288a-0a23-73e9-bf0d-b2f48fb85d36',
   expires_at: '2026-11-30T12:00:00.000Z',
+  approvals_needed: 1,
+  escalated_to: null,
 };
 
 describe('notifiers', () => {
@@ -49,6 +49,19 @@ describe('notifiers', () => {
       });
       const plain = await receiver.waitFor((body) => body.execution_id === 'plain');
       expect(plain).not.toHaveProperty('text');
+    },
+  );
+
+  it(
+    verifies('quorum.notices-count', 'a webhook’s text line says how many approvals a quorum still needs'),
+    async () => {
+      await new WebhookNotifier(receiver.url, true).heldCall({ ...notice, execution_id: 'two', approvals_needed: 2 });
+      const two = await receiver.waitFor((body) => body.execution_id === 'two');
+      expect(two).toMatchObject({
+        approvals_needed: 2,
+        escalated_to: null,
+        text: `procurement-agent wants to run erp.purchase_orders.create; group finance (2 approvals needed) decides: ${notice.console_url}`,
+      });
     },
   );
 

@@ -265,3 +265,23 @@ describe('an approved call, checked again before it runs', () => {
     },
   );
 });
+
+describe('notices of a quorum', () => {
+  it(
+    verifies('quorum.notices-count', 'the group hears how many approvals are needed, and again after each short of it'),
+    async () => {
+      const bed = await useCaseBed({ snapshot: await benchSnapshot({ policy: quorumPolicy }) });
+      const held = await holdLargeOrder(bed);
+      await registerApproval(bed.deps, { ...held, task_token: 'token-n' });
+      expect(bed.notices).toMatchObject([{ staff_group: 'finance', approvals_needed: 2, escalated_to: null }]);
+
+      await decide(bed.deps, financeApprover, approve(held));
+      expect(bed.notices).toHaveLength(2);
+      expect(bed.notices[1]).toMatchObject({ execution_id: held.execution_id, approvals_needed: 1 });
+
+      // The approval that completes the quorum tells no one to approve.
+      await decide(bed.deps, secondFinanceApprover, approve(held));
+      expect(bed.notices).toHaveLength(2);
+    },
+  );
+});

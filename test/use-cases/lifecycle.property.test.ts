@@ -1,6 +1,7 @@
 // The approval lifecycle under random interleavings. A few held calls (some for a customer, who
-// confirms first, then finance); then batches of operations started together: decisions (by two
-// approvers), the customer's confirmations and declines, expiry timers, execute steps, registrations,
+// confirms first, then finance; some asking a quorum of two or three, escalated to operations after
+// a while, decided only on a fresh and strong sign-in); then batches of operations started together:
+// decisions (by four approvers, some on a stale or weak sign-in), the customer's confirmations and declines, expiry timers, execute steps, registrations,
 // recovery passes (restart or reconcile), policy changes, clock moves, crashes (a system call
 // that never answers, or answers late; the process stopping right after a claim or a decision),
 // writes retried under idempotency keys and held calls asked for again.
@@ -8,13 +9,20 @@
 // call has exactly one outcome, reached by legal moves, sent at most once, and never sent if it
 // ended rejected, expired or denied; no key's call is sent twice, no waiting call is held twice;
 // it is dated for deletion, out of the index of open calls, and
-// its agent's place for held calls is free again (the write plans' rules, once, under interleavings).
+// its agent's place for held calls is free again; no call runs before its quorum, nobody approves
+// twice, and an approval on a stale or weak sign-in (or by a group not yet let in) never counts (the write plans' rules, once, under interleavings).
 //
 // Long: the model of the lifecycle, its generator of interleavings and its end checks belong
 // together.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { allowedTransitions, type Execution, terminalStatuses } from '../../shared/executions/execution.js';
+import {
+  allowedTransitions,
+  type DecisionRecord,
+  type Execution,
+  type StaffApproval,
+  terminalStatuses,
+} from '../../shared/executions/execution.js';
 import { retainUntil } from '../../shared/executions/retention.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import type { ResultObject } from '../../shared/result.js';
@@ -33,8 +41,10 @@ import {
   customerPolicy,
   financeApprover,
   frozenPolicy,
+  highStakesPolicy,
   holdLargeOrder,
   holdRestrictedLookup,
+  operationsApprover,
   procurementAgent,
   secondFinanceApprover,
   tools,
@@ -43,7 +53,15 @@ import {
 } from '../support/use-case-bed.js';
 
 type Operation =
-  | { readonly kind: 'decide'; readonly call: number; readonly second: boolean; readonly approve: boolean }
+  /** One of four approvers decides, on a fresh sign-in or a stale one, strong or weak. */
+  | {
+      readonly kind: 'decide';
+      readonly call: number;
+      readonly who: number;
+      readonly approve: boolean;
+      readonly stale: boolean;
+      readonly weak: boolean;
+    }
   /** The customer a call was made for answers on their page (another customer's answer is refused). */
   | { readonly kind: 'customer'; readonly call: number; readonly confirm: boolean; readonly other: boolean }
   | { readonly kind: 'expire'; readonly call: number }
@@ -64,16 +82,25 @@ type Operation =
   | { readonly kind: 'answer' }
   /** The process stops right after this step, the next time one is reached. */
   | { readonly kind: 'crash'; readonly at: CallStep }
-  | { readonly kind: 'policy'; readonly to: 'standard' | 'customer' | 'frozen' | 'removed' }
+  | { readonly kind: 'policy'; readonly to: 'standard' | 'customer' | 'frozen' | 'removed' | 'quorum' }
   | { readonly kind: 'advance'; readonly ms: number }
   /** Whether an approval run still waits for the decisions pushed to it. */
   | { readonly kind: 'runs'; readonly waiting: boolean };
 
 const call = fc.nat({ max: 2 });
+/** True now and then: a stale or weak sign-in is the exception. */
+const sometimes = fc.nat({ max: 3 }).map((draw) => draw === 0);
 const operation: fc.Arbitrary<Operation> = fc.oneof(
   {
     weight: 5,
-    arbitrary: fc.record({ kind: fc.constant('decide'), call, second: fc.boolean(), approve: fc.boolean() }),
+    arbitrary: fc.record({
+      kind: fc.constant('decide'),
+      call,
+      who: fc.nat({ max: 3 }),
+      approve: fc.boolean(),
+      stale: sometimes,
+      weak: sometimes,
+    }),
   },
   {
     weight: 3,
@@ -94,7 +121,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({
       kind: fc.constant('policy'),
-      to: fc.constantFrom('standard', 'customer', 'frozen', 'removed'),
+      to: fc.constantFrom('standard', 'customer', 'frozen', 'removed', 'quorum'),
     }),
   },
   {
@@ -113,6 +140,8 @@ const scenario = fc.record({
   gaps: fc.array(fc.integer({ min: 0, max: approvalMs / 2 }), { minLength: 1, maxLength: 3 }),
   /** Which calls are made for a customer (held for the customer, then finance). */
   forCustomer: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+  /** How many approvers each call not for a customer asks (2 and 3: under the high-stakes policy). */
+  quorums: fc.array(fc.constantFrom(1, 2, 3), { minLength: 3, maxLength: 3 }),
   /** Batches of operations started together. */
   batches: fc.array(fc.array(operation, { minLength: 1, maxLength: 3 }), { maxLength: 10 }),
   /** How the end comes: the local runtime restarting, or the reconciler's pass with no run left waiting. */
@@ -128,6 +157,27 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 
 const customerAgent = { ...procurementAgent, customerId: 'customer-1042' };
+/** Who decides: three of finance, one of operations (the high-stakes policy's escalation group). */
+const approvers = [financeApprover, secondFinanceApprover, { ...financeApprover, id: 'finn' }, operationsApprover];
+/** The high-stakes policy's @reauth, and a sign-in older than it. */
+const staleSignInMs = 10 * 60_000;
+
+/**
+ * Whether a recorded approval counts toward its call's step, judged here on its own: of the
+ * deciding group (or the escalation group once due), on a sign-in as recent and strong as asked.
+ */
+const counts = (approval: StaffApproval, step: NonNullable<DecisionRecord['step']>, createdAt: string): boolean => {
+  const at = Date.parse(approval.at);
+  const escalated =
+    step.escalation !== null &&
+    approval.group === step.escalation.group &&
+    Date.parse(createdAt) + step.escalation.after_ms <= at;
+  const fresh =
+    step.reauth_ms === null ||
+    (approval.signed_in_at !== null && at - Date.parse(approval.signed_in_at) <= step.reauth_ms);
+  const strong = step.acr === null || (approval.acr !== null && step.acr.includes(approval.acr));
+  return (approval.group === step.staff || escalated) && fresh && strong;
+};
 const customers = { own: { id: 'customer-1042', name: null }, other: { id: 'customer-2001', name: null } };
 
 /** The amount of the order retried under key `key` (no other call asks for it). */
@@ -155,13 +205,15 @@ const expectOnceEach = async (bed: UseCaseBed, sent: readonly OutboundRequest[])
   expect(new Set(calls).size).toBe(calls.length);
 };
 
-const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promise<void> => {
+const runScenario = async ({ gaps, forCustomer, quorums, batches, end }: Scenario): Promise<void> => {
   const bed = await useCaseBed();
   const snapshots = {
     standard: await benchSnapshot(),
     customer: await benchSnapshot({ policy: customerPolicy }),
     frozen: await benchSnapshot({ policy: frozenPolicy }),
     removed: await benchSnapshot({ withCreate: false }),
+    quorum: await benchSnapshot({ policy: highStakesPolicy }),
+    quorum3: await benchSnapshot({ policy: highStakesPolicy.replace('@quorum("2")', '@quorum("3")') }),
   };
   // The system: every call reaches it; some never answer, or answer late.
   const sent: OutboundRequest[] = [];
@@ -212,7 +264,11 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
       bed.use(snapshots.standard);
       askers.push(() => callTool(deps, customerAgent, tools.create, amount));
     } else {
+      // Held for finance: one approver, or a quorum under the high-stakes policy.
+      const quorum = quorums[index] ?? 1;
+      bed.use(quorum === 1 ? snapshots.standard : quorum === 2 ? snapshots.quorum : snapshots.quorum3);
       calls.push(await holdLargeOrder(bed, String(1000 + index)));
+      bed.use(snapshots.standard);
       askers.push(() => callTool(deps, procurementAgent, tools.create, amount));
     }
   }
@@ -228,11 +284,17 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
     switch (op.kind) {
       case 'decide': {
         const held = target(op.call);
-        const work = decide(deps, op.second ? secondFinanceApprover : financeApprover, {
-          execution_id: held.execution_id,
-          outcome: op.approve ? 'approve' : 'reject',
-          arguments_hash: held.arguments_hash ?? '',
-        }).then(
+        const approver = approvers[op.who % approvers.length] ?? financeApprover;
+        const signedInAt = bed.clock.now() - (op.stale ? staleSignInMs : 0);
+        const work = decide(
+          deps,
+          { ...approver, signedInAt, acr: op.weak ? 'pwd' : 'phr' },
+          {
+            execution_id: held.execution_id,
+            outcome: op.approve ? 'approve' : 'reject',
+            arguments_hash: held.arguments_hash ?? '',
+          },
+        ).then(
           (result) => {
             decisions.set(held.execution_id, [...(decisions.get(held.execution_id) ?? []), result]);
           },
@@ -431,6 +493,16 @@ const runScenario = async ({ gaps, forCustomer, batches, end }: Scenario): Promi
       expect(record.customer_confirmed_at).not.toBeNull();
     }
     if (record.customer_id === null) expect(answers).toEqual([]);
+    // Nobody approves twice; every approval recorded counts; none runs before its quorum.
+    const step = record.decision?.step ?? null;
+    const by = record.approvals.map((approval) => approval.by);
+    expect(new Set(by).size).toBe(by.length);
+    if (step === null) continue;
+    for (const approval of record.approvals) expect(counts(approval, step, record.created_at)).toBe(true);
+    if (step.staff !== null && statuses.includes('approved')) {
+      expect(record.approvals.length).toBeGreaterThanOrEqual(step.quorum);
+      expect(record.decided_by).toBe(record.approvals.at(-1)?.by);
+    }
   }
 };
 
@@ -445,6 +517,7 @@ describe('the approval lifecycle under random interleavings', () => {
         'customer.then-staff',
         'store.lifecycle-plan',
         'lifecycle.retries',
+        'quorum.lifecycle',
       ],
       'every call ends once, legally, sent at most once and never after a refusal or expiry, dated, out of the open index, its place given back',
     ),

@@ -2,6 +2,7 @@
 // strict Content-Security-Policy costs nothing; every value is escaped by `html`.
 import type { Approver } from '../../approvals/approver.js';
 import { escalatesAt, escalationGroupOf } from '../../approvals/escalation.js';
+import { approvalsNeeded } from '../../approvals/quorum.js';
 import type { Execution } from '../../executions/execution.js';
 import type { DecisionRefusal, RecentCall } from '../../use-cases/approver-decisions.js';
 import { maxNoteLength } from '../../use-cases/approver-decisions.js';
@@ -104,6 +105,24 @@ const waitsFor = (execution: Execution): string => {
   return parts.filter((part) => part !== null).join(' and ');
 };
 
+/**
+ * A quorum's progress: how many of the approvals it asks are given, and who gave each, when (and
+ * as which group, when they decided as the escalation group). Nothing for a call one approver decides.
+ */
+const approvalsFact = (execution: Execution): Html | string => {
+  const step = execution.decision?.step;
+  if (step === null || step === undefined || step.staff === null || step.quorum <= 1) return '';
+  const given = execution.approvals;
+  const who =
+    given.length === 0
+      ? ''
+      : html`: ${given.map(
+          (approval, index) =>
+            html`${index > 0 ? '; ' : ''}${approval.by}${approval.group === step.staff ? '' : html` (for ${approval.group})`}, ${when(approval.at)}`,
+        )}`;
+  return html`<dt>Approvals</dt><dd>${given.length} of ${step.quorum} approvals${who}</dd>`;
+};
+
 export const inboxPage = (context: PageContext, executions: readonly Execution[], flash: Flash = null): string =>
   layout(
     context,
@@ -198,6 +217,7 @@ ${flashBox(view.flash)}
 <dt>Policy that asked</dt><dd>${policyNames(execution)}</dd>
 <dt>Waits for</dt><dd>${waitsFor(execution)}</dd>
 ${escalationFact(execution, context.now)}
+${approvalsFact(execution)}
 ${
   execution.decision?.step?.customer === true
     ? html`<dt>Customer's confirmation</dt><dd>${execution.customer_confirmed_at === null ? 'not yet' : html`confirmed ${when(execution.customer_confirmed_at)}`}</dd>`
@@ -223,7 +243,7 @@ ${
 <label for="note">Reason, if you reject (the agent will read it)</label>
 <textarea id="note" name="note" maxlength="${maxNoteLength}" rows="2"></textarea>
 <div class="buttons">
-${customerConfirms ? '' : html`<button type="submit" name="outcome" value="approve" class="approve">Approve and run</button>`}
+${customerConfirms ? '' : html`<button type="submit" name="outcome" value="approve" class="approve">${approvalsNeeded(execution) > 1 ? 'Approve' : 'Approve and run'}</button>`}
 <button type="submit" name="outcome" value="reject" class="reject">Reject</button>
 </div>
 ${customerConfirms ? html`<p class="notice">${refusalMessages.customer_confirms}</p>` : ''}
