@@ -20,7 +20,7 @@ import type { Execution } from '../../shared/executions/execution.js';
 import type { IdSource } from '../../shared/ids.js';
 import type { OutboundRequest, OutboundResult } from '../../shared/invoke/system-client.js';
 import type { ApprovalServices } from '../../shared/use-cases/approval-services.js';
-import { decide } from '../../shared/use-cases/approver-decisions.js';
+import { type DecisionRequest, decide } from '../../shared/use-cases/approver-decisions.js';
 import { type CallToolDeps, callTool } from '../../shared/use-cases/call-tool.js';
 import { unusedPort } from './approval-deps.js';
 import { ManualClock } from './clock.js';
@@ -312,13 +312,16 @@ export const holdRestrictedLookup = async (bed: UseCaseBed): Promise<Execution> 
   return bed.record(answer.execution_id);
 };
 
+/** An approval of a held call as the console sends it, with the arguments hash the approver was shown. */
+export const approvalOf = (execution: Pick<Execution, 'execution_id' | 'arguments_hash'>): DecisionRequest => ({
+  execution_id: execution.execution_id,
+  outcome: 'approve',
+  arguments_hash: execution.arguments_hash ?? '',
+});
+
 /** Finance approves a held call (the approval must hold). */
 export const approveHeld = async (bed: UseCaseBed, held: Execution): Promise<void> => {
-  const decided = await decide(bed.deps, financeApprover, {
-    execution_id: held.execution_id,
-    outcome: 'approve',
-    arguments_hash: held.arguments_hash ?? '',
-  });
+  const decided = await decide(bed.deps, financeApprover, approvalOf(held));
   if (decided.kind === 'refused') throw new Error(`expected the approval to hold: ${decided.reason}`);
 };
 

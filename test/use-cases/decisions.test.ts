@@ -7,6 +7,7 @@ import { humanStep } from '../support/executions.js';
 import { verifies } from '../support/requirements.js';
 import {
   approvalMs,
+  approvalOf as approve,
   benchSnapshot,
   customerPolicy,
   financeApprover,
@@ -17,12 +18,6 @@ import {
   secondFinanceApprover,
   useCaseBed,
 } from '../support/use-case-bed.js';
-
-const approve = (execution: { execution_id: string; arguments_hash: string | null }) => ({
-  execution_id: execution.execution_id,
-  outcome: 'approve' as const,
-  arguments_hash: execution.arguments_hash ?? '',
-});
 
 describe('deciding a held call', () => {
   it(

@@ -7,6 +7,7 @@ import { executeApproved, registerApproval } from '../../shared/use-cases/held-c
 import { verifiedReceipt } from '../support/receipts.js';
 import { verifies } from '../support/requirements.js';
 import {
+  approvalOf as approve,
   benchGatewayUrl,
   benchSnapshot,
   financeApprover,
@@ -31,12 +32,6 @@ const signedIn = (approver: Approver, at: number, acr: string | null = 'phr'): A
   ...approver,
   signedInAt: at,
   acr,
-});
-
-const approve = (execution: { execution_id: string; arguments_hash: string | null }) => ({
-  execution_id: execution.execution_id,
-  outcome: 'approve' as const,
-  arguments_hash: execution.arguments_hash ?? '',
 });
 
 describe('who may decide a high-stakes call', () => {
