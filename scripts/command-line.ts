@@ -64,3 +64,16 @@ export const toolSnapshotUsage = `  --config <file>  the configuration (default 
 /** The local gateway's data folder: --data-dir, else GATEWAY_DATA_DIR, else the default. */
 export const dataFolderOf = (values: { readonly 'data-dir'?: string | undefined }, environment = process.env): string =>
   values['data-dir'] ?? environment.GATEWAY_DATA_DIR ?? defaultDataDir;
+
+/** Rows as a terminal table: each column as wide as its widest cell, two spaces between. */
+export const textTable = (rows: readonly (readonly string[])[]): string => {
+  const widths = (rows[0] ?? []).map((_, index) => Math.max(...rows.map((row) => (row[index] ?? '').length)));
+  return rows
+    .map((row) =>
+      row
+        .map((text, index) => text.padEnd(widths[index] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+};

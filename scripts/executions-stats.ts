@@ -7,6 +7,7 @@ import { timeLeft } from '../shared/edge/console/pages.js';
 import { approvalLoadOf, type GroupLoad } from '../shared/executions/approval-load.js';
 import type { Execution } from '../shared/executions/execution.js';
 import { maxListingLimit } from '../shared/executions/listing.js';
+import { textTable } from './command-line.js';
 
 /** Every held call made at or after `since`, through the listing's pages. */
 const heldCallsSince = async (opened: OpenedListing, since: string): Promise<Execution[]> => {
@@ -37,18 +38,7 @@ const rowOf = (load: GroupLoad): string[] => [
   load.expired_share === null ? '-' : `${Math.round(load.expired_share * 1000) / 10}%`,
 ];
 
-const tableOf = (loads: readonly GroupLoad[]): string => {
-  const rows = [columns, ...loads.map(rowOf)];
-  const widths = columns.map((_, index) => Math.max(...rows.map((row) => (row[index] ?? '').length)));
-  return rows
-    .map((row) =>
-      row
-        .map((text, index) => text.padEnd(widths[index] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-};
+const tableOf = (loads: readonly GroupLoad[]): string => textTable([columns, ...loads.map(rowOf)]);
 
 /** Prints the load per group of the calls held since `since`: a table, or one JSON object. */
 export const printApprovalLoad = async (

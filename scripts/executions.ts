@@ -20,6 +20,7 @@ import {
 } from '../shared/executions/listing.js';
 import { ExecutionStatus } from '../shared/result.js';
 import { escapeInvisible } from '../shared/text/invisible.js';
+import { textTable } from './command-line.js';
 import { settleCommand } from './executions-settle.js';
 import { printApprovalLoad } from './executions-stats.js';
 import { targetOf, targetOptions, UsageError } from './executions-target.js';
@@ -192,18 +193,7 @@ const rowOf = (execution: Execution): string[] => {
   ].map(cell);
 };
 
-const table = (executions: readonly Execution[]): string => {
-  const rows = [columns, ...executions.map(rowOf)];
-  const widths = columns.map((_, index) => Math.max(...rows.map((row) => (row[index] ?? '').length)));
-  return rows
-    .map((row) =>
-      row
-        .map((text, index) => text.padEnd(widths[index] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-};
+const table = (executions: readonly Execution[]): string => textTable([columns, ...executions.map(rowOf)]);
 
 /** One JSON line; invisible characters escaped (JSON escapes, so it parses to the same value). */
 const jsonLine = (value: unknown): string => escapeInvisible(JSON.stringify(value));

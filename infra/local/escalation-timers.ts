@@ -13,7 +13,7 @@ import { startPeriodicTask } from './periodic-task.js';
 import type { RuntimeStops } from './runtime-lifecycle.js';
 
 /** How often the upkeep passes over the held calls (as often as the AWS reconciler runs). */
-export const heldCallPassMs = 60_000;
+const heldCallPassMs = 60_000;
 
 /** Sets a timer; the answer cancels it. (Tests drive it by hand.) */
 export type Schedule = (run: () => void, delayMs: number) => () => void;

@@ -82,28 +82,20 @@ export class EmfMetrics implements GatewayMetrics {
     ]);
   }
 
+  /** One value under the group of approvers it concerns. */
+  private byGroup(name: string, group: string, unit: Unit, value: number): void {
+    const dimension = dimensionNames.group;
+    this.add({ [dimension]: dimensionValue(group, noGroup) }, [[dimension]], name, unit, value);
+  }
+
   heldDecided(ms: number, group: string): void {
     // Once as a whole (the alarms and the overall graph) and once by the group that decided.
     this.add({}, [], metricNames.heldToDecided, MetricUnit.Milliseconds, ms);
-    const name = dimensionNames.group;
-    this.add(
-      { [name]: dimensionValue(group, noGroup) },
-      [[name]],
-      metricNames.heldToDecided,
-      MetricUnit.Milliseconds,
-      ms,
-    );
+    this.byGroup(metricNames.heldToDecided, group, MetricUnit.Milliseconds, ms);
   }
 
   pendingApprovals(group: string, count: number): void {
-    const name = dimensionNames.group;
-    this.add(
-      { [name]: dimensionValue(group, noGroup) },
-      [[name]],
-      metricNames.pendingApprovals,
-      MetricUnit.Count,
-      count,
-    );
+    this.byGroup(metricNames.pendingApprovals, group, MetricUnit.Count, count);
   }
 
   decidedSent(ms: number): void {

@@ -4,7 +4,7 @@
 import type { Execution } from './execution.js';
 
 /** The group of a held call only the customer decides. */
-export const customerGroup = '(customer)';
+const customerGroup = '(customer)';
 
 /**
  * The group a held call counts for: the group of the approver who decided it (their approval's, so
@@ -25,7 +25,7 @@ export const approvalGroupOf = (execution: Execution): string | null => {
  * How long a person took to decide a held call (ms from the request to the decision), or null when
  * no person decided it: it waits, it expired, or its agent withdrew it.
  */
-export const decisionWaitMs = (execution: Execution): number | null => {
+const decisionWaitMs = (execution: Execution): number | null => {
   if (execution.decision?.step === null || execution.decided_by === null || execution.decided_at === null) return null;
   return Math.max(0, Date.parse(execution.decided_at) - Date.parse(execution.created_at));
 };
@@ -47,7 +47,7 @@ export interface GroupLoad {
 }
 
 /** The nearest-rank percentile of sorted values: the smallest value with at least `share` of them at or below it. */
-export const percentileOf = (sorted: readonly number[], share: number): number | null =>
+const percentileOf = (sorted: readonly number[], share: number): number | null =>
   sorted.length === 0 ? null : (sorted[Math.max(0, Math.ceil(share * sorted.length) - 1)] ?? null);
 
 interface Tally {

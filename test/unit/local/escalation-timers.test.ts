@@ -2,10 +2,10 @@
 // by a timer per held call (set when its approvers are first told, and by the upkeep's pass at start
 // for calls held before a restart), with the pass every minute as the safety net.
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { createReconcilerFunction } from '../../../functions/reconciler.js';
 import { EscalationTimers, type Schedule, startHeldCallUpkeep } from '../../../infra/local/escalation-timers.js';
+import { lambdaContext } from '../../../infra/local/http-front.js';
 import { RuntimeStops } from '../../../infra/local/runtime-lifecycle.js';
 import { EmfMetrics } from '../../../shared/adapters/emf-metrics.js';
 import { noMetrics } from '../../../shared/metrics.js';
@@ -15,20 +15,7 @@ import { verifies } from '../../support/requirements.js';
 import { benchSnapshot, holdLargeOrder, operationsPolicy, useCaseBed } from '../../support/use-case-bed.js';
 
 const logger = new Logger({ serviceName: 'escalation-test', logLevel: 'ERROR' });
-const context = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'test',
-  functionVersion: '1',
-  invokedFunctionArn: 'arn:aws:lambda:local:0:function:test',
-  memoryLimitInMB: '128',
-  awsRequestId: 'r',
-  logGroupName: 'g',
-  logStreamName: 's',
-  getRemainingTimeInMillis: () => 60_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-} satisfies Context;
+const context = lambdaContext('gateway-reconciler', 60_000);
 
 /** Large orders decided by finance, escalated to operations after `after`. */
 const escalatingBed = async (after: string) =>
