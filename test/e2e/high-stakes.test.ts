@@ -181,6 +181,8 @@ describe('two approvers (@quorum("2"))', () => {
 
       expect((await approve(sessions.finance, executionId)).status).toBe(303);
       expect(await statusOf(executionId)).toMatchObject({ status: 'pending_approval', result: null });
+      // The group hears how many approvals are still needed.
+      await webhooks.waitFor((body) => body.execution_id === executionId && body.approvals_needed === 1);
       expect(erp.callsFor(executionId)).toBe(0);
       const partial = await recordOf(executionId);
       expect(partial).toMatchObject({ status: 'pending_approval', decided_by: null });
