@@ -1,6 +1,7 @@
 // What an approver does with a held call: see the calls they may decide, open one (only the group
 // the policy named sees its arguments), and approve or reject it. Decisions are conditional writes
-// guarded by the arguments' hash and the approval time, then handed to the call's approval run.
+// guarded by the arguments' hash, the approval time and the approvals given so far; a call asking a
+// quorum waits for its last approval, which alone is handed to the call's approval run.
 
 import type { ApprovalRuns } from '../approvals/approval-runs.js';
 import type { Approver } from '../approvals/approver.js';

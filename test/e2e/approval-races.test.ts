@@ -221,6 +221,8 @@ describe('the reconciler’s pass', () => {
       const orphan = await stored({
         status: 'approved',
         task_token: 'a-token-nothing-waits-on',
+        // Approved by finance: the approval it runs on (one approver, recorded before approvals were kept).
+        decided_by: 'finance-approver',
         decided_at: minuteAgo,
         expires_at: inADay,
         history: [{ status: 'approved', at: minuteAgo }],
