@@ -314,14 +314,22 @@ describe('the approval lifecycle in the default stack', () => {
     },
   );
 
-  it(verifies('aws.least-privilege', 'lets only the held-call steps function put events, on the notice bus'), () => {
-    const busArn = getAtt(parts.busId);
-    for (const name of Object.keys(functions) as (keyof typeof functions)[]) {
-      const expected = name === 'steps' ? [grant('events:PutEvents', busArn)] : [];
-      expect(grantsOf(template, roleId(name), 'events'), name).toEqual(expected);
-    }
-    expect(environmentOf(template, functionId('steps')).EVENT_BUS_NAME).toEqual({ Ref: parts.busId });
-  });
+  it(
+    verifies(
+      ['aws.least-privilege', 'escalation.where-it-runs'],
+      'lets only the functions that notify (the held-call steps, the reconciler for escalations) put events, on the notice bus',
+    ),
+    () => {
+      const busArn = getAtt(parts.busId);
+      for (const name of Object.keys(functions) as (keyof typeof functions)[]) {
+        const expected = name === 'steps' || name === 'reconciler' ? [grant('events:PutEvents', busArn)] : [];
+        expect(grantsOf(template, roleId(name), 'events'), name).toEqual(expected);
+      }
+      for (const name of ['steps', 'reconciler'] as const) {
+        expect(environmentOf(template, functionId(name)).EVENT_BUS_NAME).toEqual({ Ref: parts.busId });
+      }
+    },
+  );
 
   it(verifies('aws.least-privilege', 'grants no Step Functions, EventBridge, KMS or Lambda action on "*"'), () => {
     for (const statement of allStatements(template)) {
