@@ -5,6 +5,7 @@
 // rule, so a policy change between the two is judged as the decision was.
 import type { Execution, StaffApproval } from '../executions/execution.js';
 import type { HumanStep } from '../policy/engine.js';
+import { escalationTime } from './escalation.js';
 
 /** What a staff step asks of its approvals. */
 export type StaffStep = Pick<HumanStep, 'staff' | 'quorum' | 'escalation' | 'reauth_ms' | 'acr'>;
@@ -23,7 +24,8 @@ export const groupDecidingAt = (
   if (groups.includes(step.staff)) return step.staff;
   const escalation = step.escalation;
   if (escalation === null || !groups.includes(escalation.group)) return null;
-  return Date.parse(createdAt) + escalation.after_ms <= at ? escalation.group : null;
+  const escalates = escalationTime(createdAt, escalation);
+  return escalates !== null && escalates <= at ? escalation.group : null;
 };
 
 /** Whether the approval's sign-in was as recent as @reauth asks when it was given (an unknown time never is). */
@@ -58,6 +60,11 @@ export const quorumMet = (execution: Execution, step: StaffStep): boolean => {
   return new Set(counted.map((approval) => approval.by)).size >= step.quorum;
 };
 
-/** How many approvals the call still needs before it runs: its policy's quorum, less those given. */
-export const approvalsNeeded = (execution: Execution): number =>
-  Math.max(0, (execution.decision?.step?.quorum ?? 1) - execution.approvals.length);
+/**
+ * How many staff approvals the call still needs before it runs: its policy's quorum, less those
+ * given (none when only the customer confirms it).
+ */
+export const approvalsNeeded = (execution: Pick<Execution, 'decision' | 'approvals'>): number => {
+  const step = execution.decision?.step ?? null;
+  return step === null || step.staff === null ? 0 : Math.max(0, step.quorum - execution.approvals.length);
+};

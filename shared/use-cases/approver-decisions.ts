@@ -290,7 +290,14 @@ const decisionWritten = async (
   return { kind: 'decided', execution };
 };
 
-/** Held calls this approver may decide now, soonest expiry first. */
+/** Held calls this approver may decide now, or after signing in again, soonest expiry first. */
+/**
+ * Whether a call goes in an approver's inbox: one they may decide, or may once they sign in again
+ * (more recently, or by a stronger method): the call's page tells them how.
+ */
+const listedFor = (refusal: DecisionRefusal | null): boolean =>
+  refusal === null || refusal === 'sign_in_again' || refusal === 'acr_not_met';
+
 export const decidableBy = async (
   deps: Pick<DecisionDeps, 'store' | 'clock'>,
   approver: Approver,
@@ -299,7 +306,7 @@ export const decidableBy = async (
   const found: Execution[] = [];
   const now = deps.clock.now();
   for await (const execution of openExecutions(deps.store)) {
-    if (execution.status === 'pending_approval' && mayDecide(approver, execution, now) === null) found.push(execution);
+    if (execution.status === 'pending_approval' && listedFor(mayDecide(approver, execution, now))) found.push(execution);
     if (found.length >= limit) break;
   }
   return found

@@ -3,8 +3,9 @@
 // only while it is unset (however many passes race, one wins), and only the winner tells the
 // escalation group. The pass also counts the calls waiting per group, for the approval-load gauge.
 // It runs on each reconciler pass in AWS; locally on the runtime's upkeep and on a timer per call.
-import { approvalsNeeded, escalatesAt, escalationGroupOf } from '../approvals/escalation.js';
+import { escalatesAt, escalationGroupOf } from '../approvals/escalation.js';
 import type { Notifier } from '../approvals/notifier.js';
+import { approvalsNeeded } from '../approvals/quorum.js';
 import type { Clock } from '../clock.js';
 import { errorText } from '../errors.js';
 import { approvalGroupOf } from '../executions/approval-load.js';

@@ -76,7 +76,7 @@ export const noticeOf = (deps: Pick<HeldCallStepsDeps, 'consoleUrl'>, execution:
   summary: summarize(execution.arguments_json, hiddenSecretsOf(execution)),
   console_url: deps.consoleUrl(execution.execution_id),
   expires_at: execution.expires_at ?? execution.created_at,
-  approvals_needed: execution.decision?.step?.staff == null ? 0 : approvalsNeeded(execution),
+  approvals_needed: approvalsNeeded(execution),
   escalated_to: null,
 });
 

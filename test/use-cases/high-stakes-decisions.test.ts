@@ -90,7 +90,8 @@ describe('who may decide a high-stakes call', () => {
           kind: 'shown',
           refusal: 'sign_in_again',
         });
-        expect(await decidableBy(bed.deps, approver)).toEqual([]);
+        // The inbox lists it all the same: signing in again lets them decide it.
+        expect((await decidableBy(bed.deps, approver)).map((call) => call.execution_id)).toEqual([held.execution_id]);
       }
       expect(await bed.record(held.execution_id)).toEqual(held);
     },
@@ -103,6 +104,7 @@ describe('who may decide a high-stakes call', () => {
       const approver = signedIn(financeApprover, bed.clock.now(), acr);
       expect(await decide(bed.deps, approver, approve(held))).toMatchObject({ kind: 'refused', reason: 'acr_not_met' });
       expect(await viewHeldCall(bed.deps, approver, held.execution_id)).toMatchObject({ refusal: 'acr_not_met' });
+      expect((await decidableBy(bed.deps, approver)).map((call) => call.execution_id)).toEqual([held.execution_id]);
     }
     expect(await bed.record(held.execution_id)).toEqual(held);
   });
