@@ -431,6 +431,9 @@ export class GatewayStack extends Stack {
     const routes = agents.api.addConsole(approver.function);
     lifecycle.approvals.grantTaskSuccess(approver.role);
     data.store.grantDecide(approver.role);
+    // An approval short of its quorum tells the group how many are still needed, on the notice bus.
+    approver.function.addEnvironment('EVENT_BUS_NAME', data.notices.eventBusName);
+    data.notices.grantPutEventsTo(approver.role);
     new CfnOutput(this, 'ConsoleUrl', { value: `${agents.baseUrl}/console`, description: 'Approver console' });
     new CfnOutput(this, 'NoticeBusName', {
       value: data.notices.eventBusName,

@@ -14,7 +14,7 @@ import { systemClock } from '../../shared/clock.js';
 import type { ControlPlane } from '../../shared/control-plane/control-plane.js';
 import { SignedBundleStore } from '../../shared/control-plane/signed-bundles.js';
 import { StoredControlPlane } from '../../shared/control-plane/stored-control-plane.js';
-import { consoleLink, customerLink } from '../../shared/edge/console/paths.js';
+import { customerLink } from '../../shared/edge/console/paths.js';
 import { uuidV7Ids } from '../../shared/ids.js';
 import { reportingRefusedCredentials, type SystemClient } from '../../shared/invoke/system-client.js';
 import type { ToolServerClient } from '../../shared/invoke/tool-server.js';
@@ -24,7 +24,7 @@ import type { Sealer } from '../../shared/sealing.js';
 import type { CallToolDeps } from '../../shared/use-cases/call-tool.js';
 import type { HeldCallStepsDeps } from '../../shared/use-cases/held-call-steps.js';
 import type { RecoveryDeps } from '../../shared/use-cases/recovery.js';
-import { approvalRunsFor, documentClient, executionStoreFor } from './aws-store.js';
+import { approvalRunsFor, consoleUrlFor, documentClient, executionStoreFor, publicBaseOf } from './aws-store.js';
 import {
   type ApprovalEnvironment,
   type FunctionEnvironment,
@@ -88,20 +88,11 @@ const toolServerClient = (): ToolServerClient => {
   return toolServers;
 };
 
-/** The gateway's base URL in links and receipts: the public URL when one is set, else the API's own. */
-const publicBaseOf = (environment: ApprovalEnvironment): string => environment.PUBLIC_URL ?? environment.API_URL ?? '';
-
 /** Customer links (approval_url). */
 const customerUrlFor =
   (environment: ApprovalEnvironment) =>
   (executionId: string): string =>
     customerLink(publicBaseOf(environment), executionId);
-
-/** Console links. */
-const consoleUrlFor =
-  (environment: ApprovalEnvironment) =>
-  (executionId: string): string =>
-    consoleLink(publicBaseOf(environment), executionId);
 
 const notifierFor = (
   environment: ApprovalEnvironment,

@@ -2,7 +2,7 @@
 // was made and a second group. From that instant the group may decide the call too (whether or not
 // the escalation pass has recorded it yet), and the pass tells it once; the approval time is unchanged.
 import type { Execution } from '../executions/execution.js';
-import type { Escalation } from '../policy/policy-set.js';
+import type { Escalation } from '../policy/human-step.js';
 
 /** The instant (epoch ms) a call made at `createdAt` escalates under `escalation`, or null without one. */
 export const escalationTime = (createdAt: string, escalation: Escalation | null): number | null =>

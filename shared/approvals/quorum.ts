@@ -4,7 +4,7 @@
 // before an approved call runs (does what was given still meet what the policy asks) read the same
 // rule, so a policy change between the two is judged as the decision was.
 import type { Execution, StaffApproval } from '../executions/execution.js';
-import type { HumanStep } from '../policy/engine.js';
+import type { HumanStep } from '../policy/human-step.js';
 import { escalationTime } from './escalation.js';
 
 /** What a staff step asks of its approvals. */

@@ -7,7 +7,8 @@ import * as z from 'zod';
 import { isJsonObject } from '../catalog/tool.js';
 import { parseDurationMs } from '../config/duration.js';
 import { readYaml } from '../config/yaml-lines.js';
-import { listed, maxQuorum, readEscalation } from './policy-set.js';
+import { maxQuorum } from './human-step.js';
+import { listed, readEscalation } from './policy-set.js';
 
 /** What a call gets, as the cases name it: run now, hold for people, or refused. */
 const Verdict = z.enum(['run', 'hold', 'deny']);

@@ -21,30 +21,10 @@ import { setOwn } from '../objects.js';
 import { actionEntityOf, type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
 import { DecisionMemo } from './decision-memo.js';
-import {
-  type CheckedPolicySet,
-  type CompiledPolicies,
-  checkedPolicySetOf,
-  type Escalation,
-  type PolicyInfo,
-} from './policy-set.js';
+import type { HumanStep } from './human-step.js';
+import { type CheckedPolicySet, type CompiledPolicies, checkedPolicySetOf, type PolicyInfo } from './policy-set.js';
 import { type ToolReach, toolReach } from './reach.js';
 import { witnessArguments } from './witness.js';
-
-export interface HumanStep {
-  /** The staff group whose approval is needed, or null for none. */
-  readonly staff: string | null;
-  /** Whether the customer the agent acts for must confirm. */
-  readonly customer: boolean;
-  /** How many distinct approvers must approve (1 unless the policy says @quorum). */
-  readonly quorum: number;
-  /** Who else may decide when nobody did in time (@escalate), or null. */
-  readonly escalation: Escalation | null;
-  /** How recently an approver must have signed in to decide (@reauth), in milliseconds, or null. */
-  readonly reauth_ms: number | null;
-  /** The sign-in classes (`acr`) that may decide (@acr), or null for any. */
-  readonly acr: readonly string[] | null;
-}
 
 export type DenyReason = 'no_permit' | 'forbidden' | 'not_representable' | 'evaluation_error';
 

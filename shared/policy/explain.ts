@@ -8,7 +8,8 @@ import { isTurnedOff } from '../catalog/offered.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { durationText } from '../config/duration.js';
 import type { GatewaySnapshot } from '../control-plane/gateway-snapshot.js';
-import type { DenyReason, HiddenReason, HumanStep, PolicyDecision } from './engine.js';
+import type { DenyReason, HiddenReason, PolicyDecision } from './engine.js';
+import type { HumanStep } from './human-step.js';
 import type { PolicyInfo } from './policy-set.js';
 
 /** A policy as the explanation names it: its @id (or file:line) and where it is. */

@@ -7,6 +7,7 @@ import type { DetailedError, SchemaJson, ValidationError } from '@cedar-policy/c
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { parseDurationMs } from '../config/duration.js';
 import { isRecord } from '../objects.js';
+import { type Escalation, maxQuorum } from './human-step.js';
 
 export interface PolicyFile {
   readonly path: string;
@@ -38,15 +39,6 @@ export interface PolicyInfo {
   /** The sign-in's `acr` must be one of these to decide (@acr), or null for any. */
   readonly acr: readonly string[] | null;
 }
-
-/** @escalate("4h, operations"): after this long without a decision, this group may decide too. */
-export interface Escalation {
-  readonly after_ms: number;
-  readonly group: string;
-}
-
-/** The most approvers a quorum may ask for. */
-export const maxQuorum = 10;
 
 interface PolicyProblem {
   readonly file: string;

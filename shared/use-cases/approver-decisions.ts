@@ -13,7 +13,7 @@ import type { Execution, StaffApproval } from '../executions/execution.js';
 import type { ExecutionStore, TransitionResult } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import type { Log } from '../log.js';
-import { maxQuorum } from '../policy/policy-set.js';
+import { maxQuorum } from '../policy/human-step.js';
 import { noticeOf } from './held-call-steps.js';
 import { decisionRecorded, openExecutions, settleOverdue } from './held-calls.js';
 import type { CallStep } from './run-once.js';
@@ -306,7 +306,8 @@ export const decidableBy = async (
   const found: Execution[] = [];
   const now = deps.clock.now();
   for await (const execution of openExecutions(deps.store)) {
-    if (execution.status === 'pending_approval' && listedFor(mayDecide(approver, execution, now))) found.push(execution);
+    if (execution.status === 'pending_approval' && listedFor(mayDecide(approver, execution, now)))
+      found.push(execution);
     if (found.length >= limit) break;
   }
   return found

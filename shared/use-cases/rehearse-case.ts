@@ -4,9 +4,8 @@
 import { readArguments, readParsedArguments, type StrictArguments } from '../arguments/strict-json.js';
 import { durationText } from '../config/duration.js';
 import type { PolicyCase, RefusalReason } from '../policy/case-file.js';
-import type { HumanStep } from '../policy/engine.js';
 import { type ExplainContext, explainOneTool, outcomeOf, type PolicyRef, stepWords } from '../policy/explain.js';
-import type { Escalation } from '../policy/policy-set.js';
+import type { Escalation, HumanStep } from '../policy/human-step.js';
 import type { InputError } from '../result.js';
 import { decideCall } from './decide-call.js';
 

@@ -6,7 +6,8 @@ import { type Catalog, isJsonObject, type JsonObject, type ToolWithValidator } f
 import type { Execution } from '../executions/execution.js';
 import { type ExecutionListing, maxListingLimit } from '../executions/listing.js';
 import { parseJsonPointer } from '../json-pointer.js';
-import type { HumanStep, PolicyDecision, PolicyEngine } from '../policy/engine.js';
+import type { PolicyDecision, PolicyEngine } from '../policy/engine.js';
+import type { HumanStep } from '../policy/human-step.js';
 import { parseExactJson } from '../wire/exact-json.js';
 import {
   type NotReplayable,

@@ -34,6 +34,8 @@ export const unusedGrantReasons: Readonly<Record<string, string>> = {
   'CallToolSocketFunction states:StartExecution':
     'a call the channel holds starts its approval run; the channel flow here is a direct read',
   'ConsoleFunction dynamodb:GetItem': conflict,
+  'ConsoleFunction events:PutEvents':
+    'an approval short of its quorum tells the group on the notice bus; the flows here hold no call asking a quorum',
   'ConsoleFunction dynamodb:Query':
     'the inbox lists open calls (open-by-deadline); these flows open a call page directly',
   'ConsoleFunction kms:GenerateMac':

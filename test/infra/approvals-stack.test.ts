@@ -316,16 +316,17 @@ describe('the approval lifecycle in the default stack', () => {
 
   it(
     verifies(
-      ['aws.least-privilege', 'escalation.where-it-runs'],
-      'lets only the functions that notify (the held-call steps, the reconciler for escalations) put events, on the notice bus',
+      ['aws.least-privilege', 'escalation.where-it-runs', 'quorum.notices-count'],
+      'lets only the functions that notify (the held-call steps, the reconciler for escalations, the console for approvals short of a quorum) put events, on the notice bus',
     ),
     () => {
       const busArn = getAtt(parts.busId);
+      const notifying: readonly string[] = ['steps', 'reconciler', 'console'];
       for (const name of Object.keys(functions) as (keyof typeof functions)[]) {
-        const expected = name === 'steps' || name === 'reconciler' ? [grant('events:PutEvents', busArn)] : [];
+        const expected = notifying.includes(name) ? [grant('events:PutEvents', busArn)] : [];
         expect(grantsOf(template, roleId(name), 'events'), name).toEqual(expected);
       }
-      for (const name of ['steps', 'reconciler'] as const) {
+      for (const name of ['steps', 'reconciler', 'console'] as const) {
         expect(environmentOf(template, functionId(name)).EVENT_BUS_NAME).toEqual({ Ref: parts.busId });
       }
     },

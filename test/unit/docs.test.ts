@@ -16,7 +16,7 @@ import { toolsPageSize } from '../../shared/edge/mcp/tool-pages.js';
 import { maxIdempotencyKeyLength } from '../../shared/executions/call-keys.js';
 import { maxSettlementReasonLength } from '../../shared/executions/execution.js';
 import { transportCaps } from '../../shared/limits/transport-caps.js';
-import { maxQuorum } from '../../shared/policy/policy-set.js';
+import { maxQuorum } from '../../shared/policy/human-step.js';
 import { customerSessionTtlMs, sessionTtlMs } from '../../shared/sessions/session.js';
 import { sessionIdleMs } from '../../shared/sessions/session-store.js';
 import { verifies } from '../support/requirements.js';

@@ -3,7 +3,7 @@
 // refusal with its file, line and message.
 import { describe, expect, it } from 'vitest';
 import type { ConfigProblem } from '../../../shared/config/resolved.js';
-import type { HumanStep } from '../../../shared/policy/engine.js';
+import type { HumanStep } from '../../../shared/policy/human-step.js';
 import { anAgent } from '../../support/agents.js';
 import { humanStep } from '../../support/executions.js';
 import { verifies } from '../../support/requirements.js';
