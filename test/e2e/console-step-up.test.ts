@@ -19,8 +19,11 @@ import { verifies } from '../support/requirements.js';
 import { demoTokens, temporaryFolder } from '../support/runtime-process.js';
 
 const finance = { id: 'finance-approver', password: 'demo-finance-password' };
-/** How recent a sign-in the test's policy asks: short, so a session grows too old within the test. */
-const reauthMs = 4_000;
+/**
+ * How recent a sign-in the test's policy asks: short, so a session grows too old within the test,
+ * and long enough that a loaded machine signs in again and clicks Approve well within it.
+ */
+const reauthMs = 8_000;
 /** The test's only policy: every purchase order is held for finance, who decide it freshly signed in. */
 const policy = `@id("fresh-sign-in-orders")
 @approval("staff")
@@ -105,7 +108,9 @@ describe('a call that asks a fresh sign-in, in Chromium against the local runtim
       const notice = page.locator('.notice.sign-in-again');
       await shows(page, notice, 'why this sign-in cannot decide the call');
       await expect(notice.textContent()).resolves.toMatch(
-        /This call asks for a sign-in within the last 4 seconds, and you signed in \d+ s ago\./,
+        new RegExp(
+          `This call asks for a sign-in within the last ${reauthMs / 1000} seconds, and you signed in \\d+ s ago\\.`,
+        ),
       );
       await expect(page.getByRole('button', { name: 'Approve and run' }).count()).resolves.toBe(0);
 
