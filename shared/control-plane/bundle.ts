@@ -7,6 +7,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import * as z from 'zod';
 import { McpPins } from '../catalog/mcp-pins.js';
 import { isJsonObject, type JsonObject } from '../catalog/tool.js';
+import type { HumanStep } from '../policy/human-step.js';
 import { formStyles } from '../wire/form-body.js';
 
 /** A tool as discovered from an MCP server (ToolServerToolSpec), as the bundle carries it. */
@@ -77,12 +78,30 @@ const CompiledTool = z.object({
 });
 export type CompiledTool = z.infer<typeof CompiledTool>;
 
-/** The form the functions read; a bundle compiled in another form is pushed again. */
-export const compiledSnapshotFormat = 2;
+/**
+ * The forms the functions read; a bundle compiled in another form is pushed again. Form 3 is a
+ * bundle whose policies ask more of a staff approval than one approver (a quorum, an escalation, a
+ * fresh or strong sign-in): a gateway that reads only form 2 would drop what it does not know and
+ * let one approver run the call, so it refuses form 3 instead. Without those, a bundle is form 2,
+ * which gateways before and after read alike.
+ */
+const compiledSnapshotFormats = [2, 3] as const;
+
+/** The form a bundle with these policies is written in (see compiledSnapshotFormats). */
+export const compiledSnapshotFormatOf = (
+  policies: readonly Pick<HumanStep, 'quorum' | 'escalation' | 'reauth_ms' | 'acr'>[],
+): 2 | 3 =>
+  policies.some(
+    (policy) => policy.quorum > 1 || policy.escalation !== null || policy.reauth_ms !== null || policy.acr !== null,
+  )
+    ? 3
+    : 2;
+
+const isReadableFormat = (format: unknown): boolean => compiledSnapshotFormats.some((known) => known === format);
 
 /** Everything a snapshot is made of, read and built by config:push, nothing left to parse. */
 export const CompiledSnapshot = z.object({
-  format: z.literal(compiledSnapshotFormat),
+  format: z.union([z.literal(2), z.literal(3)]),
   /** The snapshot's content version, the bundle's own. */
   version: z.string().min(1),
   /** The configuration file's content as data, `${env:NAME}` references as written. */
@@ -135,10 +154,10 @@ export const decodeCompiledSnapshot = (bytes: Uint8Array): CompiledSnapshotRead 
   } catch {
     return { ok: false, reason: 'its compiled snapshot cannot be read' };
   }
-  if (isJsonObject(data) && data.format !== compiledSnapshotFormat) {
+  if (isJsonObject(data) && !isReadableFormat(data.format)) {
     return {
       ok: false,
-      reason: `its compiled snapshot is in form ${JSON.stringify(data.format)}, and this gateway reads form ${compiledSnapshotFormat}`,
+      reason: `its compiled snapshot is in form ${JSON.stringify(data.format)}, and this gateway reads forms ${compiledSnapshotFormats.join(' and ')}`,
     };
   }
   // Parsed once per configuration: zod's compiled fast path would cost more to build than it saves.

@@ -15,7 +15,7 @@ import {
   type CompiledSnapshot,
   type CompiledTool,
   type ConfigBundle,
-  compiledSnapshotFormat,
+  compiledSnapshotFormatOf,
   encodeCompiledSnapshot,
 } from './bundle.js';
 import { assembleSnapshot, type GatewaySnapshot } from './gateway-snapshot.js';
@@ -98,7 +98,7 @@ export const compileSnapshot = async (input: SnapshotInput): Promise<SnapshotCom
     ok: true,
     snapshot: assembled.snapshot,
     compiled: {
-      format: compiledSnapshotFormat,
+      format: compiledSnapshotFormatOf(assembled.snapshot.policy.policies),
       version: read.version,
       config: read.data,
       reference_lines: referenceLines,

@@ -7,13 +7,14 @@ import type { Execution } from './execution.js';
 const customerGroup = '(customer)';
 
 /**
- * The group a held call counts for: the group of the approver who decided it (their approval's, so
- * an escalation group that decided is counted as itself), else the policy's @approvers group, or
- * the customer when only they decide it or when they declined it. Null for a call no one held.
+ * The group a held call counts for: the group the staff member who decided it acted as (so an
+ * escalation group that approved or rejected is counted as itself), else the policy's @approvers
+ * group, or the customer when only they decide it or when they declined it. Null for a call no one held.
  */
 export const approvalGroupOf = (execution: Execution): string | null => {
   const step = execution.decision?.step ?? null;
   if (step === null) return null;
+  if (execution.decided_as !== null) return execution.decided_as;
   const by = execution.decided_by;
   const approval = by === null ? undefined : execution.approvals.find((given) => given.by === by);
   if (approval !== undefined) return approval.group;

@@ -191,6 +191,11 @@ export const Execution = z.object({
    * with the last one); empty on records written before approvals were kept one by one.
    */
   approvals: z.array(StaffApproval).default([]),
+  /**
+   * The group the staff member who decided acted as (the policy's, or the escalation group), for
+   * an approval or a rejection; null for the customer's decision and on records written before.
+   */
+  decided_as: z.string().nullable().default(null),
   /** When the call was escalated to the policy's escalation group (once), or null. */
   escalated_at: z.iso.datetime().nullable().default(null),
   /** Who decided, when, and the note they left for the agent (rejections). */
@@ -264,6 +269,7 @@ export const newExecutionRecord = (fields: NewExecutionFields): Execution => ({
   decided_at: null,
   decision_note: null,
   approvals: [],
+  decided_as: null,
   escalated_at: null,
   notified_at: null,
   approval_run_restarts: 0,

@@ -29,6 +29,7 @@ export type ExecutionPatch = Partial<
     | 'task_token'
     | 'decided_by'
     | 'decided_at'
+    | 'decided_as'
     | 'approvals'
     | 'decision_note'
     | 'customer_confirmed_at'

@@ -154,6 +154,18 @@ export type HeldCallView =
   | { readonly kind: 'refused'; readonly reason: 'not_found' | 'not_an_approver' };
 
 /**
+ * Whether a member of `group` sees the call: the policy's group always; the escalation group only a
+ * call it was asked to decide (still waiting past its escalation time, escalated, or approved by
+ * it), never one decided or expired before it escalated.
+ */
+const seenAs = (group: string | null, execution: Execution): boolean =>
+  group !== null &&
+  (group === execution.decision?.step?.staff ||
+    execution.status === 'pending_approval' ||
+    execution.escalated_at !== null ||
+    execution.approvals.some((approval) => approval.group === group));
+
+/**
  * One held call as an approver may see it. Only members of the group the policy named see the
  * arguments (the requester among them sees them, and may not decide).
  */
@@ -165,8 +177,11 @@ export const viewHeldCall = async (
   const found = isUuid(executionId) ? await deps.store.get(executionId) : undefined;
   if (found === undefined) return { kind: 'refused', reason: 'not_found' };
   const execution = await settleOverdue(deps, found);
-  const refusal = mayDecide(approver, execution, deps.clock.now());
-  if (refusal === 'not_an_approver') return { kind: 'refused', reason: 'not_an_approver' };
+  const now = deps.clock.now();
+  const refusal = mayDecide(approver, execution, now);
+  if (refusal === 'not_an_approver' || !seenAs(decidingGroup(approver, execution, now), execution)) {
+    return { kind: 'refused', reason: 'not_an_approver' };
+  }
   const page = await deps.store.listByAgent(execution.agent_id, { limit: recentCallsRead });
   const recent = page.items
     .filter((other) => other.tool === execution.tool && other.execution_id !== execution.execution_id)
@@ -213,7 +228,13 @@ const writeDecision = (
   const guard = { argumentsHash: request.arguments_hash, notExpiredAt: at };
   if (request.outcome === 'reject') {
     const note = cleanNote(request.note);
-    const patch = { decided_by: approver.id, decided_at: at, decision_note: note, ...rejectedBecause(note) };
+    const patch = {
+      decided_by: approver.id,
+      decided_at: at,
+      decided_as: approval.group,
+      decision_note: note,
+      ...rejectedBecause(note),
+    };
     return deps.store.transition(execution, { from: 'pending_approval', to: 'rejected', at, guard, patch });
   }
   const approvals = [...execution.approvals, approval];
@@ -229,6 +250,7 @@ const writeDecision = (
       approvals,
       decided_by: approver.id,
       decided_at: at,
+      decided_as: approval.group,
       decision_note: null,
       code: null,
       message: statusMessages.approved,

@@ -15,6 +15,7 @@ import {
   benchSnapshot,
   financeApprover,
   holdLargeOrder,
+  operationsApprover,
   operationsPolicy,
   type UseCaseBed,
   useCaseBed,
@@ -165,6 +166,28 @@ describe('the approval load, measured', () => {
       expect(valuesOf(points, 'HeldToDecided', { Group: 'finance' })).toEqual([4 * 60_000]);
       // The figure as a whole stays, for the alarms and the overall graph.
       expect(valuesOf(points, 'HeldToDecided')).toEqual([4 * 60_000]);
+    },
+  );
+
+  it(
+    verifies('load.metrics', "a call the escalation group rejected is timed as that group, not the policy's"),
+    async () => {
+      const bed = await escalatingBed();
+      const written: string[] = [];
+      const metrics = new EmfMetrics({ write: (line) => void written.push(line) });
+      const deps = { ...bed.deps, store: measuredStore(bed.store, metrics), metrics };
+      const held = await holdLargeOrder(bed);
+      bed.clock.advance(30 * 60_000);
+      const rejected = await decide(deps, operationsApprover, {
+        execution_id: held.execution_id,
+        outcome: 'reject',
+        arguments_hash: held.arguments_hash ?? '',
+      });
+      expect(rejected).toMatchObject({ kind: 'decided', execution: { status: 'rejected', decided_as: 'operations' } });
+      metrics.flush();
+      const points = parseEmfLines(written);
+      expect(valuesOf(points, 'HeldToDecided', { Group: 'operations' })).toEqual([30 * 60_000]);
+      expect(valuesOf(points, 'HeldToDecided', { Group: 'finance' })).toEqual([]);
     },
   );
 });

@@ -69,6 +69,26 @@ describe('who may decide a high-stakes call', () => {
   );
 
   it(
+    verifies('quorum.escalation-group-decides', 'the escalation group never sees a call decided before it escalated'),
+    async () => {
+      const bed = await highStakesBed();
+      const held = await holdLargeOrder(bed);
+      const finance = signedIn(financeApprover, bed.clock.now());
+      expect(await decide(bed.deps, finance, { ...approve(held), outcome: 'reject' })).toMatchObject({
+        kind: 'decided',
+      });
+      bed.clock.advance(escalationMs);
+      const late = signedIn(operationsApprover, bed.clock.now());
+      expect(await viewHeldCall(bed.deps, late, held.execution_id)).toEqual({
+        kind: 'refused',
+        reason: 'not_an_approver',
+      });
+      // The policy's own group still reads it.
+      expect(await viewHeldCall(bed.deps, finance, held.execution_id)).toMatchObject({ kind: 'shown' });
+    },
+  );
+
+  it(
     verifies('quorum.fresh-sign-in-rule', 'a sign-in older than @reauth allows, or of unknown time, changes nothing'),
     async () => {
       const bed = await highStakesBed();

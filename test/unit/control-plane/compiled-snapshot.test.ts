@@ -278,7 +278,9 @@ describe('the compiled snapshot', () => {
         ok: false,
         problems: [
           expect.objectContaining({
-            message: expect.stringMatching(/form 1, and this gateway reads form 2; run `npm run config:push` again$/),
+            message: expect.stringMatching(
+              /form 1, and this gateway reads forms 2 and 3; run `npm run config:push` again$/,
+            ),
           }),
         ],
       });
@@ -345,6 +347,27 @@ describe('the compiled snapshot', () => {
       const bomb = new Uint8Array(gzipSync(`"${'a'.repeat(maxCompiledSnapshotBytes)}"`));
       expect(bomb.byteLength).toBeLessThan(400 * 1024);
       expect(decodeCompiledSnapshot(bomb)).toEqual({ ok: false, reason: 'its compiled snapshot cannot be read' });
+    },
+  );
+
+  it(
+    verifies(
+      'annotations.bundle-form',
+      'writes a bundle whose policies ask a quorum, an escalation or a sign-in rule in form 3, any other in form 2, and reads both',
+    ),
+    async () => {
+      const { text, files, discovered } = await demo();
+      const demoBundle = await compiledBundleOf(text, { files, discovered, file: 'gateway.config.yaml' });
+      // The demo's high-stakes purchase orders ask two approvers: a gateway reading only form 2 refuses it.
+      expect(compiledOf(demoBundle).format).toBe(3);
+      expect(loaded(demoBundle, demoAddresses).policy.policies.some((policy) => policy.quorum === 2)).toBe(true);
+      const plain = await compiledBundleOf(withSecrets);
+      expect(compiledOf(plain).format).toBe(2);
+      expect(
+        loadCompiledSnapshot(plain, { ERP_URL: 'http://erp', ERP_TOKEN: 't', AGENT_ONE: '1', AGENT_TWO: '2' }),
+      ).toMatchObject({
+        ok: true,
+      });
     },
   );
 });
