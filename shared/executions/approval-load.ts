@@ -16,8 +16,6 @@ export const approvalGroupOf = (execution: Execution): string | null => {
   if (step === null) return null;
   if (execution.decided_as !== null) return execution.decided_as;
   const by = execution.decided_by;
-  const approval = by === null ? undefined : execution.approvals.find((given) => given.by === by);
-  if (approval !== undefined) return approval.group;
   if (step.staff === null || (by !== null && by === execution.customer_id)) return customerGroup;
   return step.staff;
 };

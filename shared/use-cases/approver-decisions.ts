@@ -226,15 +226,11 @@ const writeDecision = (
 ): Promise<TransitionResult> => {
   const at = approval.at;
   const guard = { argumentsHash: request.arguments_hash, notExpiredAt: at };
+  // Who ended the wait, when, as a member of which group.
+  const decider = { decided_by: approver.id, decided_at: at, decided_as: approval.group };
   if (request.outcome === 'reject') {
     const note = cleanNote(request.note);
-    const patch = {
-      decided_by: approver.id,
-      decided_at: at,
-      decided_as: approval.group,
-      decision_note: note,
-      ...rejectedBecause(note),
-    };
+    const patch = { ...decider, decision_note: note, ...rejectedBecause(note) };
     return deps.store.transition(execution, { from: 'pending_approval', to: 'rejected', at, guard, patch });
   }
   const approvals = [...execution.approvals, approval];
@@ -248,9 +244,7 @@ const writeDecision = (
     guard: { ...guard, approvalsGiven: execution.approvals.length },
     patch: {
       approvals,
-      decided_by: approver.id,
-      decided_at: at,
-      decided_as: approval.group,
+      ...decider,
       decision_note: null,
       code: null,
       message: statusMessages.approved,
@@ -312,7 +306,6 @@ const decisionWritten = async (
   return { kind: 'decided', execution };
 };
 
-/** Held calls this approver may decide now, or after signing in again, soonest expiry first. */
 /**
  * Whether a call goes in an approver's inbox: one they may decide, or may once they sign in again
  * (more recently, or by a stronger method): the call's page tells them how.
@@ -320,6 +313,7 @@ const decisionWritten = async (
 const listedFor = (refusal: DecisionRefusal | null): boolean =>
   refusal === null || refusal === 'sign_in_again' || refusal === 'acr_not_met';
 
+/** Held calls this approver may decide now, or after signing in again, soonest expiry first. */
 export const decidableBy = async (
   deps: Pick<DecisionDeps, 'store' | 'clock'>,
   approver: Approver,

@@ -37,6 +37,7 @@ const decidedAfter = (waitMs: number, createdAgo: number): Execution => {
     decision: finance,
     decided_by: 'farah',
     decided_at: iso(created + waitMs),
+    decided_as: 'finance',
     approvals: [{ by: 'farah', group: 'finance', at: iso(created + waitMs), signed_in_at: null, acr: null }],
   });
 };
@@ -50,6 +51,7 @@ const escalated = anExecution({
   escalated_at: iso(escalatedCreated + 4 * hour),
   decided_by: 'oskar',
   decided_at: iso(escalatedCreated + 5 * hour),
+  decided_as: 'operations',
   approvals: [
     { by: 'oskar', group: 'operations', at: iso(escalatedCreated + 5 * hour), signed_in_at: null, acr: null },
   ],
