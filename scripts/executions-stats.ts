@@ -6,22 +6,15 @@ import type { OpenedListing } from '../infra/local/listing-target.js';
 import { timeLeft } from '../shared/edge/console/pages.js';
 import { approvalLoadOf, type GroupLoad } from '../shared/executions/approval-load.js';
 import type { Execution } from '../shared/executions/execution.js';
-import { maxListingLimit } from '../shared/executions/listing.js';
+import { callsSince } from '../shared/executions/listing.js';
 import { textTable } from './command-line.js';
 
-/** Every held call made at or after `since`, through the listing's pages. */
+/** Every held call made at or after `since`. */
 const heldCallsSince = async (opened: OpenedListing, since: string): Promise<Execution[]> => {
   const held: Execution[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await opened.listing.list({
-      since,
-      limit: maxListingLimit,
-      ...(cursor === undefined ? {} : { cursor }),
-    });
-    held.push(...page.items.filter((execution) => execution.decision?.step != null));
-    cursor = page.next;
-  } while (cursor !== undefined);
+  for await (const execution of callsSince(opened.listing, since)) {
+    if (execution.decision?.step != null) held.push(execution);
+  }
   return held;
 };
 

@@ -48,6 +48,16 @@ export class InvalidCursorError extends Error {
 /** Largest page a listing returns. */
 export const maxListingLimit = 1_000;
 
+/** Every call recorded at or after `since`, read page after page in the listing's largest pages. */
+export async function* callsSince(listing: ExecutionListing, since: string): AsyncGenerator<Execution> {
+  let cursor: string | undefined;
+  do {
+    const page = await listing.list({ since, limit: maxListingLimit, ...(cursor === undefined ? {} : { cursor }) });
+    yield* page.items;
+    cursor = page.next;
+  } while (cursor !== undefined);
+}
+
 /** A page size every listing accepts: a whole number from 1 to `maxListingLimit`. */
 export const checkListingLimit = (limit: number): void => {
   if (!Number.isInteger(limit) || limit < 1 || limit > maxListingLimit) {

@@ -4,7 +4,7 @@
 // secret value is counted as not replayable, never opened and never guessed.
 import { type Catalog, isJsonObject, type JsonObject, type ToolWithValidator } from '../catalog/tool.js';
 import type { Execution } from '../executions/execution.js';
-import { type ExecutionListing, maxListingLimit } from '../executions/listing.js';
+import { callsSince, type ExecutionListing } from '../executions/listing.js';
 import { parseJsonPointer } from '../json-pointer.js';
 import type { PolicyDecision, PolicyEngine } from '../policy/engine.js';
 import type { HumanStep } from '../policy/human-step.js';
@@ -115,15 +115,6 @@ export const replayPolicies = async (
 ): Promise<ReplayReport> => {
   const read = fieldsReadBy(sets);
   const tally = new ReplayTally();
-  let cursor: string | undefined;
-  do {
-    const page = await listing.list({
-      since: window.since,
-      limit: maxListingLimit,
-      ...(cursor === undefined ? {} : { cursor }),
-    });
-    for (const execution of page.items) replayOne(execution, sets, read, tally);
-    cursor = page.next;
-  } while (cursor !== undefined);
+  for await (const execution of callsSince(listing, window.since)) replayOne(execution, sets, read, tally);
   return reportOf(tally, window);
 };
