@@ -6,16 +6,12 @@ import type { Target } from './load.js';
 import type { Measured, StoreUse } from './measured.js';
 import type { Plan } from './plan.js';
 import { heading, line, type Row, table, within } from './report.js';
-import { median, ms, perSecond, quantile, ratio, signedMs } from './stats.js';
+import { median, ms, perSecond, quantile, ratio, rotated, signedMs } from './stats.js';
 
 /** What the SDK's stateless server alone adds on the machine the performance targets were set on. */
 const qualitySdkOwnMs = 0.6;
 
 const sleep = (delayMs: number) => new Promise((resolve) => setTimeout(resolve, delayMs));
-
-/** The targets in a different order each round, so none always runs first or last. */
-const rotated = <T>(items: readonly T[], round: number): T[] =>
-  items.map((_, index) => items[(index + round) % items.length] as T);
 
 export interface LatencyFigures {
   /** Median of the round medians. */

@@ -20,6 +20,12 @@ export const quantile = (values: readonly number[], q: number): number => {
   return ordered[rank - 1] ?? Number.NaN;
 };
 
+/** The items in a different order each round (rotated by the round's number), so none always runs first or last. */
+export const rotated = <T>(items: readonly T[], round: number): T[] => {
+  const start = items.length === 0 ? 0 : round % items.length;
+  return [...items.slice(start), ...items.slice(0, start)];
+};
+
 export const ms = (value: number, digits = 2): string =>
   Number.isFinite(value) ? `${value.toFixed(digits)} ms` : 'n/a';
 

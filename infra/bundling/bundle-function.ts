@@ -133,18 +133,19 @@ export const coldStartFiles = (metafile: Metafile, entry: string): string[] => {
 /**
  * Bundles `functions/<name>.ts` into `folder` (emptied first). `cedar` says whether the function
  * decides: its wasm is then shipped, and a bundle that loads Cedar without it (or the reverse) is
- * refused, so the stack cannot ship a function that would fail on its first decision.
+ * refused, so the stack cannot ship a function that would fail on its first decision. `entry`
+ * bundles another module the same way (the bench's floors, timed beside the functions).
  */
 export const bundleFunction = async (
   name: string,
   folder: string,
-  options: { cedar: boolean },
+  options: { cedar: boolean; entry?: string },
 ): Promise<FunctionBundle> => {
   await rm(folder, { recursive: true, force: true });
   await mkdir(folder, { recursive: true });
   const result = await build({
     absWorkingDir: projectPath(),
-    entryPoints: { index: projectPath('functions', `${name}.ts`) },
+    entryPoints: { index: options.entry ?? projectPath('functions', `${name}.ts`) },
     bundle: true,
     splitting: true,
     platform: 'node',
