@@ -5,7 +5,8 @@
 // function's first call without the gateway: the same requests to the same stand-ins, in the same
 // order (the configuration's pointer, its object, the signature check, the system call, the
 // record's write), the clients the first call loads loaded on first use as the function loads them
-// (the first-call section times it). What it sends comes from the plan the bench writes beside it.
+// (the first-call section times it). What it sends comes from the plan the bench writes beside it
+// (floor-plan.ts).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -14,25 +15,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { serviceLogger } from '../functions/commons/logger.js';
 import { metricNames, metricsNamespace, metricsService } from '../shared/adapters/emf-names.js';
+import { type FloorPlan, floorPlanFile, isFloorPlan } from './floor-plan.js';
 
 const documents = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
   marshallOptions: { removeUndefinedValues: true },
 });
 const logger = serviceLogger('mcp');
 const metrics = new Metrics({ namespace: metricsNamespace, serviceName: metricsService });
-
-/** The file the bench writes beside the bundle: what the gateway's first call sent, to send the same. */
-export const floorPlanFile = 'first-call-floor.json';
-
-export interface FloorPlan {
-  /** The system call: a GET of this URL with these headers (the demo ERP's key). */
-  readonly systemUrl: string;
-  readonly systemHeaders: Readonly<Record<string, string>>;
-  /** What the configuration's signature is over (the pointer's version and hash), base64. */
-  readonly signedMessage: string;
-  /** The record the gateway wrote for the same call, written again under a fresh id. */
-  readonly record: Readonly<Record<string, unknown>>;
-}
 
 const environment = (name: string): string => {
   const value = process.env[name];
@@ -90,23 +79,11 @@ const callSystem = (plan: FloorPlan): Promise<string> =>
     sent.end();
   });
 
-const isPlan = (value: unknown): value is FloorPlan =>
-  typeof value === 'object' &&
-  value !== null &&
-  'systemUrl' in value &&
-  typeof value.systemUrl === 'string' &&
-  'systemHeaders' in value &&
-  typeof value.systemHeaders === 'object' &&
-  'signedMessage' in value &&
-  typeof value.signedMessage === 'string' &&
-  'record' in value &&
-  typeof value.record === 'object';
-
 let plan: FloorPlan | undefined;
 const planOf = (): FloorPlan => {
   if (plan !== undefined) return plan;
   const read: unknown = JSON.parse(readFileSync(new URL(`./${floorPlanFile}`, import.meta.url), 'utf8'));
-  if (!isPlan(read)) throw new Error(`${floorPlanFile} is not the floor's plan`);
+  if (!isFloorPlan(read)) throw new Error(`${floorPlanFile} is not the floor's plan`);
   plan = read;
   return read;
 };

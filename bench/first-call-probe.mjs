@@ -1,6 +1,7 @@
-// Run by first-call.ts in a fresh `node`, from the MCP function's bundle folder (copied beside
-// index.mjs): imports the bundle as Lambda does, then invokes its handler with the events in the
-// JSON file named by argv[2], each timed by itself. Prints one line: the marker and the timings.
+// Run by first-call.ts in a fresh `node`, from the MCP function's bundle folder or the first-call
+// floor's (copied beside index.mjs): imports the bundle as Lambda does, then invokes its handler
+// with the events in the JSON file named by argv[2], each timed by itself. Prints one line: the
+// marker and the timings.
 import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 
@@ -8,7 +9,7 @@ const started = performance.now();
 const { handler } = await import('./index.mjs');
 const importMs = performance.now() - started;
 
-const { marker, reads, writes, storePort, systemPort } = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const { marker, reads, writes, ports } = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 
 // The requests the first call sends, seen as they start (node:http for the AWS SDK, undici for the
 // system client), so its time can be split at them: SDK and configuration, Cedar, the system.
@@ -16,7 +17,7 @@ let callStarted = null;
 const sent = [];
 const note = (port, what) => {
   if (callStarted === null) return;
-  const to = port === storePort ? 'store' : port === systemPort ? 'system' : `port ${port}`;
+  const to = Object.keys(ports).find((name) => ports[name] === port) ?? `port ${port}`;
   sent.push({ ms: performance.now() - callStarted, to, what });
 };
 subscribe('http.client.request.start', ({ request }) => {
