@@ -264,6 +264,24 @@ describe('every other request is left to the SDK', () => {
   it(
     verifies(
       'perf.plain-tool-call',
+      'an envelope read before keeps the SDK’s verdict, and the headers are checked on every call',
+    ),
+    () => {
+      // The classifier's verdict is remembered per envelope text (docs/adr/0093-the-per-call-levers.md).
+      const invalid = notPlain[7]?.[1] as Sent;
+      for (let round = 0; round < 3; round += 1) expect(plainToolCallOf(headOf(invalid), invalid.body)).toBeNull();
+      for (let round = 0; round < 3; round += 1) expect(plainToolCallOf(headOf(base), base.body)).not.toBeNull();
+      // The same envelope, once accepted, does not carry a call whose headers disagree with it.
+      const mismatched = notPlain[8]?.[1] as Sent;
+      expect(plainToolCallOf(headOf(mismatched), mismatched.body)).toBeNull();
+      const other = { ...base, body: { ...base.body, id: 'another' } };
+      expect(plainToolCallOf(headOf(other), other.body)).not.toBeNull();
+    },
+  );
+
+  it(
+    verifies(
+      'perf.plain-tool-call',
       'a closed endpoint runs no plain call: the SDK’s entry refuses it, and the ERP hears nothing',
     ),
     async () => {

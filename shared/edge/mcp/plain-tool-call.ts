@@ -20,6 +20,7 @@ import {
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server';
 import { idempotencyKeyMember } from '../../executions/call-keys.js';
+import { LruMap } from '../../lru.js';
 import { isRecord } from '../../objects.js';
 import type { ResultObject } from '../../result.js';
 import { toCallToolResult } from '../tool-call/tool-result.js';
@@ -75,18 +76,45 @@ export const plainToolCallOf = (request: McpRequestHead, body: unknown): PlainTo
   const mcpMethodHeader = request.header('mcp-method');
   const mcpNameHeader = request.header('mcp-name');
   if (protocolVersionHeader !== plainRevision || mcpMethodHeader !== method || mcpNameHeader !== name) return null;
-  // The SDK's own reading of the envelope and of the headers against the body.
-  const route = classifyInboundRequest({
-    httpMethod: request.method,
-    protocolVersionHeader,
-    mcpMethodHeader,
-    mcpNameHeader,
-    body,
-  });
-  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== plainRevision) {
+  const headers = { protocolVersionHeader, mcpMethodHeader, mcpNameHeader };
+  return sdkAccepts(request.method, headers, body, envelope) ? { id, name, args, params } : null;
+};
+
+/**
+ * The SDK classifier's verdict on the envelopes it has read, by their JSON text. Past the checks
+ * above, its verdict depends on the envelope alone (the body is a request with a valid id and no
+ * result or error, and the headers repeat it), and an agent sends the same envelope on every call:
+ * read once, it spares each later call the classifier's zod parse of the whole message (the
+ * largest part of the plain path's own work, docs/adr/0093-the-per-call-levers.md). An envelope
+ * with an idempotency key differs from call to call, so it is read every time, as is one that has
+ * no JSON text (a bigint).
+ */
+const envelopeVerdicts = new LruMap<string, boolean>(256);
+
+const envelopeText = (envelope: Record<string, unknown>): string | null => {
+  if (envelope[idempotencyKeyMember] !== undefined) return null;
+  try {
+    return JSON.stringify(envelope);
+  } catch {
     return null;
   }
-  return { id, name, args, params };
+};
+
+/** Whether the SDK's own reading of the envelope, and of the headers against the body, accepts the request. */
+const sdkAccepts = (
+  httpMethod: string,
+  headers: { protocolVersionHeader: string; mcpMethodHeader: string; mcpNameHeader: string },
+  body: Record<string, unknown>,
+  envelope: Record<string, unknown>,
+): boolean => {
+  const text = envelopeText(envelope);
+  const known = text === null ? undefined : envelopeVerdicts.get(text);
+  if (known !== undefined) return known;
+  const route = classifyInboundRequest({ httpMethod, ...headers, body });
+  const accepted =
+    route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === plainRevision;
+  if (text !== null) envelopeVerdicts.set(text, accepted);
+  return accepted;
 };
 
 /**
