@@ -4,12 +4,17 @@
 import { setImmediate } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ExecutionWriteFeed } from '../../shared/adapters/memory/execution-write-feed.js';
+import { systemClock } from '../../shared/clock.js';
+import { createMcpEndpoint, type McpEndpoint } from '../../shared/edge/mcp/endpoint.js';
+import type { McpServices } from '../../shared/edge/mcp/server.js';
 import { isFinal2025, taskResultWaitMs } from '../../shared/edge/mcp/task-methods.js';
 import { unseenWrites } from '../../shared/executions/execution-writes.js';
 import { measuredStore } from '../../shared/executions/measured-store.js';
+import { RequestGate } from '../../shared/limits/request-gate.js';
 import { decide } from '../../shared/use-cases/approver-decisions.js';
 import { registerApproval } from '../../shared/use-cases/held-call-steps.js';
 import { findOwnCall, listOwnCalls, ownCallOnceFinal, withdrawCall } from '../../shared/use-cases/tasks.js';
+import { mcpHeaders } from '../support/http.js';
 import { verifies } from '../support/requirements.js';
 import { countStoreReads } from '../support/store-reads.js';
 import { financeApprover, holdLargeOrder, procurementAgent, useCaseBed } from '../support/use-case-bed.js';
@@ -232,6 +237,81 @@ describe('waiting for a task to end (tasks/result) costs at most two reads', () 
       expect(reads.count()).toBe(1);
       expect(feed.waiting).toBe(0);
       expect(vi.getTimerCount()).toBe(0);
+    },
+  );
+});
+
+describe('tasks/result over MCP (2025-11-25), as each runtime composes it', () => {
+  const tasksResult = (endpoint: McpEndpoint, taskId: string): Promise<Response> =>
+    endpoint.handle(
+      new Request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: mcpHeaders(null, { 'mcp-protocol-version': '2025-11-25' }),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tasks/result', params: { taskId } }),
+      }),
+      procurementAgent,
+    );
+  const endpointOver = (services: McpServices): McpEndpoint =>
+    createMcpEndpoint(services, {
+      allowedHostnames: null,
+      allowedOrigins: [],
+      requestGate: new RequestGate(systemClock),
+    });
+
+  it(
+    verifies('mcp.tasks-result-no-polling', 'answers -32000 after one read in the MCP function as Lambda composes it'),
+    async () => {
+      const bed = await useCaseBed();
+      const held = await holdLargeOrder(bed);
+      const reads = countStoreReads(bed.store);
+      const endpoint = endpointOver({ ...bed.deps, executionWrites: unseenWrites });
+      try {
+        // The clock stands still: a wait measured by it would never end.
+        const answer: unknown = await (await tasksResult(endpoint, held.execution_id)).json();
+        expect(answer).toMatchObject({
+          id: 7,
+          error: { code: -32000, message: expect.stringMatching(/still working/) },
+        });
+        expect(reads.count()).toBe(1);
+      } finally {
+        await endpoint.close();
+      }
+    },
+  );
+
+  it(
+    verifies(
+      'mcp.tasks-result-no-polling',
+      'answers the decision written while it waits in the local runtime, after two reads',
+    ),
+    async () => {
+      const bed = await useCaseBed();
+      const held = await holdLargeOrder(bed);
+      const feed = new ExecutionWriteFeed();
+      const store = measuredStore(bed.store, null, (execution) => feed.written(execution));
+      const reads = countStoreReads(bed.store);
+      const endpoint = endpointOver({ ...bed.deps, store, executionWrites: feed });
+      try {
+        const answering = tasksResult(endpoint, held.execution_id);
+        // Waiting on the request's own progress, not on time: its first read, then its wait.
+        while (reads.count() === 0) await setImmediate();
+        expect(feed.waiting).toBe(1);
+        const at = new Date(bed.clock.now()).toISOString();
+        await store.transition(held, {
+          from: 'pending_approval',
+          to: 'rejected',
+          at,
+          patch: { code: 'rejected', decided_at: at, decided_by: financeApprover.id },
+        });
+        const answer: unknown = await (await answering).json();
+        expect(answer).toMatchObject({
+          id: 7,
+          result: { isError: true, structuredContent: { status: 'rejected', execution_id: held.execution_id } },
+        });
+        expect(reads.count()).toBe(2);
+      } finally {
+        await endpoint.close();
+      }
     },
   );
 });
