@@ -153,7 +153,7 @@ const register2025 = (server: Server, deps: TaskDeps, agent: AgentIdentity): voi
     if (isFinal2025(execution)) return taskPayload2025(execution);
     throw new ProtocolError(
       jsonRpcCodes.serverError,
-      'The task is still working (a person has not decided yet). Call tasks/result again, or poll tasks/get.',
+      'The task is still working (a person has not decided yet). Poll tasks/get at its pollInterval and call tasks/result once it is final.',
     );
   });
 
