@@ -8,6 +8,7 @@ import { systemClock } from '../../shared/clock.js';
 import { createMcpEndpoint, type McpEndpoint } from '../../shared/edge/mcp/endpoint.js';
 import type { McpServices } from '../../shared/edge/mcp/server.js';
 import { isFinal2025, taskResultWaitMs } from '../../shared/edge/mcp/task-methods.js';
+import { coded } from '../../shared/errors.js';
 import { unseenWrites } from '../../shared/executions/execution-writes.js';
 import { measuredStore } from '../../shared/executions/measured-store.js';
 import { RequestGate } from '../../shared/limits/request-gate.js';
@@ -125,17 +126,29 @@ describe('own calls only', () => {
   );
 });
 
-describe('waiting for a task to end (tasks/result) costs at most two reads', () => {
-  /** The bed with its store telling the feed of each write, as the local runtime composes them. */
-  const watchedBed = async () => {
-    const bed = await useCaseBed();
-    const held = await holdLargeOrder(bed);
-    const feed = new ExecutionWriteFeed();
-    const store = measuredStore(bed.store, null, (execution) => feed.written(execution));
-    // Counted from here: the request's reads only (the writes below read nothing).
-    const reads = countStoreReads(bed.store);
-    return { bed, held, feed, store, reads, deps: { ...bed.deps, store, executionWrites: feed } };
+/** A held call, and the bed's store telling the feed of each write, as the local runtime composes them. */
+const watchedBed = async () => {
+  const bed = await useCaseBed();
+  const held = await holdLargeOrder(bed);
+  const feed = new ExecutionWriteFeed();
+  const store = measuredStore(bed.store, null, (execution) => feed.written(execution));
+  // Counted from here: the request's reads only (the writes below read nothing).
+  const reads = countStoreReads(bed.store);
+  /** Finance's decision, written straight to the store (a write that reads nothing). */
+  const decided = (to: 'approved' | 'rejected') => {
+    const at = new Date(bed.clock.now()).toISOString();
+    const code = to === 'rejected' ? coded('rejected') : {};
+    return store.transition(held, {
+      from: 'pending_approval',
+      to,
+      at,
+      patch: { ...code, decided_at: at, decided_by: financeApprover.id },
+    });
   };
+  return { bed, held, feed, store, reads, decided, deps: { ...bed.deps, store, executionWrites: feed } };
+};
+
+describe('waiting for a task to end (tasks/result) costs at most two reads', () => {
   /** Whatever is already due has run: the in-memory store answers within the microtasks before this. */
   const settled = () => setImmediate();
   const longWait = (signal = new AbortController().signal) => ({ signal, limitMs: taskResultWaitMs });
@@ -147,19 +160,14 @@ describe('waiting for a task to end (tasks/result) costs at most two reads', () 
   it(
     verifies('mcp.tasks-result-no-polling', 'wakes at the write that ends the task and answers it, after two reads'),
     async () => {
-      const { bed, held, feed, store, reads, deps } = await watchedBed();
+      const { bed, held, feed, store, reads, decided, deps } = await watchedBed();
       const answer = ownCallOnceFinal(deps, procurementAgent, held.execution_id, isFinal2025, longWait());
       await settled();
       expect(reads.count()).toBe(1);
       expect(feed.waiting).toBe(1);
       // Approved is still working (it runs next): the wait goes on without reading.
+      await decided('approved');
       const at = new Date(bed.clock.now()).toISOString();
-      await store.transition(held, {
-        from: 'pending_approval',
-        to: 'approved',
-        at,
-        patch: { decided_at: at, decided_by: financeApprover.id },
-      });
       await settled();
       expect(reads.count()).toBe(1);
       await store.transition(held, {
@@ -285,24 +293,14 @@ describe('tasks/result over MCP (2025-11-25), as each runtime composes it', () =
       'answers the decision written while it waits in the local runtime, after two reads',
     ),
     async () => {
-      const bed = await useCaseBed();
-      const held = await holdLargeOrder(bed);
-      const feed = new ExecutionWriteFeed();
-      const store = measuredStore(bed.store, null, (execution) => feed.written(execution));
-      const reads = countStoreReads(bed.store);
-      const endpoint = endpointOver({ ...bed.deps, store, executionWrites: feed });
+      const { held, feed, reads, decided, deps } = await watchedBed();
+      const endpoint = endpointOver(deps);
       try {
         const answering = tasksResult(endpoint, held.execution_id);
         // Waiting on the request's own progress, not on time: its first read, then its wait.
         while (reads.count() === 0) await setImmediate();
         expect(feed.waiting).toBe(1);
-        const at = new Date(bed.clock.now()).toISOString();
-        await store.transition(held, {
-          from: 'pending_approval',
-          to: 'rejected',
-          at,
-          patch: { code: 'rejected', decided_at: at, decided_by: financeApprover.id },
-        });
+        await decided('rejected');
         const answer: unknown = await (await answering).json();
         expect(answer).toMatchObject({
           id: 7,
