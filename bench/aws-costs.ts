@@ -5,6 +5,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { GatewayStack } from '../infra/gateway-stack.js';
+import { taskPollIntervalMs } from '../shared/edge/mcp/tasks.js';
 import {
   biggestLine,
   type CallUsage,
@@ -12,8 +13,11 @@ import {
   costLines,
   cuts,
   dollars,
+  followedAsTask,
   markdownCostTable,
   readUnits,
+  type TaskFollowing,
+  taskFollowingRequests,
   totalPerMillion,
   writeUnits,
 } from './costs.js';
@@ -70,7 +74,30 @@ const store = (use: StoreUse | undefined, what: string) => {
   return { writeUnits: writeUnits(measuredUse), readUnits: readUnits(measuredUse) };
 };
 
-/** The four kinds of call, from the stack's settings and this run's measurements. */
+/**
+ * How long a held call waits for its decision when the table follows it as a task: an assumption,
+ * of the order of the time to decision at p50 an organization reads from `npm run executions --
+ * --stats` (an approver notified while at work, deciding in the same sitting).
+ */
+const assumedDecisionMs = 10 * 60_000;
+
+/** Following a held call as a task: each request a keyed read of the record, answered like a direct read. */
+const taskFollowing = (settings: StackSettings, measured: Measured): TaskFollowing => {
+  const record = required(measured.store.heldApproved, 'the store requests of an approved held call');
+  return {
+    decisionMs: assumedDecisionMs,
+    pollIntervalMs: taskPollIntervalMs,
+    // A tasks/get reads the record and answers; a direct read's time (a system call too) bounds it.
+    request: {
+      fn: 'mcp',
+      memoryMb: settings.memoryMb.mcp,
+      durationMs: required(measured.handlerMs.directRead, 'the MCP function handler time of a direct read'),
+    },
+    readUnits: readUnits({ writes: 0, reads: 1, itemBytes: record.itemBytes }),
+  };
+};
+
+/** The five kinds of call, from the stack's settings and this run's measurements. */
 export const callUsages = (settings: StackSettings, measured: Measured): CallUsage[] => {
   const { memoryMb } = settings;
   const handler = measured.handlerMs;
@@ -82,6 +109,18 @@ export const callUsages = (settings: StackSettings, measured: Measured): CallUsa
   const mcp = (durationMs: number) => ({ fn: 'mcp', memoryMb: memoryMb.mcp, durationMs });
   const steps = (durationMs: number) => ({ fn: 'held-call-steps', memoryMb: memoryMb.steps, durationMs });
   const consolePage = (durationMs: number) => ({ fn: 'console', memoryMb: memoryMb.console, durationMs });
+  const approved: CallUsage = {
+    name: 'held, approved',
+    // The hold; the register step; the approver's decision page and decision; the run step,
+    // which makes the same system call and writes as a direct write.
+    invocations: [mcp(hold), steps(register), consolePage(decide), consolePage(decide), steps(write)],
+    apiRequests: 3,
+    ...store(measured.store.heldApproved, 'an approved held call'),
+    transitions: required(measured.transitions.approved, 'the transitions of an approved call'),
+    // The console checks the approver's session with KMS at most once a minute per instance.
+    kmsRequests: 1,
+    events: 1,
+  };
   return [
     {
       name: 'direct read',
@@ -101,18 +140,8 @@ export const callUsages = (settings: StackSettings, measured: Measured): CallUsa
       kmsRequests: 0,
       events: 0,
     },
-    {
-      name: 'held, approved',
-      // The hold; the register step; the approver's decision page and decision; the run step,
-      // which makes the same system call and writes as a direct write.
-      invocations: [mcp(hold), steps(register), consolePage(decide), consolePage(decide), steps(write)],
-      apiRequests: 3,
-      ...store(measured.store.heldApproved, 'an approved held call'),
-      transitions: required(measured.transitions.approved, 'the transitions of an approved call'),
-      // The console checks the approver's session with KMS at most once a minute per instance.
-      kmsRequests: 1,
-      events: 1,
-    },
+    approved,
+    followedAsTask(approved, taskFollowing(settings, measured)),
     {
       name: 'held, expired',
       invocations: [mcp(hold), steps(register), steps(register)],
@@ -169,7 +198,15 @@ export const awsCosts = async (measured: Measured): Promise<CostTable> => {
     'store units: writes and reads counted on the wire × the record size (a WRU per KB, twice for the by-agent index, ' +
       'the open-calls index not counted; an RRU per 4 KB); KMS: the console session check (no sealing: the demo arguments hold no secret, and a data ' +
       'key serves an instance five minutes); EventBridge: the held-call notice; not counted: the configuration read ' +
-      '(once per instance per refresh), the approver signing in, the agent fetching a held outcome later, logs',
+      '(once per instance per refresh), the approver signing in, an agent following a held call with the status tool ' +
+      '(as often as it asks, a keyed read each), logs',
+  );
+  const follow = taskFollowing(settings, measured);
+  line(
+    `followed as a task: assumed decided ${follow.decisionMs / 60_000} min after the request (time to decision, p50: ` +
+      `npm run executions -- --stats); ${taskFollowingRequests(follow)} requests, tasks/get every ` +
+      `${follow.pollIntervalMs / 1000} s and one tasks/result, each an MCP invocation of a direct read's time, an API ` +
+      'request and one keyed read (tasks/result never waits in AWS: it answers from its one read)',
   );
   for (const call of calls) {
     const biggest = biggestLine(call.lines);

@@ -22,6 +22,37 @@ export interface CallUsage {
   readonly events: number;
 }
 
+/**
+ * How an agent follows a held call as an MCP task, for the cost table: assumed, since no run waits
+ * minutes for a person.
+ */
+export interface TaskFollowing {
+  /** From the request until someone decides. */
+  readonly decisionMs: number;
+  /** How often the client asks tasks/get (the interval the gateway suggests). */
+  readonly pollIntervalMs: number;
+  /** The MCP function answering one of those requests. */
+  readonly request: Invocation;
+  /** Read units of one request: each reads the record once, by its key. */
+  readonly readUnits: number;
+}
+
+/** The client's requests: tasks/get at each interval until it sees the decision, then one tasks/result. */
+export const taskFollowingRequests = (follow: TaskFollowing): number =>
+  Math.ceil(follow.decisionMs / follow.pollIntervalMs) + 1;
+
+/** A held call and what following it as a task adds: an invocation, an API request and a read per request. */
+export const followedAsTask = (held: CallUsage, follow: TaskFollowing): CallUsage => {
+  const requests = taskFollowingRequests(follow);
+  return {
+    ...held,
+    name: `${held.name}, followed as a task`,
+    invocations: [...held.invocations, ...Array.from({ length: requests }, () => follow.request)],
+    apiRequests: held.apiRequests + requests,
+    readUnits: held.readUnits + requests * follow.readUnits,
+  };
+};
+
 export type CostItem =
   | 'lambda-duration'
   | 'lambda-requests'
@@ -107,7 +138,8 @@ export const cuts: Readonly<Record<CostItem, string>> = {
   'lambda-duration':
     'less memory for the function where it does not slow the call, or a shorter handler (the configuration and Cedar are built once per instance; the rest is waiting on the store and the system)',
   'lambda-requests': 'fewer invocations per call: fold the register and run steps of a held call into fewer tasks',
-  'api-requests': 'already the cheapest API type (HTTP API); fewer console round trips per decision',
+  'api-requests':
+    'already the cheapest API type (HTTP API); fewer console round trips per decision; for a call followed as a task, fewer polls (a client asking tasks/get every 30 s instead of 5 s pays a sixth)',
   'dynamodb-writes':
     'fewer writes per call (one write for the token and the notice; no pending-calls reservation for agents without a limit), or a smaller record (a unit per KB, and the by-agent index repeats every write: a KEYS_ONLY or INCLUDE projection would make its copy small)',
   'dynamodb-reads': 'eventually consistent reads where a stale read is safe (half a unit)',

@@ -84,7 +84,10 @@ const expected: Record<SectionKey, readonly { what: string; target: string }[]> 
   'held-cost': [{ what: 'Step Functions transitions per held call (approve / reject / expire)', target: '≤ 5' }],
   store: [{ what: 'DynamoDB writes per direct call', target: '≤ 2' }],
   'aws-cost': [
-    { what: 'AWS cost per million calls (direct read / write, held approved / expired)', target: 'reported' },
+    {
+      what: 'AWS cost per million calls (direct read / write, held approved / followed as a task / expired)',
+      target: 'reported',
+    },
   ],
 };
 

@@ -9,6 +9,7 @@ import { bodyTooLargeResponse, maxRequestBodyBytes } from '../shared/edge/mcp/ht
 import { isPlainAnswer } from '../shared/edge/mcp/plain-tool-call.js';
 import { requestHeadOf } from '../shared/edge/mcp/request-head.js';
 import type { McpServices } from '../shared/edge/mcp/server.js';
+import { unseenWrites } from '../shared/executions/execution-writes.js';
 import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
 import { RequestGate } from '../shared/limits/request-gate.js';
 import { identifyCaller } from '../shared/use-cases/identify-caller.js';
@@ -103,7 +104,9 @@ export const handler = lazyHandler(() => {
   const logger = serviceLogger('mcp');
   const metrics = functionMetrics();
   // Each call's deadline is cut to what the invocation has left (API Gateway answers within 30 s).
-  const services = { ...agentServicesFor(environment, logger, metrics), timeLeftMs };
+  // Decisions and outcomes are written by other functions, and a wait would be billed: tasks/result
+  // answers from its one read (docs/adr/0090-waiting-for-a-decision-costs-nothing.md).
+  const services = { ...agentServicesFor(environment, logger, metrics), timeLeftMs, executionWrites: unseenWrites };
   return createMcpFunction({
     services,
     metrics: invocationMetrics(metrics, services),

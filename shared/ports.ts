@@ -5,6 +5,7 @@
 // | port                | what the domain asks                                   | AWS                       | local                         |
 // | ------------------- | ------------------------------------------------------ | ------------------------- | ----------------------------- |
 // | ExecutionStore      | keep each call's record, by single-item conditional writes | DynamoDB              | DynamoDB (dynalite)           |
+// | ExecutionWrites     | wake a request waiting on a call when a write ends it  | none: nothing waits       | the store's writes, told      |
 // | ConfigBundleStore   | keep the pushed configuration bundle, signed           | S3, a DynamoDB pointer, KMS | files, read directly        |
 // | ControlPlane        | what may be offered now (catalog, policy, settings)    | the stored bundle         | the files, and MCP servers asked |
 // | SystemClient        | send one HTTP request to a system, bounded             | node:http(s), kept alive  | node:http(s), kept alive      |
@@ -20,6 +21,7 @@ export type { Notifier } from './approvals/notifier.js';
 export type { Clock } from './clock.js';
 export type { ConfigBundleStore } from './control-plane/bundle.js';
 export type { ControlPlane } from './control-plane/control-plane.js';
+export type { ExecutionWrites } from './executions/execution-writes.js';
 export type { ExecutionStore } from './executions/store.js';
 export type { IdSource } from './ids.js';
 export type { SystemClient } from './invoke/system-client.js';

@@ -8,6 +8,7 @@ import { createHeldCallStepsFunction } from '../../functions/held-call-steps.js'
 import { AesSealer } from '../../shared/adapters/aes-sealer.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { KeyReceiptSigner } from '../../shared/adapters/key-receipt-signer.js';
+import { ExecutionWriteFeed } from '../../shared/adapters/memory/execution-write-feed.js';
 import { StepFunctionsApprovalRuns } from '../../shared/adapters/step-functions-approval-runs.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';
 import { ConfiguredWebhooks, LogNotifier, Notifiers } from '../../shared/approvals/notifier.js';
@@ -84,8 +85,11 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
   const approvalsLogger = logger('approvals');
   const flushedMetrics = flushedMetricsOf(parts, stops);
   const escalations = new EscalationTimers(parts.stepsLogger);
+  // This process writes every decision and outcome itself: a tasks/result still working waits on
+  // the call's next writes instead of reading it again (docs/adr/0090-waiting-for-a-decision-costs-nothing.md).
+  const writes = new ExecutionWriteFeed();
   const services: LocalServices['services'] = {
-    store: measuredStore(parts.local.store, metrics),
+    store: measuredStore(parts.local.store, metrics, (execution) => writes.written(execution)),
     clock: systemClock,
     controlPlane,
     sealer: new AesSealer(parts.dataKey),
@@ -121,6 +125,7 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
     ...services,
     ids: uuidV7Ids,
     customerUrl: (executionId: string) => customerLink(links.base, executionId),
+    executionWrites: writes,
   };
   return { services, mcpServices, flushedMetrics, escalations };
 };

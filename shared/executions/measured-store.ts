@@ -1,7 +1,9 @@
-// The execution store, measured: every decision and outcome of a call is written to the store by
-// exactly one conditional write, so counting there counts each once, whoever wrote it (the agents'
-// front, an approval run, the console, recovery) and however many raced (a lost race writes nothing
-// and counts nothing). Counting costs no I/O: the metrics port only buffers.
+// The execution store, measured and watched: every decision and outcome of a call is written to the
+// store by exactly one conditional write, so counting there counts each once, whoever wrote it (the
+// agents' front, an approval run, the console, recovery) and however many raced (a lost race writes
+// nothing and counts nothing); and telling there of each write lets a request waiting on a call
+// (tasks/result) wake when it changes instead of reading it again and again. Neither costs I/O:
+// the metrics port only buffers, and a told write only wakes listeners.
 import {
   agentGroupOf,
   type DecisionKind,
@@ -41,14 +43,24 @@ const decisionOf = (execution: Execution): DecisionKind | null => {
   return decision.step === null ? 'run_now' : 'held';
 };
 
+/** Told of every record a write left (the local runtime's waits on a call: ./execution-writes.ts). */
+export type WriteListener = (execution: Execution) => void;
+
 class MeasuredExecutionStore implements ExecutionStore {
   constructor(
     private readonly inner: ExecutionStore,
-    private readonly metrics: GatewayMetrics,
+    private readonly metrics: GatewayMetrics | null,
+    private readonly onWritten: WriteListener | null,
   ) {}
 
-  private settled(execution: Execution): void {
-    this.metrics.callSettled({
+  /** An applied write, told; any write's answer passes through. */
+  private told(result: TransitionResult): TransitionResult {
+    if (result.kind === 'applied') this.onWritten?.(result.execution);
+    return result;
+  }
+
+  private settled(metrics: GatewayMetrics, execution: Execution): void {
+    metrics.callSettled({
       tool: toolOf(execution),
       agentGroup: agentGroupOf(execution.agent_groups),
       outcome: execution.status,
@@ -57,41 +69,43 @@ class MeasuredExecutionStore implements ExecutionStore {
 
   async create(execution: Execution): Promise<CreateResult> {
     const created = await this.inner.create(execution);
-    if (created.kind !== 'created') return created;
+    const { metrics } = this;
+    if (created.kind !== 'created' || metrics === null) return created;
     const decision = decisionOf(execution);
     if (decision !== null) {
       const policy = execution.decision?.determining[0]?.name;
-      this.metrics.decided({ decision, policy: policy === undefined ? noPolicy : dimensionValue(policy, noPolicy) });
+      metrics.decided({ decision, policy: policy === undefined ? noPolicy : dimensionValue(policy, noPolicy) });
     }
     if (terminalStatuses.has(execution.status)) {
-      this.settled(execution);
+      this.settled(metrics, execution);
       // A read run at once is sent and recorded in one write: its latency is the send.
-      if (execution.latency_ms !== null) this.metrics.sentSettled(execution.latency_ms);
+      if (execution.latency_ms !== null) metrics.sentSettled(execution.latency_ms);
     }
     return created;
   }
 
   async transition(key: ExecutionKey, change: TransitionRequest): Promise<TransitionResult> {
-    const result = await this.inner.transition(key, change);
-    if (result.kind !== 'applied') return result;
+    const result = this.told(await this.inner.transition(key, change));
+    const { metrics } = this;
+    if (result.kind !== 'applied' || metrics === null) return result;
     const execution = result.execution;
     // Decided by a person (staff or the customer); an agent withdrawing its own call decides nothing.
     const decided = change.to === 'approved' || (change.to === 'rejected' && execution.code !== 'withdrawn');
     if (change.from === 'pending_approval' && decided) {
-      this.metrics.heldDecided(elapsed(execution.created_at, change.at) ?? 0, approvalGroupOf(execution) ?? noGroup);
+      metrics.heldDecided(elapsed(execution.created_at, change.at) ?? 0, approvalGroupOf(execution) ?? noGroup);
     }
     // A settlement changes what is known of a call counted when it ended unknown: not a second call.
     if (terminalStatuses.has(change.to) && change.settlement === undefined) {
-      this.settled(execution);
+      this.settled(metrics, execution);
       const sent = elapsed(execution.claimed_at, change.at);
-      if (change.from === 'approved' && sent !== null) this.metrics.sentSettled(sent);
+      if (change.from === 'approved' && sent !== null) metrics.sentSettled(sent);
     }
     return result;
   }
 
   async claim(key: ExecutionKey, claim: ClaimRequest): Promise<TransitionResult> {
-    const result = await this.inner.claim(key, claim);
-    if (result.kind === 'applied') {
+    const result = this.told(await this.inner.claim(key, claim));
+    if (result.kind === 'applied' && this.metrics !== null) {
       const waited = elapsed(result.execution.decided_at, claim.at);
       if (waited !== null) this.metrics.decidedSent(waited);
     }
@@ -110,17 +124,17 @@ class MeasuredExecutionStore implements ExecutionStore {
     return this.inner.listByAgent(agentId, options);
   }
 
-  addApproval(key: ExecutionKey, approval: ApprovalRequest): Promise<TransitionResult> {
-    return this.inner.addApproval(key, approval);
+  async addApproval(key: ExecutionKey, approval: ApprovalRequest): Promise<TransitionResult> {
+    return this.told(await this.inner.addApproval(key, approval));
   }
 
-  annotate(
+  async annotate(
     key: ExecutionKey,
     status: Execution['status'],
     patch: ExecutionPatch,
     onlyIfUnset?: keyof ExecutionPatch,
   ): Promise<TransitionResult> {
-    return this.inner.annotate(key, status, patch, onlyIfUnset);
+    return this.told(await this.inner.annotate(key, status, patch, onlyIfUnset));
   }
 
   listOpen(options?: { dueBefore?: string; limit?: number; cursor?: string }): Promise<ExecutionPage> {
@@ -148,6 +162,13 @@ class MeasuredExecutionStore implements ExecutionStore {
   }
 }
 
-/** The store, measured when metrics are watched; as it is otherwise. */
-export const measuredStore = (store: ExecutionStore, metrics: GatewayMetrics | null): ExecutionStore =>
-  metrics === null ? store : new MeasuredExecutionStore(store, metrics);
+/**
+ * The store, measured when metrics are watched and telling `onWritten` of each write when something
+ * waits on calls (the local runtime); as it is otherwise.
+ */
+export const measuredStore = (
+  store: ExecutionStore,
+  metrics: GatewayMetrics | null,
+  onWritten: WriteListener | null = null,
+): ExecutionStore =>
+  metrics === null && onWritten === null ? store : new MeasuredExecutionStore(store, metrics, onWritten);

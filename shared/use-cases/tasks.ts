@@ -6,6 +6,7 @@ import type { AgentIdentity } from '../auth/agent.js';
 import { type Clock, isoAt } from '../clock.js';
 import { coded } from '../errors.js';
 import type { Execution } from '../executions/execution.js';
+import { type ExecutionWrites, unseenWrites, type WriteWait } from '../executions/execution-writes.js';
 import type { ExecutionPage, ExecutionStore } from '../executions/store.js';
 import { isUuid } from '../ids.js';
 import type { Log } from '../log.js';
@@ -21,16 +22,52 @@ export interface WithdrawDeps extends OwnCallDeps {
   readonly log: Log;
 }
 
+/** An execution id as the agent may write it (any case, spaces around): as the store keys it. */
+const ownCallId = (executionId: string): string => executionId.trim().toLowerCase();
+
 /** One of the agent's calls by its id (overdue states settled on sight); undefined when not its own. */
 export const findOwnCall = async (
   deps: OwnCallDeps,
   agent: AgentIdentity,
   executionId: string,
 ): Promise<Execution | undefined> => {
-  const id = executionId.trim().toLowerCase();
+  const id = ownCallId(executionId);
   if (!isUuid(id)) return undefined;
   const execution = await deps.store.getOwned({ execution_id: id, agent_id: agent.id });
   return execution === undefined ? undefined : settleOverdue(deps, execution);
+};
+
+export interface WaitingDeps extends OwnCallDeps {
+  /** Where a call's writes can be waited on (the local runtime). @default nowhere: nothing waits */
+  readonly executionWrites?: ExecutionWrites;
+}
+
+/**
+ * One of the agent's calls once `isFinal` accepts it, or as it is when the wait ends: one read,
+ * and where a write can be waited on (the local runtime: ExecutionWrites) one more once a write
+ * made it final, the wait's limit passed or its signal ended it. Never more than two reads however
+ * long it waits, and in AWS (nothing to wait on, and waiting is billed) the first read answers.
+ */
+export const ownCallOnceFinal = async (
+  deps: WaitingDeps,
+  agent: AgentIdentity,
+  executionId: string,
+  isFinal: (execution: Execution) => boolean,
+  wait: WriteWait,
+): Promise<Execution | undefined> => {
+  const read = new AbortController();
+  // Listening before the first read: a write landing between that read and the wait is not missed.
+  const written = (deps.executionWrites ?? unseenWrites).awaitWrite(ownCallId(executionId), isFinal, {
+    signal: AbortSignal.any([wait.signal, read.signal]),
+    limitMs: wait.limitMs,
+  });
+  try {
+    const execution = await findOwnCall(deps, agent, executionId);
+    if (execution === undefined || isFinal(execution) || !(await written)) return execution;
+    return await findOwnCall(deps, agent, executionId);
+  } finally {
+    read.abort();
+  }
 };
 
 /** Calls listed per page of tasks/list. */

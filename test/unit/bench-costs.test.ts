@@ -5,9 +5,11 @@ import {
   biggestLine,
   type CallUsage,
   costLines,
+  followedAsTask,
   gbSeconds,
   markdownCostTable,
   readUnits,
+  taskFollowingRequests,
   totalPerMillion,
   writeUnits,
 } from '../../bench/costs.js';
@@ -89,6 +91,51 @@ describe('the AWS cost table', () => {
     expect(markdown.at(-1)).toBe('| **total** | **$6.46** | **$89** |');
     expect(biggestLine(costLines(direct, unitPrices))?.item).toBe('dynamodb-writes');
   });
+});
+
+describe('the cost of following a held call as a task', () => {
+  /** Decided after 10 minutes, polled every 5 s: each request 10 ms of a 1024 MB function and one 4 KB read. */
+  const follow = {
+    decisionMs: 10 * 60_000,
+    pollIntervalMs: 5_000,
+    request: { fn: 'mcp', memoryMb: 1024, durationMs: 10 },
+    readUnits: 1,
+  };
+
+  it(
+    verifies(
+      'perf.cost-table-followed-task',
+      'counts a tasks/get per poll interval until the decision, then one tasks/result',
+    ),
+    () => {
+      expect(taskFollowingRequests(follow)).toBe(121);
+      expect(taskFollowingRequests({ ...follow, decisionMs: 12_000 })).toBe(4);
+      expect(taskFollowingRequests({ ...follow, pollIntervalMs: 30_000 })).toBe(21);
+    },
+  );
+
+  it(
+    verifies(
+      'perf.cost-table-followed-task',
+      'adds an invocation, an API request and a read per request to the held call, and names the biggest line',
+    ),
+    () => {
+      const followed = followedAsTask(approved, follow);
+      expect(followed.name).toBe('held, approved, followed as a task');
+      expect(followed.invocations).toHaveLength(2 + 121);
+      expect(followed).toMatchObject({ apiRequests: 124, readUnits: 1 + 121, writeUnits: 8, transitions: 3 });
+      const dollars = dollarsOf(followed);
+      // 124 million requests at $1 a million; 123 million invocations at $0.20.
+      expect(dollars['api-requests']).toBeCloseTo(124, 9);
+      expect(dollars['lambda-requests']).toBeCloseTo(24.6, 9);
+      // 105 000 GB-s of the held call and 121 × 0.01 GB-s a call more.
+      expect(dollars['lambda-duration']).toBeCloseTo((105_000 + 1_210_000) * 0.0000133334, 6);
+      expect(dollars['dynamodb-reads']).toBeCloseTo(122 * 0.125, 9);
+      expect(dollars['step-functions']).toBeCloseTo(75, 9);
+      // Following costs more than holding: the API requests outgrow the transitions.
+      expect(biggestLine(costLines(followed, unitPrices))?.item).toBe('api-requests');
+    },
+  );
 });
 
 describe("the memory figure's growth fit", () => {

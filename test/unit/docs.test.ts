@@ -84,7 +84,7 @@ describe('the docs', () => {
       'gRPC stream with no message (idle)': transportCaps.grpc.idleTimeoutMs,
       '`/tool/call-tool` params': maxChannelParamsBytes,
       '`/tool/call-tool` wait for the params': channelParamsWaitMs,
-      '`tasks/result` wait before answering "still working"': taskResultWaitMs,
+      '`tasks/result` wait before "still working" (local only)': taskResultWaitMs,
       'task poll interval the gateway suggests': taskPollIntervalMs,
       'approver console session, at most': sessionTtlMs,
       'approver console session, unused': sessionIdleMs,

@@ -18,10 +18,13 @@ import { RequestGate } from '../../shared/limits/request-gate.js';
 import { receiptMetaKey } from '../../shared/receipts/claims.js';
 import { ResultObject, resultObject } from '../../shared/result.js';
 import { executeApproved } from '../../shared/use-cases/held-call-steps.js';
+import { claimGraceMs } from '../../shared/use-cases/run-once.js';
 import { decodeFrame } from '../../shared/wire/call-tool-frame.js';
 import { mcpHeaders, modernRequest } from '../support/http.js';
 import { verifies } from '../support/requirements.js';
+import { countStoreReads } from '../support/store-reads.js';
 import {
+  approvalMs,
   approveHeld,
   holdLargeOrder,
   procurementAgent,
@@ -206,6 +209,26 @@ describe('one answer to a tool call, whatever carries it', () => {
       });
       expect(answers).toEqual(ways.map(() => answers[0]));
       expect(gate.inFlight(agent.id)).toBe(0);
+    },
+  );
+
+  it(
+    verifies('mcp.status-tool-reads', 'answers the status tool from one store read on every path, overdue calls too'),
+    async () => {
+      const bed = await useCaseBed();
+      const ways = Object.entries(transports(bed.deps, new RequestGate(bed.clock)));
+      const held = await holdLargeOrder(bed);
+      const reads = countStoreReads(bed.store);
+      const status = async (way: string, send: Transport, expected: string) => {
+        reads.reset();
+        const outcome = await send('get_execution_status', { execution_id: held.execution_id });
+        expect(statusOf(outcome), way).toBe(expected);
+        expect(reads.count(), way).toBe(1);
+      };
+      for (const [way, send] of ways) await status(way, send, 'pending_approval null');
+      // Past its approval time, the first to ask settles it (a conditional write), still on one read.
+      bed.clock.advance(approvalMs + claimGraceMs + 1);
+      for (const [way, send] of ways) await status(way, send, 'expired approval_expired');
     },
   );
 

@@ -20,6 +20,7 @@ import { readParsedArguments } from '../../arguments/strict-json.js';
 import type { CatalogTool } from '../../catalog/tool.js';
 import { resultObject, resultObjectJsonSchema } from '../../result.js';
 import { type CallToolDeps, visibleTools } from '../../use-cases/call-tool.js';
+import type { WaitingDeps } from '../../use-cases/tasks.js';
 import { gatewayInfo } from '../../version.js';
 import {
   answerToolCall,
@@ -44,7 +45,8 @@ import {
 import type { TaskDialect } from './tasks.js';
 import { invalidToolsCursorMessage, toolsPage } from './tool-pages.js';
 
-export type McpServices = CallToolDeps;
+/** The use-cases' services, and where tasks/result may wait on a call's writes (absent: nowhere). */
+export type McpServices = CallToolDeps & Pick<WaitingDeps, 'executionWrites'>;
 
 export { toolCallFaultMessage } from '../../errors.js';
 

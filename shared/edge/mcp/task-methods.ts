@@ -3,7 +3,6 @@
 // answered from the execution store: 2025-11-25 gets tasks/get · result · list · cancel, the
 // 2026-07-28 extension gets tasks/get · cancel · update (its removed tasks/result and tasks/list
 // are answered -32601 by the SDK, which knows they left that revision).
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -18,7 +17,14 @@ import type { AgentIdentity } from '../../auth/agent.js';
 import type { Execution } from '../../executions/execution.js';
 import { jsonRpcCodes } from '../../json-rpc-codes.js';
 import type { ResultObject } from '../../result.js';
-import { findOwnCall, listOwnCalls, type WithdrawDeps, withdrawCall } from '../../use-cases/tasks.js';
+import {
+  findOwnCall,
+  listOwnCalls,
+  ownCallOnceFinal,
+  type WaitingDeps,
+  type WithdrawDeps,
+  withdrawCall,
+} from '../../use-cases/tasks.js';
 import {
   createTaskResult2025,
   createTaskResult2026,
@@ -50,12 +56,20 @@ export const taskAnswerFor = (answers: TaskAnswers, id: RequestId): Result | und
 };
 
 /**
- * How long tasks/result (2025-11-25) waits for a task still working before it answers -32000:
- * the spec has it block until the task ends, which a person's decision outlasts; this stays
- * inside API Gateway's 30 s integration timeout. The client asks again or polls tasks/get.
+ * How long tasks/result (2025-11-25) waits for a task still working before it answers -32000,
+ * where waiting is free (the local runtime, woken by the call's writes; in AWS it answers at once,
+ * see ownCallOnceFinal): the spec has it block until the task ends, which a person's decision
+ * outlasts; this stays inside API Gateway's 30 s integration timeout. The client asks again or
+ * polls tasks/get.
  */
 export const taskResultWaitMs = 20_000;
-const taskResultPollMs = 1_000;
+
+/** What the task methods use: withdrawing a call, and waiting on one where that costs nothing. */
+type TaskDeps = WithdrawDeps & WaitingDeps;
+
+/** Whether tasks/result (2025-11-25) answers the result: the task is completed, failed or cancelled. */
+export const isFinal2025 = (execution: Execution): boolean =>
+  isTerminalTaskStatus(taskStatusOf(execution, '2025-11-25'));
 
 const TaskParams = z.object({ taskId: z.string() });
 const ListParams = z.object({ cursor: z.string().optional() });
@@ -126,25 +140,21 @@ export const createdTask = async (
 const tooLateMessage = (execution: Execution): string =>
   `Cannot cancel task: the call is ${execution.status} already${execution.status === 'approved' ? ' and runs' : ''}; only a call still waiting for a decision can be withdrawn.`;
 
-const register2025 = (server: Server, deps: WithdrawDeps, agent: AgentIdentity): void => {
+const register2025 = (server: Server, deps: TaskDeps, agent: AgentIdentity): void => {
   server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }) => ({
     ...task2025(await ownTask(deps, agent, taskId)),
   }));
 
+  // At most two reads, never a loop: waiting on a person is the client's, at tasks/get's interval.
   server.setRequestHandler('tasks/result', { params: TaskParams }, async ({ taskId }, ctx) => {
-    const deadline = deps.clock.now() + taskResultWaitMs;
-    for (;;) {
-      const execution = await ownTask(deps, agent, taskId);
-      if (isTerminalTaskStatus(taskStatusOf(execution, '2025-11-25'))) return taskPayload2025(execution);
-      const left = deadline - deps.clock.now();
-      if (left <= 0) {
-        throw new ProtocolError(
-          jsonRpcCodes.serverError,
-          'The task is still working (a person has not decided yet). Call tasks/result again, or poll tasks/get.',
-        );
-      }
-      await sleep(Math.min(taskResultPollMs, left), undefined, { signal: ctx.mcpReq.signal });
-    }
+    const wait = { signal: ctx.mcpReq.signal, limitMs: taskResultWaitMs };
+    const execution = await ownCallOnceFinal(deps, agent, taskId, isFinal2025, wait);
+    if (execution === undefined) throw taskNotFound();
+    if (isFinal2025(execution)) return taskPayload2025(execution);
+    throw new ProtocolError(
+      jsonRpcCodes.serverError,
+      'The task is still working (a person has not decided yet). Poll tasks/get at its pollInterval and call tasks/result once it is final.',
+    );
   });
 
   server.setRequestHandler('tasks/list', { params: ListParams }, async ({ cursor }) => {
@@ -188,7 +198,7 @@ const register2026 = (server: Server, deps: WithdrawDeps, agent: AgentIdentity):
 
 export const registerTaskMethods = (
   server: Server,
-  deps: WithdrawDeps,
+  deps: TaskDeps,
   agent: AgentIdentity,
   dialect: TaskDialect,
 ): void => (dialect === '2025-11-25' ? register2025(server, deps, agent) : register2026(server, deps, agent));
