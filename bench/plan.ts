@@ -3,7 +3,10 @@
 
 export interface Plan {
   readonly name: 'full' | 'quick';
-  /** Latency mode, direct calls: interleaved rounds, timed calls per target and round, untimed first. */
+  /**
+   * Latency mode, direct calls: interleaved rounds, timed calls per target and round, untimed first.
+   * The rounds fall into the judged runs (floor-ratios.ts), so a multiple of three.
+   */
   readonly latencyRounds: number;
   readonly latencyCount: number;
   readonly latencyWarmup: number;
@@ -12,7 +15,7 @@ export interface Plan {
    * steady state (a fresh process's first call is timed by itself, in the cold-start section).
    */
   readonly latencyPrimer: number;
-  /** Throughput mode: fixed concurrency, one warm-up run per target, then rotated rounds. */
+  /** Throughput mode: fixed concurrency, one warm-up run per target, then rotated rounds (in the judged runs too). */
   readonly connections: number;
   readonly throughputWarmupMs: number;
   readonly throughputRounds: number;
@@ -54,13 +57,13 @@ export interface Plan {
 export const plans: Readonly<Record<Plan['name'], Plan>> = {
   full: {
     name: 'full',
-    latencyRounds: 10,
+    latencyRounds: 9,
     latencyCount: 300,
     latencyWarmup: 30,
     latencyPrimer: 1_500,
     connections: 16,
     throughputWarmupMs: 1_500,
-    throughputRounds: 10,
+    throughputRounds: 15,
     throughputMs: 1_500,
     storeCountCalls: 20,
     heldRounds: 6,
@@ -84,14 +87,14 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
   },
   quick: {
     name: 'quick',
-    latencyRounds: 2,
+    latencyRounds: 3,
     latencyCount: 30,
     latencyWarmup: 5,
     latencyPrimer: 50,
     connections: 16,
     throughputWarmupMs: 300,
-    throughputRounds: 1,
-    throughputMs: 800,
+    throughputRounds: 3,
+    throughputMs: 500,
     storeCountCalls: 5,
     heldRounds: 1,
     heldCount: 15,
