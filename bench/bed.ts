@@ -141,7 +141,7 @@ export interface Bed {
 }
 
 /** One tools/call to a gateway (at `defaultBaseUrl` unless told), untimed: its result object. */
-const callerOf =
+export const callerOf =
   (defaultBaseUrl: string) =>
   async (amount: string, baseUrl = defaultBaseUrl, description?: string): Promise<ResultObject> => {
     const { body, headers } = toolCall(amount, description);

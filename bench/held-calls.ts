@@ -34,7 +34,9 @@ export const heldFloorWhat =
  * client of each of its own: its template is a call the gateway held (left waiting, for the rounds'
  * first rejection to close).
  */
-const startHeldFloor = async (bed: Bed): Promise<{ target: Target; close(): Promise<void> }> => {
+export const startHeldFloor = async (
+  bed: Pick<Bed, 'runtime' | 'call'>,
+): Promise<{ target: Target; close(): Promise<void> }> => {
   const { runtime } = bed;
   const reply = await bed.call(heldAmount, runtime.baseUrl, numberedDescription);
   const template = reply.execution_id === null ? undefined : await runtime.store.get(reply.execution_id);
