@@ -140,21 +140,27 @@ export interface Bed {
   close(): Promise<void>;
 }
 
+/** One request of `target` (its own body unless told), untimed: the result object of its answer. */
+export const callOnce = async (
+  target: Pick<Target, 'origin' | 'path' | 'headers' | 'body'>,
+  body = target.body,
+): Promise<ResultObject> => {
+  const agent = new Pool(target.origin, { connections: 1 });
+  try {
+    const response = await agent.request({ path: target.path, method: 'POST', headers: target.headers, body });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`tools/call answered ${response.statusCode}: ${text}`);
+    return resultOf(text);
+  } finally {
+    await agent.close();
+  }
+};
+
 /** One tools/call to a gateway (at `defaultBaseUrl` unless told), untimed: its result object. */
 export const callerOf =
   (defaultBaseUrl: string) =>
-  async (amount: string, baseUrl = defaultBaseUrl, description?: string): Promise<ResultObject> => {
-    const { body, headers } = toolCall(amount, description);
-    const agent = new Pool(baseUrl, { connections: 1 });
-    try {
-      const response = await agent.request({ path: '/mcp', method: 'POST', headers, body });
-      const text = await response.body.text();
-      if (response.statusCode !== 200) throw new Error(`tools/call answered ${response.statusCode}: ${text}`);
-      return resultOf(text);
-    } finally {
-      await agent.close();
-    }
-  };
+  (amount: string, baseUrl = defaultBaseUrl, description?: string): Promise<ResultObject> =>
+    callOnce({ origin: baseUrl, path: '/mcp', ...toolCall(amount, description) });
 
 interface ReferenceServers {
   readonly minimal: MinimalServer;

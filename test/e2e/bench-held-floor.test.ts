@@ -2,15 +2,13 @@
 // Functions endpoint): each of the bench's held calls is held, not joined to the last, and the floor
 // makes the requests the gateway's hold makes on the way to its reply, writes a record of the same
 // size, and leaves nothing waiting once the bench has rejected the open calls.
-import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callerOf, heldCallTarget, portOf, waitFor } from '../../bench/bed.js';
+import { callerOf, callOnce, heldCallTarget, portOf, waitFor } from '../../bench/bed.js';
 import { startRuntime, unlimitedDemo } from '../../bench/demo-runtime.js';
 import { rejectOpenCalls, startHeldFloor } from '../../bench/held-calls.js';
 import { HeldPathTrace } from '../../bench/held-path.js';
 import { bodyNumberer, type Target } from '../../bench/load.js';
 import type { LocalRuntime } from '../../infra/local/runtime.js';
-import { ResultObject } from '../../shared/result.js';
 import { verifies } from '../support/requirements.js';
 
 describe("the bench's minimal held server", () => {
@@ -34,26 +32,10 @@ describe("the bench's minimal held server", () => {
   /** One call of the load to `target`, traced at its server: its result and the path's marks. */
   const tracedCall = async (target: Target) => {
     const trace = new HeldPathTrace(portOf(target.origin));
-    const pool = new Pool(target.origin, { connections: 1 });
     try {
-      const response = await pool.request({
-        path: target.path,
-        method: 'POST',
-        headers: target.headers,
-        body: numbered(target),
-      });
-      const answer: unknown = await response.body.json();
-      const structured =
-        typeof answer === 'object' && answer !== null && 'result' in answer ? answer.result : undefined;
-      const result = ResultObject.parse(
-        typeof structured === 'object' && structured !== null && 'structuredContent' in structured
-          ? structured.structuredContent
-          : undefined,
-      );
-      return { result, paths: trace.paths };
+      return { result: await callOnce(target, numbered(target)), paths: trace.paths };
     } finally {
       trace.close();
-      await pool.close();
     }
   };
 
