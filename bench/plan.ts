@@ -26,7 +26,10 @@ export interface Plan {
   readonly heldRounds: number;
   readonly heldCount: number;
   readonly heldWarmup: number;
-  /** Untimed held calls before the first round, rejected before the rounds start. */
+  /**
+   * Untimed held calls per target before the first round, rejected before the rounds start (each one
+   * is held, and rejected, on its own: a few hundred in all warm the path without doubling the section).
+   */
   readonly heldPrimer: number;
   /** Held calls traced one at a time, and the pause after each (its approval run's steps end in it). */
   readonly heldPathCalls: number;
@@ -69,7 +72,7 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
     heldRounds: 6,
     heldCount: 60,
     heldWarmup: 5,
-    heldPrimer: 300,
+    heldPrimer: 100,
     heldPathCalls: 120,
     heldPathPauseMs: 25,
     decisionTrials: 15,
