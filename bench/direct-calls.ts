@@ -1,6 +1,6 @@
 // Direct calls (erp.purchase_orders.create for 250: the policy runs it at once, a write): the
-// gateway's own cost against the minimal server in latency mode, throughput at fixed concurrency,
-// and the store requests one call makes.
+// gateway's own cost in latency mode and its throughput at fixed concurrency, each judged as a ratio
+// to the minimal server over three runs (floor-ratios.ts), and the store requests one call makes.
 import type { Bed } from './bed.js';
 import {
   floorRow,

@@ -1,6 +1,7 @@
 // Held calls (erp.purchase_orders.create for 1500: the policy holds it for finance): the reply
-// the agent gets and the time from an approver's click to the system call; and the steps the
-// measurements of held calls share (held-call-costs.ts prices one per outcome).
+// the agent gets, judged against the minimal held server's in the same rounds, and the time from an
+// approver's click to the system call; and the steps the measurements of held calls share
+// (held-call-costs.ts prices one per outcome).
 import { performance } from 'node:perf_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
