@@ -53,8 +53,8 @@ const toolCallOf = (
   },
 });
 
-export const toolCall = (amount: string) =>
-  toolCallOf(toolName, { vendor_id: 'V-100', amount, currency: 'EUR', description: 'Printer paper' });
+export const toolCall = (amount: string, description = 'Printer paper') =>
+  toolCallOf(toolName, { vendor_id: 'V-100', amount, currency: 'EUR', description });
 
 /** A direct read: procurement and support track shipments at once. */
 const readCall = () => toolCallOf('erp.shipments.track', { tracking_number: '1Z999AA10123456784' });
@@ -81,6 +81,25 @@ const resultOf = (text: string): ResultObject => {
 /** The bed's direct call (a purchase order of 250, run at once) to another gateway at this origin. */
 export const directCallTarget = (name: string, description: string, origin: string): Target =>
   target(name, description, origin, directAmount, '"status":"succeeded"');
+
+/** Where each held call's description carries its own number (load.ts's Target.numbered). */
+const callNumber = '~~~~~~~~';
+/** The description of the held calls a load numbers, as one of them (numbered 0) reads. */
+export const numberedDescription = `Printer paper ${'0'.repeat(callNumber.length)}`;
+
+/**
+ * The bed's held call (a purchase order of 1500, held for finance) to a server at this origin, each
+ * one for another order: the same call asked for again while the first waits would join it, not be held.
+ */
+export const heldCallTarget = (name: string, description: string, origin: string): Target => ({
+  name,
+  description,
+  origin,
+  path: '/mcp',
+  ...toolCall(heldAmount, numberedDescription.replace(/0+$/, callNumber)),
+  expect: '"status":"pending_approval"',
+  numbered: callNumber,
+});
 
 export const portOf = (url: string): number => Number(new URL(url).port);
 
@@ -115,27 +134,33 @@ export interface Bed {
     readonly read: Target;
   };
   /** One tools/call to a gateway (the bed's runtime unless told), untimed: its result object. */
-  call(amount: string, baseUrl?: string): Promise<ResultObject>;
+  call(amount: string, baseUrl?: string, description?: string): Promise<ResultObject>;
   /** Starts a second runtime whose held calls expire after one second (same ERP). */
   startExpiringRuntime(): Promise<{ runtime: LocalRuntime; stop(): Promise<void> }>;
   close(): Promise<void>;
 }
 
+/** One request of `target` (its own body unless told), untimed: the result object of its answer. */
+export const callOnce = async (
+  target: Pick<Target, 'origin' | 'path' | 'headers' | 'body'>,
+  body = target.body,
+): Promise<ResultObject> => {
+  const agent = new Pool(target.origin, { connections: 1 });
+  try {
+    const response = await agent.request({ path: target.path, method: 'POST', headers: target.headers, body });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`tools/call answered ${response.statusCode}: ${text}`);
+    return resultOf(text);
+  } finally {
+    await agent.close();
+  }
+};
+
 /** One tools/call to a gateway (at `defaultBaseUrl` unless told), untimed: its result object. */
-const callerOf =
+export const callerOf =
   (defaultBaseUrl: string) =>
-  async (amount: string, baseUrl = defaultBaseUrl): Promise<ResultObject> => {
-    const { body, headers } = toolCall(amount);
-    const agent = new Pool(baseUrl, { connections: 1 });
-    try {
-      const response = await agent.request({ path: '/mcp', method: 'POST', headers, body });
-      const text = await response.body.text();
-      if (response.statusCode !== 200) throw new Error(`tools/call answered ${response.statusCode}: ${text}`);
-      return resultOf(text);
-    } finally {
-      await agent.close();
-    }
-  };
+  (amount: string, baseUrl = defaultBaseUrl, description?: string): Promise<ResultObject> =>
+    callOnce({ origin: baseUrl, path: '/mcp', ...toolCall(amount, description) });
 
 interface ReferenceServers {
   readonly minimal: MinimalServer;
@@ -209,13 +234,7 @@ const bedTargets = (runtime: LocalRuntime, references: ReferenceServers): Bed['t
       succeeded,
     ),
     bare: target('bare', 'the same system call only', bare.url, directAmount, succeeded),
-    held: target(
-      'gateway (held)',
-      'the local runtime holding the call for approval',
-      runtime.baseUrl,
-      heldAmount,
-      '"status":"pending_approval"',
-    ),
+    held: heldCallTarget('gateway (held)', 'the local runtime holding the call for approval', runtime.baseUrl),
     read: {
       name: 'gateway (read)',
       description: 'the local runtime: a direct read, erp.shipments.track',

@@ -27,8 +27,9 @@ import {
   writeMetafile,
 } from '../infra/bundling/bundle-function.js';
 import { projectPath } from '../infra/paths.js';
+import { floorRow, overFloorRow } from './floor-ratios.js';
 import type { Plan } from './plan.js';
-import { floorRow, heading, line, overFloorRow, type Row, table, within } from './report.js';
+import { heading, line, type Row, table, within } from './report.js';
 import { kilobytes, median, ms, ratio, rotated } from './stats.js';
 
 const lambdaFunctions = [
@@ -280,7 +281,7 @@ export const lambdaBundles = async (plan: Plan): Promise<Row[]> => {
       `† requires the DynamoDB clients at cold start (a function without them can read below 1×)`,
   );
   return [
-    floorRow(importFloorWhat, imports.floorMs),
+    floorRow(importFloorWhat, ms(imports.floorMs, 0)),
     ...workspace.bundles.flatMap((bundle): Row[] => [
       {
         what: `Lambda bundle ${bundle.name}.ts, code loaded at cold start`,

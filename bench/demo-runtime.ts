@@ -18,6 +18,9 @@ export const startRuntime = (config: string, erpUrl: string): Promise<LocalRunti
     },
   );
 
+/** How many held calls the bench's agent may have waiting at once (the held-reply floor's too). */
+export const benchPendingCalls = 1000;
+
 /**
  * The demo organization with its one agent's limits (settings.limits) raised out of the way: the
  * bench measures the gateway's own cost at full speed, not the limits.
@@ -31,7 +34,8 @@ export const unlimitedDemo = async (): Promise<{ config: string; remove: () => P
     const text = await readFile(config, 'utf8');
     if (!text.includes('\nsettings:\n')) throw new Error('the demo configuration has no settings block');
     const limits =
-      '  limits: { concurrent_requests: 10000, requests_per_second: 100000, burst: 100000, pending_calls: 1000 }\n';
+      '  limits: { concurrent_requests: 10000, requests_per_second: 100000, burst: 100000, ' +
+      `pending_calls: ${benchPendingCalls} }\n`;
     await writeFile(config, text.replace('\nsettings:\n', `\nsettings:\n${limits}`));
     return { config, remove };
   } catch (error) {

@@ -25,10 +25,11 @@ import { bundleSignedMessage } from '../shared/control-plane/bundle.js';
 import { portOf } from './bed.js';
 import { bundleFunctions } from './bundles.js';
 import { type FloorPlan, floorPlanFile } from './floor-plan.js';
+import { floorRow, overFloorRow } from './floor-ratios.js';
 import { type PushedConfiguration, pushDemoConfiguration } from './local-config-push.js';
 import type { Measured } from './measured.js';
 import type { Plan } from './plan.js';
-import { floorRow, heading, line, overFloorRow, type Row, table } from './report.js';
+import { heading, line, type Row, table } from './report.js';
 import { median, ms, ratio, rotated } from './stats.js';
 
 const tables = { executions: 'bench-executions', config: 'bench-config' } as const;
@@ -350,7 +351,7 @@ export const firstCall = async (plan: Plan, measured: Measured): Promise<Row[]> 
     measured.handlerMs.directRead = readMs;
     measured.handlerMs.directWrite = writeMs;
     return [
-      floorRow(firstCallFloorWhat, floorMs),
+      floorRow(firstCallFloorWhat, ms(floorMs, 0)),
       overFloorRow(firstCallWhat, { measuredMs: coldMs, floorMs }, bundleBudget.firstCallOverFloor),
     ];
   } finally {

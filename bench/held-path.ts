@@ -2,8 +2,8 @@
 // each answer, long enough for the call's approval run to register and notify, so only the call itself
 // runs on the runtime's thread while it is traced. Node's HTTP diagnostics channels mark, on that
 // thread, when the agent's request arrives and its reply leaves, and when the gateway sends each of
-// its own requests on the reply's path (the pending place, the record, the approval run's start) and
-// gets its answer back. The phases between those marks say how much of the reply is the gateway's
+// its own requests on the reply's path (the call's key, the pending place, the record, the approval
+// run's start) and gets its answer back. The phases between those marks say how much of the reply is the gateway's
 // own work and how much is waiting on the local store and Step Functions, which serve those requests
 // on the same thread (their work is inside the waits).
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
@@ -20,9 +20,19 @@ interface Exchange {
   answered: number | null;
 }
 
-/** The gateway's requests on a held call's reply path, by the operation each one asks for. */
-const pathOperations = { UpdateItem: 'place', PutItem: 'record', StartExecution: 'start' } as const;
-type Leg = (typeof pathOperations)[keyof typeof pathOperations];
+/** The gateway's requests on a held call's reply path. */
+type Leg = 'key' | 'place' | 'record' | 'start';
+
+/**
+ * The leg a request of this operation is: a PutItem before the place is the call's key (the join of
+ * a held call asked for again), one after it the record.
+ */
+const legOf = (operation: string | undefined, legs: Partial<Record<Leg, Exchange>>): Leg | undefined => {
+  if (operation === 'UpdateItem') return 'place';
+  if (operation === 'StartExecution') return 'start';
+  if (operation === 'PutItem') return legs.place === undefined ? 'key' : 'record';
+  return undefined;
+};
 
 interface CallInFlight {
   readonly request: IncomingMessage;
@@ -32,6 +42,9 @@ interface CallInFlight {
 
 /** One held call's marks, in ms since its request arrived. */
 export interface HeldPath {
+  /** The call's key, when the gateway claimed one (it does unless settings.join_pending_calls is off). */
+  readonly keySent: number | null;
+  readonly keyAnswered: number | null;
   readonly placeSent: number;
   readonly placeAnswered: number;
   /** The first of the record's write and the run's start to go out. */
@@ -67,10 +80,7 @@ export class HeldPathTrace {
     const { request } = message as { request: ClientRequest };
     const target = request.getHeader('x-amz-target');
     const operation = typeof target === 'string' ? target.split('.').pop() : undefined;
-    const leg =
-      operation !== undefined && Object.hasOwn(pathOperations, operation)
-        ? pathOperations[operation as keyof typeof pathOperations]
-        : undefined;
+    const leg = legOf(operation, current.legs);
     // The first of each: the approval run's own steps write the record again after the place.
     if (leg === undefined || current.legs[leg] !== undefined) return;
     const exchange: Exchange = { sent: performance.now(), answered: null };
@@ -90,10 +100,12 @@ export class HeldPathTrace {
     if (current === null || request !== current.request) return;
     this.current = null;
     const replied = performance.now();
-    const { place, record, start } = current.legs;
+    const { key, place, record, start } = current.legs;
     if (place?.answered == null || record?.answered == null || start?.answered == null) return;
     const since = (at: number) => at - current.arrived;
     this.paths.push({
+      keySent: key === undefined ? null : since(key.sent),
+      keyAnswered: key?.answered == null ? null : since(key.answered),
       placeSent: since(place.sent),
       placeAnswered: since(place.answered),
       recordSent: since(Math.min(record.sent, start.sent)),
@@ -122,7 +134,7 @@ export interface HeldPathFigures {
   readonly calls: number;
   /** From the request's arrival to the reply leaving, at the runtime. */
   readonly total: number;
-  /** Both waits: the pending place's round trip, and the record's and the run start's together. */
+  /** The waits: the key's and the pending place's round trips, and the record's and the run start's together. */
   readonly waits: number;
 }
 
@@ -146,7 +158,9 @@ export const traceHeldPath = async (
   const { paths } = trace;
   if (paths.length === 0) throw new Error('no held call was traced from its request to its reply');
   const of = (phase: (path: HeldPath) => number) => median(paths.map(phase));
-  const before = of((path) => path.placeSent);
+  const before = of((path) => path.keySent ?? path.placeSent);
+  const keyWait = of((path) => (path.keySent === null ? 0 : (path.keyAnswered ?? path.placeSent) - path.keySent));
+  const toPlace = of((path) => path.placeSent - (path.keyAnswered ?? path.keySent ?? path.placeSent));
   const placeWait = of((path) => path.placeAnswered - path.placeSent);
   const between = of((path) => path.recordSent - path.placeAnswered);
   const recordWait = of((path) => path.recordAnswered - path.recordSent);
@@ -158,7 +172,9 @@ export const traceHeldPath = async (
   );
   table(
     [
-      ['request in → the pending place sent (reading, policy, the hold)', ms(before)],
+      ["request in → the call's key sent (reading, policy)", ms(before)],
+      ["  waiting: the call's key claimed (PutItem)", ms(keyWait)],
+      ['→ the pending place sent (the hold)', ms(toPlace)],
       ['  waiting: the pending place taken (UpdateItem)', ms(placeWait)],
       ['→ the record and the approval run start sent', ms(between)],
       ['  waiting: both answered (PutItem, StartExecution)', ms(recordWait)],
@@ -168,10 +184,10 @@ export const traceHeldPath = async (
     '     ',
   );
   line(
-    `the waits (the local store and Step Functions serve them on this same thread): ${ms(placeWait + recordWait)}; ` +
+    `the waits (the local store and Step Functions serve them on this same thread): ${ms(keyWait + placeWait + recordWait)}; ` +
       `the agent's client timed these replies at p50 ${ms(median(samples))}`,
   );
-  return { calls: paths.length, total, waits: placeWait + recordWait };
+  return { calls: paths.length, total, waits: keyWait + placeWait + recordWait };
 };
 
 /** The summary's row for the traced path (reported: the target is the p50 of the rounds). */

@@ -3,13 +3,16 @@ import { performance } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import { Pool } from 'undici';
 import { errorText } from '../shared/errors.js';
-import type { LatencyResult, LoadJob, Target, ThroughputResult } from './load.js';
+import { bodyNumberer, type LatencyResult, type LoadJob, type Target, type ThroughputResult } from './load.js';
 
 interface Exchange {
   readonly ms: number;
   /** Why the answer was not good, or null. */
   readonly failure: string | null;
 }
+
+/** Each request's body, numbered in the order this thread sends them (see Target.numbered). */
+const nextBody = bodyNumberer();
 
 const exchange = async (pool: Pool, target: Target): Promise<Exchange> => {
   const started = performance.now();
@@ -18,7 +21,7 @@ const exchange = async (pool: Pool, target: Target): Promise<Exchange> => {
       path: target.path,
       method: 'POST',
       headers: target.headers,
-      body: target.body,
+      body: nextBody(target),
     });
     const text = await response.body.text();
     const ms = performance.now() - started;

@@ -14,7 +14,26 @@ export interface Target {
   readonly body: string;
   /** Text every good answer contains (a 200 without it counts as a failure). */
   readonly expect: string;
+  /**
+   * Text in the body each request replaces with its own number, as wide: each call then differs
+   * from the others (a held call asked for again would join the one still waiting, not be held).
+   */
+  readonly numbered?: string;
 }
+
+/**
+ * The bodies of successive requests: a target's own, or with its placeholder replaced by the
+ * request's number (from 1, zero-padded to the placeholder's width, so every body is as long).
+ */
+export const bodyNumberer = () => {
+  let sent = 0;
+  return (target: Pick<Target, 'body' | 'numbered'>): string => {
+    const placeholder = target.numbered;
+    if (placeholder === undefined) return target.body;
+    sent += 1;
+    return target.body.replace(placeholder, String(sent).padStart(placeholder.length, '0').slice(-placeholder.length));
+  };
+};
 
 /** Latency mode: one keep-alive connection, requests one after another, each timed. */
 export interface LatencyJob {

@@ -14,6 +14,7 @@ import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
 import { defaultRetentionMs, epochSeconds, retentionSeconds } from '../shared/executions/retention.js';
 import { jsonRpcCodes } from '../shared/json-rpc-codes.js';
+import { type ResultObject, resultObject } from '../shared/result.js';
 
 export interface MinimalStore {
   readonly documents: DynamoDBDocumentClient;
@@ -34,12 +35,12 @@ export interface MinimalServer extends Listening<Server> {
   readonly url: string;
 }
 
-interface ToolCall {
+export interface ToolCall {
   readonly id: unknown;
   readonly arguments: unknown;
 }
 
-const readToolCall = async (request: IncomingMessage): Promise<ToolCall> => {
+export const readToolCall = async (request: IncomingMessage): Promise<ToolCall> => {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
   const message: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -49,7 +50,7 @@ const readToolCall = async (request: IncomingMessage): Promise<ToolCall> => {
   return { id: 'id' in message ? message.id : null, arguments: args };
 };
 
-const reply = (response: ServerResponse, status: number, body: unknown) => {
+export const reply = (response: ServerResponse, status: number, body: unknown) => {
   const text = JSON.stringify(body);
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   response.end(text);
@@ -139,16 +140,7 @@ const settleCommand = (
 };
 
 /** The JSON-RPC answer to the call: the gateway's result object, as text and structured. */
-const toolResult = (call: ToolCall, executionId: string, statusCode: number, result: unknown) => {
-  const outcome = {
-    status: statusCode < 300 ? 'succeeded' : 'failed',
-    execution_id: executionId,
-    result,
-    code: null,
-    message: null,
-    approval_url: null,
-    input_errors: null,
-  };
+export const toolResult = (call: ToolCall, outcome: ResultObject) => {
   return {
     jsonrpc: '2.0',
     id: call.id,
@@ -190,16 +182,23 @@ const toolCallHandler = (options: MinimalServerOptions, dispatcher: Agent) => {
     const resultJson = await answer.body.text();
     const result: unknown = JSON.parse(resultJson);
     if (store !== null) {
-      const outcome = { resultJson, httpStatus: answer.statusCode, latencyMs: Date.now() - started };
-      await store.documents.send(settleCommand(store, executionId, outcome));
+      const settled = { resultJson, httpStatus: answer.statusCode, latencyMs: Date.now() - started };
+      await store.documents.send(settleCommand(store, executionId, settled));
     }
-    reply(response, 200, toolResult(call, executionId, answer.statusCode, result));
+    const outcome = resultObject({
+      status: answer.statusCode < 300 ? 'succeeded' : 'failed',
+      execution_id: executionId,
+      result,
+    });
+    reply(response, 200, toolResult(call, outcome));
   };
 };
 
-export const startMinimalServer = async (options: MinimalServerOptions): Promise<MinimalServer> => {
-  const dispatcher = new Agent();
-  const handle = toolCallHandler(options, dispatcher);
+/** Serves `handle` on loopback, a call that fails answered as a JSON-RPC error; `closing` ends with it. */
+export const serveToolCalls = async (
+  handle: (incoming: IncomingMessage, response: ServerResponse) => Promise<void>,
+  closing: () => Promise<void>,
+): Promise<MinimalServer> => {
   const server = createServer((incoming, response) => {
     handle(incoming, response).catch((error: unknown) => {
       const message = errorText(error);
@@ -214,7 +213,12 @@ export const startMinimalServer = async (options: MinimalServerOptions): Promise
     url: `http://127.0.0.1:${listening.port}`,
     close: async () => {
       await listening.close();
-      await dispatcher.close();
+      await closing();
     },
   };
+};
+
+export const startMinimalServer = async (options: MinimalServerOptions): Promise<MinimalServer> => {
+  const dispatcher = new Agent();
+  return serveToolCalls(toolCallHandler(options, dispatcher), () => dispatcher.close());
 };

@@ -3,7 +3,10 @@
 
 export interface Plan {
   readonly name: 'full' | 'quick';
-  /** Latency mode, direct calls: interleaved rounds, timed calls per target and round, untimed first. */
+  /**
+   * Latency mode, direct calls: interleaved rounds, timed calls per target and round, untimed first.
+   * The rounds fall into the judged runs (floor-ratios.ts), so a multiple of three.
+   */
   readonly latencyRounds: number;
   readonly latencyCount: number;
   readonly latencyWarmup: number;
@@ -12,7 +15,7 @@ export interface Plan {
    * steady state (a fresh process's first call is timed by itself, in the cold-start section).
    */
   readonly latencyPrimer: number;
-  /** Throughput mode: fixed concurrency, one warm-up run per target, then rotated rounds. */
+  /** Throughput mode: fixed concurrency, one warm-up run per target, then rotated rounds (in the judged runs too). */
   readonly connections: number;
   readonly throughputWarmupMs: number;
   readonly throughputRounds: number;
@@ -23,7 +26,10 @@ export interface Plan {
   readonly heldRounds: number;
   readonly heldCount: number;
   readonly heldWarmup: number;
-  /** Untimed held calls before the first round, rejected before the rounds start. */
+  /**
+   * Untimed held calls per target before the first round, rejected before the rounds start (each one
+   * is held, and rejected, on its own: a few hundred in all warm the path without doubling the section).
+   */
   readonly heldPrimer: number;
   /** Held calls traced one at a time, and the pause after each (its approval run's steps end in it). */
   readonly heldPathCalls: number;
@@ -54,19 +60,19 @@ export interface Plan {
 export const plans: Readonly<Record<Plan['name'], Plan>> = {
   full: {
     name: 'full',
-    latencyRounds: 10,
+    latencyRounds: 9,
     latencyCount: 300,
     latencyWarmup: 30,
     latencyPrimer: 1_500,
     connections: 16,
     throughputWarmupMs: 1_500,
-    throughputRounds: 10,
+    throughputRounds: 15,
     throughputMs: 1_500,
     storeCountCalls: 20,
     heldRounds: 6,
     heldCount: 60,
     heldWarmup: 5,
-    heldPrimer: 300,
+    heldPrimer: 100,
     heldPathCalls: 120,
     heldPathPauseMs: 25,
     decisionTrials: 15,
@@ -84,14 +90,14 @@ export const plans: Readonly<Record<Plan['name'], Plan>> = {
   },
   quick: {
     name: 'quick',
-    latencyRounds: 2,
+    latencyRounds: 3,
     latencyCount: 30,
     latencyWarmup: 5,
     latencyPrimer: 50,
     connections: 16,
     throughputWarmupMs: 300,
-    throughputRounds: 1,
-    throughputMs: 800,
+    throughputRounds: 3,
+    throughputMs: 500,
     storeCountCalls: 5,
     heldRounds: 1,
     heldCount: 15,

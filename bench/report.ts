@@ -1,6 +1,5 @@
 // What the benchmark prints: each section as it completes, then one summary row per figure of
 // the performance table (bench/README.md), with its target and a mark.
-import { ms, ratio } from './stats.js';
 
 export type Mark = 'pass' | 'OVER' | 'info' | 'not measured';
 
@@ -12,34 +11,6 @@ export interface Row {
 }
 
 export const within = (ok: boolean): Mark => (ok ? 'pass' : 'OVER');
-
-/** A floor measured beside the figures judged against it: context, not judged. */
-export const floorRow = (what: string, floorMs: number, digits = 0): Row => ({
-  what,
-  measured: ms(floorMs, digits),
-  target: 'floor',
-  mark: 'info',
-});
-
-/**
- * A figure judged as a ratio against its floor, the absolute times as context: `1.21× (291 ms vs
- * 240 ms floor)`, within its target when at most `bound` times the floor. A floor that did not come
- * out positive judges nothing.
- */
-export const overFloorRow = (
-  what: string,
-  times: { readonly measuredMs: number; readonly floorMs: number },
-  bound: number,
-  digits = 0,
-): Row => {
-  const over = times.floorMs > 0 ? times.measuredMs / times.floorMs : Number.NaN;
-  return {
-    what,
-    measured: `${ratio(over)} (${ms(times.measuredMs, digits)} vs ${ms(times.floorMs, digits)} floor)`,
-    target: `≤ ${bound}×`,
-    mark: Number.isFinite(over) ? within(over <= bound) : 'not measured',
-  };
-};
 
 const write = (text: string): void => {
   process.stdout.write(`${text}\n`);

@@ -16,11 +16,23 @@ import { errorText, stackText } from '../shared/errors.js';
 import { awsCosts } from './aws-costs.js';
 import { type Bed, startBed } from './bed.js';
 import { importFloorWhat, importWhat, lambdaBundles } from './bundles.js';
-import { ownCost, storeRequests, throughput } from './direct-calls.js';
+import {
+  ownCost,
+  ownCostFloorWhat,
+  ownCostTarget,
+  ownCostWhat,
+  ownCpuWhat,
+  storeRequests,
+  throughput,
+  throughputFloorWhat,
+  throughputTarget,
+  throughputWhat,
+} from './direct-calls.js';
 import { fairness, fairnessTarget, fairnessWhat } from './fairness.js';
 import { firstCall, firstCallFloorWhat, firstCallWhat } from './first-call.js';
+import { targetText } from './floor-ratios.js';
 import { heldCallCosts } from './held-call-costs.js';
-import { decisionToSend, heldReply } from './held-calls.js';
+import { decisionToSend, heldFloorWhat, heldReply, heldReplyTarget, heldReplyWhat } from './held-calls.js';
 import { heldPathWhat } from './held-path.js';
 import { type Measured, nothingMeasured } from './measured.js';
 import { memoryUnderLoad } from './memory-load.js';
@@ -46,18 +58,17 @@ type SectionKey = (typeof summaryOrder)[number];
 /** What a section's summary rows say when it could not run. */
 const expected: Record<SectionKey, readonly { what: string; target: string }[]> = {
   'own-cost': [
-    { what: "gateway's own cost per direct tools/call, p50", target: '≤ 0.5 ms' },
-    {
-      what: "  in units of the SDK server's own cost (this run's, to read across machines)",
-      target: "reported (the target's: 0.83×)",
-    },
+    { what: ownCostWhat, target: targetText(ownCostTarget) },
+    { what: ownCostFloorWhat, target: 'floor' },
+    { what: ownCpuWhat, target: 'reported' },
   ],
   throughput: [
-    { what: 'throughput at 16 connections vs minimal server (same store)', target: '≥ 0.7×' },
-    { what: 'throughput vs SDK stateless server (no store)', target: 'reported' },
+    { what: throughputWhat(plans.full.connections), target: targetText(throughputTarget) },
+    { what: throughputFloorWhat(plans.full.connections), target: 'floor' },
   ],
   'held-reply': [
-    { what: 'reply to a held call (pending_approval), p50', target: '≤ 5 ms' },
+    { what: heldReplyWhat, target: targetText(heldReplyTarget) },
+    { what: heldFloorWhat, target: 'floor' },
     { what: heldPathWhat, target: 'reported' },
   ],
   fairness: [{ what: fairnessWhat, target: fairnessTarget }],

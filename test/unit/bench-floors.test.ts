@@ -5,8 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { floorRow, overFloorRow } from '../../bench/report.js';
-import { median, rotated } from '../../bench/stats.js';
+import { floorRow, overFloorRow } from '../../bench/floor-ratios.js';
+import { median, ms, rotated } from '../../bench/stats.js';
 import { bundleFunction, coldStartInputs } from '../../infra/bundling/bundle-function.js';
 import { projectPath } from '../../infra/paths.js';
 import { verifies } from '../support/requirements.js';
@@ -82,8 +82,13 @@ describe('a figure judged against its floor', () => {
   });
 
   it(verifies('perf.import-floor', "says the floor's own figure as a floor, judged by nothing"), () => {
-    expect(floorRow('floor', 224.6)).toEqual({ what: 'floor', measured: '225 ms', target: 'floor', mark: 'info' });
-    expect(floorRow('floor', 4.567, 2).measured).toBe('4.57 ms');
+    expect(floorRow('floor', ms(224.6, 0))).toEqual({
+      what: 'floor',
+      measured: '225 ms',
+      target: 'floor',
+      mark: 'info',
+    });
+    expect(floorRow('floor', ms(4.567, 2)).measured).toBe('4.57 ms');
   });
 
   it(verifies('perf.import-floor', 'takes the median of the rounds, the middle pair averaged'), () => {

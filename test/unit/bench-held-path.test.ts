@@ -105,6 +105,8 @@ describe("the bench's held-reply trace", () => {
       expect(trace.paths).toHaveLength(2);
       for (const path of trace.paths) {
         expect(path.placeSent).toBeGreaterThanOrEqual(0);
+        // No key claimed (settings.join_pending_calls off): none marked.
+        expect(path.keySent).toBeNull();
         // Each wait lasts at least as long as the store held its answer.
         expect(path.placeAnswered - path.placeSent).toBeGreaterThanOrEqual(holdFor.UpdateItem ?? 0);
         expect(path.recordSent).toBeGreaterThanOrEqual(path.placeAnswered);
@@ -112,6 +114,33 @@ describe("the bench's held-reply trace", () => {
         expect(path.recordAnswered - path.recordSent).toBeGreaterThanOrEqual(holdFor.StartExecution ?? 0);
         expect(path.replied).toBeGreaterThanOrEqual(path.recordAnswered);
       }
+    },
+  );
+
+  it(
+    verifies('perf.held-reply-path', "marks the call's key before the place, and the record only after the place"),
+    async () => {
+      const { runtimePort, call, holdWith, send } = await standIns();
+      // The gateway claims the held call's key (a PutItem) before it takes the place.
+      holdWith(async () => {
+        await send('PutItem');
+        await send('UpdateItem');
+        await Promise.all([send('PutItem'), send('StartExecution')]);
+      });
+      const trace = new HeldPathTrace(runtimePort);
+      try {
+        await call();
+      } finally {
+        trace.close();
+      }
+      expect(trace.paths).toHaveLength(1);
+      const [path] = trace.paths;
+      expect(path?.keySent).toBeGreaterThanOrEqual(0);
+      expect((path?.keyAnswered ?? 0) - (path?.keySent ?? 0)).toBeGreaterThanOrEqual(holdFor.PutItem ?? 0);
+      expect(path?.placeSent).toBeGreaterThanOrEqual(path?.keyAnswered ?? Number.POSITIVE_INFINITY);
+      // The record is the PutItem after the place, not the key's.
+      expect(path?.recordSent).toBeGreaterThanOrEqual(path?.placeAnswered ?? Number.POSITIVE_INFINITY);
+      expect(path?.replied).toBeGreaterThanOrEqual(path?.recordAnswered ?? Number.POSITIVE_INFINITY);
     },
   );
 

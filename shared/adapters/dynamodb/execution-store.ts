@@ -72,6 +72,13 @@ const itemOf = (execution: Execution): Record<string, unknown> => {
   };
 };
 
+/** A new record's item: the record as written and the attributes of the indexes it belongs to. */
+export const newItemOf = (execution: Execution): Record<string, unknown> => ({
+  ...itemOf(execution),
+  ...openAttributes(execution),
+  ...listingAttributes(execution),
+});
+
 /**
  * An agent's places for calls waiting for approval: one item per agent in the executions table,
  * whose string set holds the ids of its held calls. Its key is never a UUID, so no execution read
@@ -101,11 +108,7 @@ export class DynamoDbExecutionStore implements ExecutionStore {
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            ...itemOf(Execution.parse(execution)),
-            ...openAttributes(execution),
-            ...listingAttributes(execution),
-          },
+          Item: newItemOf(Execution.parse(execution)),
           ConditionExpression: 'attribute_not_exists(execution_id)',
         }),
       );
