@@ -78,15 +78,54 @@ const requiredNotImported: Plugin = {
  */
 export const cedarWasmFlags: readonly string[] = ['--wasm-lazy-validation', '--wasm-tiering-budget=390000000'];
 
-/** Cedar's Node build compiles its wasm when it is first required: its flags are set just before. */
+/** How Cedar's Node build makes its wasm when it is required: read, compiled and instantiated at once. */
+const cedarWasmAtImport = [
+  "const wasmBytes = require('fs').readFileSync(wasmPath);",
+  'const wasmModule = new WebAssembly.Module(wasmBytes);',
+  'let wasm = new WebAssembly.Instance(wasmModule, __wbg_get_imports()).exports;',
+  'wasm.__wbindgen_start();',
+].join('\n');
+
+/**
+ * What the bundles do instead: the file is read off the main thread from the moment the module is
+ * required, so the import goes on with the rest of the function's code meanwhile, and compiled and
+ * instantiated when the read completes, a moment when a fresh function waits on the network (the
+ * first call reads its configuration before its first decision). `wasm` stands for the instance
+ * until then: should Cedar be used before the read completes, its first read makes the instance
+ * there and then from the file read anew, and the read's completion then compiles nothing. Either
+ * way the wasm is compiled once per process, and no decision fails or waits on the read.
+ */
+const cedarWasmOnFirstUse = [
+  'let wasmMade = false;',
+  'const makeWasm = (bytes) => {',
+  '  wasmMade = true;',
+  '  wasm = new WebAssembly.Instance(new WebAssembly.Module(bytes), __wbg_get_imports()).exports;',
+  '  wasm.__wbindgen_start();',
+  '  return wasm;',
+  '};',
+  "let wasm = new Proxy({}, { get: (_target, name) => makeWasm(require('node:fs').readFileSync(wasmPath))[name] });",
+  // A read or a module that fails here fails again, with its error, where Cedar is first used.
+  "require('node:fs').promises.readFile(wasmPath).then((bytes) => { if (!wasmMade) makeWasm(bytes); }).catch(() => {});",
+].join('\n');
+
+/** Cedar's Node build (its source) as the bundles load it: V8's flags set first, its wasm made off the import. */
+export const cedarWasmModule = (source: string, path: string): string => {
+  // A Cedar release that makes its wasm another way fails the bundling rather than ship a bundle that blocks on it again.
+  if (!source.includes(cedarWasmAtImport)) {
+    throw new Error(`${path} no longer makes its wasm as the bundler expects; see cedarWasmOnFirstUse`);
+  }
+  return [
+    ...cedarWasmFlags.map((flag) => `require('node:v8').setFlagsFromString(${JSON.stringify(flag)});`),
+    source.replace(cedarWasmAtImport, cedarWasmOnFirstUse),
+  ].join('\n');
+};
+
+/** Cedar's Node build compiles its wasm when it is first required: it is loaded as cedarWasmModule makes it. */
 const cedarWasmCompiled: Plugin = {
   name: 'gateway-cedar-wasm-flags',
   setup(plugin) {
     plugin.onLoad({ filter: /@cedar-policy[\\/]cedar-wasm[\\/]nodejs[\\/]cedar_wasm\.js$/ }, async (args) => ({
-      contents: [
-        ...cedarWasmFlags.map((flag) => `require('node:v8').setFlagsFromString(${JSON.stringify(flag)});`),
-        await readFile(args.path, 'utf8'),
-      ].join('\n'),
+      contents: cedarWasmModule(await readFile(args.path, 'utf8'), args.path),
       loader: 'js',
     }));
   },
