@@ -204,7 +204,8 @@ export const bundleFunction = async (
     logLevel: 'silent',
   });
   const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.mjs'));
-  const entry = outputs.find((file) => result.metafile.outputs[file]?.entryPoint !== undefined);
+  // Every module imported with import() is an entry point of its own chunk: the handler's is the one from functions/.
+  const entry = outputs.find((file) => result.metafile.outputs[file]?.entryPoint === `functions/${name}.ts`);
   if (entry === undefined) throw new Error(`bundling ${name}: esbuild produced no entry module`);
   let loadsCedar = false;
   for (const file of await readdir(folder)) {
