@@ -87,15 +87,18 @@ const cedarWasmAtImport = [
 ].join('\n');
 
 /**
- * What the bundles do instead: the file is read off the main thread from the moment the module is
- * required, so the import goes on with the rest of the function's code meanwhile, and compiled and
- * instantiated when the read completes, a moment when a fresh function waits on the network (the
- * first call reads its configuration before its first decision). `wasm` stands for the instance
- * until then: should Cedar be used before the read completes, its first read makes the instance
- * there and then from the file read anew, and the read's completion then compiles nothing. Either
- * way the wasm is compiled once per process, and no decision fails or waits on the read.
+ * What the bundles do instead: the file is read off the main thread, in one read started when the
+ * module is required (it completes while the rest of the function's code is imported), and the
+ * module is compiled and instantiated when the read's completion is handled: at the first turn of
+ * the event loop after the import, when a fresh function is waiting on its first call's requests
+ * (the configuration is read before the first decision). `wasm` stands for the instance until
+ * then: should Cedar be used first, its first read makes the instance there and then from the file
+ * read anew, and the read's completion compiles nothing. Either way the wasm is compiled once per
+ * process, and no decision fails or waits on the read. A file or module that fails here fails
+ * again, with its error, where Cedar is first used.
  */
 const cedarWasmOnFirstUse = [
+  "const wasmFs = require('node:fs');",
   'let wasmMade = false;',
   'const makeWasm = (bytes) => {',
   '  wasmMade = true;',
@@ -103,9 +106,16 @@ const cedarWasmOnFirstUse = [
   '  wasm.__wbindgen_start();',
   '  return wasm;',
   '};',
-  "let wasm = new Proxy({}, { get: (_target, name) => makeWasm(require('node:fs').readFileSync(wasmPath))[name] });",
-  // A read or a module that fails here fails again, with its error, where Cedar is first used.
-  "require('node:fs').promises.readFile(wasmPath).then((bytes) => { if (!wasmMade) makeWasm(bytes); }).catch(() => {});",
+  'let wasm = new Proxy({}, { get: (_target, name) => makeWasm(wasmFs.readFileSync(wasmPath))[name] });',
+  'try {',
+  "  const file = wasmFs.openSync(wasmPath, 'r');",
+  '  const bytes = Buffer.allocUnsafe(wasmFs.fstatSync(file).size);',
+  '  wasmFs.read(file, bytes, 0, bytes.length, 0, (error, read) => {',
+  '    wasmFs.close(file, () => {});',
+  '    if (error || read !== bytes.length || wasmMade) return;',
+  '    try { makeWasm(bytes); } catch {}',
+  '  });',
+  '} catch {}',
 ].join('\n');
 
 /** Cedar's Node build (its source) as the bundles load it: V8's flags set first, its wasm made off the import. */
