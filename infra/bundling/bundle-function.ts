@@ -89,31 +89,31 @@ const cedarWasmAtImport = [
 /**
  * What the bundles do instead: the file is read off the main thread, in one read started when the
  * module is required (it completes while the rest of the function's code is imported), and the
- * module is compiled and instantiated when the read's completion is handled: at the first turn of
- * the event loop after the import, when a fresh function is waiting on its first call's requests
- * (the configuration is read before the first decision). `wasm` stands for the instance until
- * then: should Cedar be used first, its first read makes the instance there and then from the file
- * read anew, and the read's completion compiles nothing. Either way the wasm is compiled once per
- * process, and no decision fails or waits on the read. A file or module that fails here fails
- * again, with its error, where Cedar is first used.
+ * module is compiled and instantiated when Cedar is first used (the first decision, after the first
+ * call has read its configuration). `wasm` stands for the instance until then: its first read makes
+ * the instance from the bytes read, or from the file read there and then should the read not be
+ * done. The wasm is compiled once per process, and no decision fails or waits on the read. A file
+ * or module that fails fails there, with its error.
  */
 const cedarWasmOnFirstUse = [
   "const wasmFs = require('node:fs');",
   'let wasmMade = false;',
-  'const makeWasm = (bytes) => {',
+  'let wasmBytes;',
+  'const makeWasm = () => {',
   '  wasmMade = true;',
-  '  wasm = new WebAssembly.Instance(new WebAssembly.Module(bytes), __wbg_get_imports()).exports;',
+  '  const module = new WebAssembly.Module(wasmBytes ?? wasmFs.readFileSync(wasmPath));',
+  '  wasmBytes = undefined;',
+  '  wasm = new WebAssembly.Instance(module, __wbg_get_imports()).exports;',
   '  wasm.__wbindgen_start();',
   '  return wasm;',
   '};',
-  'let wasm = new Proxy({}, { get: (_target, name) => makeWasm(wasmFs.readFileSync(wasmPath))[name] });',
+  'let wasm = new Proxy({}, { get: (_target, name) => makeWasm()[name] });',
   'try {',
   "  const file = wasmFs.openSync(wasmPath, 'r');",
   '  const bytes = Buffer.allocUnsafe(wasmFs.fstatSync(file).size);',
   '  wasmFs.read(file, bytes, 0, bytes.length, 0, (error, read) => {',
   '    wasmFs.close(file, () => {});',
-  '    if (error || read !== bytes.length || wasmMade) return;',
-  '    try { makeWasm(bytes); } catch {}',
+  '    if (!error && read === bytes.length && !wasmMade) wasmBytes = bytes;',
   '  });',
   '} catch {}',
 ].join('\n');
