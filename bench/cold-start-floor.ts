@@ -2,9 +2,9 @@
 // Importing it makes what every function needs before its first answer, as the functions make it,
 // and nothing else: the runtime's DynamoDB clients (the document client with the store's options)
 // and Powertools Logger and Metrics (the bundles section times that import). Its handler is the MCP
-// function's first call without the gateway: the same requests to the same stand-ins, in the same
-// order (the configuration's pointer, its object, the signature check, the system call, the
-// record's write), the clients the first call loads loaded on first use as the function loads them
+// function's first call without the gateway: the same requests to the same stand-ins, as the
+// function makes them (the configuration's pointer, then its object and the signature check
+// together, the system call, the record's write), the clients the first call loads loaded on first use as the function loads them
 // (the first-call section times it). What it sends comes from the plan the bench writes beside it
 // (floor-plan.ts).
 import { randomUUID } from 'node:crypto';
@@ -40,17 +40,22 @@ const readConfiguration = async (plan: FloorPlan): Promise<void> => {
   const { Item } = await documents.send(
     new GetCommand({ TableName: environment('CONFIG_TABLE'), Key: { name: 'current' }, ConsistentRead: true }),
   );
-  const { S3Client, GetObjectCommand } = await import('@aws-sdk/client-s3');
-  const object = await new S3Client({}).send(
-    new GetObjectCommand({
-      Bucket: environment('CONFIG_BUCKET'),
-      Key: textOf(Item, 'object_key'),
-      VersionId: textOf(Item, 'object_version'),
-    }),
-  );
-  await object.Body?.transformToByteArray();
-  const { KMSClient, VerifyCommand } = await import('@aws-sdk/client-kms');
-  const { SignatureValid } = await new KMSClient({}).send(
+  // Loaded on first use through the gateway's own modules, as the functions load them (a module of
+  // ours is required from the bundle's chunk); the object and its signature asked for together.
+  const [{ S3Client, GetObjectCommand }, { KMSClient, VerifyCommand }] = await Promise.all([
+    import('../shared/adapters/sdk/s3.js'),
+    import('../shared/adapters/sdk/kms.js'),
+  ]);
+  const fetched = new S3Client({})
+    .send(
+      new GetObjectCommand({
+        Bucket: environment('CONFIG_BUCKET'),
+        Key: textOf(Item, 'object_key'),
+        VersionId: textOf(Item, 'object_version'),
+      }),
+    )
+    .then((object) => object.Body?.transformToByteArray());
+  const verified = new KMSClient({}).send(
     new VerifyCommand({
       KeyId: environment('CONFIG_SIGNING_KEY_ID'),
       Message: Buffer.from(plan.signedMessage, 'base64'),
@@ -59,6 +64,7 @@ const readConfiguration = async (plan: FloorPlan): Promise<void> => {
       SigningAlgorithm: 'ECDSA_SHA_256',
     }),
   );
+  const [, { SignatureValid }] = await Promise.all([fetched, verified]);
   if (SignatureValid !== true) throw new Error('the configuration signature did not verify');
 };
 

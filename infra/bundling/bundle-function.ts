@@ -78,15 +78,64 @@ const requiredNotImported: Plugin = {
  */
 export const cedarWasmFlags: readonly string[] = ['--wasm-lazy-validation', '--wasm-tiering-budget=390000000'];
 
-/** Cedar's Node build compiles its wasm when it is first required: its flags are set just before. */
+/** How Cedar's Node build makes its wasm when it is required: read, compiled and instantiated at once. */
+const cedarWasmAtImport = [
+  "const wasmBytes = require('fs').readFileSync(wasmPath);",
+  'const wasmModule = new WebAssembly.Module(wasmBytes);',
+  'let wasm = new WebAssembly.Instance(wasmModule, __wbg_get_imports()).exports;',
+  'wasm.__wbindgen_start();',
+].join('\n');
+
+/**
+ * What the bundles do instead: the file is read off the main thread, in one read started when the
+ * module is required (it completes while the rest of the function's code is imported), and the
+ * module is compiled and instantiated when Cedar is first used (the first decision, after the first
+ * call has read its configuration). `wasm` stands for the instance until then: its first read makes
+ * the instance from the bytes read, or from the file read there and then should the read not be
+ * done. The wasm is compiled once per process, and no decision fails or waits on the read. A file
+ * or module that fails fails there, with its error.
+ */
+const cedarWasmOnFirstUse = [
+  "const wasmFs = require('node:fs');",
+  'let wasmMade = false;',
+  'let wasmBytes;',
+  'const makeWasm = () => {',
+  '  wasmMade = true;',
+  '  const module = new WebAssembly.Module(wasmBytes ?? wasmFs.readFileSync(wasmPath));',
+  '  wasmBytes = undefined;',
+  '  wasm = new WebAssembly.Instance(module, __wbg_get_imports()).exports;',
+  '  wasm.__wbindgen_start();',
+  '  return wasm;',
+  '};',
+  'let wasm = new Proxy({}, { get: (_target, name) => makeWasm()[name] });',
+  'try {',
+  "  const file = wasmFs.openSync(wasmPath, 'r');",
+  '  const bytes = Buffer.allocUnsafe(wasmFs.fstatSync(file).size);',
+  '  wasmFs.read(file, bytes, 0, bytes.length, 0, (error, read) => {',
+  '    wasmFs.close(file, () => {});',
+  '    if (!error && read === bytes.length && !wasmMade) wasmBytes = bytes;',
+  '  });',
+  '} catch {}',
+].join('\n');
+
+/** Cedar's Node build (its source) as the bundles load it: V8's flags set first, its wasm made off the import. */
+export const cedarWasmModule = (source: string, path: string): string => {
+  // A Cedar release that makes its wasm another way fails the bundling rather than ship a bundle that blocks on it again.
+  if (!source.includes(cedarWasmAtImport)) {
+    throw new Error(`${path} no longer makes its wasm as the bundler expects; see cedarWasmOnFirstUse`);
+  }
+  return [
+    ...cedarWasmFlags.map((flag) => `require('node:v8').setFlagsFromString(${JSON.stringify(flag)});`),
+    source.replace(cedarWasmAtImport, cedarWasmOnFirstUse),
+  ].join('\n');
+};
+
+/** Cedar's Node build compiles its wasm when it is first required: it is loaded as cedarWasmModule makes it. */
 const cedarWasmCompiled: Plugin = {
   name: 'gateway-cedar-wasm-flags',
   setup(plugin) {
     plugin.onLoad({ filter: /@cedar-policy[\\/]cedar-wasm[\\/]nodejs[\\/]cedar_wasm\.js$/ }, async (args) => ({
-      contents: [
-        ...cedarWasmFlags.map((flag) => `require('node:v8').setFlagsFromString(${JSON.stringify(flag)});`),
-        await readFile(args.path, 'utf8'),
-      ].join('\n'),
+      contents: cedarWasmModule(await readFile(args.path, 'utf8'), args.path),
       loader: 'js',
     }));
   },
@@ -166,7 +215,8 @@ export const bundleFunction = async (
     logLevel: 'silent',
   });
   const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.mjs'));
-  const entry = outputs.find((file) => result.metafile.outputs[file]?.entryPoint !== undefined);
+  // Every module imported with import() is an entry point of its own chunk: the handler's is the one from functions/.
+  const entry = outputs.find((file) => result.metafile.outputs[file]?.entryPoint === `functions/${name}.ts`);
   if (entry === undefined) throw new Error(`bundling ${name}: esbuild produced no entry module`);
   let loadsCedar = false;
   for (const file of await readdir(folder)) {

@@ -4,7 +4,7 @@ import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { HeldCallNotice, Notifier } from '../approvals/notifier.js';
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
 
-const eventBridge = onFirstUse(() => import('@aws-sdk/client-eventbridge'));
+const eventBridge = onFirstUse(() => import('./sdk/eventbridge.js'));
 
 /** The default client, in the function's own region, made on first use. */
 export const defaultEventBridgeClient = onFirstUse(async () => new (await eventBridge()).EventBridgeClient({}));

@@ -5,7 +5,7 @@ import type { KMSClient } from '@aws-sdk/client-kms';
 import type { BundleSignatures } from '../control-plane/bundle.js';
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
 
-const kms = onFirstUse(() => import('@aws-sdk/client-kms'));
+const kms = onFirstUse(() => import('./sdk/kms.js'));
 
 const algorithm = 'ECDSA_SHA_256';
 

@@ -7,7 +7,7 @@ import { type JwkSet, type PublicJwk, publicJwkOf, type ReceiptSigner, signingIn
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
 
 /** KMS's SDK module, loaded on the first signature or key read (a direct call never needs it). */
-const kms = onFirstUse(() => import('@aws-sdk/client-kms'));
+const kms = onFirstUse(() => import('./sdk/kms.js'));
 
 /** The most KMS signs as a RAW message; a longer signing input is refused rather than cut. */
 export const maxReceiptSigningBytes = 4096;

@@ -7,7 +7,7 @@ import { openWithKey, Sealed, sealWithKey } from './aes-sealer.js';
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
 
 /** KMS's SDK module, loaded on the first seal or open (a call without secrets never needs it). */
-const kms = onFirstUse(() => import('@aws-sdk/client-kms'));
+const kms = onFirstUse(() => import('./sdk/kms.js'));
 
 /** The default client, in the function's own region, made on first use. */
 export const defaultKmsClient = onFirstUse(async () => new (await kms()).KMSClient({}));

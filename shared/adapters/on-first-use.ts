@@ -1,5 +1,8 @@
 // What a function needs only on some calls (the AWS SDK's KMS, Step Functions and EventBridge
-// clients), loaded on the first such call: a direct call's cold start does not import them.
+// clients), loaded on the first such call: a direct call's cold start does not import them. Each
+// SDK package is loaded through a module of ours that re-exports what the gateway uses (sdk/):
+// the bundles require the package from there, where an import() of the package itself would have
+// Node parse its whole source first to tell whether it is an ES module (the SDK does not say).
 
 /** `load` run once, on the first call; a load that fails is tried again on the next. */
 export const onFirstUse = <T>(load: () => Promise<T>): (() => Promise<T>) => {

@@ -5,7 +5,7 @@ import type { BundleObjects } from '../control-plane/bundle.js';
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
 
 /** S3's SDK module, loaded when a bundle is first read (the pointer read at each refresh needs only DynamoDB). */
-const s3 = onFirstUse(() => import('@aws-sdk/client-s3'));
+const s3 = onFirstUse(() => import('./sdk/s3.js'));
 
 /** The default client, in the function's own region, made on first use. */
 export const defaultS3Client = onFirstUse(async () => new (await s3()).S3Client({}));

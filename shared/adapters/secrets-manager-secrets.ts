@@ -9,7 +9,7 @@ import type { SecretSource } from '../config/stored-secrets.js';
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
 
 const parameters = onFirstUse(() => import('@aws-lambda-powertools/parameters/secrets'));
-const secretsManager = onFirstUse(() => import('@aws-sdk/client-secrets-manager'));
+const secretsManager = onFirstUse(() => import('./sdk/secrets-manager.js'));
 
 /** The default client, in the function's own region, made on first use. */
 export const defaultSecretsManagerClient = onFirstUse(

@@ -10,7 +10,7 @@ import {
 } from '../approvals/approval-runs.js';
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
 
-const sfn = onFirstUse(() => import('@aws-sdk/client-sfn'));
+const sfn = onFirstUse(() => import('./sdk/sfn.js'));
 
 /** The default client, in the function's own region, made on first use. */
 export const defaultStepFunctionsClient = onFirstUse(async () => new (await sfn()).SFNClient({}));

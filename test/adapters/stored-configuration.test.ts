@@ -321,6 +321,42 @@ describe('the configuration bundle in the bucket, named by the table', () => {
     },
   );
 
+  it(
+    verifies(
+      'perf.bundle-checked-while-fetched',
+      'asks KMS to verify the signature before the object has arrived, and takes the object only if both hold',
+    ),
+    async () => {
+      const { store, tableName, bucket, keyArn } = await freshStore();
+      const good = await bundleOf(adminOnlyConfig());
+      await store.push(good, null);
+      // The real S3 and KMS adapters, watched: whether KMS was asked when the object's bytes arrived.
+      const events: string[] = [];
+      const objects = new S3BundleObjects(stands.s3Client, bucket);
+      const signatures = new KmsBundleSignatures(stands.kmsClient, keyArn);
+      const watched = new SignedBundleStore(
+        new DynamoDbBundlePointers(stands.dynamodb.documents, tableName),
+        {
+          put: (key, bytes) => objects.put(key, bytes),
+          get: async (key, version) => {
+            const bytes = await objects.get(key, version);
+            events.push('object arrived');
+            return bytes;
+          },
+        },
+        {
+          sign: (message) => signatures.sign(message),
+          verify: (message, signature) => {
+            events.push('verify asked');
+            return signatures.verify(message, signature);
+          },
+        },
+      );
+      expect(await watched.load(await pointerOf(store))).toEqual({ ok: true, bundle: good });
+      expect(events).toEqual(['verify asked', 'object arrived']);
+    },
+  );
+
   it(verifies('control.stored-configuration', 'survives the table going away, then goes stale'), async () => {
     const { store, tableName } = await freshStore();
     const clock = new ManualClock();

@@ -1,0 +1,2 @@
+// EventBridge's SDK as the gateway uses it, loaded on first use (see on-first-use.ts for why through a module of ours).
+export { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';

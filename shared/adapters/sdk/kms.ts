@@ -1,0 +1,9 @@
+// KMS's SDK as the gateway uses it, loaded on first use (see on-first-use.ts for why through a module of ours).
+export {
+  DecryptCommand,
+  GenerateDataKeyCommand,
+  GetPublicKeyCommand,
+  KMSClient,
+  SignCommand,
+  VerifyCommand,
+} from '@aws-sdk/client-kms';
