@@ -2,11 +2,11 @@
 // escalation group told about 2 s later, not at the next pass. A timer is set for each call when its
 // approvers are first told of it (the notice), and by the upkeep's pass (every minute, and at
 // start, so calls held before a restart get theirs) for each call due before the pass after next.
+// The notice's timer is set from the record the held-call steps have in hand (their `noticed`).
 // The pass is the safety net; a timer that fires finds the record as it is then, so a call decided
 // or escalated meanwhile changes nothing.
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { escalatesAt } from '../../shared/approvals/escalation.js';
-import type { HeldCallNotice, Notifier } from '../../shared/approvals/notifier.js';
 import type { Execution } from '../../shared/executions/execution.js';
 import { type EscalationDeps, escalateIfDue, passOverHeldCalls } from '../../shared/use-cases/escalation.js';
 import { startPeriodicTask } from './periodic-task.js';
@@ -39,16 +39,6 @@ export class EscalationTimers {
     this.deps = deps;
   }
 
-  /** A notifier that tells `inner`, and sets the escalation timer of a call its approvers are first told of. */
-  watching(inner: Notifier): Notifier {
-    return {
-      heldCall: async (notice: HeldCallNotice) => {
-        if (notice.escalated_to === null) this.track(this.watchId(notice.execution_id));
-        await inner.heldCall(notice);
-      },
-    };
-  }
-
   /** Sets a timer for the call's escalation if it comes before the pass after next (once per call). */
   watch(execution: Execution, at: number | null = escalatesAt(execution)): void {
     const now = this.deps?.clock.now() ?? Date.now();
@@ -70,11 +60,6 @@ export class EscalationTimers {
     for (const cancel of this.timers.values()) cancel();
     this.timers.clear();
     await Promise.allSettled([...this.running]);
-  }
-
-  private async watchId(executionId: string): Promise<void> {
-    const execution = await this.deps?.store.get(executionId);
-    if (execution !== undefined) this.watch(execution);
   }
 
   private async escalate(executionId: string): Promise<void> {

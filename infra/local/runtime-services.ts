@@ -100,14 +100,13 @@ export const composeLocalServices = (parts: LocalServiceParts, stops: RuntimeSto
     toolServers: new ToolServers({ mcp: configuration.mcpClient }),
     log: logger('calls'),
     approvalRuns: new StepFunctionsApprovalRuns(parts.runs.sfnClient, parts.runs.stepFunctions.stateMachineArn),
-    // A call's escalation timer is set when its approvers are first told of it.
-    notifier: escalations.watching(
-      new Notifiers(
-        [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger, metrics)],
-        approvalsLogger,
-        metrics,
-      ),
+    notifier: new Notifiers(
+      [new LogNotifier(approvalsLogger), new ConfiguredWebhooks(controlPlane, approvalsLogger, metrics)],
+      approvalsLogger,
+      metrics,
     ),
+    // A call's escalation timer is set when its approvers are first told of it, from its record.
+    noticed: (execution) => escalations.watch(execution),
     consoleUrl: (executionId) => consoleLink(links.base, executionId),
     ...(options.crashAt === null || options.crashAt === 'between-index-and-record'
       ? {}

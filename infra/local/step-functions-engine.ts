@@ -49,6 +49,19 @@ class TaskFailure extends Error {
   }
 }
 
+/**
+ * How long after answering StartExecution a run's first state begins. The service answers first
+ * and invokes the first state's function some tens of milliseconds later; here the caller shares
+ * this thread (the local runtime's held reply writes the call's record while its run starts), so
+ * the run waits until the answer has been read and a little longer, or its first step would take
+ * the thread while the caller's reply still waits on the store.
+ */
+const runStartDelayMs = 5;
+
+/** The event loop's next turn (an answer written now is read in it by a client on this thread), then the delay. */
+const runStart = (): Promise<void> =>
+  new Promise((resolve) => setImmediate(() => setImmediate(() => setTimeout(resolve, runStartDelayMs))));
+
 const maxExecutions = 10_000; // remembered for DescribeExecution; running ones are never forgotten
 const epochSeconds = (ms: number): number => ms / 1000;
 const [region, account] = ['local', '000000000000'];
@@ -100,26 +113,38 @@ export class LocalStateMachineEngine {
     const arn = `arn:aws:states:${region}:${account}:execution:${this.options.stateMachineName}:${name}`;
     const token = randomBytes(96).toString('base64url');
     const startDate = Date.now();
-    const run = this.machine.run(input as Parameters<StateMachine['run']>[0], {
-      overrides: { taskResourceLocalHandlers: this.taskHandlers(token, arn) },
-      context: {
-        Execution: { Id: arn, Name: name, Input: input as never, StartTime: new Date(startDate).toISOString() },
-        StateMachine: { Id: this.stateMachineArn, Name: this.options.stateMachineName },
-        Task: { Token: token },
-      },
-      noThrowOnAbort: true,
-    });
     const record: LocalExecution = {
       ...{ arn, name, input: request.input, startDate, token },
       status: 'RUNNING',
       states: [],
-      abort: () => run.abort(),
+      abort: () => undefined,
       done: Promise.resolve(),
     };
-    record.done = this.follow(record, run);
+    record.done = this.begin(record, input);
     this.executions.set(name, record);
     this.forgetOldest();
     return { executionArn: arn, startDate: epochSeconds(startDate) };
+  }
+
+  /** Runs a started execution once its StartExecution has been answered, as the service does (runStart). */
+  private async begin(record: LocalExecution, input: unknown): Promise<void> {
+    await runStart();
+    const run = this.machine.run(input as Parameters<StateMachine['run']>[0], {
+      overrides: { taskResourceLocalHandlers: this.taskHandlers(record.token, record.arn) },
+      context: {
+        Execution: {
+          Id: record.arn,
+          Name: record.name,
+          Input: input as never,
+          StartTime: new Date(record.startDate).toISOString(),
+        },
+        StateMachine: { Id: this.stateMachineArn, Name: this.options.stateMachineName },
+        Task: { Token: record.token },
+      },
+      noThrowOnAbort: true,
+    });
+    record.abort = () => run.abort();
+    await this.follow(record, run);
   }
 
   /** SendTaskSuccess: the waiting task ends with this output. */

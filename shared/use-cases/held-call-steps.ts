@@ -19,6 +19,11 @@ export interface HeldCallStepsDeps extends ApprovedRunDeps {
   readonly notifier: Notifier;
   /** The console page of one held call (the link in notifications). */
   readonly consoleUrl: (executionId: string) => string;
+  /**
+   * Told of a held call's record once its approvers were first told of it (the local runtime sets
+   * the call's escalation timer from it, with no second read of the record); absent: nothing.
+   */
+  readonly noticed?: (execution: Execution) => void;
 }
 
 /**
@@ -87,6 +92,7 @@ export const noticeOf = (deps: Pick<HeldCallStepsDeps, 'consoleUrl'>, execution:
 const notifyOnce = async (deps: HeldCallStepsDeps, execution: Execution): Promise<void> => {
   if (execution.notified_at !== null) return;
   await deps.notifier.heldCall(noticeOf(deps, execution));
+  deps.noticed?.(execution);
   await deps.store.annotate(execution, 'pending_approval', { notified_at: isoAt(deps.clock) }, 'notified_at');
 };
 

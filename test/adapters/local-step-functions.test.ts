@@ -193,6 +193,24 @@ describe('the approval run on the local endpoint', () => {
   );
 
   it(
+    verifies(
+      'perf.held-run-after-start-answer',
+      'StartExecution is answered before the run’s first task runs; the task runs after, and once',
+    ),
+    async () => {
+      const answer = await start('answered-first');
+      // The answer is in the client's hands and the register task has not run: nothing of the run
+      // was done on the way to it.
+      expect(answer.executionArn).toMatch(/:answered-first$/);
+      expect(invocations.filter((invocation) => invocation.execution_id === 'answered-first')).toEqual([]);
+      expect((await describeExecution('answered-first')).status).toBe('RUNNING');
+      await registered('answered-first');
+      expect(invocations.filter((invocation) => invocation.execution_id === 'answered-first')).toHaveLength(1);
+      expect(sfn.statesEntered('answered-first')).toEqual(['AwaitDecision']);
+    },
+  );
+
+  it(
     verifies('workflow.local-endpoint', 'a decision handed back while the register task still runs is not lost'),
     async () => {
       onRegister = async (invocation) => {

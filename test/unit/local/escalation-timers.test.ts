@@ -8,6 +8,7 @@ import { EscalationTimers, type Schedule, startHeldCallUpkeep } from '../../../i
 import { lambdaContext } from '../../../infra/local/http-front.js';
 import { RuntimeStops } from '../../../infra/local/runtime-lifecycle.js';
 import { EmfMetrics } from '../../../shared/adapters/emf-metrics.js';
+import type { Execution } from '../../../shared/executions/execution.js';
 import { noMetrics } from '../../../shared/metrics.js';
 import { registerApproval } from '../../../shared/use-cases/held-call-steps.js';
 import { parseEmfLines, valuesOf } from '../../support/emf.js';
@@ -43,17 +44,24 @@ const manualSchedule = () => {
 
 describe('escalation in the local runtime', () => {
   it(
-    verifies('escalation.where-it-runs', 'a timer set when approvers are first told escalates the call at its time'),
+    verifies(
+      ['escalation.where-it-runs', 'perf.held-escalation-timer-no-read'],
+      'a timer set when approvers are first told (from the record in hand, no second read) escalates the call at its time',
+    ),
     async () => {
       const bed = await escalatingBed('2s');
       const timers = manualSchedule();
       const escalations = new EscalationTimers(logger, timers.schedule);
-      const deps = { ...bed.deps, notifier: escalations.watching(bed.deps.notifier) };
+      const deps = { ...bed.deps, noticed: (execution: Execution) => escalations.watch(execution) };
       escalations.start(deps);
       const held = await holdLargeOrder(bed);
 
+      // The timer is set from the record the register step has in hand: no second read of it.
+      const reads = [vi.spyOn(bed.store, 'get'), vi.spyOn(bed.store, 'getOwned')];
       await registerApproval(deps, { ...held, task_token: 't-1' });
-      await vi.waitFor(() => expect(timers.set.map((timer) => timer.delayMs)).toEqual([2_000]));
+      expect(timers.set.map((timer) => timer.delayMs)).toEqual([2_000]);
+      expect(reads.map((read) => read.mock.calls.length)).toEqual([0, 0]);
+      for (const read of reads) read.mockRestore();
       expect(bed.notices.map((notice) => notice.escalated_to)).toEqual([null]);
 
       bed.clock.advance(2_000);
