@@ -215,8 +215,9 @@ export const bundleFunction = async (
     logLevel: 'silent',
   });
   const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.mjs'));
-  // Every module imported with import() is an entry point of its own chunk: the handler's is the one from functions/.
-  const entry = outputs.find((file) => result.metafile.outputs[file]?.entryPoint === `functions/${name}.ts`);
+  // Every module imported with import() is an entry point of its own chunk: the handler's is the one built from its entry.
+  const entryPoint = relative(projectPath(), options.entry ?? projectPath('functions', `${name}.ts`));
+  const entry = outputs.find((file) => result.metafile.outputs[file]?.entryPoint === entryPoint);
   if (entry === undefined) throw new Error(`bundling ${name}: esbuild produced no entry module`);
   let loadsCedar = false;
   for (const file of await readdir(folder)) {
