@@ -30,7 +30,7 @@ import {
   toolCallMeta,
 } from '../invoke/tool-server.js';
 import { gatewayInfo } from '../version.js';
-import { holdsUnsafeInteger, parseExactJson, stringifiable } from '../wire/exact-json.js';
+import { holdsUnsafeInteger, parseStringifiable } from '../wire/exact-json.js';
 import { countedBody, type Exchange, exactResultOf, httpFetch } from './mcp-fetch.js';
 import { ClientCredentialsTokens, maxDocumentBytes } from './oauth-client-credentials.js';
 import { Slots } from './slots.js';
@@ -118,7 +118,7 @@ export class McpServerClient implements ToolServerClient {
             : { kind: 'connection_failed', sent: false, cause: errorText(error) };
         }
         // The exact JSON value of canonical arguments: integers beyond 2^53 are written as their digits.
-        const args = stringifiable(parseExactJson(request.argumentsJson));
+        const args = parseStringifiable(request.argumentsJson);
         const exchangeId = request.executionId.length > 0 ? request.executionId : randomUUID();
         const exchange: Exchange = {
           sent: false,

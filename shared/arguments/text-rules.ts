@@ -4,12 +4,18 @@ import type { InputErrorCode } from '../errors.js';
 import { isInvisible } from '../text/invisible.js';
 
 /**
+ * Printable ASCII that neither starts nor ends with a space: already in its canonical form (ASCII
+ * is unchanged by NFC, and none of it at the edges is white space), as most values an agent sends are.
+ */
+const plainAscii = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?$/;
+
+/**
  * Strings as stored, compared and sent: Unicode NFC (never NFKC), surrounding white space
  * trimmed. Only characters Unicode calls white space are trimmed (not U+FEFF, which JavaScript's
  * trim also removes): an invisible character at the edge of an identifier must be seen, not dropped.
  */
 export const canonicalText = (text: string): string =>
-  text.normalize('NFC').replace(/^\p{White_Space}+|\p{White_Space}+$/gu, '');
+  plainAscii.test(text) ? text : text.normalize('NFC').replace(/^\p{White_Space}+|\p{White_Space}+$/gu, '');
 
 /** Latin letters as written in names and codes (not fullwidth or letter-like symbols such as K). */
 const latinLetter = /^[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]$/u;

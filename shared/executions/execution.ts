@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import { type ExecutionCode, isExecutionCode } from '../errors.js';
 import { ExecutionStatus, InputError, type ResultObject, resultObject } from '../result.js';
-import { parseExactJson, stringifiable } from '../wire/exact-json.js';
+import { parseStringifiable } from '../wire/exact-json.js';
 
 /** Statuses of calls still waiting for a decision or for their outcome. */
 export const openStatuses: ReadonlySet<ExecutionStatus> = new Set(['pending_approval', 'approved']);
@@ -300,7 +300,7 @@ export const toResultObject = (execution: Execution): ResultObject =>
     status: execution.status,
     execution_id: execution.execution_id,
     // Read exactly and handed on so any JSON writer sends an integer beyond 2^53 digit for digit.
-    result: execution.result_json === null ? null : stringifiable(parseExactJson(execution.result_json)),
+    result: execution.result_json === null ? null : parseStringifiable(execution.result_json),
     code: execution.code,
     message: execution.message,
     approval_url: execution.approval_url,

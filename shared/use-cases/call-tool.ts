@@ -197,7 +197,8 @@ const decidedFields = (
 ) => {
   const redaction = redactWithPointers(decided.arguments.value, decided.tool.inputSchema, secretRulesOf(system));
   return {
-    arguments_json: canonicalJsonText(redaction.redacted),
+    // Nothing hidden: the copy is the canonical value itself, whose text is already written.
+    arguments_json: redaction.pointers.length === 0 ? decided.arguments.json : canonicalJsonText(redaction.redacted),
     secret_pointers: redaction.pointers,
     arguments_hash: decided.arguments.hash,
     decision: decisionRecord(decided.decision, snapshot),

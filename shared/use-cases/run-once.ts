@@ -176,18 +176,24 @@ const outcomeFields = (outcome: CallOutcome, latency: number) => ({
 });
 
 /**
- * The outcome as the record can keep it. max_response_size bounds the answer read, but parsing,
- * redacting and serializing it may grow it (1e20 is written out in 21 digits): an answer that no
- * longer fits is not kept. A read then failed (response_too_large: nothing happened, it can be
- * asked again); a write succeeded and stays succeeded, without its answer, never unknown by the
- * gateway's own limit.
+ * The outcome as the record can keep it, with its fields as recorded (the answer's text written
+ * once). max_response_size bounds the answer read, but parsing, redacting and serializing it may
+ * grow it (1e20 is written out in 21 digits): an answer that no longer fits is not kept. A read
+ * then failed (response_too_large: nothing happened, it can be asked again); a write succeeded and
+ * stays succeeded, without its answer, never unknown by the gateway's own limit.
  */
-const keptOutcome = (execution: Execution, outcome: CallOutcome, latency: number): CallOutcome => {
-  if (outcome.status !== 'succeeded' || fitsRecord({ ...execution, ...outcomeFields(outcome, latency) }))
-    return outcome;
-  return execution.access === 'write'
-    ? { ...outcome, result: null }
-    : { status: 'failed', code: 'response_too_large', result: null, httpStatus: outcome.httpStatus };
+const keptOutcome = (
+  execution: Execution,
+  outcome: CallOutcome,
+  latency: number,
+): { readonly outcome: CallOutcome; readonly fields: ReturnType<typeof outcomeFields> } => {
+  const fields = outcomeFields(outcome, latency);
+  if (outcome.status !== 'succeeded' || fitsRecord({ ...execution, ...fields })) return { outcome, fields };
+  const kept: CallOutcome =
+    execution.access === 'write'
+      ? { ...outcome, result: null }
+      : { status: 'failed', code: 'response_too_large', result: null, httpStatus: outcome.httpStatus };
+  return { outcome: kept, fields: outcomeFields(kept, latency) };
 };
 
 /**
@@ -210,15 +216,14 @@ const sendClaimed = async (
 ): Promise<Execution> => {
   deps.probe?.('claimed', claimed.execution_id);
   const sent = await send(deps, claimed, sendable, dispatch);
-  const latency = sent.latency;
-  const outcome = keptOutcome(claimed, sent.outcome, latency);
+  const kept = keptOutcome(claimed, sent.outcome, sent.latency);
   deps.probe?.('answered', claimed.execution_id);
   const settled = await recordingSent(
     deps.store.transition(claimed, {
       from: 'approved',
-      to: outcome.status,
+      to: kept.outcome.status,
       at: isoAt(deps.clock),
-      patch: outcomeFields(outcome, latency),
+      patch: kept.fields,
     }),
   );
   // Someone may have settled the claim first (it outlived its deadline): then their answer stands.
@@ -239,15 +244,14 @@ export const runDirect = async (deps: RunOnceDeps, execution: Execution, sendabl
     return sendClaimed(deps, claimed, sendable, dispatch);
   }
   const sent = await send(deps, execution, sendable, dispatch);
-  const latency = sent.latency;
-  const outcome = keptOutcome(execution, sent.outcome, latency);
+  const kept = keptOutcome(execution, sent.outcome, sent.latency);
   const at = isoAt(deps.clock);
   const settled: Execution = {
     ...execution,
-    status: outcome.status,
-    ...outcomeFields(outcome, latency),
+    status: kept.outcome.status,
+    ...kept.fields,
     updated_at: at,
-    history: [...execution.history, { status: outcome.status, at }],
+    history: [...execution.history, { status: kept.outcome.status, at }],
   };
   await recordingSent(deps.store.create(settled));
   return settled;

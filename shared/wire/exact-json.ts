@@ -45,16 +45,27 @@ const write = (value: unknown, sorted: boolean, lenient = false): string => {
 
 const integerText = /^-?(?:0|[1-9]\d*)$/;
 
-/** Reads JSON text, keeping each integer beyond ±(2^53−1) exact (a bigint) from its own digits. */
+/**
+ * Sixteen digits in a row: an integer beyond ±(2^53−1) has at least that many (2^53 has sixteen), so
+ * text without such a run holds none, and JSON.parse alone reads it exactly as the reviver would.
+ */
+const longDigitRun = /\d{16}/;
+
+/** Turns each integer JSON.parse read beyond ±(2^53−1) back into a bigint of its own digits. */
+const exactIntegers = (_key: string, value: unknown, context?: { readonly source?: string }): unknown =>
+  typeof value === 'number' &&
+  !Number.isSafeInteger(value) &&
+  context?.source !== undefined &&
+  integerText.test(context.source)
+    ? BigInt(context.source)
+    : value;
+
+/**
+ * Reads JSON text, keeping each integer beyond ±(2^53−1) exact (a bigint) from its own digits. Most
+ * texts (every answer and record of an ordinary call) hold none and skip the reviver's call per value.
+ */
 export const parseExactJson = (text: string): unknown =>
-  JSON.parse(text, (_key: string, value: unknown, context?: { readonly source?: string }): unknown =>
-    typeof value === 'number' &&
-    !Number.isSafeInteger(value) &&
-    context?.source !== undefined &&
-    integerText.test(context.source)
-      ? BigInt(context.source)
-      : value,
-  );
+  longDigitRun.test(text) ? JSON.parse(text, exactIntegers) : JSON.parse(text);
 
 /** JSON.rawJSON (ES2025, in Node 24), which JSON.stringify writes as the very text given; not yet in TypeScript's lib. */
 const rawJson: unknown = Reflect.get(JSON, 'rawJSON');
@@ -74,6 +85,13 @@ export const stringifiable = (value: unknown): unknown => {
   }
   return value;
 };
+
+/**
+ * Exact JSON text read for a writer that uses JSON.stringify: parseExactJson, then stringifiable;
+ * text that holds no integer beyond ±(2^53−1) reads as JSON.parse reads it, with nothing to copy.
+ */
+export const parseStringifiable = (text: string): unknown =>
+  longDigitRun.test(text) ? stringifiable(parseExactJson(text)) : JSON.parse(text);
 
 /**
  * Whether a value read by JSON.parse holds an integer beyond ±(2^53−1), which it may have rounded.

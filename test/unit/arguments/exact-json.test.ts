@@ -4,7 +4,13 @@ import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maxArgumentValues, maxArrayItems, readArguments } from '../../../shared/arguments/strict-json.js';
-import { canonicalJsonText, exactJsonText, parseExactJson } from '../../../shared/wire/exact-json.js';
+import {
+  canonicalJsonText,
+  exactJsonText,
+  parseExactJson,
+  parseStringifiable,
+  stringifiable,
+} from '../../../shared/wire/exact-json.js';
 import { verifies } from '../../support/requirements.js';
 
 describe(verifies('args.exact-integers', 'exact JSON text'), () => {
@@ -31,6 +37,40 @@ describe(verifies('args.exact-integers', 'exact JSON text'), () => {
     expect(parseExactJson('[9007199254740991,1e400,1.5]')).toEqual([9007199254740991, Number.POSITIVE_INFINITY, 1.5]);
     expect(() => JSON.stringify({ n: 1n })).toThrow();
   });
+
+  it(
+    verifies(
+      'args.exact-integers',
+      'reads text with or without long digit runs as the reviver reads it, digit for digit',
+    ),
+    () => {
+      // Every integer form JSON has, with safe and unsafe magnitudes, in strings and keys as well.
+      const integer = fc.oneof(fc.bigInt(), fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }));
+      const exactValue = fc.letrec((tie) => ({
+        value: fc.oneof(
+          { depthSize: 'small' },
+          integer,
+          fc.jsonValue({ maxDepth: 0 }),
+          fc.array(tie('value'), { maxLength: 4 }),
+          fc.dictionary(fc.string(), tie('value'), { maxKeys: 4 }),
+        ),
+      })).value;
+      const reviverReading = (text: string): unknown =>
+        JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+          typeof value === 'number' && !Number.isSafeInteger(value) && /^-?(0|[1-9]\d*)$/.test(context?.source ?? '')
+            ? BigInt(context?.source ?? '')
+            : value,
+        );
+      fc.assert(
+        fc.property(exactValue, (value) => {
+          const text = exactJsonText(value);
+          expect(parseExactJson(text)).toEqual(reviverReading(text));
+          expect(JSON.stringify(parseStringifiable(text))).toBe(JSON.stringify(stringifiable(reviverReading(text))));
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 });
 
 describe(verifies('args.value-caps', 'what the reader builds past the caps'), () => {

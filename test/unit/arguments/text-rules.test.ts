@@ -2,6 +2,7 @@
 // strings with Arabic-Indic and Persian digits read as 0-9, identifiers in one script.
 //
 // Long: each script and digit system has its own rows.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalizeArguments } from '../../../shared/arguments/canonicalize.js';
 import { asciiDigits, canonicalDecimal, compareDecimals } from '../../../shared/arguments/decimal.js';
@@ -62,6 +63,20 @@ describe(verifies('args.text-normalization', 'canonicalText: NFC and trimmed, ne
     expect(canonicalText('Ａ')).not.toBe('A');
     expect(canonicalText('ﬁ')).not.toBe('fi');
     expect(canonicalText('Ａ')).toBe('\uff21');
+  });
+
+  it(verifies('args.text-normalization', 'gives plain ASCII back as it is only where NFC and trimming would'), () => {
+    const character = fc.oneof(
+      fc.constantFrom(' ', '\t', '\n', '\u0085', '\u00a0', '\u3000', '\ufeff', 'e\u0301', '\u212b', 'Ａ'),
+      fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 1 }),
+    );
+    fc.assert(
+      fc.property(fc.array(character, { maxLength: 12 }), (characters) => {
+        const text = characters.join('');
+        expect(canonicalText(text)).toBe(text.normalize('NFC').replace(/^\p{White_Space}+|\p{White_Space}+$/gu, ''));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
