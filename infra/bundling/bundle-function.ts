@@ -192,9 +192,10 @@ export const bundleFunction = async (
 ): Promise<FunctionBundle> => {
   await rm(folder, { recursive: true, force: true });
   await mkdir(folder, { recursive: true });
+  const entryFile = options.entry ?? projectPath('functions', `${name}.ts`);
   const result = await build({
     absWorkingDir: projectPath(),
-    entryPoints: { index: options.entry ?? projectPath('functions', `${name}.ts`) },
+    entryPoints: { index: entryFile },
     bundle: true,
     splitting: true,
     platform: 'node',
@@ -216,7 +217,7 @@ export const bundleFunction = async (
   });
   const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.mjs'));
   // Every module imported with import() is an entry point of its own chunk: the handler's is the one built from its entry.
-  const entryPoint = relative(projectPath(), options.entry ?? projectPath('functions', `${name}.ts`));
+  const entryPoint = relative(projectPath(), entryFile);
   const entry = outputs.find((file) => result.metafile.outputs[file]?.entryPoint === entryPoint);
   if (entry === undefined) throw new Error(`bundling ${name}: esbuild produced no entry module`);
   let loadsCedar = false;

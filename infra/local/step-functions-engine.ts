@@ -58,7 +58,7 @@ class TaskFailure extends Error {
  */
 const runStartDelayMs = 5;
 
-/** The event loop's next turn (an answer written now is read in it by a client on this thread), then the delay. */
+/** Two turns of the event loop (an answer written now is read in them by a client on this thread), then the delay. */
 const runStart = (): Promise<void> =>
   new Promise((resolve) => setImmediate(() => setImmediate(() => setTimeout(resolve, runStartDelayMs))));
 
