@@ -5,12 +5,13 @@
 // holds the gateway, its store and the ERP only. With --profile, the main thread is profiled over the
 // measured window alone (not start-up, not warm-up) and the top self-time functions and module
 // groups are printed; without it, `node --cpu-prof` (NODE_OPTIONS) records the whole process.
-// --held: calls the policy holds, one connection at a time (at most 800, each open until decided).
+// --held: calls the policy holds, each for another order, one connection at a time (at most 800, each
+// open until decided).
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { type DemoErp, startDemoErp } from '../examples/erp/server.js';
-import { directAmount, heldAmount, toolCall } from './bed.js';
+import { directCallTarget, heldCallTarget } from './bed.js';
 import { startRuntime, unlimitedDemo } from './demo-runtime.js';
 import { rejectOpenCalls } from './held-calls.js';
 import { LoadClient, type LoadResult, type Target } from './load.js';
@@ -101,15 +102,14 @@ const optionsOf = () => {
 };
 type Options = ReturnType<typeof optionsOf>;
 
-/** The call under load: a direct purchase order, or one the policy holds. */
-const targetOf = (baseUrl: string, held: boolean): Target => ({
-  name: held ? 'gateway (held)' : 'gateway',
-  description: 'the local runtime',
-  origin: baseUrl,
-  path: '/mcp',
-  ...toolCall(held ? heldAmount : directAmount),
-  expect: held ? '"status":"pending_approval"' : '"status":"succeeded"',
-});
+/**
+ * The call under load: a direct purchase order, or one the policy holds, each held one for another
+ * order (an identical call would join the one waiting, and the profile would time joins).
+ */
+const targetOf = (baseUrl: string, held: boolean): Target =>
+  held
+    ? heldCallTarget('gateway (held)', 'the local runtime', baseUrl)
+    : directCallTarget('gateway', 'the local runtime', baseUrl);
 
 /** The main thread's profiler, sampling every 200 µs, started; null without --profile. */
 const startProfiler = async (profile: string | undefined): Promise<Session | null> => {
