@@ -115,7 +115,7 @@ describe('2025-11-25: task-augmented tools/call', () => {
 
   it(
     verifies(
-      ['mcp.tasks-held-call', 'mcp.tasks-get-mapping'],
+      ['mcp.tasks-held-call', 'mcp.tasks-get-mapping', 'mcp.tasks-result-no-polling'],
       'declares tasks, answers a held call with a task, and follows it to completion after a console approval',
     ),
     async () => {
@@ -142,7 +142,11 @@ describe('2025-11-25: task-augmented tools/call', () => {
       const { tasks } = await client.request({ method: 'tasks/list', params: {} }, TaskList);
       expect(tasks.map((listedTask) => listedTask.taskId)).toContain(task.taskId);
 
+      // A tasks/result asked while nobody has decided waits in the local runtime on the call's own
+      // writes (it would answer -32000 at once if the runtime did not tell it of them).
+      const waited = client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, ToolAnswer);
       await approve(task.taskId);
+      expect((await waited).structuredContent).toMatchObject({ status: 'succeeded', execution_id: task.taskId });
       const done = await eventually(
         () => getTask(task.taskId),
         (current) => current.status === 'completed',
