@@ -13,7 +13,7 @@ import { discoverMcpTools, driftLines, type McpDiscovery } from '../infra/local/
 import { defaultConfigFile, defaultDataDir } from '../infra/local/options.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../shared/adapters/secrets-manager-secrets.js';
 import { unlistedSubjectNote } from '../shared/auth/agent.js';
-import { annotationRefusals, directCallTimeoutWarnings, policyWarnings } from '../shared/config/checks.js';
+import { directCallTimeoutWarnings, policyWarnings } from '../shared/config/checks.js';
 import { referencePaths } from '../shared/config/resolve.js';
 import { type ConfigProblem, formatPath, formatProblem } from '../shared/config/resolved.js';
 import { storedSecretReference } from '../shared/config/schema.js';
@@ -147,12 +147,6 @@ const run = async (): Promise<number> => {
   );
   if (!outcome.ok) {
     reportInvalid(file, outcome.problems);
-    return 1;
-  }
-  // Loads, but a policy asks what this configuration cannot give (an escalation nobody could take).
-  const refusals = annotationRefusals(outcome.snapshot, file);
-  if (refusals.length > 0) {
-    reportInvalid(file, refusals);
     return 1;
   }
   reportValid(file, outcome.snapshot, discovery, parsed.values['list-tools'] === true);

@@ -108,7 +108,7 @@ const escalationProblems = (policy: PolicyInfo, known: ReadonlySet<string>, appr
   ];
 };
 
-/** Refusals: annotations asking what this configuration cannot give. config:check fails on them. */
+/** Refusals: annotations asking what this configuration cannot give. Compiling refuses them (config:check, config:push). */
 export const annotationRefusals = (snapshot: GatewaySnapshot, file: string): Warning[] => {
   const known = new Set([
     ...membersByGroup(snapshot).keys(),

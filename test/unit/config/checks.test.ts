@@ -7,31 +7,33 @@ import {
   emptyApproverGroupWarnings,
   unreachableSystemWarnings,
 } from '../../../shared/config/checks.js';
+import { compiledBundleOf } from '../../support/compiled-bundles.js';
 import { verifies } from '../../support/requirements.js';
 import { snapshotOf } from '../../support/snapshots.js';
 import { lines, loadDemo } from '../policy/policy-fixtures.js';
 
-/** Two systems (crm, hr) of one tool each, an approver in `staff` (unless others are given), and the policies of p.cedar. */
-const twoSystems = (cedar: string, more: { readonly settings?: string; readonly approvers?: readonly string[] } = {}) =>
-  snapshotOf(
-    lines(
-      ...(more.settings === undefined ? [] : [more.settings]),
-      'systems:',
-      '  - key: crm',
-      '    base_url: http://127.0.0.1:9',
-      '    operations:',
-      '      - { id: notes.add, method: POST, path: /notes, description: Adds a note. }',
-      '  - key: hr',
-      '    base_url: http://127.0.0.1:9',
-      '    operations:',
-      '      - { id: people.list, method: GET, path: /people, description: Lists people. }',
-      '      - { id: people.fire, method: DELETE, path: /people, description: Fires people. }',
-      'approvers:',
-      ...(more.approvers ?? ['  - { id: ann, password: pw, groups: [staff] }']),
-      'policies: [p.cedar]',
-    ),
-    { files: { 'p.cedar': cedar }, file: 'org/gateway.yaml' },
+/** Two systems (crm, hr) of one tool each, an approver in `staff` (unless others are given), and policies from p.cedar. */
+const twoSystemsText = (more: { readonly settings?: string; readonly approvers?: readonly string[] } = {}) =>
+  lines(
+    ...(more.settings === undefined ? [] : [more.settings]),
+    'systems:',
+    '  - key: crm',
+    '    base_url: http://127.0.0.1:9',
+    '    operations:',
+    '      - { id: notes.add, method: POST, path: /notes, description: Adds a note. }',
+    '  - key: hr',
+    '    base_url: http://127.0.0.1:9',
+    '    operations:',
+    '      - { id: people.list, method: GET, path: /people, description: Lists people. }',
+    '      - { id: people.fire, method: DELETE, path: /people, description: Fires people. }',
+    'approvers:',
+    ...(more.approvers ?? ['  - { id: ann, password: pw, groups: [staff] }']),
+    'policies: [p.cedar]',
   );
+
+/** The same, loaded with the policies of p.cedar. */
+const twoSystems = (cedar: string, more: Parameters<typeof twoSystemsText>[0] = {}) =>
+  snapshotOf(twoSystemsText(more), { files: { 'p.cedar': cedar }, file: 'org/gateway.yaml' });
 
 describe('systems no permit reaches', () => {
   it(verifies('ops.config-check-reach', 'warns of a system no permit mentions, naming it and its line'), async () => {
@@ -175,6 +177,16 @@ describe('escalations config:check refuses', () => {
             '@escalate("4h, operatons"): operatons is a group this configuration does not know (no approver under approvers: belongs to it and no policy\'s @approvers names it), so nobody may be there to decide what escalates to it; name a group that decides other calls, or give it an approver (deployed, the identity provider\'s groups decide who is in it)',
         },
       ]);
+    },
+  );
+
+  it(
+    verifies('annotations.config-check-escalation', 'refuses the same escalation in what config:push compiles'),
+    async () => {
+      const cedar = lines('// notes', notesPolicy('@escalate("4h, operatons")'));
+      await expect(
+        compiledBundleOf(twoSystemsText(), { files: { 'p.cedar': cedar }, file: 'org/gateway.yaml' }),
+      ).rejects.toThrow(/org\/p\.cedar:2: .*operatons is a group this configuration does not know/);
     },
   );
 
