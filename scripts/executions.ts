@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { localAwsProfile } from '../infra/local/aws-config-file.js';
 import { localTableNames } from '../infra/local/dynamodb.js';
-import { type ListingTarget, openListing, TargetError } from '../infra/local/listing-target.js';
+import type { ListingTarget, OpenedListing } from '../infra/local/listing-target.js';
 import { systemClock } from '../shared/clock.js';
 import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
@@ -23,7 +23,7 @@ import { escapeInvisible } from '../shared/text/invisible.js';
 import { textTable } from './command-line.js';
 import { settleCommand } from './executions-settle.js';
 import { printApprovalLoad } from './executions-stats.js';
-import { targetOf, targetOptions, UsageError } from './executions-target.js';
+import { targetOf, targetOptions, UsageError, usingTarget } from './executions-target.js';
 
 const usage = `Usage: npm run executions -- [target] [filters] [--limit N] [--cursor C] [--json]
 
@@ -198,6 +198,20 @@ const table = (executions: readonly Execution[]): string => textTable([columns, 
 /** One JSON line; invisible characters escaped (JSON escapes, so it parses to the same value). */
 const jsonLine = (value: unknown): string => escapeInvisible(JSON.stringify(value));
 
+/** One page of the listing: a table for people, or one JSON line per call (and the next cursor). */
+const printPage = (source: string, page: Awaited<ReturnType<OpenedListing['listing']['list']>>, json: boolean) => {
+  if (json) {
+    for (const execution of page.items) process.stdout.write(`${jsonLine(auditLineOf(execution))}\n`);
+    if (page.next !== undefined) process.stdout.write(`${jsonLine({ next_cursor: page.next })}\n`);
+    return;
+  }
+  process.stdout.write(`Executions in ${source}\n`);
+  process.stdout.write(page.items.length === 0 ? 'None on this page.\n' : `${table(page.items)}\n`);
+  process.stdout.write(
+    page.next === undefined ? '(end)\n' : `Next page: npm run executions -- <the same options> --cursor ${page.next}\n`,
+  );
+};
+
 const run = async (): Promise<number> => {
   const argv = process.argv.slice(2);
   if (argv[0] === 'settle') return settleCommand(argv.slice(1), process.env);
@@ -213,47 +227,26 @@ const run = async (): Promise<number> => {
     return 0;
   }
   const { target, query, json, indexEarlier, statsSince } = parsed;
-  let opened: Awaited<ReturnType<typeof openListing>>;
-  try {
-    opened = await openListing(target);
-  } catch (error) {
-    process.stderr.write(`${error instanceof TargetError ? error.message : String(error)}\n`);
-    return 1;
-  }
-  try {
-    if (indexEarlier) {
-      const indexed = await opened.indexEarlierCalls();
-      process.stdout.write(`Indexed ${indexed} earlier call(s) in ${opened.source}.\n`);
+  const done = await usingTarget(target, 'The executions could not be read', async (opened) => {
+    try {
+      if (indexEarlier) {
+        const indexed = await opened.indexEarlierCalls();
+        process.stdout.write(`Indexed ${indexed} earlier call(s) in ${opened.source}.\n`);
+        return 0;
+      }
+      if (statsSince !== null) {
+        await printApprovalLoad(opened, statsSince, json, (text) => process.stdout.write(text));
+        return 0;
+      }
+      printPage(opened.source, await opened.listing.list(query), json);
       return 0;
-    }
-    if (statsSince !== null) {
-      await printApprovalLoad(opened, statsSince, json, (text) => process.stdout.write(text));
-      return 0;
-    }
-    const page = await opened.listing.list(query);
-    if (json) {
-      for (const execution of page.items) process.stdout.write(`${jsonLine(auditLineOf(execution))}\n`);
-      if (page.next !== undefined) process.stdout.write(`${jsonLine({ next_cursor: page.next })}\n`);
-      return 0;
-    }
-    process.stdout.write(`Executions in ${opened.source}\n`);
-    process.stdout.write(page.items.length === 0 ? 'None on this page.\n' : `${table(page.items)}\n`);
-    process.stdout.write(
-      page.next === undefined
-        ? '(end)\n'
-        : `Next page: npm run executions -- <the same options> --cursor ${page.next}\n`,
-    );
-    return 0;
-  } catch (error) {
-    if (error instanceof InvalidCursorError) {
+    } catch (error) {
+      if (!(error instanceof InvalidCursorError)) throw error;
       process.stderr.write(`--cursor: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(`The executions could not be read: ${errorText(error)}\n`);
-    return 1;
-  } finally {
-    await opened.close();
-  }
+  });
+  return done.ok ? done.value : 1;
 };
 
 process.exitCode = await run();
