@@ -4,15 +4,14 @@
 // loads only on some calls (an MCP server's client, the call-tool channel's WebSocket) stay out of
 // its cold start. Two replacements keep dead weight out of every bundle: zod's table of locales
 // (English only) and the MCP SDK's Node shims (no second copy of ajv). Node's built-ins and the
-// SDK are required, not imported as ES modules, Cedar's wasm is compiled with V8 settings for a
-// short-lived process (copied beside the code of the functions that decide, and only those), and
-// the MCP SDK's protocol schemas are built on first use (mcp-schemas-on-first-use.ts).
+// SDK are required, not imported as ES modules, and Cedar's wasm is compiled with V8 settings
+// for a short-lived process; it is copied beside the code of the functions that decide, and only
+// those.
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { join, relative } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { projectPath } from '../paths.js';
-import { mcpSchemasBuiltOnFirstUse } from './mcp-schemas-on-first-use.js';
 
 /** Cedar's WebAssembly, read by its Node build from the folder of the code that loads it. */
 export const cedarWasm = projectPath('node_modules/@cedar-policy/cedar-wasm/nodejs/cedar_wasm_bg.wasm');
@@ -212,7 +211,7 @@ export const bundleFunction = async (
     external: ['@aws-sdk/*'],
     mainFields: ['module', 'main'],
     banner: { js: banner },
-    plugins: [replacing, requiredNotImported, cedarWasmCompiled, mcpSchemasBuiltOnFirstUse],
+    plugins: [replacing, requiredNotImported, cedarWasmCompiled],
     metafile: true,
     logLevel: 'silent',
   });
