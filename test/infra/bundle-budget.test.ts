@@ -190,6 +190,20 @@ describe('the functions as the stack bundles them', () => {
     },
   );
 
+  it.each(Object.keys(functions))(
+    verifies('perf.cold-start-sdk-store-only', "%s requires no AWS SDK package at cold start but DynamoDB's"),
+    (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      const required = coldStartInputs(bundle)
+        .map(({ path }) => /^gateway-required:(@aws-sdk\/.+)$/.exec(path)?.[1])
+        .filter((pkg) => pkg !== undefined);
+      expect(required.filter((pkg) => pkg !== '@aws-sdk/client-dynamodb' && pkg !== '@aws-sdk/lib-dynamodb')).toEqual(
+        [],
+      );
+    },
+  );
+
   const decide = Object.entries(functions)
     .filter(([, cedar]) => cedar)
     .map(([name]) => name);
