@@ -204,6 +204,15 @@ describe('the functions as the stack bundles them', () => {
     },
   );
 
+  it(verifies('perf.console-oidc-on-first-use', "the console's cold start loads no OpenID Connect client"), () => {
+    const bundle = bundles.get('console');
+    if (bundle === undefined) throw new Error('console was not bundled');
+    const oidc = coldStartParts(bundle)
+      .map(({ part }) => part)
+      .filter((part) => part === 'openid-client' || part === 'oauth4webapi');
+    expect(oidc).toEqual([]);
+  });
+
   const decide = Object.entries(functions)
     .filter(([, cedar]) => cedar)
     .map(([name]) => name);
