@@ -6,7 +6,7 @@ import type { Approver, Customer } from '../approvals/approver.js';
 import { onFirstUse } from './on-first-use.js';
 
 /** openid-client, loaded on the first sign-in or sign-out: a console page with a session needs none of it. */
-const openidClient = onFirstUse(() => import('openid-client'));
+const openidClient = onFirstUse(() => import('./sdk/openid-client.js'));
 
 interface OidcClientSettings {
   /** The provider's issuer URL (discovery at /.well-known/openid-configuration). */
