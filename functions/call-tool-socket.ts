@@ -4,9 +4,8 @@
 // message of the same connection loses the once-per-connection claim and runs nothing. An answer
 // beyond API Gateway's 128 KB message limit is replaced by a -32603 frame naming the execution.
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { ApiGatewayManagementApiClient } from '@aws-sdk/client-apigatewaymanagementapi';
 import * as z from 'zod';
-import { ApiGatewayConnections } from '../shared/adapters/api-gateway-connections.js';
+import { ApiGatewayConnections, managementClientAt } from '../shared/adapters/api-gateway-connections.js';
 import { DynamoDbConnectionClaims } from '../shared/adapters/dynamodb/connection-claims.js';
 import type { ChannelConnections, ConnectionClaims } from '../shared/channel-connections.js';
 import { systemClock } from '../shared/clock.js';
@@ -86,9 +85,7 @@ export const handler = lazyHandler(() => {
     services,
     metrics: invocationMetrics(metrics, services),
     logger,
-    connections: new ApiGatewayConnections(
-      new ApiGatewayManagementApiClient({ endpoint: environment.CONNECTIONS_URL }),
-    ),
+    connections: new ApiGatewayConnections(managementClientAt(environment.CONNECTIONS_URL)),
     claims: new DynamoDbConnectionClaims(documentClient(), environment.EXECUTIONS_TABLE, systemClock),
     gate: new RequestGate(systemClock),
   });

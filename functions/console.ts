@@ -4,8 +4,8 @@
 // entry holds only OpenID Connect sign-ins (approvers', and customers' with a fresh authentication
 // each time); the local password sign-ins are wired by the local runtime (infra/local/console.ts)
 // and never ship in this bundle. Without a customer provider the customer pages answer 503.
-import { KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDbSessionStore } from '../shared/adapters/dynamodb/console-sessions.js';
+import { defaultKmsClient } from '../shared/adapters/kms-client.js';
 import { KmsSessionSigner } from '../shared/adapters/kms-session-signer.js';
 import { CustomerOidcSignIn, OidcSignIn } from '../shared/adapters/oidc-sign-in.js';
 import { decisionServicesFor, documentClient } from './commons/aws-store.js';
@@ -48,7 +48,7 @@ export const handler = lazyHandler(() => {
   return createConsoleFunction({
     services: decisionServicesFor(environment, logger, metrics),
     metrics: invocationMetrics(metrics),
-    signer: new KmsSessionSigner(new KMSClient({}), environment.SESSION_KEY_ID),
+    signer: new KmsSessionSigner(defaultKmsClient, environment.SESSION_KEY_ID),
     // Any instance may answer any request: sessions are kept in the table, so signing out ends them everywhere.
     sessions: new DynamoDbSessionStore(documentClient(), environment.EXECUTIONS_TABLE),
     signIn: {

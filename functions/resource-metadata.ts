@@ -3,8 +3,8 @@
 // authorization servers issue tokens for this gateway, and the receipt key's JWK Set (GET
 // /.well-known/jwks.json) a system checks approval receipts against. Both public and cacheable.
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { defaultKmsClient } from '../shared/adapters/kms-client.js';
 import { KmsReceiptSigner } from '../shared/adapters/kms-receipt-signer.js';
-import { defaultKmsClient } from '../shared/adapters/kms-sealer.js';
 import { protectedResourceMetadata } from '../shared/edge/mcp/auth-challenge.js';
 import { jwksPath, type ReceiptSigner } from '../shared/receipts/signer.js';
 import { processPublicDocumentsEnvironment } from './commons/environment.js';

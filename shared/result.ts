@@ -53,5 +53,9 @@ export const resultObject = (
   input_errors: fields.input_errors ?? null,
 });
 
-/** JSON Schema of the result object, declared as every tool's outputSchema. */
-export const resultObjectJsonSchema = z.toJSONSchema(ResultObject, { target: 'draft-2020-12' });
+/**
+ * JSON Schema of the result object, declared as every tool's outputSchema. Marked pure so a bundle
+ * that declares no tools (the held-call steps, the reconciler, the call-tool socket, the console)
+ * leaves the conversion out rather than run it at every cold start.
+ */
+export const resultObjectJsonSchema = /* @__PURE__ */ z.toJSONSchema(ResultObject, { target: 'draft-2020-12' });

@@ -4,8 +4,9 @@ import { DynamoDbBundlePointers } from '../../shared/adapters/dynamodb/config-st
 import { defaultEventBridgeClient, EventBridgeNotifier } from '../../shared/adapters/eventbridge-notifier.js';
 import { HttpSystemClient } from '../../shared/adapters/http-system-client.js';
 import { KmsBundleSignatures } from '../../shared/adapters/kms-bundle-signatures.js';
+import { defaultKmsClient } from '../../shared/adapters/kms-client.js';
 import { KmsReceiptSigner } from '../../shared/adapters/kms-receipt-signer.js';
-import { defaultKmsClient, KmsSealer } from '../../shared/adapters/kms-sealer.js';
+import { KmsSealer } from '../../shared/adapters/kms-sealer.js';
 import { defaultS3Client, S3BundleObjects } from '../../shared/adapters/s3-bundle-objects.js';
 import { defaultSecretsManagerClient, SecretsManagerSecrets } from '../../shared/adapters/secrets-manager-secrets.js';
 import { ToolServers } from '../../shared/adapters/tool-servers.js';

@@ -3,9 +3,8 @@
 // ours is involved, and disabling the key stops new bundles from being taken at once.
 import type { KMSClient } from '@aws-sdk/client-kms';
 import type { BundleSignatures } from '../control-plane/bundle.js';
-import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
-
-const kms = onFirstUse(() => import('./sdk/kms.js'));
+import { kms } from './kms-client.js';
+import { type ClientSource, clientOf } from './on-first-use.js';
 
 const algorithm = 'ECDSA_SHA_256';
 

@@ -4,10 +4,8 @@
 import { createPublicKey } from 'node:crypto';
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { type JwkSet, type PublicJwk, publicJwkOf, type ReceiptSigner, signingInput } from '../receipts/signer.js';
+import { kms } from './kms-client.js';
 import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
-
-/** KMS's SDK module, loaded on the first signature or key read (a direct call never needs it). */
-const kms = onFirstUse(() => import('./sdk/kms.js'));
 
 /** The most KMS signs as a RAW message; a longer signing input is refused rather than cut. */
 export const maxReceiptSigningBytes = 4096;

@@ -4,13 +4,8 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
 import type { Sealer } from '../sealing.js';
 import { openWithKey, Sealed, sealWithKey } from './aes-sealer.js';
-import { type ClientSource, clientOf, onFirstUse } from './on-first-use.js';
-
-/** KMS's SDK module, loaded on the first seal or open (a call without secrets never needs it). */
-const kms = onFirstUse(() => import('./sdk/kms.js'));
-
-/** The default client, in the function's own region, made on first use. */
-export const defaultKmsClient = onFirstUse(async () => new (await kms()).KMSClient({}));
+import { kms } from './kms-client.js';
+import { type ClientSource, clientOf } from './on-first-use.js';
 
 const reuseMs = 5 * 60_000;
 

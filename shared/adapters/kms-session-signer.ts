@@ -1,7 +1,10 @@
 // Console sessions signed by a KMS HMAC key: the key never leaves KMS. Verified cookies are
 // remembered for a minute per container, so a page view costs at most one KMS call a minute.
-import { GenerateMacCommand, type KMSClient, VerifyMacCommand } from '@aws-sdk/client-kms';
+// KMS's SDK is loaded on the first signature or check: a page without a session needs neither.
+import type { KMSClient } from '@aws-sdk/client-kms';
 import type { SessionSigner } from '../sessions/session.js';
+import { kms } from './kms-client.js';
+import { type ClientSource, clientOf } from './on-first-use.js';
 
 const verifiedTtlMs = 60_000;
 const maxRemembered = 1_000;
@@ -10,12 +13,13 @@ export class KmsSessionSigner implements SessionSigner {
   private readonly verified = new Map<string, number>();
 
   constructor(
-    private readonly client: KMSClient,
+    private readonly client: ClientSource<KMSClient>,
     private readonly keyId: string,
   ) {}
 
   async sign(text: string): Promise<string> {
-    const { Mac } = await this.client.send(
+    const [client, { GenerateMacCommand }] = await Promise.all([clientOf(this.client), kms()]);
+    const { Mac } = await client.send(
       new GenerateMacCommand({ KeyId: this.keyId, MacAlgorithm: 'HMAC_SHA_256', Message: Buffer.from(text) }),
     );
     if (Mac === undefined) throw new Error('KMS returned no MAC.');
@@ -27,7 +31,8 @@ export class KmsSessionSigner implements SessionSigner {
     const until = this.verified.get(remembered);
     if (until !== undefined && until > Date.now()) return true;
     try {
-      const { MacValid } = await this.client.send(
+      const [client, { VerifyMacCommand }] = await Promise.all([clientOf(this.client), kms()]);
+      const { MacValid } = await client.send(
         new VerifyMacCommand({
           KeyId: this.keyId,
           MacAlgorithm: 'HMAC_SHA_256',

@@ -1,8 +1,12 @@
 // Sign-in through OpenID Connect (authorization code with PKCE, state and nonce), with openid-client
 // doing discovery, the token exchange and the ID token's validation: approvers to the console, and
 // customers to the one call they confirm, who must authenticate afresh every time.
-import * as oidc from 'openid-client';
+import type { Configuration, IDToken } from 'openid-client';
 import type { Approver, Customer } from '../approvals/approver.js';
+import { onFirstUse } from './on-first-use.js';
+
+/** openid-client, loaded on the first sign-in or sign-out: a console page with a session needs none of it. */
+const openidClient = onFirstUse(() => import('./sdk/openid-client.js'));
 
 interface OidcClientSettings {
   /** The provider's issuer URL (discovery at /.well-known/openid-configuration). */
@@ -55,7 +59,7 @@ const listClaim = (value: unknown): string[] => {
 };
 
 /** The claim naming the person: a non-empty string (an email the provider has not verified is none). */
-const personId = (claims: oidc.IDToken, claim: string, who: 'approver' | 'customer'): string => {
+const personId = (claims: IDToken, claim: string, who: 'approver' | 'customer'): string => {
   if (claim === 'email' && claims.email_verified === false) {
     throw new Error('The identity provider has not verified this email address.');
   }
@@ -66,7 +70,7 @@ const personId = (claims: oidc.IDToken, claim: string, who: 'approver' | 'custom
   return id;
 };
 
-const nameOf = (claims: oidc.IDToken): string | null =>
+const nameOf = (claims: IDToken): string | null =>
   typeof claims.name === 'string' ? claims.name : typeof claims.email === 'string' ? claims.email : null;
 
 /** A new authentication asked of the provider: how old it may be at most, and the classes it must be of. */
@@ -77,12 +81,12 @@ export interface FreshSignIn {
 }
 
 /** When the person authenticated (epoch ms), by the ID token's auth_time; null when it says nothing. */
-const authenticatedAt = (claims: oidc.IDToken): number | null =>
+const authenticatedAt = (claims: IDToken): number | null =>
   typeof claims.auth_time === 'number' && Number.isFinite(claims.auth_time) ? claims.auth_time * 1000 : null;
 
 /** One client at one provider: the authorization request and the validated ID token it ends with. */
 class OidcClient {
-  private configuration: Promise<oidc.Configuration> | undefined;
+  private configuration: Promise<Configuration> | undefined;
 
   constructor(
     private readonly settings: OidcClientSettings,
@@ -90,21 +94,24 @@ class OidcClient {
     private readonly fresh: boolean,
   ) {}
 
-  private discover(): Promise<oidc.Configuration> {
-    this.configuration ??= oidc
-      .discovery(
-        new URL(this.settings.issuer),
-        this.settings.clientId,
-        this.settings.clientSecret === undefined ? undefined : { client_secret: this.settings.clientSecret },
-        this.settings.clientSecret === undefined ? oidc.None() : oidc.ClientSecretBasic(this.settings.clientSecret),
-        this.settings.allowHttp === true ? { execute: [oidc.allowInsecureRequests] } : undefined,
-      )
-      .catch((error: unknown) => {
-        // A failed discovery is tried again on the next sign-in.
-        this.configuration = undefined;
-        throw error;
-      });
+  private discover(): Promise<Configuration> {
+    this.configuration ??= this.discovered().catch((error: unknown) => {
+      // A failed discovery is tried again on the next sign-in.
+      this.configuration = undefined;
+      throw error;
+    });
     return this.configuration;
+  }
+
+  private async discovered(): Promise<Configuration> {
+    const oidc = await openidClient();
+    return oidc.discovery(
+      new URL(this.settings.issuer),
+      this.settings.clientId,
+      this.settings.clientSecret === undefined ? undefined : { client_secret: this.settings.clientSecret },
+      this.settings.clientSecret === undefined ? oidc.None() : oidc.ClientSecretBasic(this.settings.clientSecret),
+      this.settings.allowHttp === true ? { execute: [oidc.allowInsecureRequests] } : undefined,
+    );
   }
 
   /**
@@ -112,7 +119,7 @@ class OidcClient {
    * customer's every time, an approver's signing in again for a call) and holds the provider to it.
    */
   async start(redirectUri: string, now: number, fresh?: FreshSignIn): Promise<{ url: string; flow: OidcFlow }> {
-    const configuration = await this.discover();
+    const [configuration, oidc] = await Promise.all([this.discover(), openidClient()]);
     const asked = fresh ?? (this.fresh ? { maxAgeS: 0, acrValues: null } : null);
     const flow: OidcFlow = {
       state: oidc.randomState(),
@@ -139,7 +146,7 @@ class OidcClient {
 
   /** The provider's end-session endpoint sending the browser back to `returnUri`; null when it has none. */
   async endSessionUrl(returnUri: string): Promise<string | null> {
-    const configuration = await this.discover();
+    const [configuration, oidc] = await Promise.all([this.discover(), openidClient()]);
     if (configuration.serverMetadata().end_session_endpoint === undefined) return null;
     return oidc.buildEndSessionUrl(configuration, {
       client_id: this.settings.clientId,
@@ -148,8 +155,8 @@ class OidcClient {
   }
 
   /** Exchanges the callback's code and answers the validated ID token's claims. */
-  async claims(callbackUrl: URL, flow: OidcFlow): Promise<oidc.IDToken> {
-    const configuration = await this.discover();
+  async claims(callbackUrl: URL, flow: OidcFlow): Promise<IDToken> {
+    const [configuration, oidc] = await Promise.all([this.discover(), openidClient()]);
     // The redirect_uri sent to the token endpoint is the callback's own address.
     const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, {
       pkceCodeVerifier: flow.verifier,
@@ -165,7 +172,7 @@ class OidcClient {
 }
 
 /** A fresh sign-in's ID token says when the person authenticated: not before the sign-in started. */
-export const freshAuthentication = (claims: Pick<oidc.IDToken, 'auth_time'>, flow: OidcFlow): void => {
+export const freshAuthentication = (claims: Pick<IDToken, 'auth_time'>, flow: OidcFlow): void => {
   if (flow.started === undefined) throw new Error('The sign-in did not record when it started.');
   const authTime = claims.auth_time;
   if (typeof authTime !== 'number' || !Number.isFinite(authTime)) {

@@ -190,6 +190,29 @@ describe('the functions as the stack bundles them', () => {
     },
   );
 
+  it.each(Object.keys(functions))(
+    verifies('perf.cold-start-sdk-store-only', "%s requires no AWS SDK package at cold start but DynamoDB's"),
+    (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      const required = coldStartInputs(bundle)
+        .map(({ path }) => /^gateway-required:(@aws-sdk\/.+)$/.exec(path)?.[1])
+        .filter((pkg) => pkg !== undefined);
+      expect(required.filter((pkg) => pkg !== '@aws-sdk/client-dynamodb' && pkg !== '@aws-sdk/lib-dynamodb')).toEqual(
+        [],
+      );
+    },
+  );
+
+  it(verifies('perf.console-oidc-on-first-use', "the console's cold start loads no OpenID Connect client"), () => {
+    const bundle = bundles.get('console');
+    if (bundle === undefined) throw new Error('console was not bundled');
+    const oidc = coldStartParts(bundle)
+      .map(({ part }) => part)
+      .filter((part) => part === 'openid-client' || part === 'oauth4webapi');
+    expect(oidc).toEqual([]);
+  });
+
   const decide = Object.entries(functions)
     .filter(([, cedar]) => cedar)
     .map(([name]) => name);

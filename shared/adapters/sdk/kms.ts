@@ -2,8 +2,10 @@
 export {
   DecryptCommand,
   GenerateDataKeyCommand,
+  GenerateMacCommand,
   GetPublicKeyCommand,
   KMSClient,
   SignCommand,
   VerifyCommand,
+  VerifyMacCommand,
 } from '@aws-sdk/client-kms';
