@@ -19,7 +19,7 @@ import { processApprovalEnvironment } from './commons/environment.js';
 import {
   authorizedCallerOf,
   eventBody,
-  eventBodyBytes,
+  eventBodyExceeds,
   eventBodyText,
   eventRequestHead,
   fromPlainAnswer,
@@ -77,7 +77,7 @@ export const createMcpFunction = (deps: McpFunctionDeps) => {
   });
   const handle: HttpHandler = async (event, _context, { signal }) => {
     if (event.rawPath === channelPostPath) return channelPost(event);
-    if (eventBodyBytes(event) > maxRequestBodyBytes) return fromWebResponse(bodyTooLargeResponse());
+    if (eventBodyExceeds(event, maxRequestBodyBytes)) return fromWebResponse(bodyTooLargeResponse());
     const agent = await identifyCaller(deps.services, authorizedCallerOf(event));
     if (agent === null) {
       const tokenPresented = event.headers.authorization !== undefined;

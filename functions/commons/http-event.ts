@@ -31,6 +31,16 @@ export const eventBodyBytes = (event: APIGatewayProxyEventV2): number => {
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64').length : Buffer.byteLength(event.body, 'utf8');
 };
 
+/**
+ * Whether the event's body is larger than `limitBytes`, counted only when it could be: UTF-8 spends
+ * at most three bytes on one UTF-16 code unit, and base64 holds three bytes in four characters.
+ */
+export const eventBodyExceeds = (event: APIGatewayProxyEventV2, limitBytes: number): boolean => {
+  const length = event.body?.length ?? 0;
+  const mostBytes = event.isBase64Encoded ? Math.ceil(length / 4) * 3 : length * 3;
+  return mostBytes > limitBytes && eventBodyBytes(event) > limitBytes;
+};
+
 /** UTF-8 as fetch's body reading decodes it; the byte order mark is dropped below, once. */
 const bytesAsText = new TextDecoder('utf-8', { ignoreBOM: true });
 

@@ -1,7 +1,7 @@
 // The local stand-in for the agent authorizer: a bearer token from the configuration names its
 // `agents:` entry, and that caller goes on as the deployed authorizer's does, so the handlers
 // identify the agent the same way locally and in AWS (from the caller, with the configuration).
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { Caller } from '../../shared/auth/agent.js';
 import type { ResolvedAgent } from '../../shared/config/resolved.js';
 import { bearerToken } from '../../shared/edge/tool-call/bearer.js';
@@ -10,7 +10,8 @@ export type Authorization =
   | { readonly kind: 'authorized'; readonly caller: Caller }
   | { readonly kind: 'refused'; readonly tokenPresented: boolean };
 
-const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+// In one shot: no Hash object built, fed and finished for each request's token.
+const digest = (token: string): Buffer => hash('sha256', token, 'buffer');
 
 const callerFor = (agent: ResolvedAgent): Caller => ({ kind: 'listed', agentId: agent.id });
 

@@ -93,10 +93,18 @@ export interface HttpApiRequest {
   readonly authorizer?: Record<string, unknown>;
 }
 
+/** The request time as the event writes it (to the second), written once a second, not per request. */
+let utcSecond = { second: Number.NaN, text: '' };
+const utcTimeOf = (epochMs: number): string => {
+  const second = Math.floor(epochMs / 1000);
+  if (second !== utcSecond.second) utcSecond = { second, text: new Date(epochMs).toUTCString() };
+  return utcSecond.text;
+};
+
 /** The payload-2.0 event API Gateway's HTTP API gives a function for a request. */
 export const httpApiEvent = (request: HttpApiRequest): APIGatewayProxyEventV2 => {
   const { url, headers, body } = request;
-  const now = new Date();
+  const nowMs = Date.now();
   const asText = body.length === 0 || textType.test(headers['content-type'] ?? '');
   return {
     version: '2.0',
@@ -121,14 +129,17 @@ export const httpApiEvent = (request: HttpApiRequest): APIGatewayProxyEventV2 =>
       requestId: randomUUID(),
       routeKey: request.routeKey.replace(/\/\{proxy\+\}$/, ''),
       stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
+      time: utcTimeOf(nowMs),
+      timeEpoch: nowMs,
       ...(request.authorizer === undefined ? {} : { authorizer: request.authorizer }),
     },
     ...(body.length === 0 ? {} : { body: body.toString(asText ? 'utf8' : 'base64') }),
     isBase64Encoded: !asText,
   };
 };
+
+/** The context's callbacks of the old handler style, which no handler here calls: one for every request. */
+const ignored = (): void => undefined;
 
 export const lambdaContext = (functionName: string, timeoutMs: number): Context => {
   const deadline = Date.now() + timeoutMs;
@@ -143,9 +154,9 @@ export const lambdaContext = (functionName: string, timeoutMs: number): Context 
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
+    done: ignored,
+    fail: ignored,
+    succeed: ignored,
   };
 };
 

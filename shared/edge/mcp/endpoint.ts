@@ -87,9 +87,15 @@ const isToolCall = (body: unknown): boolean =>
 export const readsJsonBody = (method: string, contentType: string | null | undefined): boolean =>
   method.toUpperCase() === 'POST' && isJsonContentType(contentType ?? null);
 
+/** A body the edge read, with its size in bytes (counted once: the gate charges it, the cap checks it). */
+interface GivenBody {
+  readonly text: string;
+  readonly bytes: number;
+}
+
 /** The body's text: as given (the edge read it), or read from the request, within the cap. */
-const bodyTextOf = async (request: McpRequestHead, given: string | undefined): Promise<string | null> => {
-  if (given !== undefined) return Buffer.byteLength(given, 'utf8') > maxRequestBodyBytes ? null : given;
+const bodyTextOf = async (request: McpRequestHead, given: GivenBody | undefined): Promise<string | null> => {
+  if (given !== undefined) return given.bytes > maxRequestBodyBytes ? null : given.text;
   const body = await readRequestBody(request.web(), maxRequestBodyBytes);
   return body.tooLarge ? null : body.text;
 };
@@ -113,7 +119,11 @@ const parseRefused = (text: string): ReadMessage | null => {
  * else (other methods, other media types) goes to the SDK untouched, which answers it. `admitted`:
  * false for a request a limit refused (see parseRefused).
  */
-const readBody = async (request: McpRequestHead, given: string | undefined, admitted: boolean): Promise<ReadBody> => {
+const readBody = async (
+  request: McpRequestHead,
+  given: GivenBody | undefined,
+  admitted: boolean,
+): Promise<ReadBody> => {
   if (!readsJsonBody(request.method, request.header('content-type'))) {
     // The SDK reads (and answers) any other request from the request's own body.
     if (given !== undefined) throw new Error('Only a POST of JSON comes with its body already read.');
@@ -239,11 +249,12 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
     if (declaredLength > maxRequestBodyBytes) return bodyTooLargeResponse();
     // Every request of a known agent counts against its limits, unreadable ones included, and is
     // charged its size before its body is read.
-    const bytes = bodyText === undefined ? Math.max(0, declaredLength || 0) : Buffer.byteLength(bodyText, 'utf8');
+    const given = bodyText === undefined ? undefined : { text: bodyText, bytes: Buffer.byteLength(bodyText, 'utf8') };
+    const bytes = given === undefined ? Math.max(0, declaredLength || 0) : given.bytes;
     return underAgentGate(services, gate, agent, { bytes }, async (refusal) => {
       // The body is read once, here (see readBody): a tool call's arguments come from the
       // request's own text, where duplicate keys, huge integers and lone surrogates are visible.
-      const body = await readBody(request, bodyText, refusal === null);
+      const body = await readBody(request, given, refusal === null);
       if (body.kind === 'answered') return body.response;
       const { parsedBody, toolArguments } = body;
       // A refused tools/call is answered with a result object the agent reads (denied, the limit

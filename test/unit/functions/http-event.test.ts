@@ -4,7 +4,13 @@ import { readRequestBody } from '@modelcontextprotocol/server';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { eventBody, eventBodyBytes, eventBodyText, toWebRequest } from '../../../functions/commons/http-event.js';
+import {
+  eventBody,
+  eventBodyBytes,
+  eventBodyExceeds,
+  eventBodyText,
+  toWebRequest,
+} from '../../../functions/commons/http-event.js';
 import { verifies } from '../../support/requirements.js';
 
 const eventWith = (body: string | undefined, isBase64Encoded: boolean): APIGatewayProxyEventV2 => ({
@@ -65,6 +71,17 @@ describe('the body of a POST of JSON, as text', () => {
         expect(eventBodyBytes(event)).toBe(raw.length);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it(verifies('mcp.read-once', 'is over a cap exactly when its bytes are, counted or not'), () => {
+    // The check counts only a body that could be over the cap: every size either side of it agrees.
+    fc.assert(
+      fc.property(awkwardText, fc.boolean(), fc.nat({ max: 60 }), (text, base64, limit) => {
+        const event = eventWith(base64 ? Buffer.from(text).toString('base64') : text, base64);
+        expect(eventBodyExceeds(event, limit)).toBe(eventBodyBytes(event) > limit);
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -1,9 +1,9 @@
 // The local API Gateway stand-in produces the payload-2.0 events and Lambda contexts the deployed
 // handlers receive, with the caller the agent authorizer would pass on.
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLocalAuthorizer } from '../../../infra/local/authorizer.js';
-import { startHttpFront } from '../../../infra/local/http-front.js';
+import { httpApiEvent, startHttpFront } from '../../../infra/local/http-front.js';
 import type { Listening } from '../../../infra/local/net.js';
 import { verifies } from '../../support/requirements.js';
 
@@ -79,6 +79,9 @@ describe('the local HTTP front', () => {
           },
         },
       });
+      // The request time is the API's: the epoch and its UTC text name the same second.
+      const context = last?.event.requestContext;
+      expect(context?.time).toBe(new Date(context?.timeEpoch ?? Number.NaN).toUTCString());
       expect(last?.remainingMs).toBeGreaterThan(29_000);
       expect(last?.remainingMs).toBeLessThanOrEqual(30_000);
     },
@@ -113,6 +116,33 @@ describe('the local HTTP front', () => {
       expect(seen.length).toBe(before);
     },
   );
+});
+
+describe("the local front's events", () => {
+  it(verifies('local.same-handlers', 'name the second each request arrived in, at either side of a second'), () => {
+    vi.useFakeTimers();
+    try {
+      const request = {
+        method: 'GET',
+        url: new URL('http://front.local/open'),
+        routeKey: 'GET /open',
+        headers: {},
+        body: Buffer.alloc(0),
+        protocol: 'HTTP/1.1',
+        sourceIp: '127.0.0.1',
+      };
+      for (const at of [
+        1_700_000_000_999, 1_700_000_001_000, 1_700_000_001_999, 1_700_000_002_000, 1_700_000_000_500,
+      ]) {
+        vi.setSystemTime(at);
+        const { requestContext } = httpApiEvent(request);
+        expect(requestContext.timeEpoch).toBe(at);
+        expect(requestContext.time).toBe(new Date(at).toUTCString());
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
 
 describe('the local authorizer', () => {
