@@ -214,15 +214,19 @@ const serveLegacy = async (
 };
 
 export const createMcpEndpoint = (services: McpServices, options: McpEndpointOptions): McpEndpoint => {
-  const modern = createMcpHandler(
-    ({ authInfo }) => buildMcpServer(services, requestContextOf(authInfo), '2026-07-28'),
-    {
-      legacy: 'reject',
-      responseMode: 'json',
-      maxRequestBodySize: maxRequestBodyBytes,
-      ...(options.onError === undefined ? {} : { onerror: options.onError }),
-    },
-  );
+  // The SDK's entry for 2026-07-28 requests, made by the first request that needs it: a plain
+  // tools/call never does, so a fresh function's first call does not build it.
+  let modernHandler: ReturnType<typeof createMcpHandler> | undefined;
+  const modern = () =>
+    (modernHandler ??= createMcpHandler(
+      ({ authInfo }) => buildMcpServer(services, requestContextOf(authInfo), '2026-07-28'),
+      {
+        legacy: 'reject',
+        responseMode: 'json',
+        maxRequestBodySize: maxRequestBodyBytes,
+        ...(options.onError === undefined ? {} : { onerror: options.onError }),
+      },
+    ));
   const allowedHostnames = options.allowedHostnames === null ? null : [...options.allowedHostnames];
   const allowedOrigins = [...options.allowedOrigins];
   const gate = { gate: options.requestGate, onLimited: options.onLimited };
@@ -269,7 +273,7 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
         return await serveLegacy(services, web, context, parsedBody);
       }
       const authInfo = context.toAuthInfo();
-      return await modern.fetch(web, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
+      return await modern().fetch(web, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
     });
   };
 
@@ -281,7 +285,8 @@ export const createMcpEndpoint = (services: McpServices, options: McpEndpointOpt
     },
     close: () => {
       closed = true;
-      return modern.close();
+      // Made now if no request has needed it yet: once closed, it refuses every request.
+      return modern().close();
     },
   };
 };
