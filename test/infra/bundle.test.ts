@@ -2,7 +2,7 @@
 // imported from their asset folders and invoked. Cedar's Node build reads its wasm when imported,
 // so a bundle that cannot find it (or trips over an ESM/CommonJS seam) fails here, which no
 // unbundled test would notice.
-import { cp, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
@@ -151,6 +151,26 @@ describe('the bundled functions', () => {
           ),
         },
       });
+    },
+  );
+
+  it(
+    verifies('aws.stack-traces-mapped', 'links every module of every bundle to its source map, shipped beside it'),
+    async () => {
+      for (const [name, folder] of assets) {
+        const files = await readdir(folder);
+        // Not the probe this test writes beside a bundle to invoke it.
+        const modules = files.filter((file) => file.endsWith('.mjs') && file !== 'probe.mjs');
+        expect(modules.length, name).toBeGreaterThan(0);
+        for (const module of modules) {
+          const text = await readFile(join(folder, module), 'utf8');
+          expect(text.trimEnd().endsWith(`//# sourceMappingURL=${module}.map`), `${name}/${module}`).toBe(true);
+          expect(files, `${name}/${module}`).toContain(`${module}.map`);
+        }
+      }
+      const map: unknown = JSON.parse(await readFile(join(assets.get('mcp') ?? '', 'index.mjs.map'), 'utf8'));
+      const sources: unknown[] = isObject(map) && Array.isArray(map.sources) ? map.sources : [];
+      expect(sources.some((source) => String(source).endsWith('functions/mcp.ts'))).toBe(true);
     },
   );
 
