@@ -1,18 +1,25 @@
 // Loading a configuration snapshot from the file system: the configuration file and the files it
-// names, relative to its folder. Used by the local runtime's tools (check, push).
+// names, relative to its folder. Used by the local runtime and its tools (check, push).
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { annotationRefusals } from '../../shared/config/checks.js';
 import type { LoadOptions } from '../../shared/config/resolve.js';
 import type { ConfigProblem } from '../../shared/config/resolved.js';
 import { compileSnapshot, type SnapshotCompilation } from '../../shared/control-plane/compile-snapshot.js';
-import type { SnapshotLoad } from '../../shared/control-plane/gateway-snapshot.js';
+import type { GatewaySnapshot, SnapshotLoad } from '../../shared/control-plane/gateway-snapshot.js';
 import { type DiscoveredTools, loadSnapshot, type SnapshotInput } from '../../shared/control-plane/snapshot.js';
 import type { PolicyFile } from '../../shared/policy/policy-set.js';
 
 const readText = (path: string): Promise<string | undefined> => readFile(path, 'utf8').catch(() => undefined);
 
-/** Reads the file, then hands its text and a reader of the files it names to `load`. */
-const fromFile = async <Outcome>(
+/**
+ * Reads the file, then hands its text and a reader of the files it names to `load`. What loads is
+ * refused still when a policy asks what the configuration cannot give (an escalation nobody could
+ * take): config:check, config:push and the local runtime refuse it alike.
+ */
+const fromFile = async <
+  Outcome extends { ok: true; snapshot: GatewaySnapshot } | { ok: false; problems: ConfigProblem[] },
+>(
   path: string,
   environment: Readonly<Record<string, string | undefined>>,
   options: LoadOptions,
@@ -23,7 +30,7 @@ const fromFile = async <Outcome>(
   if (text === undefined) {
     return { ok: false, problems: [{ file: path, path: '', line: null, message: 'the file cannot be read' }] };
   }
-  return load({
+  const outcome = await load({
     text,
     file: path,
     environment,
@@ -31,6 +38,9 @@ const fromFile = async <Outcome>(
     options,
     ...(discovered === undefined ? {} : { discovered }),
   });
+  if (!outcome.ok) return outcome;
+  const refusals = annotationRefusals(outcome.snapshot, path);
+  return refusals.length === 0 ? outcome : { ok: false, problems: refusals };
 };
 
 export const loadSnapshotFromFile = (

@@ -108,7 +108,7 @@ const escalationProblems = (policy: PolicyInfo, known: ReadonlySet<string>, appr
   ];
 };
 
-/** Refusals: annotations asking what this configuration cannot give. Compiling refuses them (config:check, config:push). */
+/** Refusals: annotations asking what this configuration cannot give. Loading from the files refuses them (check, push, the local runtime). */
 export const annotationRefusals = (snapshot: GatewaySnapshot, file: string): Warning[] => {
   const known = new Set([
     ...membersByGroup(snapshot).keys(),

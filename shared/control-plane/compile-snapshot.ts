@@ -6,7 +6,6 @@
 import { validatorCode } from '../arguments/compile-validator.js';
 import { instantiateValidator } from '../arguments/standalone-validators.js';
 import { type CatalogTool, isJsonObject, type ToolWithValidator } from '../catalog/tool.js';
-import { annotationRefusals } from '../config/checks.js';
 import { referencePaths } from '../config/resolve.js';
 import { type ConfigProblem, formatPath } from '../config/resolved.js';
 import { errorText } from '../errors.js';
@@ -89,10 +88,6 @@ export const compileSnapshot = async (input: SnapshotInput): Promise<SnapshotCom
   if (problems.length > 0) return { ok: false, problems };
   const assembled = assembleSnapshot({ ...read, tools: tools.instantiated, disabled: disabled.instantiated });
   if (!assembled.ok) return assembled;
-  // It loads, but a policy asks what this configuration cannot give (an escalation nobody could
-  // take): config:check and config:push refuse it alike.
-  const refusals = annotationRefusals(assembled.snapshot, read.file);
-  if (refusals.length > 0) return { ok: false, problems: refusals };
   if (!isJsonObject(read.data)) throw new Error('a configuration that loaded is an object');
   const referenceLines: Record<string, number> = {};
   for (const path of referencePaths(read.data)) {

@@ -1,13 +1,17 @@
 // config:check's warnings about what the policies cannot reach: a system whose tools no permit
 // can ever apply to, a staff approval by a group no approver belongs to (or too few for its
 // quorum); and its refusals of an escalation nobody could take.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { compileSnapshotFromFile, loadSnapshotFromFile } from '../../../infra/local/config-files.js';
 import {
   annotationRefusals,
   emptyApproverGroupWarnings,
   unreachableSystemWarnings,
 } from '../../../shared/config/checks.js';
-import { compiledBundleOf } from '../../support/compiled-bundles.js';
+import { formatProblem } from '../../../shared/config/resolved.js';
 import { verifies } from '../../support/requirements.js';
 import { snapshotOf } from '../../support/snapshots.js';
 import { lines, loadDemo } from '../policy/policy-fixtures.js';
@@ -181,12 +185,27 @@ describe('escalations config:check refuses', () => {
   );
 
   it(
-    verifies('annotations.config-check-escalation', 'refuses the same escalation in what config:push compiles'),
+    verifies(
+      'annotations.config-check-escalation',
+      'refuses the same escalation where config:push compiles the files and where the local runtime loads them',
+    ),
     async () => {
-      const cedar = lines('// notes', notesPolicy('@escalate("4h, operatons")'));
-      await expect(
-        compiledBundleOf(twoSystemsText(), { files: { 'p.cedar': cedar }, file: 'org/gateway.yaml' }),
-      ).rejects.toThrow(/org\/p\.cedar:2: .*operatons is a group this configuration does not know/);
+      const folder = await mkdtemp(join(tmpdir(), 'escalation-refused-'));
+      try {
+        await writeFile(join(folder, 'gateway.yaml'), twoSystemsText());
+        await writeFile(join(folder, 'p.cedar'), lines('// notes', notesPolicy('@escalate("4h, operatons")')));
+        const file = join(folder, 'gateway.yaml');
+        for (const outcome of [
+          await compileSnapshotFromFile(file, {}, { unsetVariables: 'placeholder' }),
+          await loadSnapshotFromFile(file, {}, { unsetVariables: 'placeholder' }),
+        ]) {
+          expect(outcome.ok ? [] : outcome.problems.map(formatProblem)).toEqual([
+            expect.stringMatching(/p\.cedar:2: .*operatons is a group this configuration does not know/),
+          ]);
+        }
+      } finally {
+        await rm(folder, { recursive: true, force: true });
+      }
     },
   );
 
