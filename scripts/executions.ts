@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { localAwsProfile } from '../infra/local/aws-config-file.js';
 import { localTableNames } from '../infra/local/dynamodb.js';
-import type { ListingTarget, OpenedListing } from '../infra/local/listing-target.js';
+import type { ListingTarget } from '../infra/local/listing-target.js';
 import { systemClock } from '../shared/clock.js';
 import { errorText } from '../shared/errors.js';
 import type { Execution } from '../shared/executions/execution.js';
@@ -18,6 +18,7 @@ import {
   parseSince,
   parseStatus,
 } from '../shared/executions/listing.js';
+import type { ExecutionPage } from '../shared/executions/store.js';
 import { ExecutionStatus } from '../shared/result.js';
 import { escapeInvisible } from '../shared/text/invisible.js';
 import { textTable } from './command-line.js';
@@ -199,7 +200,7 @@ const table = (executions: readonly Execution[]): string => textTable([columns, 
 const jsonLine = (value: unknown): string => escapeInvisible(JSON.stringify(value));
 
 /** One page of the listing: a table for people, or one JSON line per call (and the next cursor). */
-const printPage = (source: string, page: Awaited<ReturnType<OpenedListing['listing']['list']>>, json: boolean) => {
+const printPage = (source: string, page: ExecutionPage, json: boolean) => {
   if (json) {
     for (const execution of page.items) process.stdout.write(`${jsonLine(auditLineOf(execution))}\n`);
     if (page.next !== undefined) process.stdout.write(`${jsonLine({ next_cursor: page.next })}\n`);

@@ -108,7 +108,10 @@ const escalationProblems = (policy: PolicyInfo, known: ReadonlySet<string>, appr
   ];
 };
 
-/** Refusals: annotations asking what this configuration cannot give. Loading from the files refuses them (check, push, the local runtime). */
+/**
+ * Refusals: annotations asking what this configuration cannot give. Loading from the files refuses
+ * them (config:check, config:push, the local runtime: infra/local/config-files.ts).
+ */
 export const annotationRefusals = (snapshot: GatewaySnapshot, file: string): Warning[] => {
   const known = new Set([
     ...membersByGroup(snapshot).keys(),
