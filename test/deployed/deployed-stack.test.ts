@@ -111,9 +111,17 @@ describe('the synthesized stack, run here', () => {
     // Registered, the run is resumed by the decision (SendTaskSuccess), not handed it when it registers.
     const notices = await eventually(
       async () => stack.events.filter((event) => JSON.stringify(event.detail).includes(executionId)),
-      (found) => found.length > 0,
+      // A run that failed will not notify: stop waiting and say why.
+      (found) => found.length > 0 || stack.runFailures.some((failure) => failure.includes(executionId)),
     );
-    expect(notices).toHaveLength(1);
+    // None: what the runs and the two functions on the way said (a run that failed, a start refused).
+    const said = [
+      ...stack.runFailures,
+      ...[...stack.functions]
+        .filter(([id]) => id.startsWith('McpFunction') || id.includes('HeldCallStepsFunction'))
+        .map(([id, fn]) => `${id}:\n${fn.logs()}`),
+    ];
+    expect(notices, said.join('\n')).toHaveLength(1);
     return { executionId, held };
   };
 

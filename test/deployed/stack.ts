@@ -18,6 +18,7 @@ import { startLocalKms } from '../../infra/local/kms.js';
 import { startLocalS3 } from '../../infra/local/s3.js';
 import { startLocalSecretsManager } from '../../infra/local/secrets-manager.js';
 import { startLocalStepFunctions } from '../../infra/local/step-functions.js';
+import { errorText } from '../../shared/errors.js';
 import { type AgentTokenIssuer, startAgentTokenIssuer } from '../support/oidc-provider.js';
 import { temporaryFolder } from '../support/runtime-process.js';
 import { loopbackCertificate } from '../support/tls.js';
@@ -54,6 +55,8 @@ export interface DeployedStack {
   };
   /** Function failures the WebSocket API answered for (an HTTP answer carries its own). */
   readonly socketFailures: readonly LambdaInvocationError[];
+  /** Approval runs that failed, and the local Step Functions endpoint's own failures, as it reports them. */
+  readonly runFailures: readonly string[];
   /** A request to the HTTP API, routed and authorized as its template says. */
   http(request: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<HttpAnswer>;
   /**
@@ -204,6 +207,7 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
     ),
   );
   const tasks = new Map<string, (payload: unknown) => Promise<unknown>>();
+  const runFailures: string[] = [];
   const stepFunctions = await startLocalStepFunctions({
     host: '127.0.0.1',
     port: 0,
@@ -211,7 +215,7 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
     definition,
     functions: tasks,
     credentials: standIn,
-    onError: () => undefined,
+    onError: (message, error) => runFailures.push(`${message}: ${errorText(error)}`),
   });
   closers.unshift(() => stepFunctions.close());
 
@@ -313,6 +317,7 @@ export const startDeployedStack = async (assembly: Assembly): Promise<DeployedSt
     },
     http: (request) => routes(request),
     socketFailures: webSocketApi?.failures ?? [],
+    runFailures,
     agentPool,
     resolve: (value, where) => resolve(value, where),
     settled: () => stepFunctions.settled(),
