@@ -68,13 +68,17 @@ const searchOf = (
   dimensions: readonly string[],
   label: string,
   statistic = 'Sum',
-): MathExpression =>
-  new MathExpression({
-    expression: `SEARCH('{${metricsNamespace},service,${dimensions.join(',')}} MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
+  filled = false,
+): MathExpression => {
+  const search = `SEARCH('{${metricsNamespace},service,${dimensions.join(',')}} MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`;
+  return new MathExpression({
+    // A gauge published only while it is above zero reads 0 where a period has no point.
+    expression: filled ? `FILL(${search}, 0)` : search,
     usingMetrics: {},
     label,
     period,
   });
+};
 
 /** Options of one alarm: at or above 1 in one period, missing data not breaching, unless said. */
 interface AlarmOptions {
@@ -164,7 +168,7 @@ const approvalLoadRow = (): IWidget[] => {
     }),
     new GraphWidget({
       title: 'Calls waiting for a decision per group',
-      left: [searchOf(metricNames.pendingApprovals, group, 'Pending', Stats.MAXIMUM)],
+      left: [searchOf(metricNames.pendingApprovals, group, 'Pending', Stats.MAXIMUM, true)],
       width: 8,
     }),
     new GraphWidget({
