@@ -93,11 +93,21 @@ export interface HttpApiRequest {
   readonly authorizer?: Record<string, unknown>;
 }
 
+const monthNames = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const twoDigits = (value: number): string => String(value).padStart(2, '0');
+
+/** A time as API Gateway writes an event's `requestContext.time`: `03/Dec/2026:17:05:09 +0000`. */
+export const apiGatewayTime = (epochMs: number): string => {
+  const at = new Date(epochMs);
+  const clock = [at.getUTCHours(), at.getUTCMinutes(), at.getUTCSeconds()].map(twoDigits).join(':');
+  return `${twoDigits(at.getUTCDate())}/${monthNames[at.getUTCMonth()]}/${at.getUTCFullYear()}:${clock} +0000`;
+};
+
 /** The request time as the event writes it (to the second), written once a second, not per request. */
 let utcSecond = { second: Number.NaN, text: '' };
 const utcTimeOf = (epochMs: number): string => {
   const second = Math.floor(epochMs / 1000);
-  if (second !== utcSecond.second) utcSecond = { second, text: new Date(epochMs).toUTCString() };
+  if (second !== utcSecond.second) utcSecond = { second, text: apiGatewayTime(epochMs) };
   return utcSecond.text;
 };
 
