@@ -111,7 +111,6 @@ export class PolicyEngine {
   private readonly listings = new LruMap<string, Map<string, boolean>>(listedAgents);
   /** Decisions made, by everything Cedar was shown that can change one (decision-memo.ts). */
   private readonly decisions: DecisionMemo<PolicyDecision>;
-  private compiledParsed = false;
 
   constructor(
     private readonly compiled: CompiledPolicies,
@@ -134,7 +133,7 @@ export class PolicyEngine {
 
   /** Whether Cedar holds the policies pre-parsed yet (a deferred set is pre-parsed by the first call that needs Cedar). */
   get policiesParsed(): boolean {
-    return this.compiledParsed;
+    return this.compiled.isParsed();
   }
 
   /** The answers every call of these agents to these tools gets, whatever its arguments, for config:push. */
@@ -175,8 +174,7 @@ export class PolicyEngine {
       decision: { kind: 'deny', reason: 'evaluation_error', determining: [] },
       clean: false,
     };
-    this.compiledParsed = this.compiled.parsed();
-    if (!this.compiledParsed) return refused;
+    if (!this.compiled.parse()) return refused;
     const answer = cedar.statefulIsAuthorized({
       ...cedarRequestOf(agent, tool),
       context: { arguments: args },

@@ -49,11 +49,10 @@ interface PolicyProblem {
 export interface CompiledPolicies {
   /** Cedar's id for the pre-parsed set. */
   readonly setId: string;
-  /**
-   * Whether the set is pre-parsed under setId, pre-parsing it first when that was deferred
-   * (deferPolicies): false when Cedar refuses it.
-   */
-  readonly parsed: () => boolean;
+  /** Pre-parses the set under setId unless it is already (deferPolicies): false when Cedar refuses it. */
+  readonly parse: () => boolean;
+  /** Whether the set is pre-parsed yet. */
+  readonly isParsed: () => boolean;
   /** Each policy's text, by id (policy0, policy1, … in file order). */
   readonly texts: Readonly<Record<string, string>>;
   readonly policies: ReadonlyMap<string, PolicyInfo>;
@@ -443,7 +442,7 @@ export const preparePolicies = (
   if (prepared.type === 'failure') {
     return { ok: false, problems: prepared.errors.map((error) => ({ file, line: null, message: error.message })) };
   }
-  return { ok: true, policies: { ...policies, parsed: () => true } };
+  return { ok: true, policies: { ...policies, parse: () => true, isParsed: () => true } };
 };
 
 /**
@@ -457,10 +456,11 @@ export const deferPolicies = (checked: CheckedPolicySet, label: string): Compile
   let parsed: boolean | undefined;
   return {
     setId,
-    parsed: () => {
+    parse: () => {
       parsed ??= cedar.preparsePolicySet(setId, { staticPolicies: { ...texts } }).type === 'success';
       return parsed;
     },
+    isParsed: () => parsed === true,
     texts: { ...texts },
     policies: new Map(checked.policies.map((policy) => [policy.id, policy])),
     argumentsRead: checked.argumentsRead === 'all' ? 'all' : new Set(checked.argumentsRead),
