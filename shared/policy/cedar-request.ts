@@ -7,7 +7,7 @@ import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool } from '../catalog/tool.js';
 import { actionEntityOf, entityTypes } from './cedar-schema.js';
 
-export const agentUid = (agent: AgentIdentity): EntityUid => ({ type: entityTypes.agent, id: agent.id });
+const agentUid = (agent: AgentIdentity): EntityUid => ({ type: entityTypes.agent, id: agent.id });
 
 const entitiesOf = (agent: AgentIdentity): EntityJson[] => [
   {
