@@ -9,8 +9,9 @@
 // those.
 import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
+import { cedarRelease } from '../../shared/policy/cedar-release.js';
 import { projectPath } from '../paths.js';
 
 /** Cedar's WebAssembly, read by its Node build from the folder of the code that loads it. */
@@ -130,14 +131,27 @@ export const cedarWasmModule = (source: string, path: string): string => {
   ].join('\n');
 };
 
+/**
+ * The functions take config:push's answers only from the Cedar release they name as their own
+ * (cedarRelease): a Cedar of another release fails the bundling until that name is changed too.
+ */
+export const ownCedarRelease = async (packageFile: string): Promise<void> => {
+  const { version } = JSON.parse(await readFile(packageFile, 'utf8'));
+  if (version !== cedarRelease) {
+    throw new Error(
+      `Cedar ${String(version)} (${packageFile}) is not the release the code names (cedarRelease ${cedarRelease})`,
+    );
+  }
+};
+
 /** Cedar's Node build compiles its wasm when it is first required: it is loaded as cedarWasmModule makes it. */
 const cedarWasmCompiled: Plugin = {
   name: 'gateway-cedar-wasm-flags',
   setup(plugin) {
-    plugin.onLoad({ filter: /@cedar-policy[\\/]cedar-wasm[\\/]nodejs[\\/]cedar_wasm\.js$/ }, async (args) => ({
-      contents: cedarWasmModule(await readFile(args.path, 'utf8'), args.path),
-      loader: 'js',
-    }));
+    plugin.onLoad({ filter: /@cedar-policy[\\/]cedar-wasm[\\/]nodejs[\\/]cedar_wasm\.js$/ }, async (args) => {
+      await ownCedarRelease(join(dirname(args.path), 'package.json'));
+      return { contents: cedarWasmModule(await readFile(args.path, 'utf8'), args.path), loader: 'js' };
+    });
   },
 };
 
@@ -183,7 +197,7 @@ export const coldStartFiles = (metafile: Metafile, entry: string): string[] => {
  * Bundles `functions/<name>.ts` into `folder` (emptied first). `cedar` says whether the function
  * decides: its wasm is then shipped, and a bundle that loads Cedar without it (or the reverse) is
  * refused, so the stack cannot ship a function that would fail on its first decision. `entry`
- * bundles another module the same way (the bench's floors, timed beside the functions).
+ * bundles another namespace the same way (the bench's floors, timed beside the functions).
  */
 export const bundleFunction = async (
   name: string,

@@ -78,7 +78,8 @@ export const callerFromClaims = (claims: Readonly<Record<string, unknown>>, name
   };
 };
 
-const listedIdentity = (agent: ListedAgent): AgentIdentity => ({
+/** The agent a listed entry is (its groups once each, sorted), however its caller was matched to it. */
+export const listedIdentity = (agent: ListedAgent): AgentIdentity => ({
   id: agent.id,
   groups: groupSet(agent.groups),
   customerId: agent.customer,

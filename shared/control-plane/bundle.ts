@@ -134,6 +134,28 @@ export const CompiledSnapshot = z.object({
     ),
     argumentsRead: z.union([z.literal('all'), z.array(z.string())]),
   }),
+  /**
+   * Cedar's answers for every call of a listed agent to a tool whose calls all get the same one
+   * (known-decisions.ts), and the Cedar release that gave them; absent from older bundles.
+   */
+  known_decisions: z
+    .object({
+      cedar: z.string(),
+      agents: z
+        .array(
+          z.object({
+            id: z.string(),
+            groups: z.array(z.string()).readonly(),
+            customer: z.string().nullable(),
+            answers: z.record(
+              z.string(),
+              z.object({ decision: z.enum(['allow', 'deny']), reason: z.array(z.string()).readonly() }),
+            ),
+          }),
+        )
+        .readonly(),
+    })
+    .optional(),
   warnings: z.array(z.object({ file: z.string(), path: z.string(), line: z.number().nullable(), message: z.string() })),
 });
 export type CompiledSnapshot = z.infer<typeof CompiledSnapshot>;

@@ -5,6 +5,7 @@
 // what the functions would refuse.
 import { validatorCode } from '../arguments/compile-validator.js';
 import { instantiateValidator } from '../arguments/standalone-validators.js';
+import { listedIdentity } from '../auth/agent.js';
 import { type CatalogTool, isJsonObject, type ToolWithValidator } from '../catalog/tool.js';
 import { referencePaths } from '../config/resolve.js';
 import { type ConfigProblem, formatPath } from '../config/resolved.js';
@@ -106,6 +107,10 @@ export const compileSnapshot = async (input: SnapshotInput): Promise<SnapshotCom
       disabled: disabled.compiled,
       policies: read.policies.map((policy) => ({ path: policy.path, text: policy.text })),
       policy_set: policySetData(assembled.snapshot.policy.checked),
+      known_decisions: assembled.snapshot.policy.knownDecisions(
+        assembled.snapshot.config.agents.map(listedIdentity),
+        assembled.snapshot.catalog.tools,
+      ),
       warnings: read.warnings.map((warning) => ({ ...warning })),
     },
   };

@@ -93,6 +93,7 @@ export const loadDecodedSnapshot = (
     disabled,
     policies: compiled.policies,
     checked: compiled.policy_set,
+    ...(compiled.known_decisions === undefined ? {} : { known: compiled.known_decisions }),
     warnings: compiled.warnings,
     source: bundle.config_text,
     files: new Map(Object.entries(bundle.files)),

@@ -7,7 +7,15 @@ import { type Catalog, catalogOf, type ToolWithValidator } from '../catalog/tool
 import type { ConfigProblem, ResolvedConfig } from '../config/resolved.js';
 import { cedarModelOf } from '../policy/cedar-schema.js';
 import { PolicyEngine } from '../policy/engine.js';
-import { type CheckedPolicySet, compilePolicies, type PolicyFile, preparePolicies } from '../policy/policy-set.js';
+import { type KnownDecisions, KnownDecisionTable } from '../policy/known-decisions.js';
+import {
+  type CheckedPolicySet,
+  compilePolicies,
+  deferPolicies,
+  type PolicyCompilation,
+  type PolicyFile,
+  preparePolicies,
+} from '../policy/policy-set.js';
 
 export interface GatewaySnapshot {
   /** Content hash of the configuration and every file it names. */
@@ -39,6 +47,8 @@ export interface SnapshotParts extends Omit<GatewaySnapshot, 'catalog' | 'policy
    * they are only pre-parsed (the deployed functions' cold start), not parsed and validated again.
    */
   readonly checked?: CheckedPolicySet;
+  /** Answers config:push knew for every call of an agent to a tool (known-decisions.ts), beside `checked`. */
+  readonly known?: KnownDecisions;
 }
 
 /**
@@ -51,14 +61,28 @@ const modelOf = (catalog: Catalog, config: ResolvedConfig) =>
     config.systems.map((system) => system.key),
   );
 
+/**
+ * Checked policies, pre-parsed now; or when a decision first needs Cedar if config:push's answers
+ * are usable (the same Cedar release checked them, so they parse here too).
+ */
+const checkedPolicies = (
+  checked: CheckedPolicySet,
+  known: KnownDecisionTable | null,
+  parts: SnapshotParts,
+): PolicyCompilation =>
+  known === null
+    ? preparePolicies(checked, parts.version, parts.file)
+    : { ok: true, policies: deferPolicies(checked, parts.version) };
+
 export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
   const { config, version } = parts;
   const catalog = catalogOf(parts.tools, parts.disabled);
   const model = modelOf(catalog, config);
+  const known = parts.checked === undefined ? null : KnownDecisionTable.of(parts.known);
   const compiled =
     parts.checked === undefined
       ? compilePolicies(parts.policies, model.schema, version)
-      : preparePolicies(parts.checked, version, parts.file);
+      : checkedPolicies(parts.checked, known, parts);
   if (!compiled.ok) {
     return {
       ok: false,
@@ -76,7 +100,7 @@ export const assembleSnapshot = (parts: SnapshotParts): SnapshotLoad => {
       version,
       config,
       catalog,
-      policy: new PolicyEngine(compiled.policies, model),
+      policy: new PolicyEngine(compiled.policies, model, known),
       warnings: parts.warnings,
       source: parts.source,
       files: parts.files,

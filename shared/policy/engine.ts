@@ -12,16 +12,18 @@
 // Long: the one reading of Cedar's answers (decisions, with the human step, and listings) stays in
 // one class, so tools/list and tools/call cannot drift apart.
 
-import type { CedarValueJson, EntityJson, EntityUid, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
+import type { CedarValueJson, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { AgentIdentity } from '../auth/agent.js';
 import type { CatalogTool, JsonObject } from '../catalog/tool.js';
 import { LruMap } from '../lru.js';
 import { setOwn } from '../objects.js';
-import { actionEntityOf, type CedarModel, entityTypes, type RecordShape } from './cedar-schema.js';
+import { cedarRequestOf } from './cedar-request.js';
+import type { CedarModel, RecordShape } from './cedar-schema.js';
 import { type CedarConversion, toCedarRecord } from './cedar-values.js';
 import { DecisionMemo } from './decision-memo.js';
 import type { HumanStep } from './human-step.js';
+import { type CedarAnswer, type KnownDecisions, type KnownDecisionTable, knownDecisionsOf } from './known-decisions.js';
 import { type CheckedPolicySet, type CompiledPolicies, checkedPolicySetOf, type PolicyInfo } from './policy-set.js';
 import { type ToolReach, toolReach } from './reach.js';
 import { witnessArguments } from './witness.js';
@@ -50,17 +52,6 @@ export type Listing =
 export type PolicyDecision =
   | { readonly kind: 'allow'; readonly step: HumanStep | null; readonly determining: readonly PolicyInfo[] }
   | { readonly kind: 'deny'; readonly reason: DenyReason; readonly determining: readonly PolicyInfo[] };
-
-const agentUid = (agent: AgentIdentity): EntityUid => ({ type: entityTypes.agent, id: agent.id });
-
-const entitiesOf = (agent: AgentIdentity): EntityJson[] => [
-  {
-    uid: agentUid(agent),
-    attrs: { outside: agent.customerId !== null, ...(agent.customerId === null ? {} : { customer: agent.customerId }) },
-    parents: agent.groups.map((group) => ({ type: entityTypes.group, id: group })),
-  },
-  ...agent.groups.map((group) => ({ uid: { type: entityTypes.group, id: group }, attrs: {}, parents: [] })),
-];
 
 const rank = (policy: PolicyInfo): [number, number, number, string] => [
   policy.approvals.length,
@@ -124,6 +115,8 @@ export class PolicyEngine {
   constructor(
     private readonly compiled: CompiledPolicies,
     private readonly model: CedarModel,
+    /** Answers config:push knew for every call of an agent to a tool (known-decisions.ts), when usable. */
+    private readonly known: KnownDecisionTable | null = null,
   ) {
     this.decisions = new DecisionMemo(compiled.argumentsRead);
   }
@@ -136,6 +129,16 @@ export class PolicyEngine {
   /** The policies as checked, for the compiled snapshot config:push writes. */
   get checked(): CheckedPolicySet {
     return checkedPolicySetOf(this.compiled);
+  }
+
+  /** Whether Cedar holds the policies pre-parsed yet (a deferred set is pre-parsed by the first call that needs Cedar). */
+  get policiesParsed(): boolean {
+    return this.compiled.isParsed();
+  }
+
+  /** The answers every call of these agents to these tools gets, whatever its arguments, for config:push. */
+  knownDecisions(agents: readonly AgentIdentity[], tools: readonly CatalogTool[]): KnownDecisions {
+    return knownDecisionsOf(this.compiled, agents, tools);
   }
 
   /** Every policy, in its files' order. */
@@ -167,21 +170,20 @@ export class PolicyEngine {
     tool: CatalogTool,
     args: Record<string, CedarValueJson>,
   ): { readonly decision: PolicyDecision; readonly clean: boolean } {
+    const refused: { decision: PolicyDecision; clean: boolean } = {
+      decision: { kind: 'deny', reason: 'evaluation_error', determining: [] },
+      clean: false,
+    };
+    if (!this.compiled.parse()) return refused;
     const answer = cedar.statefulIsAuthorized({
-      principal: agentUid(agent),
-      action: { type: 'Action', id: tool.name },
-      resource: { type: entityTypes.system, id: tool.systemKey },
+      ...cedarRequestOf(agent, tool),
       context: { arguments: args },
-      // The action comes with its groups (Action::"read", Action::"<system>"): no schema is needed.
-      entities: [...entitiesOf(agent), actionEntityOf(tool)],
       preparsedPolicySetId: this.compiled.setId,
-      validateRequest: false,
     });
-    if (answer.type === 'failure') {
-      return { decision: { kind: 'deny', reason: 'evaluation_error', determining: [] }, clean: false };
-    }
+    if (answer.type === 'failure') return refused;
     const { decision, diagnostics } = answer.response;
-    const errored = this.info(diagnostics.errors.map((error) => error.policyId));
+    // Cedar lists policies in no set order (it may differ from one evaluation to the next): file order.
+    const errored = this.inFileOrder(diagnostics.errors.map((error) => error.policyId));
     // A forbid that could not be evaluated might have applied: refuse rather than guess.
     if (errored.some((policy) => policy.effect === 'forbid')) {
       return {
@@ -193,12 +195,14 @@ export class PolicyEngine {
         clean: false,
       };
     }
-    const outcome = this.readAnswer(agent, decision, this.info(diagnostics.reason));
+    const outcome = this.readAnswer(agent, { decision, reason: diagnostics.reason });
     return { decision: outcome, clean: diagnostics.errors.length === 0 };
   }
 
   /** Cedar's decision and the policies that determined it, read as the gateway's decision. */
-  private readAnswer(agent: AgentIdentity, decision: 'allow' | 'deny', determining: PolicyInfo[]): PolicyDecision {
+  private readAnswer(agent: AgentIdentity, answer: CedarAnswer): PolicyDecision {
+    const { decision } = answer;
+    const determining = this.inFileOrder(answer.reason);
     if (decision === 'deny') {
       const forbids = determining.filter((policy) => policy.effect === 'forbid');
       return forbids.length > 0
@@ -250,6 +254,12 @@ export class PolicyEngine {
     const key = this.decisions.keyOf(tool, agent, record);
     const remembered = this.decisions.get(key);
     if (remembered !== undefined) return remembered;
+    const known = this.known?.answer(agent, tool.name);
+    if (known !== undefined) {
+      const decision = this.readAnswer(agent, known);
+      this.decisions.remember(key, decision);
+      return decision;
+    }
     const { decision, clean } = this.evaluated(agent, tool, record);
     if (clean) this.decisions.remember(key, decision);
     return decision;
@@ -280,13 +290,9 @@ export class PolicyEngine {
    */
   listing(agent: AgentIdentity, tool: CatalogTool, everyOutcome = true): Listing {
     const answer = cedar.isAuthorizedPartial({
-      principal: agentUid(agent),
-      action: { type: 'Action', id: tool.name },
-      resource: { type: entityTypes.system, id: tool.systemKey },
+      ...cedarRequestOf(agent, tool),
       context: { arguments: { __extn: { fn: 'unknown', arg: 'arguments' } } },
-      entities: [...entitiesOf(agent), actionEntityOf(tool)],
       policies: { staticPolicies: this.compiled.texts },
-      validateRequest: false,
     });
     if (answer.type === 'failure') return { listed: false, reason: 'evaluation_error', determining: [] };
     const { response } = answer;

@@ -49,6 +49,10 @@ interface PolicyProblem {
 export interface CompiledPolicies {
   /** Cedar's id for the pre-parsed set. */
   readonly setId: string;
+  /** Pre-parses the set under setId unless it is already (deferPolicies): false when Cedar refuses it. */
+  readonly parse: () => boolean;
+  /** Whether the set is pre-parsed yet. */
+  readonly isParsed: () => boolean;
   /** Each policy's text, by id (policy0, policy1, … in file order). */
   readonly texts: Readonly<Record<string, string>>;
   readonly policies: ReadonlyMap<string, PolicyInfo>;
@@ -433,20 +437,32 @@ export const preparePolicies = (
   /** Where a problem is reported. */
   file = '(policies)',
 ): PolicyCompilation => {
-  const { texts } = checked;
-  compiledSets += 1;
-  const setId = `${label}#${compiledSets}`;
-  const prepared = cedar.preparsePolicySet(setId, { staticPolicies: { ...texts } });
+  const policies = deferPolicies(checked, label);
+  const prepared = cedar.preparsePolicySet(policies.setId, { staticPolicies: { ...policies.texts } });
   if (prepared.type === 'failure') {
     return { ok: false, problems: prepared.errors.map((error) => ({ file, line: null, message: error.message })) };
   }
+  return { ok: true, policies: { ...policies, parse: () => true, isParsed: () => true } };
+};
+
+/**
+ * Checked policies pre-parsed only when a decision first needs Cedar: for a function whose Cedar
+ * is the release that checked them at config:push (known-decisions.ts), which parses them alike.
+ */
+export const deferPolicies = (checked: CheckedPolicySet, label: string): CompiledPolicies => {
+  const { texts } = checked;
+  compiledSets += 1;
+  const setId = `${label}#${compiledSets}`;
+  let parsed: boolean | undefined;
   return {
-    ok: true,
-    policies: {
-      setId,
-      texts: { ...texts },
-      policies: new Map(checked.policies.map((policy) => [policy.id, policy])),
-      argumentsRead: checked.argumentsRead === 'all' ? 'all' : new Set(checked.argumentsRead),
+    setId,
+    parse: () => {
+      parsed ??= cedar.preparsePolicySet(setId, { staticPolicies: { ...texts } }).type === 'success';
+      return parsed;
     },
+    isParsed: () => parsed === true,
+    texts: { ...texts },
+    policies: new Map(checked.policies.map((policy) => [policy.id, policy])),
+    argumentsRead: checked.argumentsRead === 'all' ? 'all' : new Set(checked.argumentsRead),
   };
 };
