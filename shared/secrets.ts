@@ -8,7 +8,6 @@ import { anyApplies, anyWithin, memberSchemas, type StringContent, stringContent
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
 import { depthOf, maxResultDepth } from './json-depth.js';
 import { jsonPointer } from './json-pointer.js';
-import { LruMap } from './lru.js';
 import { setOwn } from './objects.js';
 import { exactJsonText } from './wire/exact-json.js';
 
@@ -59,15 +58,23 @@ const namesSecret = (name: string): boolean => {
   );
 };
 
-/** Names already read (every call meets the same few); a long name is read each time, not kept. */
-const readNames = new LruMap<string, boolean>(4096);
+/**
+ * Names already read: every call meets the same few, a dozen or more per call, so a known name is
+ * one lookup (no order kept, as a least-recently-used map would on every hit). Forgotten all at
+ * once when full, so names an agent makes up cannot grow it; a long name is read each time, not kept.
+ */
+const readNames = new Map<string, boolean>();
+const keptNames = 4096;
 const longestKeptName = 128;
 
 export const isSecretName = (name: string): boolean => {
   const known = readNames.get(name);
   if (known !== undefined) return known;
   const secret = namesSecret(name);
-  if (name.length <= longestKeptName) readNames.set(name, secret);
+  if (name.length <= longestKeptName) {
+    if (readNames.size >= keptNames) readNames.clear();
+    readNames.set(name, secret);
+  }
   return secret;
 };
 
