@@ -34,7 +34,8 @@ describe('LruMap', () => {
           const known = model.find(([candidate]) => candidate === key);
           if (set) {
             map.set(key, step);
-            model = [...model.filter(([candidate]) => candidate !== key), [key, step]].slice(-capacity);
+            const entry: [string, number] = [key, step];
+            model = [...model.filter(([candidate]) => candidate !== key), entry].slice(-capacity);
           } else {
             expect(map.get(key)).toBe(known?.[1]);
             if (known !== undefined) model = [...model.filter(([candidate]) => candidate !== key), known];
