@@ -2,6 +2,8 @@
 // for what the gateway remembers per instance from inputs it does not choose (agents, arguments).
 export class LruMap<Key, Value> {
   private readonly entries = new Map<Key, Value>();
+  /** The most recently used key, once there is one: asked for again, it is already where it goes. */
+  private newest: { readonly key: Key } | null = null;
 
   constructor(private readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('an LruMap keeps at least one entry');
@@ -15,8 +17,11 @@ export class LruMap<Key, Value> {
     const value = this.entries.get(key);
     if (value === undefined) return undefined;
     // The most recently used goes last, so the first is the one to forget.
-    this.entries.delete(key);
-    this.entries.set(key, value);
+    if (this.newest === null || this.newest.key !== key) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+      this.newest = { key };
+    }
     return value;
   }
 
@@ -27,5 +32,6 @@ export class LruMap<Key, Value> {
       if (oldest.done !== true) this.entries.delete(oldest.value);
     }
     this.entries.set(key, value);
+    this.newest = { key };
   }
 }

@@ -8,7 +8,6 @@ import { anyApplies, anyWithin, memberSchemas, type StringContent, stringContent
 import { isJsonObject, type JsonObject, marks } from './catalog/tool.js';
 import { depthOf, maxResultDepth } from './json-depth.js';
 import { jsonPointer } from './json-pointer.js';
-import { LruMap } from './lru.js';
 import { setOwn } from './objects.js';
 import { exactJsonText } from './wire/exact-json.js';
 
@@ -59,15 +58,23 @@ const namesSecret = (name: string): boolean => {
   );
 };
 
-/** Names already read (every call meets the same few); a long name is read each time, not kept. */
-const readNames = new LruMap<string, boolean>(4096);
+/**
+ * Names already read: every call meets the same few, a dozen or more per call, so a known name is
+ * one lookup (no order kept, as a least-recently-used map would on every hit). Forgotten all at
+ * once when full, so names an agent makes up cannot grow it; a long name is read each time, not kept.
+ */
+const readNames = new Map<string, boolean>();
+const keptNames = 4096;
 const longestKeptName = 128;
 
 export const isSecretName = (name: string): boolean => {
   const known = readNames.get(name);
   if (known !== undefined) return known;
   const secret = namesSecret(name);
-  if (name.length <= longestKeptName) readNames.set(name, secret);
+  if (name.length <= longestKeptName) {
+    if (readNames.size >= keptNames) readNames.clear();
+    readNames.set(name, secret);
+  }
   return secret;
 };
 
@@ -161,6 +168,26 @@ const redactUnder = (
   return value;
 };
 
+/** Per schema (tool schemas live as long as their snapshot and never change): whether it is plain, below. */
+const plainSchemas = new WeakMap<JsonObject, boolean>();
+
+/**
+ * Whether nothing in a schema, at any depth, marks a value secret or says a string carries JSON:
+ * then only names can make a value under it secret, as under no schema at all.
+ */
+const isPlainSchema = (schema: JsonObject): boolean => {
+  let plain = plainSchemas.get(schema);
+  if (plain === undefined) {
+    plain = !anyWithin(schema, (branch) => marksSecret(branch) || stringContent([branch]) !== null);
+    plainSchemas.set(schema, plain);
+  }
+  return plain;
+};
+
+/** The schemas a walk reads: none for a plain schema (its walk would find what names alone find). */
+const governing = (schema: JsonObject | null): readonly JsonObject[] =>
+  schema === null || isPlainSchema(schema) ? [] : [schema];
+
 /**
  * A copy of a JSON value with every secret value replaced by "[REDACTED]": by the schema's marks
  * where a schema is known (on any branch that may apply: allOf, anyOf, oneOf, if / then / else,
@@ -169,7 +196,7 @@ const redactUnder = (
  * (contentMediaType, contentSchema) is hidden whole when that JSON holds a secret.
  */
 export const redactSecrets = (value: unknown, schema: JsonObject | null, rules: SecretRules, name?: string): unknown =>
-  redactUnder(value, schema === null ? [] : [schema], rules, name, null);
+  redactUnder(value, governing(schema), rules, name, null);
 
 /**
  * The redacted copy (as redactSecrets) and, from the same walk, the JSON Pointers of the values it
@@ -182,7 +209,7 @@ export const redactWithPointers = (
   rules: SecretRules,
 ): { readonly redacted: unknown; readonly pointers: string[] } => {
   const hidden: Hidden = { path: [], pointers: [] };
-  const redacted = redactUnder(value, schema === null ? [] : [schema], rules, undefined, hidden);
+  const redacted = redactUnder(value, governing(schema), rules, undefined, hidden);
   return { redacted, pointers: hidden.pointers };
 };
 

@@ -93,13 +93,13 @@ export const eventRequestHead = (event: APIGatewayProxyEventV2, signal?: AbortSi
   let web: Request | undefined;
   return {
     method: event.requestContext.http.method.toUpperCase(),
-    header: (name) => {
+    header(name) {
       const key = name.toLowerCase();
       const value =
         key === 'cookie' && event.cookies && event.cookies.length > 0 ? event.cookies.join('; ') : event.headers[key];
       return value === undefined ? null : value.replace(httpWhitespaceAround, '');
     },
-    web: () => {
+    web() {
       web ??= toWebRequest(event, undefined, signal);
       return web;
     },

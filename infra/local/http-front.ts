@@ -163,7 +163,9 @@ export const lambdaContext = (functionName: string, timeoutMs: number): Context 
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis() {
+      return Math.max(0, deadline - Date.now());
+    },
     done: ignored,
     fail: ignored,
     succeed: ignored,

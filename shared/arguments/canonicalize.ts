@@ -67,11 +67,10 @@ const amountProblem = (schema: JsonObject, amount: string): InputErrorCode | nul
     if (types.includes('integer') && !types.includes('number') && !types.includes('string') && amount.includes('.')) {
       return 'wrong_type';
     }
-    const limit = (key: string) => decimalOf(branch[key]);
-    const minimum = limit('minimum');
-    const maximum = limit('maximum');
-    const exclusiveMinimum = limit('exclusiveMinimum');
-    const exclusiveMaximum = limit('exclusiveMaximum');
+    const minimum = decimalOf(branch.minimum);
+    const maximum = decimalOf(branch.maximum);
+    const exclusiveMinimum = decimalOf(branch.exclusiveMinimum);
+    const exclusiveMaximum = decimalOf(branch.exclusiveMaximum);
     if (
       (minimum !== null && compareDecimals(amount, minimum) < 0) ||
       (maximum !== null && compareDecimals(amount, maximum) > 0) ||
@@ -80,7 +79,7 @@ const amountProblem = (schema: JsonObject, amount: string): InputErrorCode | nul
     ) {
       return 'out_of_range';
     }
-    const step = limit('multipleOf');
+    const step = decimalOf(branch.multipleOf);
     if (step !== null && compareDecimals(step, '0') > 0 && !isMultipleOf(amount, step)) return 'out_of_range';
     if (Array.isArray(branch.enum) && !branch.enum.some((option) => decimalOf(option) === amount)) {
       return 'not_allowed_value';
@@ -255,13 +254,17 @@ type CanonicalizedTool = Pick<ToolWithValidator, 'inputSchema' | 'validate'> & P
  * What the reader found, as input errors. An amount read from its source text is exact, so an
  * integer beyond 2^53 is not unsafe there. (A number beyond the finite range stays refused, amount or not.)
  */
-const readerProblems = (schema: JsonObject, input: StrictArguments): InputError[] => {
-  const exactAmount = (issue: ArgumentIssue) =>
-    issue.code === 'unsafe_integer' &&
-    input.numbers.has(issue.path) &&
-    hasMark(schemaAt(schema, issue.path), marks.amount);
-  return input.issues.filter((issue) => !exactAmount(issue)).map(issueError);
-};
+const readerProblems = (schema: JsonObject, input: StrictArguments): InputError[] =>
+  input.issues
+    .filter(
+      (issue) =>
+        !(
+          issue.code === 'unsafe_integer' &&
+          input.numbers.has(issue.path) &&
+          hasMark(schemaAt(schema, issue.path), marks.amount)
+        ),
+    )
+    .map(issueError);
 
 /** What the wire cannot carry as the approver saw it: path values, header values, form bodies. */
 const bindingProblems = (tool: CanonicalizedTool, canonical: JsonObject): InputError[] => {
@@ -300,6 +303,15 @@ const bindingProblems = (tool: CanonicalizedTool, canonical: JsonObject): InputE
   return problems;
 };
 
+/** Whether the path is, or lies under, one of the unread values' paths. */
+const underUnread = (unread: ReadonlySet<string>, path: string): boolean => {
+  for (let end = path.length; end !== -1; end = path.lastIndexOf('/', end - 1)) {
+    if (unread.has(path.slice(0, end))) return true;
+    if (end === 0) break;
+  }
+  return false;
+};
+
 /**
  * What the schema's validator finds. Where a value was not read (nested too deep, past a cap), the
  * validator would only see a stand-in (or nothing): its findings there are left out; past the
@@ -317,14 +329,7 @@ const validatorProblems = (
       .filter((issue) => issue.code === 'nesting_too_deep' || issue.code === 'too_many_items')
       .map((issue) => issue.path),
   );
-  const underUnread = (path: string): boolean => {
-    for (let end = path.length; end !== -1; end = path.lastIndexOf('/', end - 1)) {
-      if (unread.has(path.slice(0, end))) return true;
-      if (end === 0) break;
-    }
-    return false;
-  };
-  return validate(tool.validate, canonical, walk.exact).filter((found) => !underUnread(found.path));
+  return validate(tool.validate, canonical, walk.exact).filter((found) => !underUnread(unread, found.path));
 };
 
 export const canonicalizeArguments = (tool: CanonicalizedTool, input: StrictArguments): Canonicalization => {

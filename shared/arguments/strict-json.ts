@@ -98,116 +98,123 @@ const readDocument = (text: string, focus: readonly string[], maxDepth: number):
   let values = 0;
   let overflow = false;
 
-  const fail = (): never => {
-    throw new JsonSyntaxError(`invalid JSON at offset ${position}`);
-  };
-  const skipSpace = () => {
-    while (position < text.length) {
-      const code = text.charCodeAt(position);
-      if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return;
-      position += 1;
-    }
-  };
-  const readString = (): string => {
-    position += 1;
-    let out = '';
-    let start = position;
-    while (position < text.length) {
-      const code = text.charCodeAt(position);
-      if (code === 0x22) {
-        out += text.slice(start, position);
-        position += 1;
-        return out;
-      }
-      if (code < 0x20) fail();
-      if (code !== 0x5c) {
-        position += 1;
-        continue;
-      }
-      out += text.slice(start, position);
-      const escaped = text[position + 1] ?? '';
-      if (escaped === 'u') {
-        const hex = text.slice(position + 2, position + 6);
-        if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail();
-        out += String.fromCharCode(Number.parseInt(hex, 16));
-        position += 6;
-      } else {
-        out += escapes.get(escaped) ?? fail();
-        position += 2;
-      }
-      start = position;
-    }
-    return fail();
-  };
-
   /** The next value's place: its pointer inside the focus (null outside), and the focus keys matched. */
   let slotPointer: string | null = null;
   let slotMatched = -1;
-  const locateSlot = () => {
-    const frame = stack.at(-1);
-    if (frame === undefined) {
-      slotMatched = 0;
-      slotPointer = focus.length === 0 ? '' : null;
-    } else if (frame.pointer !== null) {
-      slotMatched = focus.length;
-      slotPointer =
-        frame.pointer + pointerSegment(frame.kind === 'array' || frame.key === null ? frame.index : frame.key);
-    } else if (frame.matched >= 0 && frame.kind === 'object' && frame.key === focus[frame.matched]) {
-      slotMatched = frame.matched + 1;
-      slotPointer = slotMatched === focus.length ? '' : null;
-    } else {
-      slotMatched = -1;
-      slotPointer = null;
-    }
-  };
-  const store = (value: unknown) => {
-    const frame = stack.at(-1);
-    if (frame === undefined) root = value;
-    else if (Array.isArray(frame.container)) frame.container.push(value);
-    else if (frame.container !== null && frame.key !== null && !forbiddenKeys.has(frame.key)) {
-      setOwn(frame.container, frame.key, value);
-    }
-    if (slotPointer === '') focusValue = value;
-  };
-  const readKey = () => {
-    const frame = stack.at(-1);
-    if (frame === undefined || frame.kind !== 'object') return fail();
-    if (text[position] !== '"') fail();
-    const raw = readString();
-    skipSpace();
-    if (text[position] !== ':') fail();
-    position += 1;
-    // Keys are compared in NFC, so two spellings of one name are one key.
-    const key = raw.normalize('NFC');
-    const repeated = frame.keys.has(key);
-    if (frame.container !== null && frame.pointer !== null) {
-      // Past the cap nothing more is built, so nothing more is reported either.
-      if (overflow) {
-        frame.key = key;
-        return;
+  // The reader's steps, as methods of one object made once per read: none is named on each read, as
+  // the local runtime's TypeScript loader names every function a variable holds each time it is made.
+  const reader = {
+    fail(): never {
+      throw new JsonSyntaxError(`invalid JSON at offset ${position}`);
+    },
+    skipSpace(): void {
+      while (position < text.length) {
+        const code = text.charCodeAt(position);
+        if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return;
+        position += 1;
       }
-      if (repeated) issues.push({ path: frame.pointer + pointerSegment(key), code: 'duplicate_key' });
-      if (forbiddenKeys.has(key)) issues.push({ path: frame.pointer + pointerSegment(key), code: 'forbidden_key' });
-      if (!raw.isWellFormed()) issues.push({ path: frame.pointer + pointerSegment(key), code: 'lone_surrogate' });
-    } else if (repeated && frame.matched === focus.length - 1 && key === focus[frame.matched]) {
-      // The arguments given twice: the last one is kept, and the call refused.
-      issues.push({ path: '', code: 'duplicate_key' });
-    }
-    if (frame.container !== null) frame.keys.add(key);
-    frame.key = key;
-    if (forbiddenKeys.has(key) && skippingFrom === -1) skipNext = true;
+    },
+    readString(): string {
+      position += 1;
+      let out = '';
+      let start = position;
+      while (position < text.length) {
+        const code = text.charCodeAt(position);
+        if (code === 0x22) {
+          out += text.slice(start, position);
+          position += 1;
+          return out;
+        }
+        if (code < 0x20) reader.fail();
+        if (code !== 0x5c) {
+          position += 1;
+          continue;
+        }
+        out += text.slice(start, position);
+        const escaped = text[position + 1] ?? '';
+        if (escaped === 'u') {
+          const hex = text.slice(position + 2, position + 6);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) reader.fail();
+          out += String.fromCharCode(Number.parseInt(hex, 16));
+          position += 6;
+        } else {
+          out += escapes.get(escaped) ?? reader.fail();
+          position += 2;
+        }
+        start = position;
+      }
+      return reader.fail();
+    },
+    locateSlot(): void {
+      const frame = stack.at(-1);
+      if (frame === undefined) {
+        slotMatched = 0;
+        slotPointer = focus.length === 0 ? '' : null;
+      } else if (frame.pointer !== null) {
+        slotMatched = focus.length;
+        slotPointer =
+          frame.pointer + pointerSegment(frame.kind === 'array' || frame.key === null ? frame.index : frame.key);
+      } else if (frame.matched >= 0 && frame.kind === 'object' && frame.key === focus[frame.matched]) {
+        slotMatched = frame.matched + 1;
+        slotPointer = slotMatched === focus.length ? '' : null;
+      } else {
+        slotMatched = -1;
+        slotPointer = null;
+      }
+    },
+    store(value: unknown): void {
+      const frame = stack.at(-1);
+      if (frame === undefined) root = value;
+      else if (Array.isArray(frame.container)) frame.container.push(value);
+      else if (frame.container !== null && frame.key !== null && !forbiddenKeys.has(frame.key)) {
+        setOwn(frame.container, frame.key, value);
+      }
+      if (slotPointer === '') focusValue = value;
+    },
+    readKey() {
+      const frame = stack.at(-1);
+      if (frame === undefined || frame.kind !== 'object') return reader.fail();
+      if (text[position] !== '"') reader.fail();
+      const raw = reader.readString();
+      reader.skipSpace();
+      if (text[position] !== ':') reader.fail();
+      position += 1;
+      // Keys are compared in NFC, so two spellings of one name are one key.
+      const key = raw.normalize('NFC');
+      const repeated = frame.keys.has(key);
+      if (frame.container !== null && frame.pointer !== null) {
+        // Past the cap nothing more is built, so nothing more is reported either.
+        if (overflow) {
+          frame.key = key;
+          return;
+        }
+        if (repeated) issues.push({ path: frame.pointer + pointerSegment(key), code: 'duplicate_key' });
+        if (forbiddenKeys.has(key)) issues.push({ path: frame.pointer + pointerSegment(key), code: 'forbidden_key' });
+        if (!raw.isWellFormed()) issues.push({ path: frame.pointer + pointerSegment(key), code: 'lone_surrogate' });
+      } else if (repeated && frame.matched === focus.length - 1 && key === focus[frame.matched]) {
+        // The arguments given twice: the last one is kept, and the call refused.
+        issues.push({ path: '', code: 'duplicate_key' });
+      }
+      if (frame.container !== null) frame.keys.add(key);
+      frame.key = key;
+      if (forbiddenKeys.has(key) && skippingFrom === -1) skipNext = true;
+    },
+    popFrame(): void {
+      stack.pop();
+      if (skippingFrom !== -1 && stack.length <= skippingFrom) skippingFrom = -1;
+    },
   };
 
-  skipSpace();
+  reader.skipSpace();
   let expectValue = true;
   while (true) {
     if (expectValue) {
-      skipSpace();
+      reader.skipSpace();
       const refused = skipNext;
       skipNext = false;
       const parent = stack.at(-1);
       let collecting = skippingFrom === -1 && !refused && (parent === undefined || parent.container !== null);
-      if (collecting) locateSlot();
+      if (collecting) reader.locateSlot();
       const inside = collecting && slotPointer !== null;
       if (inside) {
         values += 1;
@@ -231,10 +238,10 @@ const readDocument = (text: string, focus: readonly string[], maxDepth: number):
           if (slotPointer !== null) issues.push({ path: slotPointer, code: 'nesting_too_deep' });
           skippingFrom = stack.length;
           // An array keeps the refused item's place, so later items keep their indexes.
-          if (parent?.kind === 'array') store(null);
+          if (parent?.kind === 'array') reader.store(null);
         } else if (collecting) {
           container = kind === 'object' ? {} : [];
-          store(container);
+          reader.store(container);
         }
         stack.push({
           kind,
@@ -246,20 +253,20 @@ const readDocument = (text: string, focus: readonly string[], maxDepth: number):
           index: 0,
           full: false,
         });
-        skipSpace();
+        reader.skipSpace();
         if (text[position] === (kind === 'object' ? '}' : ']')) {
           position += 1;
-          popFrame();
+          reader.popFrame();
           expectValue = false;
           if (stack.length === 0) break;
           continue;
         }
-        if (kind === 'object') readKey();
+        if (kind === 'object') reader.readKey();
         continue;
       }
       let value: unknown;
       if (char === '"') {
-        const string = readString();
+        const string = reader.readString();
         if (collecting && slotPointer !== null && !string.isWellFormed()) {
           issues.push({ path: slotPointer, code: 'lone_surrogate' });
         }
@@ -275,7 +282,7 @@ const readDocument = (text: string, focus: readonly string[], maxDepth: number):
         value = null;
       } else {
         numberPattern.lastIndex = position;
-        const raw = numberPattern.exec(text)?.[0] ?? fail();
+        const raw = numberPattern.exec(text)?.[0] ?? reader.fail();
         position += raw.length;
         const number = Number(raw);
         if (collecting && slotPointer !== null) {
@@ -285,39 +292,34 @@ const readDocument = (text: string, focus: readonly string[], maxDepth: number):
         }
         value = number;
       }
-      if (collecting) store(value);
+      if (collecting) reader.store(value);
       expectValue = false;
       if (stack.length === 0) break;
       continue;
     }
-    skipSpace();
+    reader.skipSpace();
     const frame = stack.at(-1);
     if (frame === undefined) break;
     const char = text[position];
     if (char === ',') {
       position += 1;
-      skipSpace();
-      if (frame.kind === 'object') readKey();
+      reader.skipSpace();
+      if (frame.kind === 'object') reader.readKey();
       else frame.index += 1;
       expectValue = true;
       continue;
     }
     if (char === (frame.kind === 'object' ? '}' : ']')) {
       position += 1;
-      popFrame();
+      reader.popFrame();
       if (stack.length === 0) break;
       continue;
     }
-    fail();
+    reader.fail();
   }
-  skipSpace();
-  if (position !== text.length) fail();
+  reader.skipSpace();
+  if (position !== text.length) reader.fail();
   return { root, focus: { value: focusValue, numbers, issues } };
-
-  function popFrame() {
-    stack.pop();
-    if (skippingFrom !== -1 && stack.length <= skippingFrom) skippingFrom = -1;
-  }
 };
 
 const ownMember = (value: unknown, key: string): unknown =>

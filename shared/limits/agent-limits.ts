@@ -33,28 +33,37 @@ type LimitField =
   | 'request_bytes_per_second'
   | 'request_bytes_per_day';
 
+type LimitOverrides = Partial<Record<LimitField, number>>;
+
 /**
- * Per limit: the agent's own override; else the highest any of its groups sets (a group grants
+ * One limit: the agent's own override; else the highest any of its groups sets (a group grants
  * capacity, so belonging to one more group never lowers a limit); else the default.
  */
+const limitOf = (
+  field: LimitField,
+  limits: Limits,
+  own: LimitOverrides | undefined,
+  groups: readonly LimitOverrides[],
+): number => {
+  const set = own?.[field];
+  if (set !== undefined) return set;
+  const fromGroups = groups.map((group) => group[field]).filter((value) => value !== undefined);
+  return fromGroups.length > 0 ? Math.max(...fromGroups) : limits[field];
+};
+
+/** Each limit as limitOf reads it, for the agent and its groups. */
 export const limitsFor = (limits: Limits, agent: Pick<AgentIdentity, 'id' | 'groups'>): AgentLimits => {
   const own = Object.hasOwn(limits.agents, agent.id) ? limits.agents[agent.id] : undefined;
   const groups = agent.groups.flatMap((group) =>
     Object.hasOwn(limits.groups, group) ? [limits.groups[group] ?? {}] : [],
   );
-  const pick = (field: LimitField): number => {
-    const set = own?.[field];
-    if (set !== undefined) return set;
-    const fromGroups = groups.map((group) => group[field]).filter((value) => value !== undefined);
-    return fromGroups.length > 0 ? Math.max(...fromGroups) : limits[field];
-  };
   return {
-    concurrentRequests: pick('concurrent_requests'),
-    requestsPerSecond: pick('requests_per_second'),
-    burst: pick('burst'),
-    pendingCalls: pick('pending_calls'),
-    requestBytesPerSecond: pick('request_bytes_per_second'),
-    requestBytesPerDay: pick('request_bytes_per_day'),
+    concurrentRequests: limitOf('concurrent_requests', limits, own, groups),
+    requestsPerSecond: limitOf('requests_per_second', limits, own, groups),
+    burst: limitOf('burst', limits, own, groups),
+    pendingCalls: limitOf('pending_calls', limits, own, groups),
+    requestBytesPerSecond: limitOf('request_bytes_per_second', limits, own, groups),
+    requestBytesPerDay: limitOf('request_bytes_per_day', limits, own, groups),
   };
 };
 

@@ -91,7 +91,7 @@ export class RequestGate {
     let released = false;
     return {
       kind: 'admitted',
-      release: () => {
+      release() {
         if (released) return;
         released = true;
         state.inFlight -= 1;

@@ -226,23 +226,25 @@ const callDecided = async (
   const system = snapshot.config.systems.find((candidate) => candidate.key === tool.systemKey);
   const trace = continueTrace(request.traceparent);
   const fields = decidedFields(decided, snapshot, system, trace.traceId);
-  const recordOf = (first: NewExecution) => newExecution(deps, agent, tool.name, first, request.origin, snapshot);
-  const execution =
+  const first: NewExecution =
     decision.kind === 'deny'
-      ? recordOf({ ...refusal('policy_denied'), ...fields })
-      : recordOf({ ...admitted(decision.step), access: tool.access, ...fields });
-  const run = () =>
-    decision.kind === 'deny'
-      ? record(deps, execution)
-      : runAllowed(deps, execution, { agent, decided, snapshot, system, traceparent: trace.traceparent });
+      ? { ...refusal('policy_denied'), ...fields }
+      : { ...admitted(decision.step), access: tool.access, ...fields };
+  const execution = newExecution(deps, agent, tool.name, first, request.origin, snapshot);
+  const call = { agent, decided, snapshot, system, traceparent: trace.traceparent };
   const key = callKeyOf(execution, snapshot, request.idempotencyKey ?? null);
-  if (key === null) return unapproved(run());
-  const answered = await underCallKey(deps, key.key, key.kind, run);
+  if (key === null) return unapproved(runDecided(deps, execution, call));
+  const answered = await underCallKey(deps, key.key, key.kind, () => runDecided(deps, execution, call));
   if (answered.kind === 'answer') return { result: answered.result, receipt: answered.receipt };
   // The key is another call's: refused, and recorded like any refusal (nothing was sent). Nothing
   // was done on the policy's word either, so no decision is counted for it.
-  return unapproved(record(deps, recordOf({ ...refusal('idempotency_key_reused'), ...fields, decision: null })));
+  const reused: NewExecution = { ...refusal('idempotency_key_reused'), ...fields, decision: null };
+  return unapproved(record(deps, newExecution(deps, agent, tool.name, reused, request.origin, snapshot)));
 };
+
+/** A decided call's new record: kept as it is when the policy denies it, else the call run. */
+const runDecided = (deps: CallToolDeps, execution: Execution, call: AllowedCall): Promise<ResultObject> =>
+  call.decided.decision.kind === 'deny' ? record(deps, execution) : runAllowed(deps, execution, call);
 
 /**
  * The key a decided call is made under: the agent's idempotency key; else, for a call the policy
@@ -275,18 +277,17 @@ const callKeyOf = (
   return { key, kind: idempotencyKey === null ? 'held' : 'idempotency' };
 };
 
+/** What running a decided call needs besides its record. */
+interface AllowedCall {
+  readonly agent: AgentIdentity;
+  readonly decided: DecidedCall;
+  readonly snapshot: GatewaySnapshot;
+  readonly system: ResolvedSystem | undefined;
+  readonly traceparent: string;
+}
+
 /** A permitted call: held for its human step, or run now. */
-const runAllowed = async (
-  deps: CallToolDeps,
-  execution: Execution,
-  call: {
-    readonly agent: AgentIdentity;
-    readonly decided: DecidedCall;
-    readonly snapshot: GatewaySnapshot;
-    readonly system: ResolvedSystem | undefined;
-    readonly traceparent: string;
-  },
-): Promise<ResultObject> => {
+const runAllowed = async (deps: CallToolDeps, execution: Execution, call: AllowedCall): Promise<ResultObject> => {
   const { decided, snapshot, system } = call;
   // Redaction changed something exactly when the arguments hold a secret.
   const sealed =

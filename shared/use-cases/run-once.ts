@@ -102,14 +102,17 @@ const dispatchFor = (execution: Execution, sendable: Sendable): Dispatch => {
     const outbound = buildRequest(tool.target, system, args, context);
     return {
       deadlineMs: outbound.deadlineMs,
-      http: () => httpBindingOf(outbound),
-      send: async (deps, receipt) =>
-        classify(
+      http() {
+        return httpBindingOf(outbound);
+      },
+      async send(deps, receipt) {
+        return classify(
           await deps.systems.send(receipt === null ? outbound : withReceipt(outbound, receipt)),
           tool,
           system,
           rules,
-        ),
+        );
+      },
     };
   }
   if (tool.target.kind === 'tool-server' && system.kind !== 'openapi') {
@@ -124,12 +127,13 @@ const dispatchFor = (execution: Execution, sendable: Sendable): Dispatch => {
     return {
       deadlineMs: request.deadlineMs,
       http: null,
-      send: async (deps, receipt) =>
-        classifyToolAnswer(
+      async send(deps, receipt) {
+        return classifyToolAnswer(
           await deps.toolServers.call(receipt === null ? request : { ...request, receipt }),
           tool,
           rules,
-        ),
+        );
+      },
     };
   }
   // The catalog builds each tool from its own system, so the two always agree.

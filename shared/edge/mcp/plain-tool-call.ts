@@ -71,7 +71,6 @@ export const plainToolCallOf = (request: McpRequestHead, body: unknown): PlainTo
   if (typeof name !== 'string' || name === '' || name.startsWith('=?') || !isRecord(args)) return null;
   if (!isRecord(envelope) || envelope[PROTOCOL_VERSION_META_KEY] !== plainRevision) return null;
   if (!hasOnly(envelope, plainEnvelopeKeys)) return null;
-  if (envelopeDeclaresUrlElicitation(envelope) || envelopeDeclaresTasks(envelope)) return null;
   const protocolVersionHeader = request.header('mcp-protocol-version');
   const mcpMethodHeader = request.header('mcp-method');
   const mcpNameHeader = request.header('mcp-name');
@@ -81,13 +80,14 @@ export const plainToolCallOf = (request: McpRequestHead, body: unknown): PlainTo
 };
 
 /**
- * The SDK classifier's verdict on the envelopes it has read, by their JSON text. Past the checks
- * above, its verdict depends on the envelope alone (the body is a request with a valid id and no
+ * The verdict on the envelopes already read, by their JSON text: whether the envelope declares URL
+ * elicitation or tasks (the SDK serves those), and else the SDK classifier's verdict. Past the
+ * checks above, both depend on the envelope alone (the body is a request with a valid id and no
  * result or error, and the headers repeat it), and an agent sends the same envelope on every call:
  * read once, it spares each later call the classifier's zod parse of the whole message (the
- * largest part of the plain path's own work, docs/adr/0093-the-per-call-levers.md). An envelope
- * with an idempotency key differs from call to call, so it is read every time, as is one that has
- * no JSON text (a bigint).
+ * largest part of the plain path's own work, docs/adr/0093-the-per-call-levers.md) and the two
+ * declarations' parses. An envelope with an idempotency key differs from call to call, so it is
+ * read every time, as is one that has no JSON text (a bigint).
  */
 const envelopeVerdicts = new LruMap<string, boolean>(256);
 
@@ -100,7 +100,10 @@ const envelopeText = (envelope: Record<string, unknown>): string | null => {
   }
 };
 
-/** Whether the SDK's own reading of the envelope, and of the headers against the body, accepts the request. */
+/**
+ * Whether the envelope declares neither URL elicitation nor tasks, and the SDK's own reading of
+ * it, and of the headers against the body, accepts the request.
+ */
 const sdkAccepts = (
   httpMethod: string,
   headers: { protocolVersionHeader: string; mcpMethodHeader: string; mcpNameHeader: string },
@@ -110,11 +113,22 @@ const sdkAccepts = (
   const text = envelopeText(envelope);
   const known = text === null ? undefined : envelopeVerdicts.get(text);
   if (known !== undefined) return known;
-  const route = classifyInboundRequest({ httpMethod, ...headers, body });
   const accepted =
-    route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === plainRevision;
+    !envelopeDeclaresUrlElicitation(envelope) &&
+    !envelopeDeclaresTasks(envelope) &&
+    classifiedPlain(httpMethod, headers, body);
   if (text !== null) envelopeVerdicts.set(text, accepted);
   return accepted;
+};
+
+/** Whether the SDK's classifier reads the request as a 2026-07-28 request. */
+const classifiedPlain = (
+  httpMethod: string,
+  headers: { protocolVersionHeader: string; mcpMethodHeader: string; mcpNameHeader: string },
+  body: Record<string, unknown>,
+): boolean => {
+  const route = classifyInboundRequest({ httpMethod, ...headers, body });
+  return route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === plainRevision;
 };
 
 /**

@@ -1,7 +1,9 @@
 // The whole-word rule for secret names, redaction, and sealing.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AesSealer } from '../../../shared/adapters/aes-sealer.js';
-import { holdsSecrets, isSecretName, nameWords, redactSecrets } from '../../../shared/secrets.js';
+import type { JsonObject } from '../../../shared/catalog/tool.js';
+import { holdsSecrets, isSecretName, nameWords, redactSecrets, redactWithPointers } from '../../../shared/secrets.js';
 import { verifies } from '../../support/requirements.js';
 
 const noRules = { names: new Set<string>() };
@@ -108,6 +110,46 @@ describe('redaction', () => {
   it(verifies('secrets.redaction', 'tells whether arguments hold a secret at all'), () => {
     expect(holdsSecrets({ vendor_id: 'V-1', amount: '5' }, null, noRules)).toBe(false);
     expect(holdsSecrets({ vendor_id: 'V-1', initial_password: 'x' }, null, noRules)).toBe(true);
+  });
+});
+
+describe('a schema that marks nothing and says of no string that it carries JSON', () => {
+  const keys = ['note', 'items', 'pin_code', 'login', 'api_key', 'passenger_name', 'id'];
+  const { value } = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.constantFrom<unknown>('x', '[REDACTED]', null, 1, true),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom(...keys), tie('value'), { maxKeys: 4 }),
+    ),
+  }));
+  const plain: JsonObject = {
+    type: 'object',
+    properties: {
+      note: { type: 'string', description: 'a note' },
+      items: { type: 'array', items: { anyOf: [{ type: 'object', additionalProperties: { type: 'string' } }] } },
+      login: { allOf: [{ type: 'object', properties: { id: { type: 'integer' } } }] },
+    },
+    patternProperties: { '^pin': { type: 'string' } },
+  };
+  // The same schema with one property no value here has, whose JSON content makes it not plain.
+  const walked: JsonObject = {
+    ...plain,
+    properties: {
+      ...(plain.properties as JsonObject),
+      unused: { type: 'string', contentMediaType: 'application/json' },
+    },
+  };
+
+  it(verifies('secrets.redaction', 'hides by name under it exactly what the walk through the schema hides'), () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 5 }), fc.boolean(), (args, listed) => {
+        const rules = { names: new Set(listed ? ['login'] : []) };
+        expect(redactWithPointers(args, plain, rules)).toEqual(redactWithPointers(args, walked, rules));
+        expect(redactSecrets(args, plain, rules, 'note')).toEqual(redactSecrets(args, walked, rules, 'note'));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
