@@ -15,10 +15,10 @@ import { bearerToken } from '../shared/edge/tool-call/bearer.js';
 import { errorText } from '../shared/errors.js';
 import { agentTokenAuthenticator } from './commons/agent-tokens.js';
 import { type CallerContext, callerContext } from './commons/caller-context.js';
-import { processAgentAuthorizerEnvironment } from './commons/environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { serviceLogger } from './commons/logger.js';
 import { withTaskMiddleware } from './commons/middleware.js';
+import { processAgentAuthorizerEnvironment } from './commons/token-environments.js';
 
 export interface AgentAuthorizerDeps {
   /** A bearer token to the caller it names, or null for any token that is not valid. */

@@ -9,7 +9,7 @@ import { defaultKmsClient } from '../shared/adapters/kms-client.js';
 import { KmsSessionSigner } from '../shared/adapters/kms-session-signer.js';
 import { CustomerOidcSignIn, OidcSignIn } from '../shared/adapters/oidc-sign-in.js';
 import { decisionServicesFor, documentClient } from './commons/aws-store.js';
-import { customerOidcSettings, processConsoleEnvironment } from './commons/environment.js';
+import { customerOidcSettings, processConsoleEnvironment } from './commons/console-environment.js';
 import { lazyHandler } from './commons/lazy-handler.js';
 import { serviceLogger } from './commons/logger.js';
 import { functionMetrics, invocationMetrics } from './commons/metrics.js';

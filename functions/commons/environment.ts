@@ -1,8 +1,11 @@
 // The Lambda functions' environment, parsed once when a function first runs, failing with the
 // variable's name and what was expected. Nothing else in the deployed code reads process.env.
+// The console's and the token-checking fronts' environments have modules of their own
+// (console-environment.ts, token-environments.ts), so the other functions do not build their
+// schemas when they load.
 import * as z from 'zod';
 
-const list = z
+export const list = z
   .string()
   .default('')
   .transform((value) =>
@@ -13,7 +16,7 @@ const list = z
   );
 
 /** What every function reads. */
-const CommonEnvironment = z.object({
+export const CommonEnvironment = z.object({
   /** Public base URL (e.g. a custom domain); derived from the request when absent. */
   PUBLIC_URL: z.url().optional(),
   /** Host names accepted on MCP requests; empty accepts the API's own domains only (routed by API Gateway). */
@@ -71,46 +74,6 @@ export type SenderEnvironment = z.infer<typeof SenderEnvironment>;
 /** What the public documents' function reads (the protected-resource metadata, the receipt keys). */
 const PublicDocumentsEnvironment = CommonEnvironment.extend(receiptKeyVariables);
 
-/** How the fronts that check agents' tokens (the agent authorizer, the gRPC container) check them. */
-const agentTokenVariables = {
-  /** The OpenID Connect issuer of agents' tokens (their `iss`). */
-  AGENT_JWT_ISSUER: z.url(),
-  /** Accepted audiences (or Cognito app client ids), comma-separated; none checked when empty (then give scopes). */
-  AGENT_JWT_AUDIENCE: list,
-  /** Scopes of which a token must carry one, comma-separated; none required when empty. */
-  AGENT_JWT_SCOPES: list,
-  /** The issuer's key set; found by OpenID discovery when absent. */
-  AGENT_JWKS_URI: z.url().optional(),
-  /** The claim naming the caller: the subject the configuration's `agents:` entries list. */
-  AGENT_CLAIM: z.string().min(1).default('sub'),
-  /** The claim an unlisted agent's groups are read from; none read when empty. */
-  GROUPS_CLAIM: z.string().default(''),
-  /** The claim an unlisted agent's customer is read from; none read when empty. */
-  CUSTOMER_CLAIM: z.string().default(''),
-};
-/** An audience, a scope, or both: without either, any token of the issuer would do. */
-const bindsTokens = (environment: { AGENT_JWT_AUDIENCE: readonly string[]; AGENT_JWT_SCOPES: readonly string[] }) =>
-  environment.AGENT_JWT_AUDIENCE.length > 0 || environment.AGENT_JWT_SCOPES.length > 0;
-const bindsTokensIssue = {
-  message: 'give an audience (AGENT_JWT_AUDIENCE) or a required scope (AGENT_JWT_SCOPES), or both',
-  path: ['AGENT_JWT_AUDIENCE'],
-};
-
-/**
- * What the gRPC container reads (infra/container/grpc-main.ts): what the MCP function reads, and
- * how it checks agents' tokens itself, as API Gateway's JWT authorizer does for the function.
- */
-const GrpcEnvironment = ApprovalEnvironment.extend({
-  /** The port the gRPC server listens on, in plain HTTP/2 (the load balancer terminates TLS). */
-  GRPC_PORT: z.coerce.number().int().min(1).max(65535).default(50051),
-  ...agentTokenVariables,
-}).refine(bindsTokens, bindsTokensIssue);
-export type GrpcEnvironment = z.infer<typeof GrpcEnvironment>;
-
-/** What the agent authorizer reads: the token checks, and the claims naming the caller. */
-const AgentAuthorizerEnvironment = CommonEnvironment.extend(agentTokenVariables).refine(bindsTokens, bindsTokensIssue);
-export type AgentAuthorizerEnvironment = z.infer<typeof AgentAuthorizerEnvironment>;
-
 /** What the /tool/call-tool WebSocket function reads: the MCP function's, and where connections are answered. */
 const ChannelSocketEnvironment = ApprovalEnvironment.extend({
   /** The WebSocket stage's management endpoint (https://<api>.execute-api.<region>.amazonaws.com/<stage>). */
@@ -118,60 +81,7 @@ const ChannelSocketEnvironment = ApprovalEnvironment.extend({
 });
 export type ChannelSocketEnvironment = z.infer<typeof ChannelSocketEnvironment>;
 
-/** What the console reads: how approvers sign in, and the key that signs their sessions. */
-const ConsoleEnvironment = ApprovalEnvironment.extend({
-  /** KMS HMAC key (HMAC_256) that signs console session cookies. */
-  SESSION_KEY_ID: z.string().min(1),
-  /** The OpenID Connect issuer approvers sign in with (the stack's Cognito user pool by default). */
-  OIDC_ISSUER: z.url(),
-  /** The console's client id at the issuer (a public client: PKCE, no secret). */
-  OIDC_CLIENT_ID: z.string().min(1),
-  /** The ID token claim naming the approver. */
-  OIDC_ID_CLAIM: z.string().min(1).default('email'),
-  /** The ID token claim listing the approver's groups. */
-  OIDC_GROUPS_CLAIM: z.string().min(1).default('cognito:groups'),
-  OIDC_SCOPES: z.string().min(1).default('openid email profile'),
-  /**
-   * The provider's logout endpoint when its discovery names none (Cognito's https://<domain>/logout),
-   * sent client_id and logout_uri on sign-out; without it, discovery's end_session_endpoint.
-   */
-  OIDC_LOGOUT_URL: z.url().optional(),
-  /**
-   * The OpenID Connect issuer customers sign in with to confirm calls made for them (the stack's
-   * customer pool by default); without it the customer pages answer 503. Given with its client id.
-   */
-  CUSTOMER_OIDC_ISSUER: z.url().optional(),
-  /** The customer pages' client id at that issuer (a public client: PKCE, no secret). */
-  CUSTOMER_OIDC_CLIENT_ID: z.string().min(1).optional(),
-  /** The ID token claim holding the customer id agents act for (the Cognito pool's custom attribute). */
-  CUSTOMER_OIDC_ID_CLAIM: z.string().min(1).default('custom:customer_id'),
-  CUSTOMER_OIDC_SCOPES: z.string().min(1).default('openid'),
-}).refine(
-  (environment) =>
-    (environment.CUSTOMER_OIDC_ISSUER === undefined) === (environment.CUSTOMER_OIDC_CLIENT_ID === undefined),
-  {
-    message: 'set CUSTOMER_OIDC_ISSUER and CUSTOMER_OIDC_CLIENT_ID together (or neither, leaving customer sign-in off)',
-    path: ['CUSTOMER_OIDC_CLIENT_ID'],
-  },
-);
-export type ConsoleEnvironment = z.infer<typeof ConsoleEnvironment>;
-
-/** How customers sign in, from the console's environment; null when it names no customer provider. */
-export const customerOidcSettings = (environment: ConsoleEnvironment) =>
-  environment.CUSTOMER_OIDC_ISSUER === undefined || environment.CUSTOMER_OIDC_CLIENT_ID === undefined
-    ? null
-    : {
-        issuer: environment.CUSTOMER_OIDC_ISSUER,
-        clientId: environment.CUSTOMER_OIDC_CLIENT_ID,
-        idClaim: environment.CUSTOMER_OIDC_ID_CLAIM,
-        scopes: environment.CUSTOMER_OIDC_SCOPES,
-      };
-
-/** The console's environment from these variables (tests; the function reads its own once). */
-export const parseConsoleEnvironment = (env: Readonly<Record<string, string | undefined>>): ConsoleEnvironment =>
-  parseEnvironmentWith(ConsoleEnvironment, env);
-
-const parseEnvironmentWith = <S extends z.ZodType>(
+export const parseEnvironmentWith = <S extends z.ZodType>(
   schema: S,
   env: Readonly<Record<string, string | undefined>>,
 ): z.infer<S> => {
@@ -181,10 +91,6 @@ const parseEnvironmentWith = <S extends z.ZodType>(
   const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
   throw new Error(`The function's environment is invalid: ${problems.join('; ')}`);
 };
-
-/** The gRPC container's environment from these variables (tests; the container reads its own once). */
-export const parseGrpcEnvironment = (env: Readonly<Record<string, string | undefined>>): GrpcEnvironment =>
-  parseEnvironmentWith(GrpcEnvironment, env);
 
 export const parseEnvironment = (env: Readonly<Record<string, string | undefined>>): FunctionEnvironment =>
   parseEnvironmentWith(FunctionEnvironment, env);
@@ -209,21 +115,6 @@ let documentsEnvironment: z.infer<typeof PublicDocumentsEnvironment> | undefined
 export const processPublicDocumentsEnvironment = (): z.infer<typeof PublicDocumentsEnvironment> => {
   documentsEnvironment ??= parseEnvironmentWith(PublicDocumentsEnvironment, process.env);
   return documentsEnvironment;
-};
-let consoleEnvironment: ConsoleEnvironment | undefined;
-export const processConsoleEnvironment = (): ConsoleEnvironment => {
-  consoleEnvironment ??= parseEnvironmentWith(ConsoleEnvironment, process.env);
-  return consoleEnvironment;
-};
-let containerEnvironment: GrpcEnvironment | undefined;
-export const processGrpcEnvironment = (): GrpcEnvironment => {
-  containerEnvironment ??= parseGrpcEnvironment(process.env);
-  return containerEnvironment;
-};
-let authorizerEnvironment: AgentAuthorizerEnvironment | undefined;
-export const processAgentAuthorizerEnvironment = (): AgentAuthorizerEnvironment => {
-  authorizerEnvironment ??= parseEnvironmentWith(AgentAuthorizerEnvironment, process.env);
-  return authorizerEnvironment;
 };
 let socketEnvironment: ChannelSocketEnvironment | undefined;
 export const processChannelSocketEnvironment = (): ChannelSocketEnvironment => {

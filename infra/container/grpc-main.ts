@@ -6,7 +6,7 @@
 
 import { agentTokenAuthenticator } from '../../functions/commons/agent-tokens.js';
 import { agentServicesFor, serviceLogger } from '../../functions/commons/aws.js';
-import { processGrpcEnvironment } from '../../functions/commons/environment.js';
+import { processGrpcEnvironment } from '../../functions/commons/token-environments.js';
 import { systemClock } from '../../shared/clock.js';
 import { startGrpcGateway } from '../../shared/edge/grpc/gateway.js';
 import { errorText } from '../../shared/errors.js';

@@ -204,6 +204,30 @@ describe('the functions as the stack bundles them', () => {
     },
   );
 
+  /** The environment module of its own a function reads, beside environment.ts (none: environment.ts's only). */
+  const ownEnvironment: Readonly<Record<string, string>> = {
+    console: 'functions/commons/console-environment.ts',
+    'agent-authorizer': 'functions/commons/token-environments.ts',
+  };
+
+  it.each(Object.keys(functions))(
+    verifies('perf.own-environment-only', "%s's cold start builds no other function's environment schema"),
+    (name) => {
+      const bundle = bundles.get(name);
+      if (bundle === undefined) throw new Error(`${name} was not bundled`);
+      const environments = coldStartInputs(bundle)
+        .map(({ path }) => path)
+        .filter((path) => /^functions\/commons\/[a-z-]*environments?\.ts$/.test(path))
+        .sort();
+      expect(environments).toEqual(
+        [
+          'functions/commons/environment.ts',
+          ...(Object.hasOwn(ownEnvironment, name) ? [ownEnvironment[name]] : []),
+        ].sort(),
+      );
+    },
+  );
+
   it(verifies('perf.console-oidc-on-first-use', "the console's cold start loads no OpenID Connect client"), () => {
     const bundle = bundles.get('console');
     if (bundle === undefined) throw new Error('console was not bundled');

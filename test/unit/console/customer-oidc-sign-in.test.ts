@@ -6,7 +6,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { customerOidcSettings, parseConsoleEnvironment } from '../../../functions/commons/environment.js';
+import { customerOidcSettings, parseConsoleEnvironment } from '../../../functions/commons/console-environment.js';
 import { createConsoleFunction } from '../../../functions/console.js';
 import { lambdaContext } from '../../../infra/local/http-front.js';
 import { MemorySessionStore } from '../../../shared/adapters/memory/console-sessions.js';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseEnvironment, parseGrpcEnvironment } from '../../../functions/commons/environment.js';
+import { parseEnvironment } from '../../../functions/commons/environment.js';
+import { parseGrpcEnvironment } from '../../../functions/commons/token-environments.js';
 import { verifies } from '../../support/requirements.js';
 
 type Environment = Readonly<Record<string, string | undefined>>;
