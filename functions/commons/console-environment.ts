@@ -1,7 +1,7 @@
 // The console's environment: how approvers and customers sign in, and the key that signs their
 // sessions (environment.ts has what every function reads).
 import * as z from 'zod';
-import { ApprovalEnvironment, parseEnvironmentWith } from './environment.js';
+import { ApprovalEnvironment, parseEnvironmentWith, processEnvironmentOf } from './environment.js';
 
 /** What the console reads: how approvers sign in, and the key that signs their sessions. */
 const ConsoleEnvironment = ApprovalEnvironment.extend({
@@ -56,8 +56,4 @@ export const customerOidcSettings = (environment: ConsoleEnvironment) =>
 export const parseConsoleEnvironment = (env: Readonly<Record<string, string | undefined>>): ConsoleEnvironment =>
   parseEnvironmentWith(ConsoleEnvironment, env);
 
-let consoleEnvironment: ConsoleEnvironment | undefined;
-export const processConsoleEnvironment = (): ConsoleEnvironment => {
-  consoleEnvironment ??= parseEnvironmentWith(ConsoleEnvironment, process.env);
-  return consoleEnvironment;
-};
+export const processConsoleEnvironment = processEnvironmentOf(ConsoleEnvironment);

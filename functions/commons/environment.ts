@@ -79,7 +79,6 @@ const ChannelSocketEnvironment = ApprovalEnvironment.extend({
   /** The WebSocket stage's management endpoint (https://<api>.execute-api.<region>.amazonaws.com/<stage>). */
   CONNECTIONS_URL: z.url(),
 });
-export type ChannelSocketEnvironment = z.infer<typeof ChannelSocketEnvironment>;
 
 export const parseEnvironmentWith = <S extends z.ZodType>(
   schema: S,
@@ -95,32 +94,20 @@ export const parseEnvironmentWith = <S extends z.ZodType>(
 export const parseEnvironment = (env: Readonly<Record<string, string | undefined>>): FunctionEnvironment =>
   parseEnvironmentWith(FunctionEnvironment, env);
 
-/** The process environment, parsed on first use and kept. */
-let storeEnvironment: FunctionEnvironment | undefined;
-export const processEnvironment = (): FunctionEnvironment => {
-  storeEnvironment ??= parseEnvironment(process.env);
-  return storeEnvironment;
+/** The process environment read with this schema on first use, and kept: each function's reader. */
+export const processEnvironmentOf = <S extends z.ZodType>(schema: S): (() => z.infer<S>) => {
+  let parsed: z.infer<S> | undefined;
+  return () => {
+    parsed ??= parseEnvironmentWith(schema, process.env);
+    return parsed;
+  };
 };
-let stepsEnvironment: ApprovalEnvironment | undefined;
-export const processApprovalEnvironment = (): ApprovalEnvironment => {
-  stepsEnvironment ??= parseEnvironmentWith(ApprovalEnvironment, process.env);
-  return stepsEnvironment;
-};
-let senderEnvironment: SenderEnvironment | undefined;
-export const processSenderEnvironment = (): SenderEnvironment => {
-  senderEnvironment ??= parseEnvironmentWith(SenderEnvironment, process.env);
-  return senderEnvironment;
-};
-let documentsEnvironment: z.infer<typeof PublicDocumentsEnvironment> | undefined;
-export const processPublicDocumentsEnvironment = (): z.infer<typeof PublicDocumentsEnvironment> => {
-  documentsEnvironment ??= parseEnvironmentWith(PublicDocumentsEnvironment, process.env);
-  return documentsEnvironment;
-};
-let socketEnvironment: ChannelSocketEnvironment | undefined;
-export const processChannelSocketEnvironment = (): ChannelSocketEnvironment => {
-  socketEnvironment ??= parseEnvironmentWith(ChannelSocketEnvironment, process.env);
-  return socketEnvironment;
-};
+
+export const processEnvironment = processEnvironmentOf(FunctionEnvironment);
+export const processApprovalEnvironment = processEnvironmentOf(ApprovalEnvironment);
+export const processSenderEnvironment = processEnvironmentOf(SenderEnvironment);
+export const processPublicDocumentsEnvironment = processEnvironmentOf(PublicDocumentsEnvironment);
+export const processChannelSocketEnvironment = processEnvironmentOf(ChannelSocketEnvironment);
 
 /** Variables the configuration's `${env:NAME}` references are resolved from. */
 export const referenceVariables = (): Readonly<Record<string, string | undefined>> => process.env;

@@ -2,7 +2,13 @@
 // the gRPC container as API Gateway's JWT authorizer does for the MCP function (environment.ts has
 // what every function reads).
 import * as z from 'zod';
-import { ApprovalEnvironment, CommonEnvironment, list, parseEnvironmentWith } from './environment.js';
+import {
+  ApprovalEnvironment,
+  CommonEnvironment,
+  list,
+  parseEnvironmentWith,
+  processEnvironmentOf,
+} from './environment.js';
 
 /** How the fronts that check agents' tokens (the agent authorizer, the gRPC container) check them. */
 const agentTokenVariables = {
@@ -42,19 +48,10 @@ export type GrpcEnvironment = z.infer<typeof GrpcEnvironment>;
 
 /** What the agent authorizer reads: the token checks, and the claims naming the caller. */
 const AgentAuthorizerEnvironment = CommonEnvironment.extend(agentTokenVariables).refine(bindsTokens, bindsTokensIssue);
-export type AgentAuthorizerEnvironment = z.infer<typeof AgentAuthorizerEnvironment>;
 
 /** The gRPC container's environment from these variables (tests; the container reads its own once). */
 export const parseGrpcEnvironment = (env: Readonly<Record<string, string | undefined>>): GrpcEnvironment =>
   parseEnvironmentWith(GrpcEnvironment, env);
 
-let containerEnvironment: GrpcEnvironment | undefined;
-export const processGrpcEnvironment = (): GrpcEnvironment => {
-  containerEnvironment ??= parseGrpcEnvironment(process.env);
-  return containerEnvironment;
-};
-let authorizerEnvironment: AgentAuthorizerEnvironment | undefined;
-export const processAgentAuthorizerEnvironment = (): AgentAuthorizerEnvironment => {
-  authorizerEnvironment ??= parseEnvironmentWith(AgentAuthorizerEnvironment, process.env);
-  return authorizerEnvironment;
-};
+export const processGrpcEnvironment = processEnvironmentOf(GrpcEnvironment);
+export const processAgentAuthorizerEnvironment = processEnvironmentOf(AgentAuthorizerEnvironment);
